@@ -1,0 +1,29 @@
+"""The append-only, hash-chained event log.
+
+This package knows nothing about graphs or schemas: it stores opaque events,
+chains them with SHA-256, enforces idempotency keys and expected stream
+versions, and lets callers read them back.
+"""
+
+from eventlog.canonical import GENESIS_HASH, canonical_json
+from eventlog.errors import EventLogError, IdempotencyKeyReused, VersionConflict
+from eventlog.events import Actor, DraftEvent, Event
+from eventlog.store import AppendOutcome, EventLog, EventPage, InlineProjector, Transaction
+from eventlog.verify import VerifyReport
+
+__all__ = [
+    "GENESIS_HASH",
+    "Actor",
+    "AppendOutcome",
+    "DraftEvent",
+    "Event",
+    "EventLog",
+    "EventLogError",
+    "EventPage",
+    "IdempotencyKeyReused",
+    "InlineProjector",
+    "Transaction",
+    "VerifyReport",
+    "VersionConflict",
+    "canonical_json",
+]

@@ -1,0 +1,29 @@
+"""Errors the log raises; callers (the gate) turn them into their own codes."""
+
+from __future__ import annotations
+
+
+class EventLogError(Exception):
+    """Base class for log failures that are not caller mistakes."""
+
+
+class VersionConflict(EventLogError):
+    """A draft expected a stream version other than the current one."""
+
+    def __init__(self, stream: str, expected: int, current: int) -> None:
+        super().__init__(f"stream {stream!r} is at version {current}, not {expected}")
+        self.stream = stream
+        self.expected = expected
+        self.current = current
+
+
+class IdempotencyKeyReused(EventLogError):
+    """The same idempotency key arrived with a different request."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"idempotency key {key!r} was already used for a different request")
+        self.key = key
+
+
+class NotAnEventLog(EventLogError):
+    """The file exists but is not a writegate log (or is a newer format)."""

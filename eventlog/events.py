@@ -1,0 +1,62 @@
+"""The event model: what the log stores, immutable once appended."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Actor(BaseModel):
+    """Who caused an event, as the transport authenticated them (never as claimed)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent: str = Field(min_length=1, max_length=200)
+    session: str | None = None
+    transport: str = "api"
+
+
+class DraftEvent(BaseModel):
+    """An event before the log gives it a position, time and hash."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: str
+    streams: tuple[str, ...] = ()
+    payload: dict[str, Any]
+    provenance: dict[str, Any] | None = None
+    request: dict[str, Any] | None = None
+    # stream -> version the caller expects it to be at (0 = must not exist yet)
+    expected_versions: dict[str, int] = Field(default_factory=dict)
+
+
+class Event(BaseModel):
+    """An appended event. ``streams`` maps each touched stream to the version this event gave it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seq: int
+    event_id: str
+    type: str
+    occurred_at: datetime
+    actor: Actor
+    streams: dict[str, int]
+    payload: dict[str, Any]
+    provenance: dict[str, Any] | None
+    request: dict[str, Any] | None
+    idempotency_key: str | None
+    prev_hash: str
+    hash: str
+
+
+def format_timestamp(moment: datetime) -> str:
+    """UTC, microsecond precision, ``Z`` suffix: one spelling, so the hash is stable."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_timestamp(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)

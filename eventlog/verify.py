@@ -1,0 +1,68 @@
+"""Recomputing the hash chain over stored rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from eventlog.canonical import GENESIS_HASH, chain_hash, event_body
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    ok: bool
+    checked: int
+    head_seq: int
+    head_hash: str
+    first_bad_seq: int | None = None
+    problem: str | None = None
+
+    def describe(self) -> str:
+        if self.ok:
+            return f"chain ok: {self.checked} events, head {self.head_seq}:{self.head_hash}"
+        return f"chain broken at seq {self.first_bad_seq}: {self.problem}"
+
+
+def verify_rows(rows: Iterable[Sequence[Any]]) -> VerifyReport:
+    """Check rows (``EVENT_COLUMNS`` order, by seq): gapless seq, links, and each hash."""
+    dumps = orjson.dumps
+    expected_seq = 1
+    prev_hash = GENESIS_HASH
+    checked = 0
+    for row in rows:
+        seq = row[0]
+        if seq != expected_seq:
+            return VerifyReport(
+                False, checked, expected_seq - 1, prev_hash, expected_seq,
+                f"seq {expected_seq} is missing (next stored seq is {seq})",
+            )
+        if row[10] != prev_hash:
+            return VerifyReport(
+                False, checked, seq - 1, prev_hash, seq,
+                "prev_hash does not match the hash of the event before it",
+            )
+        parts = {
+            "actor": row[4].encode(),
+            "event_id": dumps(row[1]),
+            "idempotency_key": dumps(row[9]),
+            "occurred_at": dumps(row[3]),
+            "payload": row[6].encode(),
+            "prev_hash": dumps(row[10]),
+            "provenance": row[7].encode(),
+            "request": row[8].encode(),
+            "seq": str(seq).encode(),
+            "streams": row[5].encode(),
+            "type": dumps(row[2]),
+        }
+        if chain_hash(prev_hash, event_body(parts)) != row[11]:
+            return VerifyReport(
+                False, checked, seq - 1, prev_hash, seq,
+                "stored hash does not match the event's content (the event was altered)",
+            )
+        prev_hash = row[11]
+        expected_seq += 1
+        checked += 1
+    return VerifyReport(True, checked, expected_seq - 1, prev_hash)

@@ -1,0 +1,40 @@
+"""The Write Gate: schema-checked writes with computed provenance (seed 000).
+
+``Gate`` is the whole Python API; the CLI and the MCP tools are thin faces over it.
+"""
+
+from gate.core import Gate
+from gate.errors import ERROR_MEANINGS, ErrorCode, GateRejection
+from gate.formula import DefaultFormulaProvider, FormulaProvider, load_formula_provider
+from gate.models import (
+    BatchResult,
+    DeleteNodeResult,
+    DeleteRelationshipResult,
+    PublishResult,
+    RefreshResult,
+    Rejected,
+    WriteNodeResult,
+    WriteRelationshipResult,
+    dump,
+)
+from gate.version import __version__
+
+__all__ = [
+    "ERROR_MEANINGS",
+    "BatchResult",
+    "DefaultFormulaProvider",
+    "DeleteNodeResult",
+    "DeleteRelationshipResult",
+    "ErrorCode",
+    "FormulaProvider",
+    "Gate",
+    "GateRejection",
+    "PublishResult",
+    "RefreshResult",
+    "Rejected",
+    "WriteNodeResult",
+    "WriteRelationshipResult",
+    "__version__",
+    "dump",
+    "load_formula_provider",
+]

@@ -1,0 +1,67 @@
+"""Error codes the gate returns, and the exception that carries one to the operation boundary."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+
+class ErrorCode(StrEnum):
+    # seed 000's table
+    SCHEMA_UNKNOWN_LABEL = "SCHEMA_UNKNOWN_LABEL"
+    SCHEMA_MISSING_REQUIRED_PROPERTY = "SCHEMA_MISSING_REQUIRED_PROPERTY"
+    SCHEMA_PROTECTED_FIELD = "SCHEMA_PROTECTED_FIELD"
+    SCHEMA_SOURCE_UNAVAILABLE = "SCHEMA_SOURCE_UNAVAILABLE"
+    SCHEMA_TYPE_MISMATCH = "SCHEMA_TYPE_MISMATCH"
+    ENDPOINT_NOT_FOUND = "ENDPOINT_NOT_FOUND"
+    INVALID_EXTRACTION_METHOD = "INVALID_EXTRACTION_METHOD"
+    FORMULA_INVALID_OUTPUT = "FORMULA_INVALID_OUTPUT"
+    # what a real gate needs beyond the seed
+    INVALID_IDENTIFIER = "INVALID_IDENTIFIER"
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    VERSION_CONFLICT = "VERSION_CONFLICT"
+    IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"
+    SCHEMA_ENUM_VIOLATION = "SCHEMA_ENUM_VIOLATION"
+    SCHEMA_UNKNOWN_PROPERTY = "SCHEMA_UNKNOWN_PROPERTY"
+    SCHEMA_MERGE_KEY_MISMATCH = "SCHEMA_MERGE_KEY_MISMATCH"
+    SCHEMA_ENDPOINT_LABEL_NOT_ALLOWED = "SCHEMA_ENDPOINT_LABEL_NOT_ALLOWED"
+    SCHEMA_INVALID = "SCHEMA_INVALID"
+    NODE_NOT_FOUND = "NODE_NOT_FOUND"
+    RELATIONSHIP_NOT_FOUND = "RELATIONSHIP_NOT_FOUND"
+    NODE_HAS_RELATIONSHIPS = "NODE_HAS_RELATIONSHIPS"
+
+
+# One line each: what the code means and what the caller should do. The README's table and
+# the MCP tool descriptions are generated from this, so the meaning lives in one place.
+ERROR_MEANINGS: dict[ErrorCode, str] = {
+    ErrorCode.SCHEMA_UNKNOWN_LABEL: "Label or relationship type not in the schema and no remap target.",
+    ErrorCode.SCHEMA_MISSING_REQUIRED_PROPERTY: "A required property is absent from the node after the write; details.missing lists them.",
+    ErrorCode.SCHEMA_PROTECTED_FIELD: "The write tried to set a gate-computed field (confidence, source, ...).",
+    ErrorCode.SCHEMA_SOURCE_UNAVAILABLE: "The schema could not be loaded; the previous snapshot (if any) keeps serving.",
+    ErrorCode.SCHEMA_TYPE_MISMATCH: "A property value does not match its declared type.",
+    ErrorCode.ENDPOINT_NOT_FOUND: "write_relationship with fail_if_missing and an endpoint node absent.",
+    ErrorCode.INVALID_EXTRACTION_METHOD: "extraction_method is not one the formula provider accepts.",
+    ErrorCode.FORMULA_INVALID_OUTPUT: "The formula provider returned something other than a number in [0, 1].",
+    ErrorCode.INVALID_IDENTIFIER: "A label, type or property name is not a safe identifier.",
+    ErrorCode.INVALID_ARGUMENT: "The arguments are malformed (wrong shape, non-scalar key, NaN, ...).",
+    ErrorCode.VERSION_CONFLICT: "if_version did not match; details.current_version holds the current one.",
+    ErrorCode.IDEMPOTENCY_KEY_REUSED: "The idempotency key was used before for a different request.",
+    ErrorCode.SCHEMA_ENUM_VIOLATION: "A property value is not one of the declared enum values.",
+    ErrorCode.SCHEMA_UNKNOWN_PROPERTY: "The label does not allow undeclared properties.",
+    ErrorCode.SCHEMA_MERGE_KEY_MISMATCH: "merge_keys do not name exactly the label's declared merge keys.",
+    ErrorCode.SCHEMA_ENDPOINT_LABEL_NOT_ALLOWED: "The relationship type does not allow an endpoint of that label.",
+    ErrorCode.SCHEMA_INVALID: "A schema document failed validation (publishing or loading).",
+    ErrorCode.NODE_NOT_FOUND: "The node to delete does not exist.",
+    ErrorCode.RELATIONSHIP_NOT_FOUND: "The relationship to delete does not exist.",
+    ErrorCode.NODE_HAS_RELATIONSHIPS: "delete_node without detach on a node that still has relationships.",
+}
+
+
+class GateRejection(Exception):
+    """Raised anywhere inside an operation; the operation returns it as a ``Rejected`` result."""
+
+    def __init__(self, code: ErrorCode, message: str, details: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or {}

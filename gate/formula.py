@@ -1,0 +1,101 @@
+"""Confidence formula providers (seed 000): pluggable, the gate guards their contract."""
+
+from __future__ import annotations
+
+import importlib
+import math
+from importlib.metadata import entry_points
+from typing import Protocol, runtime_checkable
+
+from gate.errors import ErrorCode, GateRejection
+
+ENTRY_POINT_GROUP = "writegate.formula_providers"
+
+
+@runtime_checkable
+class FormulaProvider(Protocol):
+    def allowed_extraction_methods(self) -> set[str]: ...
+
+    def compute(self, reliability: float, extraction_method: str) -> float: ...
+
+
+class DefaultFormulaProvider:
+    """Deliberately simple, so the primitive does not dictate ideology (seed 000)."""
+
+    WEIGHTS = {
+        "api": 1.0,  # Live API / CLI / deterministic machine output
+        "parsed": 0.85,  # Structured doc (YAML, JSON, HCL, Markdown frontmatter)
+        "manual": 0.75,  # Human explicitly stated — capped below verified sources
+        "llm": 0.60,  # LLM-extracted from unstructured text
+    }
+
+    def allowed_extraction_methods(self) -> set[str]:
+        return set(self.WEIGHTS.keys())
+
+    def compute(self, reliability: float, extraction_method: str) -> float:
+        return reliability * self.WEIGHTS[extraction_method]
+
+
+def formula_name(provider: FormulaProvider) -> str:
+    """The name recorded in provenance: ``name`` if the provider has one, else its class path."""
+    name = getattr(provider, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    cls = type(provider)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def load_formula_provider(spec: str | None) -> FormulaProvider:
+    """Load by entry-point name (``default``) or dotted path (``package.module:Class``)."""
+    if not spec or spec == "default":
+        return DefaultFormulaProvider()
+    if ":" in spec:
+        module_name, _, attr = spec.partition(":")
+        try:
+            target = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"cannot load formula provider {spec!r}: {exc}") from exc
+    else:
+        found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == spec]
+        if not found:
+            raise ValueError(
+                f"no formula provider named {spec!r} (entry point group {ENTRY_POINT_GROUP!r}); "
+                "use 'package.module:Class' for a dotted path"
+            )
+        target = found[0].load()
+    provider = target() if isinstance(target, type) else target
+    if not isinstance(provider, FormulaProvider):
+        raise ValueError(f"{spec!r} does not implement FormulaProvider")
+    return provider
+
+
+def compute_confidence(provider: FormulaProvider, reliability: float, method: str) -> float:
+    """Apply the gate's contract around a provider: method allowed, input clamped, output checked."""
+    allowed = provider.allowed_extraction_methods()
+    if method not in allowed:
+        raise GateRejection(
+            ErrorCode.INVALID_EXTRACTION_METHOD,
+            f"extraction_method {method!r} is not one of {sorted(allowed)}",
+            {"extraction_method": method, "allowed": sorted(allowed)},
+        )
+    clamped = min(1.0, max(0.0, float(reliability)))
+    try:
+        value = provider.compute(clamped, method)
+    except Exception as exc:  # a plug-in's failure is its output being invalid, not our crash
+        raise GateRejection(
+            ErrorCode.FORMULA_INVALID_OUTPUT,
+            f"formula provider failed: {type(exc).__name__}: {exc}",
+            {"formula": formula_name(provider)},
+        ) from exc
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0.0 <= value <= 1.0
+    ):
+        raise GateRejection(
+            ErrorCode.FORMULA_INVALID_OUTPUT,
+            f"formula provider returned {value!r}; confidence must be a number in [0.0, 1.0]",
+            {"formula": formula_name(provider), "returned": repr(value)},
+        )
+    return float(value)

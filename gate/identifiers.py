@@ -1,0 +1,39 @@
+"""Identifier rules: the only strings that may become labels, types or property names."""
+
+from __future__ import annotations
+
+import re
+
+from gate.errors import ErrorCode, GateRejection
+
+# Letters, digits and underscores, starting with a letter or underscore; never quoted anywhere.
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+# Gate-computed fields (seed 000) plus the gate's breadcrumbs; names starting with "_" are
+# reserved for the gate as a whole.
+PROTECTED_FIELDS = frozenset(
+    {"confidence", "write_gate_version", "source", "extraction_method", "last_updated"}
+)
+
+
+def is_identifier(name: object) -> bool:
+    return isinstance(name, str) and IDENTIFIER.fullmatch(name) is not None
+
+
+def check_identifier(name: str, what: str) -> str:
+    if not is_identifier(name):
+        raise GateRejection(
+            ErrorCode.INVALID_IDENTIFIER,
+            f"{what} {name!r} is not a valid identifier (letters, digits, _; at most 64)",
+            {"field": what, "value": name, "pattern": IDENTIFIER.pattern},
+        )
+    return name
+
+
+def bare_label(label: str, what: str = "label") -> str:
+    """Strip one leading ':' (agents write ':Person') and validate what is left."""
+    return check_identifier(label[1:] if label.startswith(":") else label, what)
+
+
+def is_protected(name: str) -> bool:
+    return name in PROTECTED_FIELDS or name.startswith("_")

@@ -1,0 +1,36 @@
+"""Schemas: the document format, the registry protocol, sources and the live cache."""
+
+from gate.schema.cache import SchemaCache
+from gate.schema.document import SchemaDocument, SchemaDocumentError, load_document, parse_document
+from gate.schema.registry import (
+    PropertySpec,
+    RelationshipEntry,
+    Schema,
+    SchemaEntry,
+    SchemaRegistry,
+)
+from gate.schema.sources import (
+    FileSchemaSource,
+    LoadedSchema,
+    LogSchemaSource,
+    SchemaSource,
+    SchemaSourceUnavailable,
+)
+
+__all__ = [
+    "FileSchemaSource",
+    "LoadedSchema",
+    "LogSchemaSource",
+    "PropertySpec",
+    "RelationshipEntry",
+    "Schema",
+    "SchemaCache",
+    "SchemaDocument",
+    "SchemaDocumentError",
+    "SchemaEntry",
+    "SchemaRegistry",
+    "SchemaSource",
+    "SchemaSourceUnavailable",
+    "load_document",
+    "parse_document",
+]

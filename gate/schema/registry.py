@@ -1,0 +1,161 @@
+"""The ``SchemaRegistry`` protocol (seed 000) and the immutable snapshot that implements it.
+
+``SchemaEntry`` keeps seed 000's three fields first and adds what a real schema
+needs (merge keys, property specs); any third-party registry that fills only the
+seed's fields still works: the gate treats the extras as "not declared".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Protocol, runtime_checkable
+
+from gate.schema.document import PropertyDoc, RelationshipRef, SchemaDocument
+
+
+@dataclass(frozen=True)
+class PropertySpec:
+    name: str
+    type: str | None = None
+    items: str | None = None
+    enum: tuple[str | int | float | bool, ...] | None = None
+    description: str = ""
+    relationship: RelationshipRef | None = None
+
+
+@dataclass(frozen=True)
+class SchemaEntry:
+    label: str  # Canonical label
+    required_properties: list[str] = field(default_factory=list)
+    remaps_from: list[str] = field(default_factory=list)
+    # beyond seed 000
+    merge_keys: tuple[str, ...] = ()
+    properties: Mapping[str, PropertySpec] = field(default_factory=dict)
+    additional_properties: bool = True
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class RelationshipEntry:
+    type: str
+    from_labels: tuple[str, ...] = ()  # empty: any label
+    to_labels: tuple[str, ...] = ()
+    remaps_from: list[str] = field(default_factory=list)
+    required_properties: list[str] = field(default_factory=list)
+    properties: Mapping[str, PropertySpec] = field(default_factory=dict)
+    additional_properties: bool = True
+    description: str = ""
+
+
+@runtime_checkable
+class SchemaRegistry(Protocol):
+    def get_entry(self, label: str) -> SchemaEntry | None: ...
+
+    def all_canonical_labels(self) -> list[str]: ...
+
+    def remap_target(self, label: str) -> str | None: ...
+
+    def fallback_label(self) -> str | None: ...  # Used when policy=remap and no match
+
+    # relationship-type lookup, the same shape for types
+    def get_relationship_type(self, type: str) -> RelationshipEntry | None: ...
+
+    def relationship_remap_target(self, type: str) -> str | None: ...
+
+
+def _specs(props: Mapping[str, PropertyDoc]) -> Mapping[str, PropertySpec]:
+    return MappingProxyType(
+        {
+            name: PropertySpec(
+                name,
+                p.type,
+                p.items,
+                tuple(p.enum) if p.enum is not None else None,
+                p.description,
+                p.relationship,
+            )
+            for name, p in props.items()
+        }
+    )
+
+
+class Schema:
+    """An immutable snapshot of one schema document; implements ``SchemaRegistry``."""
+
+    def __init__(self, document: SchemaDocument) -> None:
+        self.document = document
+        self.version = document.version()
+        self.unknown_label_policy = document.unknown_label_policy
+        self._nodes = {
+            label: SchemaEntry(
+                label=label,
+                required_properties=list(n.required),
+                remaps_from=list(n.remaps_from),
+                merge_keys=tuple(n.merge_keys),
+                properties=_specs(n.properties),
+                additional_properties=n.additional_properties,
+                description=n.description,
+            )
+            for label, n in document.nodes.items()
+        }
+        self._rels = {
+            rtype: RelationshipEntry(
+                type=rtype,
+                from_labels=tuple(r.from_labels),
+                to_labels=tuple(r.to_labels),
+                remaps_from=list(r.remaps_from),
+                required_properties=list(r.required),
+                properties=_specs(r.properties),
+                additional_properties=r.additional_properties,
+                description=r.description,
+            )
+            for rtype, r in document.relationships.items()
+        }
+        fold = document.case_insensitive_remap
+        self._node_aliases = _alias_map(self._nodes, fold)
+        self._rel_aliases = _alias_map(self._rels, fold)
+        self._fold = fold
+
+    def get_entry(self, label: str) -> SchemaEntry | None:
+        return self._nodes.get(label)
+
+    def all_canonical_labels(self) -> list[str]:
+        return sorted(self._nodes)
+
+    def remap_target(self, label: str) -> str | None:
+        return _lookup(self._node_aliases, label.removeprefix(":"), self._fold)
+
+    def fallback_label(self) -> str | None:
+        return self.document.fallback_label
+
+    def get_relationship_type(self, type: str) -> RelationshipEntry | None:
+        return self._rels.get(type)
+
+    def relationship_remap_target(self, type: str) -> str | None:
+        return _lookup(self._rel_aliases, type.removeprefix(":"), self._fold)
+
+    def all_relationship_types(self) -> list[str]:
+        return sorted(self._rels)
+
+
+def _alias_map(entries: Mapping[str, SchemaEntry | RelationshipEntry], fold: bool) -> dict[str, str]:
+    """alias -> canonical; with ``fold`` also the casefolded canonical names and aliases."""
+    aliases: dict[str, str] = {}
+    for canonical, entry in entries.items():
+        for alias in entry.remaps_from:
+            aliases[alias.removeprefix(":")] = canonical
+    if fold:
+        for canonical, entry in entries.items():
+            aliases.setdefault(canonical.casefold(), canonical)
+            for alias in entry.remaps_from:
+                aliases.setdefault(alias.removeprefix(":").casefold(), canonical)
+    return aliases
+
+
+def _lookup(aliases: Mapping[str, str], name: str, fold: bool) -> str | None:
+    found = aliases.get(name)
+    if found is None and fold:
+        found = aliases.get(name.casefold())
+    return found

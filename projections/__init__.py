@@ -1,0 +1,1 @@
+"""Projections: stores built by replaying the event log (state read model, graph, files)."""
