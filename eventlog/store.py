@@ -103,6 +103,8 @@ class InlineProjector(Protocol):
 
     def set_checkpoint(self, conn: sqlite3.Connection, seq: int) -> None: ...
 
+    def checkpoint(self, conn: sqlite3.Connection) -> int: ...
+
 
 @dataclass(frozen=True)
 class AppendOutcome:
@@ -289,15 +291,33 @@ class EventLog:
             )
         conn.execute("BEGIN IMMEDIATE")
         try:
-            run_script(conn, _SCHEMA.replace("{genesis}", GENESIS_HASH) + _APPEND_ONLY)
+            if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+                # Only a new file is set up: re-creating objects on open would quietly
+                # repair (and so hide) a dropped append-only trigger.
+                run_script(conn, _SCHEMA.replace("{genesis}", GENESIS_HASH) + _APPEND_ONLY)
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                conn.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
             for projector in self.inline:
                 projector.install(conn)
-            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            conn.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
+                self._catch_up(conn, projector)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def _catch_up(self, conn: sqlite3.Connection, projector: InlineProjector) -> None:
+        """Bring a read model that is behind the log (new, or restored) up to the head."""
+        done = projector.checkpoint(conn)
+        cursor = conn.execute(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq", (done,)
+        )
+        last = done
+        while rows := cursor.fetchmany(1000):
+            for row in rows:
+                projector.apply_event(conn, row_to_event(row))
+                last = row[0]
+        if last != done:
+            projector.set_checkpoint(conn, last)
 
     # -- appending -------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from eventlog import (
 from eventlog.store import Durability
 from gate import checks
 from gate.errors import ErrorCode, GateRejection
+from gate.integrity import IntegrityReport, check_integrity
 from gate.formula import FormulaProvider, compute_confidence, formula_name, load_formula_provider
 from gate.models import (
     BATCH_OPERATIONS,
@@ -154,6 +155,10 @@ class Gate:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def verify(self) -> IntegrityReport:
+        """Chain, triggers and state: see ``gate.integrity``."""
+        return check_integrity(self.log, self.state)
 
     # -- schema ----------------------------------------------------------------------
 
