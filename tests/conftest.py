@@ -1,0 +1,86 @@
+"""Shared fixtures: every test gets a real SQLite log file in its own temporary folder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from eventlog import Actor
+from gate import Gate
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+SEED_SCHEMA = FIXTURES / "seed000_schema.yaml"
+EXAMPLE_SCHEMA = FIXTURES / "schema.yaml"
+AGENT = Actor(agent="agent-test", session="s-1", transport="api")
+
+
+def seed_document() -> dict[str, Any]:
+    return yaml.safe_load(SEED_SCHEMA.read_text())
+
+
+@pytest.fixture(autouse=True)
+def _no_policy_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WRITE_GATE_UNKNOWN_LABEL_POLICY", raising=False)
+    monkeypatch.delenv("WRITE_GATE_FORMULA_PROVIDER", raising=False)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "log.db"
+
+
+@pytest.fixture
+def gate(db_path: Path) -> Iterator[Gate]:
+    """A gate whose log has seed 000's schema published (and loaded)."""
+    g = Gate.open(db_path, default_actor=AGENT)
+    assert g.publish_schema(SEED_SCHEMA).status == "published"
+    yield g
+    g.close()
+
+
+@pytest.fixture
+def example_gate(db_path: Path) -> Iterator[Gate]:
+    """A gate with the realistic example schema from fixtures/."""
+    g = Gate.open(db_path, default_actor=AGENT)
+    assert g.publish_schema(EXAMPLE_SCHEMA).status == "published"
+    yield g
+    g.close()
+
+
+def person(name: str = "Alice", **overrides: Any) -> dict[str, Any]:
+    """Seed 000 row 1's arguments, with overrides."""
+    args: dict[str, Any] = {
+        "label": "Person",
+        "merge_keys": {"name": name},
+        "properties": {"age": 30},
+        "source": "test",
+        "extraction_method": "manual",
+        "reliability": 0.9,
+    }
+    args.update(overrides)
+    return args
+
+
+def relationship(**overrides: Any) -> dict[str, Any]:
+    args: dict[str, Any] = {
+        "type": "KNOWS",
+        "from_label": "Person",
+        "from_keys": {"name": "Alice"},
+        "to_label": "Person",
+        "to_keys": {"name": "Bob"},
+        "source": "test",
+        "extraction_method": "llm",
+        "reliability": 0.8,
+    }
+    args.update(overrides)
+    return args
+
+
+def state_of(g: Gate) -> tuple[tuple[int, str], dict[str, Any]]:
+    """Log head and the whole state read model: equal before/after means nothing changed."""
+    return g.log.head(), g.state.snapshot(g.log.connection())
