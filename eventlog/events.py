@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,18 +19,18 @@ class Actor(BaseModel):
     transport: str = "api"
 
 
-class DraftEvent(BaseModel):
-    """An event before the log gives it a position, time and hash."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+@dataclass(frozen=True, slots=True)
+class DraftEvent:
+    """An event before the log gives it a position, time and hash (internal, so a plain
+    dataclass: it is built once per write on the hot path)."""
 
     type: str
-    streams: tuple[str, ...] = ()
     payload: dict[str, Any]
+    streams: tuple[str, ...] = ()
     provenance: dict[str, Any] | None = None
     request: dict[str, Any] | None = None
     # stream -> version the caller expects it to be at (0 = must not exist yet)
-    expected_versions: dict[str, int] = Field(default_factory=dict)
+    expected_versions: dict[str, int] = field(default_factory=dict)
 
 
 class Event(BaseModel):
@@ -59,4 +60,4 @@ def format_timestamp(moment: datetime) -> str:
 
 
 def parse_timestamp(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    return datetime.fromisoformat(text)  # 3.11 reads the 'Z'; ~20x faster than strptime

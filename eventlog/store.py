@@ -45,7 +45,7 @@ _HEAD = "SELECT seq, hash, occurred_at FROM events ORDER BY seq DESC LIMIT 1"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY,
-    event_id TEXT NOT NULL UNIQUE,
+    event_id TEXT NOT NULL,
     type TEXT NOT NULL,
     occurred_at TEXT NOT NULL,
     actor TEXT NOT NULL,
@@ -57,8 +57,6 @@ CREATE TABLE IF NOT EXISTS events (
     prev_hash TEXT NOT NULL,
     hash TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS events_agent ON events (json_extract(actor, '$.agent'), seq);
-CREATE INDEX IF NOT EXISTS events_time ON events (occurred_at, seq);
 CREATE TABLE IF NOT EXISTS event_streams (
     stream TEXT NOT NULL,
     version INTEGER NOT NULL,
@@ -409,11 +407,9 @@ class EventLog:
             where.append(f"e.type IN ({', '.join(names)})")
             params.update({f"t{i}": t for i, t in enumerate(types)})
         if since is not None:
-            where.append("e.occurred_at >= :since")
-            params["since"] = format_timestamp(since)
+            params["after"] = max(after_seq, self._first_seq_from(since) - 1)
         if until is not None:
-            where.append("e.occurred_at <= :until")
-            params["until"] = format_timestamp(until)
+            to_seq = min(to_seq, self.last_seq_at(until)) if to_seq is not None else self.last_seq_at(until)
         if to_seq is not None:
             where.append("e.seq <= :to_seq")
             params["to_seq"] = to_seq
@@ -450,14 +446,25 @@ class EventLog:
 
     def last_seq_at(self, moment: datetime) -> int:
         """The newest seq that occurred at or before ``moment`` (0 if none)."""
-        row = (
-            self.connection()
-            .execute(
-                "SELECT MAX(seq) FROM events WHERE occurred_at <= ?", (format_timestamp(moment),)
-            )
-            .fetchone()
-        )
-        return int(row[0] or 0)
+        return self._first_seq_from(moment, inclusive=False) - 1
+
+    def _first_seq_from(self, moment: datetime, *, inclusive: bool = True) -> int:
+        """The first seq at (or, not ``inclusive``, after) ``moment``; head + 1 if none.
+
+        ``occurred_at`` never decreases along ``seq``, so a bisection over seq replaces a
+        time index, which would cost every append another page write.
+        """
+        stamp = format_timestamp(moment)
+        conn = self.connection()
+        low, high = 1, self.head()[0] + 1
+        while low < high:
+            mid = (low + high) // 2
+            at = conn.execute("SELECT occurred_at FROM events WHERE seq = ?", (mid,)).fetchone()[0]
+            if at < stamp or (not inclusive and at == stamp):
+                low = mid + 1
+            else:
+                high = mid
+        return low
 
     # -- integrity -------------------------------------------------------------------
 

@@ -668,7 +668,7 @@ def _draft(
 ) -> DraftEvent:
     if item is not None:
         payload = {**payload, "batch_item": item}
-    return DraftEvent.model_construct(
+    return DraftEvent(
         type=type_,
         streams=tuple(streams),
         payload=payload,

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from eventlog import Event, EventLog, canonical_json
+from eventlog.events import format_timestamp
 from eventlog.sql import run_script
 from projections.vocabulary import (
     NODE_DELETED,
@@ -39,8 +40,7 @@ CREATE TABLE IF NOT EXISTS state_nodes (
     updated_seq INTEGER NOT NULL,
     updated_at TEXT NOT NULL,
     updated_by TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS state_nodes_label ON state_nodes (label);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS state_relationships (
     identity TEXT PRIMARY KEY,
     type TEXT NOT NULL,
@@ -196,7 +196,7 @@ def _stamp(event: Event) -> tuple[str, int, str, str]:
     return (
         _text(event.provenance),
         event.seq,
-        event.occurred_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        format_timestamp(event.occurred_at),
         event.actor.agent,
     )
 

@@ -1,0 +1,144 @@
+"""Gate throughput against the floor SQLite itself sets on this machine.
+
+Prints, for the same pragmas (WAL, synchronous=NORMAL unless --durability full):
+  * floor: a bare INSERT per transaction, and bare INSERTs in batches of 1,000, of rows
+    the same size as real events into a table of the same columns (primary key only);
+  * single ``write_node`` calls (each its own transaction) on logs of 1k/10k/100k nodes,
+    with p50/p99 latency;
+  * ``write_batch`` of 1,000 nodes, in events/s;
+  * ``verify`` in events/s;
+and the gate as a fraction of the floor. Nothing here asserts: numbers are for reading.
+
+usage: python bench/bench_gate.py [--sizes 1000,10000,100000] [--calls 3000] [--durability normal]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from eventlog import Actor
+from gate import Gate
+
+SCHEMA = Path(__file__).resolve().parent.parent / "fixtures" / "seed000_schema.yaml"
+ACTOR = Actor(agent="bench", session="bench")
+COMMON = {"source": "bench", "extraction_method": "api", "reliability": 0.9}
+
+
+def node(name: str) -> dict[str, Any]:
+    return {"label": "Person", "merge_keys": {"name": name}, "properties": {"age": 42}, **COMMON}
+
+
+def populate(gate: Gate, target: int, prefix: str) -> None:
+    for start in range(0, target, 1000):
+        items = [{"op": "write_node", **node(f"{prefix}{i}")} for i in range(start, min(target, start + 1000))]
+        result = gate.write_batch(items=items)
+        assert result.status == "written", result
+
+
+def percentile(samples: list[float], q: float) -> float:
+    return statistics.quantiles(samples, n=100, method="inclusive")[int(q) - 1]
+
+
+def bench_single(gate: Gate, calls: int, prefix: str) -> tuple[float, float, float]:
+    latencies = []
+    started = time.perf_counter()
+    for i in range(calls):
+        t = time.perf_counter()
+        result = gate.write_node(**node(f"{prefix}{i}"))
+        latencies.append(time.perf_counter() - t)
+        assert result.status == "written", result
+    elapsed = time.perf_counter() - started
+    return calls / elapsed, percentile(latencies, 50) * 1e6, percentile(latencies, 99) * 1e6
+
+
+def bench_batch(gate: Gate, batches: int, prefix: str) -> float:
+    started = time.perf_counter()
+    for b in range(batches):
+        result = gate.write_batch(items=[{"op": "write_node", **node(f"{prefix}{b}-{i}")} for i in range(1000)])
+        assert result.status == "written", result
+    return batches * 1000 / (time.perf_counter() - started)
+
+
+def floor(sample_row: tuple[Any, ...], durability: str, singles: int, batches: int) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        conn = sqlite3.connect(Path(tmp) / "floor.db", isolation_level=None)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(f"PRAGMA synchronous = {durability.upper()}")
+        conn.execute(
+            "CREATE TABLE events (seq INTEGER PRIMARY KEY, event_id TEXT, type TEXT, occurred_at TEXT,"
+            " actor TEXT, streams TEXT, payload TEXT, provenance TEXT, request TEXT,"
+            " idempotency_key TEXT, prev_hash TEXT, hash TEXT)"
+        )
+        insert = "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+        rest = sample_row[1:]
+        seq = 0
+        started = time.perf_counter()
+        for _ in range(singles):
+            seq += 1
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(insert, (seq, *rest))
+            conn.execute("COMMIT")
+        single_rate = singles / (time.perf_counter() - started)
+        started = time.perf_counter()
+        for _ in range(batches):
+            rows = [(seq + i + 1, *rest) for i in range(1000)]
+            seq += 1000
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany(insert, rows)
+            conn.execute("COMMIT")
+        batch_rate = batches * 1000 / (time.perf_counter() - started)
+        conn.close()
+    return single_rate, batch_rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument("--batches", type=int, default=20)
+    parser.add_argument("--durability", choices=["normal", "full"], default="normal")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+
+    print(f"writegate gate benchmark  (WAL, synchronous={args.durability.upper()}, sqlite {sqlite3.sqlite_version})")
+    single_rates = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        gate = Gate.open(Path(tmp) / "bench.db", durability=args.durability, default_actor=ACTOR)
+        gate.publish_schema(SCHEMA)
+        existing = 0
+        for size in sizes:
+            populate(gate, size - existing, f"pre{size}-")
+            existing = size
+            rate, p50, p99 = bench_single(gate, args.calls, f"single{size}-")
+            existing += args.calls
+            single_rates[size] = rate
+            print(f"  write_node, log of {size:>7,} nodes: {rate:>9,.0f} calls/s   p50 {p50:6.0f} µs   p99 {p99:6.0f} µs")
+        batch_rate = bench_batch(gate, args.batches, "batch-")
+        print(f"  write_batch of 1,000:                  {batch_rate:>9,.0f} events/s")
+        head = gate.log.head()[0]
+        started = time.perf_counter()
+        report = gate.log.verify()
+        verify_rate = report.checked / (time.perf_counter() - started)
+        assert report.ok
+        print(f"  verify ({head:,} events):              {verify_rate:>9,.0f} events/s")
+        sample = gate.log.connection().execute("SELECT * FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        gate.close()
+
+    floor_single, floor_batch = floor(sample, args.durability, args.calls * 2, args.batches)
+    print(f"  floor: bare INSERT per transaction:    {floor_single:>9,.0f} rows/s")
+    print(f"  floor: bare INSERTs, batches of 1,000: {floor_batch:>9,.0f} rows/s")
+    spread = max(single_rates.values()) / min(single_rates.values())
+    worst = min(single_rates.values())
+    print(f"  single write_node, slowest size / floor:  {worst / floor_single:6.1%}  (target >= 40%)")
+    print(f"  write_batch / batched floor:              {batch_rate / floor_batch:6.1%}  (target >= 30%)")
+    print(f"  single write_node spread across sizes:    {spread:6.2f}x  (target <= 1.5x)")
+
+
+if __name__ == "__main__":
+    main()
