@@ -36,7 +36,10 @@ def node(name: str) -> dict[str, Any]:
 
 def populate(gate: Gate, target: int, prefix: str) -> None:
     for start in range(0, target, 1000):
-        items = [{"op": "write_node", **node(f"{prefix}{i}")} for i in range(start, min(target, start + 1000))]
+        items = [
+            {"op": "write_node", **node(f"{prefix}{i}")}
+            for i in range(start, min(target, start + 1000))
+        ]
         result = gate.write_batch(items=items)
         assert result.status == "written", result
 
@@ -60,12 +63,16 @@ def bench_single(gate: Gate, calls: int, prefix: str) -> tuple[float, float, flo
 def bench_batch(gate: Gate, batches: int, prefix: str) -> float:
     started = time.perf_counter()
     for b in range(batches):
-        result = gate.write_batch(items=[{"op": "write_node", **node(f"{prefix}{b}-{i}")} for i in range(1000)])
+        result = gate.write_batch(
+            items=[{"op": "write_node", **node(f"{prefix}{b}-{i}")} for i in range(1000)]
+        )
         assert result.status == "written", result
     return batches * 1000 / (time.perf_counter() - started)
 
 
-def floor(sample_row: tuple[Any, ...], durability: str, singles: int, batches: int) -> tuple[float, float]:
+def floor(
+    sample_row: tuple[Any, ...], durability: str, singles: int, batches: int
+) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         conn = sqlite3.connect(Path(tmp) / "floor.db", isolation_level=None)
         conn.execute("PRAGMA journal_mode = WAL")
@@ -98,7 +105,9 @@ def floor(sample_row: tuple[Any, ...], durability: str, singles: int, batches: i
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--batches", type=int, default=20)
@@ -106,7 +115,9 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
 
-    print(f"writegate gate benchmark  (WAL, synchronous={args.durability.upper()}, sqlite {sqlite3.sqlite_version})")
+    print(
+        f"writegate gate benchmark  (WAL, synchronous={args.durability.upper()}, sqlite {sqlite3.sqlite_version})"
+    )
     single_rates = {}
     with tempfile.TemporaryDirectory() as tmp:
         gate = Gate.open(Path(tmp) / "bench.db", durability=args.durability, default_actor=ACTOR)
@@ -118,7 +129,9 @@ def main() -> None:
             rate, p50, p99 = bench_single(gate, args.calls, f"single{size}-")
             existing += args.calls
             single_rates[size] = rate
-            print(f"  write_node, log of {size:>7,} nodes: {rate:>9,.0f} calls/s   p50 {p50:6.0f} µs   p99 {p99:6.0f} µs")
+            print(
+                f"  write_node, log of {size:>7,} nodes: {rate:>9,.0f} calls/s   p50 {p50:6.0f} µs   p99 {p99:6.0f} µs"
+            )
         batch_rate = bench_batch(gate, args.batches, "batch-")
         print(f"  write_batch of 1,000:                  {batch_rate:>9,.0f} events/s")
         head = gate.log.head()[0]
@@ -127,7 +140,11 @@ def main() -> None:
         verify_rate = report.checked / (time.perf_counter() - started)
         assert report.ok
         print(f"  verify ({head:,} events):              {verify_rate:>9,.0f} events/s")
-        sample = gate.log.connection().execute("SELECT * FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        sample = (
+            gate.log.connection()
+            .execute("SELECT * FROM events ORDER BY seq DESC LIMIT 1")
+            .fetchone()
+        )
         gate.close()
 
     floor_single, floor_batch = floor(sample, args.durability, args.calls * 2, args.batches)
@@ -135,8 +152,12 @@ def main() -> None:
     print(f"  floor: bare INSERTs, batches of 1,000: {floor_batch:>9,.0f} rows/s")
     spread = max(single_rates.values()) / min(single_rates.values())
     worst = min(single_rates.values())
-    print(f"  single write_node, slowest size / floor:  {worst / floor_single:6.1%}  (target >= 40%)")
-    print(f"  write_batch / batched floor:              {batch_rate / floor_batch:6.1%}  (target >= 30%)")
+    print(
+        f"  single write_node, slowest size / floor:  {worst / floor_single:6.1%}  (target >= 40%)"
+    )
+    print(
+        f"  write_batch / batched floor:              {batch_rate / floor_batch:6.1%}  (target >= 30%)"
+    )
     print(f"  single write_node spread across sizes:    {spread:6.2f}x  (target <= 1.5x)")
 
 

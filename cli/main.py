@@ -24,6 +24,7 @@ import orjson
 from eventlog import Actor, Event, EventLogError
 from gate import Gate, Rejected, dump
 from gate.schema import SchemaDocumentError, SchemaSourceUnavailable
+from gate.schema.registry import relationship_types
 from projections.vocabulary import node_identity, node_stream
 
 DB_ENV = "WRITEGATE_DB"
@@ -113,7 +114,9 @@ def provenance_options(f: Callable[..., Any]) -> Callable[..., Any]:
                 help="Extraction method (default formula: api, parsed, manual, llm).",
             ),
             click.option("--reliability", type=float, default=0.5, show_default=True),
-            click.option("--if-version", type=int, help="Reject unless the target is at this version."),
+            click.option(
+                "--if-version", type=int, help="Reject unless the target is at this version."
+            ),
             click.option("--idempotency-key", help="Retrying with the same key appends nothing."),
         ]
     ):
@@ -204,7 +207,7 @@ def schema_show(ctx: Context, as_json: bool) -> None:
                 f"  :{label}  keys={keys}  required={','.join(entry.required_properties) or '-'}"
                 f"  remaps_from={aliases}"
             )
-        for rtype in getattr(registry, "all_relationship_types", lambda: [])():
+        for rtype in relationship_types(registry):
             rel = registry.get_relationship_type(rtype)
             assert rel is not None
             ends = f"{'|'.join(rel.from_labels) or '*'} -> {'|'.join(rel.to_labels) or '*'}"
@@ -222,7 +225,9 @@ def write() -> None:
 @click.option("-p", "--prop", "props", multiple=True, help="Property NAME=VALUE (repeatable).")
 @provenance_options
 @pass_ctx
-def write_node(ctx: Context, label: str, keys: tuple[str, ...], props: tuple[str, ...], **prov: Any) -> None:
+def write_node(
+    ctx: Context, /, label: str, keys: tuple[str, ...], props: tuple[str, ...], **prov: Any
+) -> None:
     """Write (merge) one node. Values parse as JSON when they can: age=30, tags='["a"]'."""
     with opened(ctx) as gate:
         emit_result(
@@ -248,6 +253,7 @@ def write_node(ctx: Context, label: str, keys: tuple[str, ...], props: tuple[str
 @pass_ctx
 def write_relationship(
     ctx: Context,
+    /,
     rtype: str,
     from_label: str,
     from_keys: tuple[str, ...],
@@ -304,7 +310,9 @@ def delete() -> None:
 @click.option("--detach", is_flag=True, help="Also delete the node's relationships.")
 @provenance_options
 @pass_ctx
-def delete_node(ctx: Context, label: str, keys: tuple[str, ...], detach: bool, **prov: Any) -> None:
+def delete_node(
+    ctx: Context, /, label: str, keys: tuple[str, ...], detach: bool, **prov: Any
+) -> None:
     """Delete one node."""
     with opened(ctx) as gate:
         emit_result(
@@ -328,6 +336,7 @@ def delete_node(ctx: Context, label: str, keys: tuple[str, ...], detach: bool, *
 @pass_ctx
 def delete_relationship(
     ctx: Context,
+    /,
     rtype: str,
     from_label: str,
     from_keys: tuple[str, ...],
@@ -356,7 +365,11 @@ def delete_relationship(
 @click.option("--limit", type=click.IntRange(1, 100_000), default=50, show_default=True)
 @click.option("--agent", help="Only events by this agent.")
 @click.option("--type", "types", multiple=True, help="Only events of this type (repeatable).")
-@click.option("--node", nargs=1, help="Only events touching node LABEL{json keys}, e.g. 'Person{\"name\":\"Alice\"}'.")
+@click.option(
+    "--node",
+    nargs=1,
+    help='Only events touching node LABEL{json keys}, e.g. \'Person{"name":"Alice"}\'.',
+)
 @click.option("--since", callback=parse_time, help="ISO 8601 time (UTC if no offset).")
 @click.option("--until", callback=parse_time)
 @click.option("--json", "as_json", is_flag=True, help="One JSON event per line.")
@@ -387,7 +400,9 @@ def log(
             until=until,
         )
     for event in page.events:
-        click.echo(orjson.dumps(event.model_dump(mode="json")).decode() if as_json else _line(event))
+        click.echo(
+            orjson.dumps(event.model_dump(mode="json")).decode() if as_json else _line(event)
+        )
     if page.next_after is not None and not as_json:
         click.echo(f"… more: --after {page.next_after}", err=True)
 

@@ -44,7 +44,11 @@ def canonical_json(value: Any) -> bytes:
 
 def event_body(parts: Mapping[str, bytes]) -> bytes:
     """Assemble the canonical body from per-field canonical encodings."""
-    return b"{" + b",".join(p + parts[f] for p, f in zip(_KEY_PREFIXES, BODY_FIELDS, strict=True)) + b"}"
+    return (
+        b"{"
+        + b",".join(p + parts[f] for p, f in zip(_KEY_PREFIXES, BODY_FIELDS, strict=True))
+        + b"}"
+    )
 
 
 def chain_hash(prev_hash: str, body: bytes) -> str:

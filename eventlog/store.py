@@ -24,8 +24,8 @@ import sqlite_utils
 
 from eventlog.canonical import GENESIS_HASH, canonical_json, chain_hash, event_body
 from eventlog.errors import IdempotencyKeyReused, NotAnEventLog, VersionConflict
-from eventlog.sql import run_script
 from eventlog.events import Actor, DraftEvent, Event, format_timestamp, parse_timestamp
+from eventlog.sql import run_script
 from eventlog.verify import VerifyReport, verify_rows
 
 APPLICATION_ID = 0x57474C47  # "WGLG": marks a file as a writegate log
@@ -409,7 +409,11 @@ class EventLog:
         if since is not None:
             params["after"] = max(after_seq, self._first_seq_from(since) - 1)
         if until is not None:
-            to_seq = min(to_seq, self.last_seq_at(until)) if to_seq is not None else self.last_seq_at(until)
+            to_seq = (
+                min(to_seq, self.last_seq_at(until))
+                if to_seq is not None
+                else self.last_seq_at(until)
+            )
         if to_seq is not None:
             where.append("e.seq <= :to_seq")
             params["to_seq"] = to_seq
@@ -483,7 +487,9 @@ class EventLog:
         """Append-only triggers that should exist but do not (someone dropped them)."""
         present = {
             r[0]
-            for r in self.connection().execute("SELECT name FROM sqlite_master WHERE type='trigger'")
+            for r in self.connection().execute(
+                "SELECT name FROM sqlite_master WHERE type='trigger'"
+            )
         }
         return [t for t in APPEND_ONLY_TRIGGERS if t not in present]
 

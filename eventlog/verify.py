@@ -36,12 +36,20 @@ def verify_rows(rows: Iterable[Sequence[Any]]) -> VerifyReport:
         seq = row[0]
         if seq != expected_seq:
             return VerifyReport(
-                False, checked, expected_seq - 1, prev_hash, expected_seq,
+                False,
+                checked,
+                expected_seq - 1,
+                prev_hash,
+                expected_seq,
                 f"seq {expected_seq} is missing (next stored seq is {seq})",
             )
         if row[10] != prev_hash:
             return VerifyReport(
-                False, checked, seq - 1, prev_hash, seq,
+                False,
+                checked,
+                seq - 1,
+                prev_hash,
+                seq,
                 "prev_hash does not match the hash of the event before it",
             )
         parts = {
@@ -59,7 +67,11 @@ def verify_rows(rows: Iterable[Sequence[Any]]) -> VerifyReport:
         }
         if chain_hash(prev_hash, event_body(parts)) != row[11]:
             return VerifyReport(
-                False, checked, seq - 1, prev_hash, seq,
+                False,
+                checked,
+                seq - 1,
+                prev_hash,
+                seq,
                 "stored hash does not match the event's content (the event was altered)",
             )
         prev_hash = row[11]

@@ -16,7 +16,13 @@ from typing import Any
 from gate.errors import ErrorCode, GateRejection
 from gate.identifiers import bare_label, check_identifier, is_protected
 from gate.schema.document import value_has_type
-from gate.schema.registry import PropertySpec, RelationshipEntry, SchemaEntry, SchemaRegistry
+from gate.schema.registry import (
+    PropertySpec,
+    RelationshipEntry,
+    SchemaEntry,
+    SchemaRegistry,
+    relationship_types,
+)
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MAX_LIST_ITEMS = 10_000
@@ -36,7 +42,9 @@ class ResolvedType:
     entry: RelationshipEntry
 
 
-def resolve_label(raw: str, registry: SchemaRegistry, policy: str, what: str = "label") -> ResolvedLabel:
+def resolve_label(
+    raw: str, registry: SchemaRegistry, policy: str, what: str = "label"
+) -> ResolvedLabel:
     """Canonical label for ``raw``: exact, else a declared remap, else the fallback (remap mode)."""
     bare = bare_label(raw, what)
     entry = registry.get_entry(bare)
@@ -65,7 +73,7 @@ def resolve_type(raw: str, registry: SchemaRegistry) -> ResolvedType:
     target = registry.relationship_remap_target(bare)
     if target is not None and (entry := registry.get_relationship_type(target)) is not None:
         return ResolvedType(target, ":" + bare, entry)
-    known = getattr(registry, "all_relationship_types", lambda: [])()
+    known = relationship_types(registry)
     raise GateRejection(
         ErrorCode.SCHEMA_UNKNOWN_LABEL,
         f"relationship type {raw!r} is not in the schema and has no remap target",
@@ -101,7 +109,10 @@ def check_value_shape(name: str, value: Any, what: str) -> None:
     if value is None or _scalar_ok(value):
         return
     if isinstance(value, list) and len(value) <= MAX_LIST_ITEMS and all(map(_scalar_ok, value)):
-        kinds = {bool if isinstance(v, bool) else (float if isinstance(v, int) else type(v)) for v in value}
+        kinds = {
+            bool if isinstance(v, bool) else (float if isinstance(v, int) else type(v))
+            for v in value
+        }
         if len(kinds) <= 1:
             return
     raise GateRejection(
@@ -207,7 +218,10 @@ def reconcile_keys_and_properties(
 
 
 def missing_required(
-    required: list[str], keys: Mapping[str, Any], changes: Mapping[str, Any], existing: Mapping[str, Any]
+    required: list[str],
+    keys: Mapping[str, Any],
+    changes: Mapping[str, Any],
+    existing: Mapping[str, Any],
 ) -> list[str]:
     """Required properties absent from the node as it will be after ``SET n += changes``."""
     missing = []

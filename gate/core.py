@@ -31,8 +31,8 @@ from eventlog import (
 from eventlog.store import Durability
 from gate import checks
 from gate.errors import ErrorCode, GateRejection
-from gate.integrity import IntegrityReport, check_integrity
 from gate.formula import FormulaProvider, compute_confidence, formula_name, load_formula_provider
+from gate.integrity import IntegrityReport, check_integrity
 from gate.models import (
     BATCH_OPERATIONS,
     MAX_BATCH,
@@ -65,6 +65,7 @@ from gate.schema import (
     load_document,
     parse_document,
 )
+from gate.schema.registry import relationship_types
 from gate.version import __version__
 from projections.state import StateProjection
 from projections.vocabulary import (
@@ -85,6 +86,8 @@ POLICIES = ("remap", "reject")
 R = TypeVar("R", bound=BaseModel)
 # emits one operation's events; the int is the batch item index (None outside a batch)
 Emitter = Callable[[Transaction, int | None], None]
+# stateless checks of one parsed request against a snapshot, returning its emitter
+Planner = Callable[[Any, LoadedSchema, Mapping[str, Any]], Emitter]
 
 
 @dataclass(frozen=True)
@@ -138,7 +141,9 @@ class Gate:
         """Open (or create) the log at ``path`` with its state read model; schemas come from the
         log unless ``schema_file`` names a document on disk."""
         log = EventLog(path, inline=[StateProjection()], create=create, durability=durability)
-        source: SchemaSource = FileSchemaSource(schema_file) if schema_file else LogSchemaSource(log)
+        source: SchemaSource = (
+            FileSchemaSource(schema_file) if schema_file else LogSchemaSource(log)
+        )
         return cls(
             log,
             source,
@@ -174,7 +179,7 @@ class Gate:
         except SchemaSourceUnavailable as exc:
             return _rejected(_unavailable(exc, self.schema.has_snapshot))
         registry = snapshot.registry
-        types = getattr(registry, "all_relationship_types", lambda: [])()
+        types = relationship_types(registry)
         return RefreshResult(
             loaded=len(registry.all_canonical_labels()),
             relationship_types=len(types),
@@ -187,7 +192,10 @@ class Gate:
         return self.schema.current()
 
     def publish_schema(
-        self, document: SchemaDocument | Mapping[str, Any] | str | Path, *, actor: Actor | None = None
+        self,
+        document: SchemaDocument | Mapping[str, Any] | str | Path,
+        *,
+        actor: Actor | None = None,
     ) -> PublishResult | Rejected:
         """Append a schema to the log (``schema.published``); writes use it after a refresh."""
         try:
@@ -195,7 +203,10 @@ class Gate:
         except SchemaDocumentError as exc:
             return Rejected(error_code=ErrorCode.SCHEMA_INVALID, message=str(exc))
         schema = Schema(doc)
-        payload = {"document": doc.model_dump(mode="json", by_alias=True), "version": schema.version}
+        payload = {
+            "document": doc.model_dump(mode="json", by_alias=True),
+            "version": schema.version,
+        }
         outcome_seq: list[int] = []
 
         def decide(tx: Transaction) -> None:
@@ -206,7 +217,9 @@ class Gate:
             ).fetchone()
             if latest is None or latest[0] != schema.version:
                 outcome_seq.append(
-                    tx.emit(DraftEvent(type=SCHEMA_PUBLISHED, streams=("schema",), payload=payload)).seq
+                    tx.emit(
+                        DraftEvent(type=SCHEMA_PUBLISHED, streams=("schema",), payload=payload)
+                    ).seq
                 )
 
         self.log.append(actor or self.default_actor, decide)
@@ -220,8 +233,12 @@ class Gate:
 
     # -- the write operations ----------------------------------------------------------
 
-    def write_node(self, *, actor: Actor | None = None, **arguments: Any) -> WriteNodeResult | Rejected:
-        return self._single(WriteNodeRequest, self._plan_write_node, arguments, actor, WriteNodeResult)
+    def write_node(
+        self, *, actor: Actor | None = None, **arguments: Any
+    ) -> WriteNodeResult | Rejected:
+        return self._single(
+            WriteNodeRequest, self._plan_write_node, arguments, actor, WriteNodeResult
+        )
 
     def write_relationship(
         self, *, actor: Actor | None = None, **arguments: Any
@@ -234,8 +251,12 @@ class Gate:
             WriteRelationshipResult,
         )
 
-    def delete_node(self, *, actor: Actor | None = None, **arguments: Any) -> DeleteNodeResult | Rejected:
-        return self._single(DeleteNodeRequest, self._plan_delete_node, arguments, actor, DeleteNodeResult)
+    def delete_node(
+        self, *, actor: Actor | None = None, **arguments: Any
+    ) -> DeleteNodeResult | Rejected:
+        return self._single(
+            DeleteNodeRequest, self._plan_delete_node, arguments, actor, DeleteNodeResult
+        )
 
     def delete_relationship(
         self, *, actor: Actor | None = None, **arguments: Any
@@ -273,7 +294,7 @@ class Gate:
             emitters: list[Emitter] = []
             for index, item in enumerate(items):
                 with _item(index, item):
-                    op, model, plan = self._batch_op(item)
+                    model, plan = self._batch_op(item)
                     arguments = {k: v for k, v in item.items() if k != "op"}
                     if "idempotency_key" in arguments:
                         raise GateRejection(
@@ -298,7 +319,7 @@ class Gate:
     def _single(
         self,
         model: type[Provenanced],
-        plan: Callable[[Any, LoadedSchema, Mapping[str, Any]], Emitter],
+        plan: Planner,
         arguments: dict[str, Any],
         actor: Actor | None,
         result_type: type[R],
@@ -343,22 +364,20 @@ class Gate:
             raise IdempotencyKeyReused(key)
         return self.log.read(after_seq=row[1] - 1, to_seq=row[2], limit=row[2] - row[1] + 1).events
 
-    def _batch_op(
-        self, item: Any
-    ) -> tuple[str, type[Provenanced], Callable[[Any, LoadedSchema, Mapping[str, Any]], Emitter]]:
+    def _batch_op(self, item: Any) -> tuple[type[Provenanced], Planner]:
         if not isinstance(item, dict) or item.get("op") not in BATCH_OPERATIONS:
             raise GateRejection(
                 ErrorCode.INVALID_ARGUMENT,
                 f"each item must be an object whose 'op' is one of {list(BATCH_OPERATIONS)}",
                 {"field": "op"},
             )
-        op = item["op"]
-        return op, *{
+        operations: dict[str, tuple[type[Provenanced], Planner]] = {
             "write_node": (WriteNodeRequest, self._plan_write_node),
             "write_relationship": (WriteRelationshipRequest, self._plan_write_relationship),
             "delete_node": (DeleteNodeRequest, self._plan_delete_node),
             "delete_relationship": (DeleteRelationshipRequest, self._plan_delete_relationship),
-        }[op]
+        }
+        return operations[item["op"]]
 
     def _provenance(self, request: Provenanced, snapshot: LoadedSchema) -> dict[str, Any]:
         return {
@@ -382,7 +401,9 @@ class Gate:
         checks.check_keys(keys, resolved.entry, f"{end}_keys")
         if not keys:
             raise GateRejection(
-                ErrorCode.INVALID_ARGUMENT, f"{end}_keys must identify the node", {"field": f"{end}_keys"}
+                ErrorCode.INVALID_ARGUMENT,
+                f"{end}_keys must identify the node",
+                {"field": f"{end}_keys"},
             )
         declared = resolved.entry.merge_keys
         if declared and set(keys) != set(declared):
@@ -408,7 +429,12 @@ class Gate:
                     ErrorCode.SCHEMA_ENDPOINT_LABEL_NOT_ALLOWED,
                     f"{rtype.type} may not start/end at {endpoint.entry_label} ({side} must be one "
                     f"of {list(allowed)})",
-                    {"type": rtype.type, "end": side, "label": endpoint.entry_label, "allowed": list(allowed)},
+                    {
+                        "type": rtype.type,
+                        "end": side,
+                        "label": endpoint.entry_label,
+                        "allowed": list(allowed),
+                    },
                 )
         identity = relationship_identity(rtype.type, start.ref["identity"], end.ref["identity"])
         return rtype, start, end, identity
@@ -464,7 +490,9 @@ class Gate:
                 "created": existing is None,
                 "stub_resolved": bool(existing and existing.stub),
             }
-            tx.emit(_draft(NODE_WRITTEN, (stream,), payload, provenance, request_json, expected, item))
+            tx.emit(
+                _draft(NODE_WRITTEN, (stream,), payload, provenance, request_json, expected, item)
+            )
 
         return emit
 
@@ -514,7 +542,11 @@ class Gate:
                 "stubs_created": absent,
             }
             streams = (stream, *(node_stream(ref["identity"]) for ref in absent))
-            tx.emit(_draft(RELATIONSHIP_WRITTEN, streams, payload, provenance, request_json, expected, item))
+            tx.emit(
+                _draft(
+                    RELATIONSHIP_WRITTEN, streams, payload, provenance, request_json, expected, item
+                )
+            )
 
         return emit
 
@@ -542,7 +574,10 @@ class Gate:
                     ErrorCode.NODE_HAS_RELATIONSHIPS,
                     f"node {ref['identity']} has {len(attached)} relationship(s); "
                     "delete them first or pass detach=true",
-                    {"count": len(attached), "relationships": [r["identity"] for r in attached[:20]]},
+                    {
+                        "count": len(attached),
+                        "relationships": [r["identity"] for r in attached[:20]],
+                    },
                 )
             for rel in attached:
                 payload = {
@@ -564,7 +599,9 @@ class Gate:
                     )
                 )
             payload = {"node": ref, "detached": [r["identity"] for r in attached]}
-            tx.emit(_draft(NODE_DELETED, (stream,), payload, provenance, request_json, expected, item))
+            tx.emit(
+                _draft(NODE_DELETED, (stream,), payload, provenance, request_json, expected, item)
+            )
 
         return emit
 
@@ -593,7 +630,17 @@ class Gate:
                 "to": end.ref["identity"],
                 "cascade_of": None,
             }
-            tx.emit(_draft(RELATIONSHIP_DELETED, (stream,), payload, provenance, request_json, expected, item))
+            tx.emit(
+                _draft(
+                    RELATIONSHIP_DELETED,
+                    (stream,),
+                    payload,
+                    provenance,
+                    request_json,
+                    expected,
+                    item,
+                )
+            )
 
         return emit
 

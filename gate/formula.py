@@ -22,7 +22,7 @@ class FormulaProvider(Protocol):
 class DefaultFormulaProvider:
     """Deliberately simple, so the primitive does not dictate ideology (seed 000)."""
 
-    WEIGHTS = {
+    WEIGHTS = {  # noqa: RUF012  (seed 000 spells the default exactly so)
         "api": 1.0,  # Live API / CLI / deterministic machine output
         "parsed": 0.85,  # Structured doc (YAML, JSON, HCL, Markdown frontmatter)
         "manual": 0.75,  # Human explicitly stated — capped below verified sources
@@ -70,7 +70,7 @@ def load_formula_provider(spec: str | None) -> FormulaProvider:
 
 
 def compute_confidence(provider: FormulaProvider, reliability: float, method: str) -> float:
-    """Apply the gate's contract around a provider: method allowed, input clamped, output checked."""
+    """The gate's contract around a provider: method allowed, input clamped, output checked."""
     allowed = provider.allowed_extraction_methods()
     if method not in allowed:
         raise GateRejection(

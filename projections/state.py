@@ -137,7 +137,14 @@ class StateProjection:
             return None
         loads = orjson.loads
         return NodeState(
-            row[0], row[1], loads(row[2]), loads(row[3]), loads(row[4]), row[5], bool(row[6]), row[7]
+            row[0],
+            row[1],
+            loads(row[2]),
+            loads(row[3]),
+            loads(row[4]),
+            row[5],
+            bool(row[6]),
+            row[7],
         )
 
     def node_exists(self, conn: sqlite3.Connection, identity: str) -> bool:
@@ -244,9 +251,12 @@ def _node_written(conn: sqlite3.Connection, event: Event) -> None:
 def _relationship_written(conn: sqlite3.Connection, event: Event) -> None:
     payload = event.payload
     for stub in payload["stubs_created"]:
-        if conn.execute(
-            "SELECT 1 FROM state_nodes WHERE identity = ?", (stub["identity"],)
-        ).fetchone() is None:
+        if (
+            conn.execute(
+                "SELECT 1 FROM state_nodes WHERE identity = ?", (stub["identity"],)
+            ).fetchone()
+            is None
+        ):
             _upsert_node(conn, event, stub, {}, stub=True)
     identity = payload["identity"]
     row = conn.execute(
@@ -280,9 +290,7 @@ def _node_deleted(conn: sqlite3.Connection, event: Event) -> None:
 
 
 def _relationship_deleted(conn: sqlite3.Connection, event: Event) -> None:
-    conn.execute(
-        "DELETE FROM state_relationships WHERE identity = ?", (event.payload["identity"],)
-    )
+    conn.execute("DELETE FROM state_relationships WHERE identity = ?", (event.payload["identity"],))
 
 
 _HANDLERS = {

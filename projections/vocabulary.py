@@ -29,7 +29,7 @@ def node_identity(label: str, keys: Mapping[str, Any]) -> str:
 
 
 def parse_node_identity(identity: str) -> tuple[str, dict[str, Any]]:
-    """The inverse of ``node_identity``: labels are identifiers, so the first '{' starts the keys."""
+    """Inverse of ``node_identity``: labels are identifiers, so the first "{" starts the keys."""
     label, brace, keys = identity.partition("{")
     return label, orjson.loads(brace + keys)
 
@@ -46,7 +46,9 @@ def relationship_stream(identity: str) -> str:
     return "rel:" + identity
 
 
-def node_ref(label: str, keys: Mapping[str, Any], remapped_from: str | None = None) -> dict[str, Any]:
+def node_ref(
+    label: str, keys: Mapping[str, Any], remapped_from: str | None = None
+) -> dict[str, Any]:
     """How payloads name a node: identity, canonical label, keys, and the remap breadcrumb."""
     return {
         "identity": node_identity(label, keys),

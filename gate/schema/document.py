@@ -107,9 +107,13 @@ class SchemaDocument(BaseModel):
                 if spec.relationship is not None:
                     rel = spec.relationship
                     if rel.type not in self.relationships:
-                        problems.append(f"{owner}.{prop}: relationship type {rel.type!r} undeclared")
+                        problems.append(
+                            f"{owner}.{prop}: relationship type {rel.type!r} undeclared"
+                        )
                     if rel.to not in self.nodes:
-                        problems.append(f"{owner}.{prop}: relationship target {rel.to!r} undeclared")
+                        problems.append(
+                            f"{owner}.{prop}: relationship target {rel.to!r} undeclared"
+                        )
             for name in [*required, *keys]:
                 check_name(name, f"{owner}.required/merge_keys")
                 if is_identifier(name) and is_protected(name):
@@ -198,5 +202,7 @@ def load_document(path: str | Path) -> SchemaDocument:
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise SchemaDocumentError(f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
+        raise SchemaDocumentError(
+            f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}"
+        ) from exc
     return parse_document(data, str(path))

@@ -140,7 +140,15 @@ class Schema:
         return sorted(self._rels)
 
 
-def _alias_map(entries: Mapping[str, SchemaEntry | RelationshipEntry], fold: bool) -> dict[str, str]:
+def relationship_types(registry: SchemaRegistry) -> list[str]:
+    """Declared relationship types, for registries that can list them (seed 000's need not)."""
+    listed = getattr(registry, "all_relationship_types", None)
+    return list(listed()) if callable(listed) else []
+
+
+def _alias_map(
+    entries: Mapping[str, SchemaEntry | RelationshipEntry], fold: bool
+) -> dict[str, str]:
     """alias -> canonical; with ``fold`` also the casefolded canonical names and aliases."""
     aliases: dict[str, str] = {}
     for canonical, entry in entries.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,11 @@ WRITEGATE = shutil.which("writegate") or str(Path(sys.executable).with_name("wri
 
 def run(db: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
-        [WRITEGATE, "--db", str(db), "--as", "tester", *args], capture_output=True, text=True, timeout=60
+        [WRITEGATE, "--db", str(db), "--as", "tester", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     if ok:
         assert proc.returncode == 0, proc.stderr
@@ -27,15 +32,55 @@ def run(db: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess[st
 def test_operator_session(tmp_path: Path) -> None:
     db = tmp_path / "ops.db"
     run(db, "init", "--schema", str(EXAMPLE_SCHEMA))
-    out = run(db, "write", "node", "person", "-k", "name=Ada", "-p", "age=36", "-p", 'skills=["math"]',
-              "--source", "hr.csv", "--method", "parsed", "--reliability", "1").stdout
+    out = run(
+        db,
+        "write",
+        "node",
+        "person",
+        "-k",
+        "name=Ada",
+        "-p",
+        "age=36",
+        "-p",
+        'skills=["math"]',
+        "--source",
+        "hr.csv",
+        "--method",
+        "parsed",
+        "--reliability",
+        "1",
+    ).stdout
     written = json.loads(out)
-    assert (written["label"], written["remapped_from"], written["confidence"]) == ("Person", ":person", 0.85)
-    run(db, "write", "relationship", "WORKS_FOR", "--from", "Person", "-f", "name=Ada", "--to",
-        "Organization", "-t", "name=Analytical", "--merge-endpoints", "--source", "hr.csv",
-        "--method", "parsed")
+    assert (written["label"], written["remapped_from"], written["confidence"]) == (
+        "Person",
+        ":person",
+        0.85,
+    )
+    run(
+        db,
+        "write",
+        "relationship",
+        "WORKS_FOR",
+        "--from",
+        "Person",
+        "-f",
+        "name=Ada",
+        "--to",
+        "Organization",
+        "-t",
+        "name=Analytical",
+        "--merge-endpoints",
+        "--source",
+        "hr.csv",
+        "--method",
+        "parsed",
+    )
     events = [json.loads(line) for line in run(db, "log", "--json").stdout.splitlines()]
-    assert [e["type"] for e in events] == ["schema.published", "node.written", "relationship.written"]
+    assert [e["type"] for e in events] == [
+        "schema.published",
+        "node.written",
+        "relationship.written",
+    ]
     assert {e["actor"]["agent"] for e in events} == {"operator:tester"}
     assert "chain ok: 3 events" in run(db, "verify").stdout
     shown = json.loads(run(db, "schema", "show", "--json").stdout)
@@ -45,16 +90,43 @@ def test_operator_session(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        (["write", "node", "Person", "-k", "name=A", "-p", "confidence=1", "--source", "s", "--method", "api"],
-         1, "error: SCHEMA_PROTECTED_FIELD:"),
-        (["write", "node", "Person", "-k", "name=A", "--source", "s", "--method", "guess"],
-         1, "error: INVALID_EXTRACTION_METHOD:"),
-        (["write", "node", "Person", "-k", "nameA", "--source", "s", "--method", "api"],
-         2, "error: --key 'nameA' is not NAME=VALUE"),
-        (["log", "--node", "Person{oops"], 2, "error: --node 'Person{oops' is not LABEL{json keys}"),
+        (
+            [
+                "write",
+                "node",
+                "Person",
+                "-k",
+                "name=A",
+                "-p",
+                "confidence=1",
+                "--source",
+                "s",
+                "--method",
+                "api",
+            ],
+            1,
+            "error: SCHEMA_PROTECTED_FIELD:",
+        ),
+        (
+            ["write", "node", "Person", "-k", "name=A", "--source", "s", "--method", "guess"],
+            1,
+            "error: INVALID_EXTRACTION_METHOD:",
+        ),
+        (
+            ["write", "node", "Person", "-k", "nameA", "--source", "s", "--method", "api"],
+            2,
+            "error: --key 'nameA' is not NAME=VALUE",
+        ),
+        (
+            ["log", "--node", "Person{oops"],
+            2,
+            "error: --node 'Person{oops' is not LABEL{json keys}",
+        ),
     ],
 )
-def test_errors_are_one_line_and_non_zero(tmp_path: Path, args: list[str], code: int, message: str) -> None:
+def test_errors_are_one_line_and_non_zero(
+    tmp_path: Path, args: list[str], code: int, message: str
+) -> None:
     db = tmp_path / "e.db"
     run(db, "init", "--schema", str(EXAMPLE_SCHEMA))
     proc = run(db, *args, ok=False)
@@ -65,23 +137,42 @@ def test_errors_are_one_line_and_non_zero(tmp_path: Path, args: list[str], code:
 
 def test_missing_log_and_foreign_file(tmp_path: Path) -> None:
     proc = run(tmp_path / "absent.db", "log", ok=False)
-    assert (proc.returncode, proc.stderr.strip()) == (1, f"error: no writegate log at {tmp_path / 'absent.db'} (run `writegate init`)")
+    assert (proc.returncode, proc.stderr.strip()) == (
+        1,
+        f"error: no writegate log at {tmp_path / 'absent.db'} (run `writegate init`)",
+    )
     foreign = tmp_path / "foreign.db"
-    import sqlite3
-
     sqlite3.connect(foreign).execute("CREATE TABLE x (y)").connection.commit()
     proc = run(foreign, "verify", ok=False)
-    assert proc.returncode == 1 and "not a writegate log" in proc.stderr
+    assert proc.returncode == 1
+    assert "not a writegate log" in proc.stderr
 
 
 def test_batch_file(tmp_path: Path) -> None:
     db = tmp_path / "b.db"
     run(db, "init", "--schema", str(EXAMPLE_SCHEMA))
     batch = tmp_path / "b.jsonl"
-    batch.write_text("\n".join(json.dumps(item) for item in [
-        {"op": "write_node", "label": "Person", "merge_keys": {"name": "A"}, "source": "f", "extraction_method": "api"},
-        {"op": "write_node", "label": "Person", "merge_keys": {"name": "B"}, "source": "f", "extraction_method": "api"},
-    ]))
+    batch.write_text(
+        "\n".join(
+            json.dumps(item)
+            for item in [
+                {
+                    "op": "write_node",
+                    "label": "Person",
+                    "merge_keys": {"name": "A"},
+                    "source": "f",
+                    "extraction_method": "api",
+                },
+                {
+                    "op": "write_node",
+                    "label": "Person",
+                    "merge_keys": {"name": "B"},
+                    "source": "f",
+                    "extraction_method": "api",
+                },
+            ]
+        )
+    )
     result = json.loads(run(db, "write", "batch", str(batch), "--idempotency-key", "b1").stdout)
     assert len(result["results"]) == 2
     again = json.loads(run(db, "write", "batch", str(batch), "--idempotency-key", "b1").stdout)

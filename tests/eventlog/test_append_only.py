@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 
+import orjson
 import pytest
 from click.testing import CliRunner
 
 from cli.main import cli
+from eventlog.canonical import chain_hash, event_body
 from eventlog.store import APPEND_ONLY_TRIGGERS
 from gate import Gate
 from tests.conftest import person
@@ -71,8 +73,6 @@ def test_verify_names_a_deleted_seq(written: Gate) -> None:
 
 def test_verify_catches_a_rehashed_event_by_the_next_link(written: Gate) -> None:
     """Re-computing an altered event's own hash still breaks the link to its successor."""
-    from eventlog.canonical import chain_hash, event_body
-    import orjson
 
     conn = sqlite3.connect(written.log.path)
     row = conn.execute("SELECT * FROM events WHERE seq = 3").fetchone()
@@ -81,14 +81,23 @@ def test_verify_catches_a_rehashed_event_by_the_next_link(written: Gate) -> None
     payload["properties"]["age"] = 99
     new_payload = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode()
     parts = {
-        "actor": row[4].encode(), "event_id": orjson.dumps(row[1]),
-        "idempotency_key": orjson.dumps(row[9]), "occurred_at": orjson.dumps(row[3]),
-        "payload": new_payload.encode(), "prev_hash": orjson.dumps(row[10]),
-        "provenance": row[7].encode(), "request": row[8].encode(), "seq": b"3",
-        "streams": row[5].encode(), "type": orjson.dumps(row[2]),
+        "actor": row[4].encode(),
+        "event_id": orjson.dumps(row[1]),
+        "idempotency_key": orjson.dumps(row[9]),
+        "occurred_at": orjson.dumps(row[3]),
+        "payload": new_payload.encode(),
+        "prev_hash": orjson.dumps(row[10]),
+        "provenance": row[7].encode(),
+        "request": row[8].encode(),
+        "seq": b"3",
+        "streams": row[5].encode(),
+        "type": orjson.dumps(row[2]),
     }
     new_hash = chain_hash(row[10], event_body(parts))
-    _tamper(written.log.path, f"UPDATE events SET payload = '{new_payload}', hash = '{new_hash}' WHERE seq = 3")
+    _tamper(
+        written.log.path,
+        f"UPDATE events SET payload = '{new_payload}', hash = '{new_hash}' WHERE seq = 3",
+    )
     report = written.log.verify()
     assert (report.ok, report.first_bad_seq) == (False, 4)
 

@@ -39,7 +39,9 @@ def test_by_entity_by_actor_and_by_type(gate: Gate) -> None:
     assert [e.streams[node_stream('Person{"name":"P0"}')] for e in p0] == [1, 2, 3, 4]
     by_a = gate.log.read(agent="agent-a", limit=100).events
     assert [e.payload["properties"]["age"] for e in by_a] == [0, 2, 4, 6, 8]
-    assert [e.type for e in gate.log.read(types=["schema.published"]).events] == ["schema.published"]
+    assert [e.type for e in gate.log.read(types=["schema.published"]).events] == [
+        "schema.published"
+    ]
 
 
 def test_time_range_is_inclusive_and_time_never_runs_backwards(gate: Gate) -> None:

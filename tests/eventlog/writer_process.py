@@ -24,17 +24,25 @@ def main() -> None:
             if mode == "mixed" and i % 3 == 1:
                 result = gate.write_batch(
                     items=[
-                        {"op": "write_node", "label": "Person", "merge_keys": {"name": f"{name}-{j}"},
-                         **common}
+                        {
+                            "op": "write_node",
+                            "label": "Person",
+                            "merge_keys": {"name": f"{name}-{j}"},
+                            **common,
+                        }
                         for j in range(10)
                     ]
                 )
                 seq = result.last_seq  # type: ignore[union-attr]
             elif mode == "mixed" and i % 3 == 2:
                 result = gate.write_relationship(
-                    type="KNOWS", from_label="Person", from_keys={"name": f"{prefix}-{i - 1}"},
-                    to_label="Person", to_keys={"name": f"{prefix}-{i - 2}"},
-                    endpoint_policy="merge_endpoints", **common,
+                    type="KNOWS",
+                    from_label="Person",
+                    from_keys={"name": f"{prefix}-{i - 1}"},
+                    to_label="Person",
+                    to_keys={"name": f"{prefix}-{i - 2}"},
+                    endpoint_policy="merge_endpoints",
+                    **common,
                 )
                 seq = result.seq  # type: ignore[union-attr]
             else:

@@ -41,13 +41,17 @@ def _gate(db: Path, formula: object) -> Gate:
     return g
 
 
-@pytest.mark.parametrize(("method", "expected"), [("api", 0.8), ("parsed", 0.68), ("manual", 0.6), ("llm", 0.48)])
+@pytest.mark.parametrize(
+    ("method", "expected"), [("api", 0.8), ("parsed", 0.68), ("manual", 0.6), ("llm", 0.48)]
+)
 def test_default_weights(method: str, expected: float) -> None:
     assert DefaultFormulaProvider().compute(0.8, method) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(("given", "confidence"), [(7.5, 1.0), (-3, 0.0), (0.5, 0.5)])
-def test_reliability_is_clamped_before_the_formula(db_path: Path, given: float, confidence: float) -> None:
+def test_reliability_is_clamped_before_the_formula(
+    db_path: Path, given: float, confidence: float
+) -> None:
     with _gate(db_path, Flat()) as g:
         result = g.write_node(**person(extraction_method="declared", reliability=given))
         assert isinstance(result, WriteNodeResult)
@@ -57,7 +61,9 @@ def test_reliability_is_clamped_before_the_formula(db_path: Path, given: float, 
         assert event.provenance["formula"] == "flat"  # type: ignore[index]
 
 
-@pytest.mark.parametrize("output", [1.5, -0.1, float("nan"), "0.5", True, None, ZeroDivisionError("x")])
+@pytest.mark.parametrize(
+    "output", [1.5, -0.1, float("nan"), "0.5", True, None, ZeroDivisionError("x")]
+)
 def test_invalid_output_is_rejected(db_path: Path, output: object) -> None:
     with _gate(db_path, Broken(output)) as g:
         head = g.log.head()

@@ -19,7 +19,10 @@ def test_batch_items_see_earlier_items_and_commit_together(gate: Gate) -> None:
     assert isinstance(result, BatchResult)
     assert [r.status for r in result.results] == ["written"] * 3
     assert result.last_seq - result.first_seq == 2
-    assert dump(result)["results"][2]["from"] == {"label": "Person", "merge_keys": {"name": "Alice"}}
+    assert dump(result)["results"][2]["from"] == {
+        "label": "Person",
+        "merge_keys": {"name": "Alice"},
+    }
 
 
 def test_detach_delete_records_each_relationship_then_the_node(gate: Gate) -> None:
@@ -55,31 +58,56 @@ def test_writing_a_stub_resolves_it_and_updates_merge(gate: Gate) -> None:
     gate.write_node(**person("Bob", properties={"age": 41}))
     gate.write_node(**person("Bob", properties={"nickname": "B"}))
     bob = gate.state.node(conn, 'Person{"name":"Bob"}')
-    assert bob is not None and not bob.stub and bob.version == 3
+    assert bob is not None
+    assert not bob.stub
+    assert bob.version == 3
     assert bob.properties == {"name": "Bob", "age": 41, "nickname": "B"}
     gate.write_node(**person("Bob", properties={"nickname": None}))  # null removes, as in Cypher
     assert gate.state.node(conn, 'Person{"name":"Bob"}').properties == {"name": "Bob", "age": 41}  # type: ignore[union-attr]
 
 
 def test_required_property_may_come_from_the_stored_node(example_gate: Gate) -> None:
-    service = {"label": "Service", "merge_keys": {"name": "billing"}, "source": "s",
-               "extraction_method": "api"}
+    service = {
+        "label": "Service",
+        "merge_keys": {"name": "billing"},
+        "source": "s",
+        "extraction_method": "api",
+    }
     missing = example_gate.write_node(**service)
-    assert isinstance(missing, Rejected) and missing.details["missing"] == ["tier"]
+    assert isinstance(missing, Rejected)
+    assert missing.details["missing"] == ["tier"]
     assert example_gate.write_node(**service, properties={"tier": 1}).status == "written"
     assert example_gate.write_node(**service, properties={"language": "go"}).status == "written"
 
 
 def test_state_equals_a_rebuild_after_a_mixed_history(example_gate: Gate) -> None:
     g = example_gate
-    g.write_node(label="Person", merge_keys={"name": "Ann"}, properties={"role": "engineer"},
-                 source="s", extraction_method="llm")
-    g.write_relationship(type="EMPLOYED_BY", from_label="user", from_keys={"name": "Ann"},
-                         to_label="Company", to_keys={"name": "Initech"}, source="s",
-                         extraction_method="llm", endpoint_policy="merge_endpoints")
+    g.write_node(
+        label="Person",
+        merge_keys={"name": "Ann"},
+        properties={"role": "engineer"},
+        source="s",
+        extraction_method="llm",
+    )
+    g.write_relationship(
+        type="EMPLOYED_BY",
+        from_label="user",
+        from_keys={"name": "Ann"},
+        to_label="Company",
+        to_keys={"name": "Initech"},
+        source="s",
+        extraction_method="llm",
+        endpoint_policy="merge_endpoints",
+    )
     g.write_node(label="Widget", merge_keys={"name": "w"}, source="s", extraction_method="llm")
-    g.delete_relationship(type="WORKS_FOR", from_label="Person", from_keys={"name": "Ann"},
-                          to_label="Organization", to_keys={"name": "Initech"}, **DELETE)
+    g.delete_relationship(
+        type="WORKS_FOR",
+        from_label="Person",
+        from_keys={"name": "Ann"},
+        to_label="Organization",
+        to_keys={"name": "Initech"},
+        **DELETE,
+    )
     conn = g.log.connection()
     assert g.state.snapshot(conn) == g.state.rebuilt_snapshot(g.log)
     assert g.verify().ok

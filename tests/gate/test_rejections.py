@@ -24,76 +24,174 @@ def _setup(g: Gate) -> None:
 
 
 CASES: list[tuple[str, str, Call]] = [
-    ("INVALID_ARGUMENT", "node: merge key not scalar",
-     lambda g: g.write_node(**person(merge_keys={"name": ["A"]}))),
-    ("INVALID_ARGUMENT", "node: nested property",
-     lambda g: g.write_node(**person(properties={"age": {"years": 3}}))),
-    ("INVALID_ARGUMENT", "node: NaN property",
-     lambda g: g.write_node(**person(properties={"score": float("nan")}))),
-    ("INVALID_ARGUMENT", "node: reliability is text",
-     lambda g: g.write_node(**person(reliability="high"))),
-    ("INVALID_ARGUMENT", "node: unexpected argument",
-     lambda g: g.write_node(**person(agent="mallory"))),
-    ("INVALID_ARGUMENT", "node: integer beyond 64 bits",
-     lambda g: g.write_node(**person(properties={"age": 2**70}))),
-    ("INVALID_ARGUMENT", "node: mixed list",
-     lambda g: g.write_node(**person(properties={"tags": ["a", 1]}))),
-    ("INVALID_ARGUMENT", "node: key and property disagree",
-     lambda g: g.write_node(**person(properties={"name": "Other"}))),
-    ("INVALID_IDENTIFIER", "node: injection label",
-     lambda g: g.write_node(**person(label="Person`) DETACH DELETE n //"))),
-    ("INVALID_IDENTIFIER", "node: property name with space",
-     lambda g: g.write_node(**person(properties={"first name": "A"}))),
-    ("SCHEMA_PROTECTED_FIELD", "node: protected property",
-     lambda g: g.write_node(**person(properties={"source": "me"}))),
-    ("SCHEMA_PROTECTED_FIELD", "node: reserved underscore property",
-     lambda g: g.write_node(**person(properties={"_stub": False}))),
-    ("SCHEMA_TYPE_MISMATCH", "node: declared integer gets text",
-     lambda g: g.write_node(**person(properties={"age": "thirty"}))),
-    ("SCHEMA_MERGE_KEY_MISMATCH", "node: extra merge key",
-     lambda g: g.write_node(**person(merge_keys={"name": "A", "age": 3}, properties={}))),
-    ("SCHEMA_MISSING_REQUIRED_PROPERTY", "node: required removed with null",
-     lambda g: g.write_node(**person(merge_keys={}, properties={"name": None}))),
-    ("INVALID_EXTRACTION_METHOD", "node: unknown method",
-     lambda g: g.write_node(**person(extraction_method="vibes"))),
-    ("SCHEMA_UNKNOWN_LABEL", "relationship: unknown type",
-     lambda g: g.write_relationship(**relationship(type="DIRECTED"))),
-    ("SCHEMA_ENDPOINT_LABEL_NOT_ALLOWED", "relationship: wrong endpoint label",
-     lambda g: g.write_relationship(**relationship(type="WORKS_FOR"))),
-    ("ENDPOINT_NOT_FOUND", "relationship: missing endpoint",
-     lambda g: g.write_relationship(**relationship(to_keys={"name": "Nobody"}))),
-    ("INVALID_ARGUMENT", "relationship: bad endpoint policy",
-     lambda g: g.write_relationship(**relationship(endpoint_policy="sometimes"))),
-    ("VERSION_CONFLICT", "node: stale if_version",
-     lambda g: g.write_node(**person("Alice", if_version=7))),
-    ("VERSION_CONFLICT", "node: create-only on existing",
-     lambda g: g.write_node(**person("Alice", if_version=0))),
-    ("NODE_NOT_FOUND", "delete: absent node",
-     lambda g: g.delete_node(label="Person", merge_keys={"name": "Nobody"},
-                             source="t", extraction_method="api")),
-    ("NODE_HAS_RELATIONSHIPS", "delete: attached node without detach",
-     lambda g: g.delete_node(label="Person", merge_keys={"name": "Alice"},
-                             source="t", extraction_method="api")),
-    ("RELATIONSHIP_NOT_FOUND", "delete: absent relationship",
-     lambda g: g.delete_relationship(**{**relationship(to_keys={"name": "Alice"})})),
-    ("INVALID_ARGUMENT", "batch: not a list",
-     lambda g: g.write_batch(items="write everything")),
-    ("INVALID_ARGUMENT", "batch: unknown op",
-     lambda g: g.write_batch(items=[{"op": "run_cypher", "query": "MATCH (n) DELETE n"}])),
-    ("SCHEMA_PROTECTED_FIELD", "batch: second item bad, first good",
-     lambda g: g.write_batch(items=[
-         {"op": "write_node", **person("Dora")},
-         {"op": "write_node", **person("Eve", properties={"confidence": 1})},
-     ])),
-    ("ENDPOINT_NOT_FOUND", "batch: last item fails inside the transaction",
-     lambda g: g.write_batch(items=[
-         {"op": "write_node", **person("Dora")},
-         {"op": "delete_node", "label": "Person", "merge_keys": {"name": "Alice"},
-          "source": "t", "extraction_method": "api", "detach": True},
-         {"op": "write_relationship", **relationship(from_keys={"name": "Alice"})},
-     ])),
-    ("SCHEMA_INVALID", "publish: invalid schema",
-     lambda g: g.publish_schema({"nodes": {"Bad Label": {}}})),
+    (
+        "INVALID_ARGUMENT",
+        "node: merge key not scalar",
+        lambda g: g.write_node(**person(merge_keys={"name": ["A"]})),
+    ),
+    (
+        "INVALID_ARGUMENT",
+        "node: nested property",
+        lambda g: g.write_node(**person(properties={"age": {"years": 3}})),
+    ),
+    (
+        "INVALID_ARGUMENT",
+        "node: NaN property",
+        lambda g: g.write_node(**person(properties={"score": float("nan")})),
+    ),
+    (
+        "INVALID_ARGUMENT",
+        "node: reliability is text",
+        lambda g: g.write_node(**person(reliability="high")),
+    ),
+    (
+        "INVALID_ARGUMENT",
+        "node: unexpected argument",
+        lambda g: g.write_node(**person(agent="mallory")),
+    ),
+    (
+        "INVALID_ARGUMENT",
+        "node: integer beyond 64 bits",
+        lambda g: g.write_node(**person(properties={"age": 2**70})),
+    ),
+    (
+        "INVALID_ARGUMENT",
+        "node: mixed list",
+        lambda g: g.write_node(**person(properties={"tags": ["a", 1]})),
+    ),
+    (
+        "INVALID_ARGUMENT",
+        "node: key and property disagree",
+        lambda g: g.write_node(**person(properties={"name": "Other"})),
+    ),
+    (
+        "INVALID_IDENTIFIER",
+        "node: injection label",
+        lambda g: g.write_node(**person(label="Person`) DETACH DELETE n //")),
+    ),
+    (
+        "INVALID_IDENTIFIER",
+        "node: property name with space",
+        lambda g: g.write_node(**person(properties={"first name": "A"})),
+    ),
+    (
+        "SCHEMA_PROTECTED_FIELD",
+        "node: protected property",
+        lambda g: g.write_node(**person(properties={"source": "me"})),
+    ),
+    (
+        "SCHEMA_PROTECTED_FIELD",
+        "node: reserved underscore property",
+        lambda g: g.write_node(**person(properties={"_stub": False})),
+    ),
+    (
+        "SCHEMA_TYPE_MISMATCH",
+        "node: declared integer gets text",
+        lambda g: g.write_node(**person(properties={"age": "thirty"})),
+    ),
+    (
+        "SCHEMA_MERGE_KEY_MISMATCH",
+        "node: extra merge key",
+        lambda g: g.write_node(**person(merge_keys={"name": "A", "age": 3}, properties={})),
+    ),
+    (
+        "SCHEMA_MISSING_REQUIRED_PROPERTY",
+        "node: required removed with null",
+        lambda g: g.write_node(**person(merge_keys={}, properties={"name": None})),
+    ),
+    (
+        "INVALID_EXTRACTION_METHOD",
+        "node: unknown method",
+        lambda g: g.write_node(**person(extraction_method="vibes")),
+    ),
+    (
+        "SCHEMA_UNKNOWN_LABEL",
+        "relationship: unknown type",
+        lambda g: g.write_relationship(**relationship(type="DIRECTED")),
+    ),
+    (
+        "SCHEMA_ENDPOINT_LABEL_NOT_ALLOWED",
+        "relationship: wrong endpoint label",
+        lambda g: g.write_relationship(**relationship(type="WORKS_FOR")),
+    ),
+    (
+        "ENDPOINT_NOT_FOUND",
+        "relationship: missing endpoint",
+        lambda g: g.write_relationship(**relationship(to_keys={"name": "Nobody"})),
+    ),
+    (
+        "INVALID_ARGUMENT",
+        "relationship: bad endpoint policy",
+        lambda g: g.write_relationship(**relationship(endpoint_policy="sometimes")),
+    ),
+    (
+        "VERSION_CONFLICT",
+        "node: stale if_version",
+        lambda g: g.write_node(**person("Alice", if_version=7)),
+    ),
+    (
+        "VERSION_CONFLICT",
+        "node: create-only on existing",
+        lambda g: g.write_node(**person("Alice", if_version=0)),
+    ),
+    (
+        "NODE_NOT_FOUND",
+        "delete: absent node",
+        lambda g: g.delete_node(
+            label="Person", merge_keys={"name": "Nobody"}, source="t", extraction_method="api"
+        ),
+    ),
+    (
+        "NODE_HAS_RELATIONSHIPS",
+        "delete: attached node without detach",
+        lambda g: g.delete_node(
+            label="Person", merge_keys={"name": "Alice"}, source="t", extraction_method="api"
+        ),
+    ),
+    (
+        "RELATIONSHIP_NOT_FOUND",
+        "delete: absent relationship",
+        lambda g: g.delete_relationship(**{**relationship(to_keys={"name": "Alice"})}),
+    ),
+    ("INVALID_ARGUMENT", "batch: not a list", lambda g: g.write_batch(items="write everything")),
+    (
+        "INVALID_ARGUMENT",
+        "batch: unknown op",
+        lambda g: g.write_batch(items=[{"op": "run_cypher", "query": "MATCH (n) DELETE n"}]),
+    ),
+    (
+        "SCHEMA_PROTECTED_FIELD",
+        "batch: second item bad, first good",
+        lambda g: g.write_batch(
+            items=[
+                {"op": "write_node", **person("Dora")},
+                {"op": "write_node", **person("Eve", properties={"confidence": 1})},
+            ]
+        ),
+    ),
+    (
+        "ENDPOINT_NOT_FOUND",
+        "batch: last item fails inside the transaction",
+        lambda g: g.write_batch(
+            items=[
+                {"op": "write_node", **person("Dora")},
+                {
+                    "op": "delete_node",
+                    "label": "Person",
+                    "merge_keys": {"name": "Alice"},
+                    "source": "t",
+                    "extraction_method": "api",
+                    "detach": True,
+                },
+                {"op": "write_relationship", **relationship(from_keys={"name": "Alice"})},
+            ]
+        ),
+    ),
+    (
+        "SCHEMA_INVALID",
+        "publish: invalid schema",
+        lambda g: g.publish_schema({"nodes": {"Bad Label": {}}}),
+    ),
 ]
 
 

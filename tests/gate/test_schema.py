@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -9,16 +10,18 @@ from typing import Any
 import pytest
 import yaml
 
-from eventlog import Actor
+from eventlog import Actor, EventLog
 from gate import Gate, Rejected, WriteNodeResult
 from gate.schema import (
     FileSchemaSource,
     LoadedSchema,
     SchemaDocumentError,
+    SchemaEntry,
     SchemaSourceUnavailable,
     load_document,
     parse_document,
 )
+from projections.state import StateProjection
 from tests.conftest import EXAMPLE_SCHEMA, SEED_SCHEMA, person, seed_document
 
 
@@ -50,7 +53,6 @@ def test_invalid_documents_say_where(document: dict[str, Any], fragment: str) ->
 
 
 def test_json_and_yaml_files_load_the_same(tmp_path: Path) -> None:
-    import json
 
     as_json = tmp_path / "s.json"
     as_json.write_text(json.dumps(seed_document()))
@@ -107,7 +109,8 @@ def test_every_event_names_the_schema_version_it_was_checked_against(gate: Gate)
     gate.publish_schema(doc)
     gate.refresh_schema_cache()
     second = gate.write_node(**person("B"))
-    assert isinstance(first, WriteNodeResult) and isinstance(second, WriteNodeResult)
+    assert isinstance(first, WriteNodeResult)
+    assert isinstance(second, WriteNodeResult)
     assert first.schema_version == v1 != second.schema_version
     published = gate.log.read(types=["schema.published"]).events
     assert [e.payload["version"] for e in published] == [v1, second.schema_version]
@@ -153,7 +156,6 @@ def test_write_in_flight_finishes_against_its_snapshot(db_path: Path) -> None:
 
 def test_third_party_registry_with_only_the_seed_methods(db_path: Path) -> None:
     """A registry implementing just seed 000's protocol (plus relationship lookup) works."""
-    from gate.schema import SchemaEntry
 
     class Minimal:
         def get_entry(self, label: str) -> SchemaEntry | None:
@@ -181,13 +183,13 @@ def test_third_party_registry_with_only_the_seed_methods(db_path: Path) -> None:
         def load(self) -> LoadedSchema:
             return LoadedSchema(Minimal(), "minimal-1")
 
-    from eventlog import EventLog
-    from projections.state import StateProjection
-
-    g = Gate(EventLog(db_path, inline=[StateProjection()]), Source(), default_actor=Actor(agent="t"))
+    g = Gate(
+        EventLog(db_path, inline=[StateProjection()]), Source(), default_actor=Actor(agent="t")
+    )
     assert g.write_node(**person(label="person")).remapped_from == ":person"  # type: ignore[union-attr]
     missing = g.write_node(**person(merge_keys={"id": 1}, properties={}))
-    assert isinstance(missing, Rejected) and missing.error_code == "SCHEMA_MISSING_REQUIRED_PROPERTY"
+    assert isinstance(missing, Rejected)
+    assert missing.error_code == "SCHEMA_MISSING_REQUIRED_PROPERTY"
     assert g.write_node(**person(label="Robot")).error_code == "SCHEMA_UNKNOWN_LABEL"  # type: ignore[union-attr]
     g.close()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from gate import Gate, Rejected, WriteNodeResult, WriteRelationshipResult, __version__
 from tests.conftest import AGENT, SEED_SCHEMA, person, relationship, seed_document, state_of
@@ -102,8 +103,6 @@ def test_row_09_merge_endpoints_creates_a_stub(gate: Gate) -> None:
 
 @pytest.mark.parametrize("source", ["log", "file"])
 def test_row_10_refresh_after_adding_event_label(db_path, tmp_path, source: str) -> None:
-    import yaml
-
     document = seed_document()
     schema_file = tmp_path / "schema.yaml"
     schema_file.write_text(yaml.safe_dump(document))

@@ -1,0 +1,39 @@
+# The two quick-start targets: `make run` (the main job on the embedded SQLite log) and
+# `make test` (lint, types and the whole test suite). Both set up .venv on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+DEMO   := var/demo.db
+WG     := $(BIN)/writegate --db $(DEMO) --as demo-operator
+
+.PHONY: run test lint bench clean
+
+$(BIN)/writegate: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+run: $(BIN)/writegate
+	@mkdir -p var && rm -f $(DEMO) $(DEMO)-wal $(DEMO)-shm
+	$(WG) init --schema fixtures/schema.yaml
+	$(WG) write batch fixtures/demo_writes.jsonl
+	$(WG) write node user_profile -k 'name="Grace Hopper"' -p role=director --source hr.csv --method parsed --reliability 0.95
+	$(WG) write relationship WORKS_AT --from Person -f 'name="Grace Hopper"' --to Company -t name=Initech --merge-endpoints --source https://example.org/about --method llm --reliability 0.7
+	-$(WG) write node Person -k name=Mallory -p confidence=1.0 --source me --method llm
+	-$(WG) write relationship DIRECTED --from Person -f name=Ada --to Person -t name=Alan --source me --method llm
+	$(WG) log
+	$(WG) verify
+
+test: $(BIN)/writegate lint
+	$(BIN)/python -m pytest
+
+lint: $(BIN)/writegate
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+bench: $(BIN)/writegate
+	$(BIN)/python bench/bench_gate.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis
