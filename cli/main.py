@@ -124,6 +124,31 @@ def provenance_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def endpoint_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The two endpoints that identify a relationship."""
+    for option in reversed(
+        [
+            click.option("--from", "from_label", required=True, help="Start node label."),
+            click.option(
+                "-f", "--from-key", "from_keys", multiple=True, help="Start key NAME=VALUE."
+            ),
+            click.option("--to", "to_label", required=True, help="End node label."),
+            click.option("-t", "--to-key", "to_keys", multiple=True, help="End key NAME=VALUE."),
+        ]
+    ):
+        f = option(f)
+    return f
+
+
+def _endpoints(from_label: str, from_keys: Any, to_label: str, to_keys: Any) -> dict[str, Any]:
+    return {
+        "from_label": from_label,
+        "from_keys": parse_assignments(from_keys, "--from-key"),
+        "to_label": to_label,
+        "to_keys": parse_assignments(to_keys, "--to-key"),
+    }
+
+
 def _write_args(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
@@ -243,10 +268,7 @@ def write_node(
 
 @write.command("relationship")
 @click.argument("rtype", metavar="TYPE")
-@click.option("--from", "from_label", required=True, help="Start node label.")
-@click.option("-f", "--from-key", "from_keys", multiple=True, help="Start node key NAME=VALUE.")
-@click.option("--to", "to_label", required=True, help="End node label.")
-@click.option("-t", "--to-key", "to_keys", multiple=True, help="End node key NAME=VALUE.")
+@endpoint_options
 @click.option("-p", "--prop", "props", multiple=True, help="Property NAME=VALUE (repeatable).")
 @click.option("--merge-endpoints", is_flag=True, help="Create missing endpoints as stubs.")
 @provenance_options
@@ -269,10 +291,7 @@ def write_relationship(
             gate.write_relationship(
                 actor=ctx.actor,
                 type=rtype,
-                from_label=from_label,
-                from_keys=parse_assignments(from_keys, "--from-key"),
-                to_label=to_label,
-                to_keys=parse_assignments(to_keys, "--to-key"),
+                **_endpoints(from_label, from_keys, to_label, to_keys),
                 properties=parse_assignments(props, "--prop"),
                 endpoint_policy="merge_endpoints" if merge_endpoints else "fail_if_missing",
                 **_write_args(**prov),
@@ -328,10 +347,7 @@ def delete_node(
 
 @delete.command("relationship")
 @click.argument("rtype", metavar="TYPE")
-@click.option("--from", "from_label", required=True)
-@click.option("-f", "--from-key", "from_keys", multiple=True)
-@click.option("--to", "to_label", required=True)
-@click.option("-t", "--to-key", "to_keys", multiple=True)
+@endpoint_options
 @provenance_options
 @pass_ctx
 def delete_relationship(
@@ -350,10 +366,7 @@ def delete_relationship(
             gate.delete_relationship(
                 actor=ctx.actor,
                 type=rtype,
-                from_label=from_label,
-                from_keys=parse_assignments(from_keys, "--from-key"),
-                to_label=to_label,
-                to_keys=parse_assignments(to_keys, "--to-key"),
+                **_endpoints(from_label, from_keys, to_label, to_keys),
                 **_write_args(**prov),
             )
         )

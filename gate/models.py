@@ -100,13 +100,18 @@ class WriteNodeResult(BaseModel):
     event_id: str
 
 
-class WriteRelationshipResult(BaseModel):
+class _RelationshipResult(BaseModel):
+    """Names the relationship a result is about; ``from``/``to`` as the seed spells them."""
+
     model_config = _RESULT
 
-    status: Literal["written"] = "written"
     type: str
     from_node: NodeRef = Field(serialization_alias="from")
     to_node: NodeRef = Field(serialization_alias="to")
+
+
+class WriteRelationshipResult(_RelationshipResult):
+    status: Literal["written"] = "written"
     confidence: float
     write_gate_version: str
     remapped_from: str | None
@@ -131,13 +136,8 @@ class DeleteNodeResult(BaseModel):
     event_id: str
 
 
-class DeleteRelationshipResult(BaseModel):
-    model_config = _RESULT
-
+class DeleteRelationshipResult(_RelationshipResult):
     status: Literal["deleted"] = "deleted"
-    type: str
-    from_node: NodeRef = Field(serialization_alias="from")
-    to_node: NodeRef = Field(serialization_alias="to")
     version: int
     write_gate_version: str
     seq: int
