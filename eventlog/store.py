@@ -335,20 +335,15 @@ class EventLog:
         ``request`` raises ``IdempotencyKeyReused``.
         """
         conn = self.connection()
-        request_hash = hashlib.sha256(canonical_json(request)).hexdigest()
+        request_hash = _request_hash(request)
         conn.execute("BEGIN IMMEDIATE")
         try:
             if idempotency_key is not None:
-                earlier = conn.execute(
-                    "SELECT request_hash, first_seq, last_seq FROM idempotency "
-                    "WHERE scope = ? AND key = ?",
-                    (actor.agent, idempotency_key),
-                ).fetchone()
+                # checked again under the write lock: a concurrent retry may have just committed
+                earlier = self.replay(actor, idempotency_key, request_hash=request_hash)
                 if earlier is not None:
                     conn.execute("ROLLBACK")
-                    if earlier[0] != request_hash:
-                        raise IdempotencyKeyReused(idempotency_key)
-                    return AppendOutcome(self._read_range(earlier[1], earlier[2]), replayed=True)
+                    return AppendOutcome(earlier, replayed=True)
             tx = Transaction(conn, actor, idempotency_key, self.inline)
             decide(tx)
             if tx.events:
@@ -366,6 +361,35 @@ class EventLog:
                 conn.execute("ROLLBACK")
             raise
         return AppendOutcome(tx.events)
+
+    def replay(
+        self,
+        actor: Actor,
+        idempotency_key: str,
+        request: Any = None,
+        *,
+        request_hash: str | None = None,
+    ) -> list[Event] | None:
+        """The events an earlier append under this key produced, or None if there was none.
+
+        Callers may use it before ``append`` as a lock-free fast path for retries; ``append``
+        runs it again inside its transaction. The same key with another request raises
+        ``IdempotencyKeyReused``.
+        """
+        earlier = (
+            self.connection()
+            .execute(
+                "SELECT request_hash, first_seq, last_seq FROM idempotency "
+                "WHERE scope = ? AND key = ?",
+                (actor.agent, idempotency_key),
+            )
+            .fetchone()
+        )
+        if earlier is None:
+            return None
+        if earlier[0] != (request_hash or _request_hash(request)):
+            raise IdempotencyKeyReused(idempotency_key)
+        return self._read_range(earlier[1], earlier[2])
 
     # -- reading ---------------------------------------------------------------------
 
@@ -492,6 +516,10 @@ class EventLog:
             )
         }
         return [t for t in APPEND_ONLY_TRIGGERS if t not in present]
+
+
+def _request_hash(request: Any) -> str:
+    return hashlib.sha256(canonical_json(request)).hexdigest()
 
 
 def row_to_event(row: Sequence[Any]) -> Event:

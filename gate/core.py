@@ -9,7 +9,6 @@ events alone, which is why an idempotent retry returns the identical result.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -288,7 +287,7 @@ class Gate:
                     {"field": "items"},
                 )
             _json_safe(request)
-            if (earlier := self._replay(actor, key, request)) is not None:
+            if key is not None and (earlier := self.log.replay(actor, key, request)) is not None:
                 return _batch_result(earlier)
             snapshot = self._snapshot()
             emitters: list[Emitter] = []
@@ -330,7 +329,7 @@ class Gate:
             request = _parse(model, arguments)
             raw = {**arguments, **({"idempotency_key": key} if key is not None else {})}
             _json_safe(raw)
-            if (earlier := self._replay(actor, key, raw)) is not None:
+            if key is not None and (earlier := self.log.replay(actor, key, raw)) is not None:
                 return result_type.model_validate(_result_fields(earlier))
             emit = plan(request, self._snapshot(), raw)
             outcome = self.log.append(
@@ -345,24 +344,6 @@ class Gate:
             return self.schema.current()
         except SchemaSourceUnavailable as exc:
             raise _unavailable(exc, False) from exc
-
-    def _replay(self, actor: Actor, key: str | None, request: Any) -> list[Event] | None:
-        """The events of an earlier append under ``key``, checked without taking the write lock."""
-        if key is None:
-            return None
-        row = (
-            self.log.connection()
-            .execute(
-                "SELECT request_hash, first_seq, last_seq FROM idempotency WHERE scope=? AND key=?",
-                (actor.agent, key),
-            )
-            .fetchone()
-        )
-        if row is None:
-            return None
-        if row[0] != hashlib.sha256(canonical_json(request)).hexdigest():
-            raise IdempotencyKeyReused(key)
-        return self.log.read(after_seq=row[1] - 1, to_seq=row[2], limit=row[2] - row[1] + 1).events
 
     def _batch_op(self, item: Any) -> tuple[type[Provenanced], Planner]:
         if not isinstance(item, dict) or item.get("op") not in BATCH_OPERATIONS:
