@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from eventlog import (
     Actor,
@@ -50,6 +50,7 @@ from gate.models import (
     WriteNodeResult,
     WriteRelationshipRequest,
     WriteRelationshipResult,
+    parse_request,
 )
 from gate.schema import (
     FileSchemaSource,
@@ -87,6 +88,9 @@ R = TypeVar("R", bound=BaseModel)
 Emitter = Callable[[Transaction, int | None], None]
 # stateless checks of one parsed request against a snapshot, returning its emitter
 Planner = Callable[[Any, LoadedSchema, Mapping[str, Any]], Emitter]
+# the last word on what an actor may append: sees the exact events a write would add and
+# raises GateRejection(POLICY_DENIED) to refuse them all (the transaction rolls back)
+WriteGuard = Callable[[Actor, Sequence[Event]], None]
 
 
 @dataclass(frozen=True)
@@ -233,14 +237,14 @@ class Gate:
     # -- the write operations ----------------------------------------------------------
 
     def write_node(
-        self, *, actor: Actor | None = None, **arguments: Any
+        self, *, actor: Actor | None = None, guard: WriteGuard | None = None, **arguments: Any
     ) -> WriteNodeResult | Rejected:
         return self._single(
-            WriteNodeRequest, self._plan_write_node, arguments, actor, WriteNodeResult
+            WriteNodeRequest, self._plan_write_node, arguments, actor, WriteNodeResult, guard
         )
 
     def write_relationship(
-        self, *, actor: Actor | None = None, **arguments: Any
+        self, *, actor: Actor | None = None, guard: WriteGuard | None = None, **arguments: Any
     ) -> WriteRelationshipResult | Rejected:
         return self._single(
             WriteRelationshipRequest,
@@ -248,17 +252,18 @@ class Gate:
             arguments,
             actor,
             WriteRelationshipResult,
+            guard,
         )
 
     def delete_node(
-        self, *, actor: Actor | None = None, **arguments: Any
+        self, *, actor: Actor | None = None, guard: WriteGuard | None = None, **arguments: Any
     ) -> DeleteNodeResult | Rejected:
         return self._single(
-            DeleteNodeRequest, self._plan_delete_node, arguments, actor, DeleteNodeResult
+            DeleteNodeRequest, self._plan_delete_node, arguments, actor, DeleteNodeResult, guard
         )
 
     def delete_relationship(
-        self, *, actor: Actor | None = None, **arguments: Any
+        self, *, actor: Actor | None = None, guard: WriteGuard | None = None, **arguments: Any
     ) -> DeleteRelationshipResult | Rejected:
         return self._single(
             DeleteRelationshipRequest,
@@ -266,6 +271,7 @@ class Gate:
             arguments,
             actor,
             DeleteRelationshipResult,
+            guard,
         )
 
     def write_batch(
@@ -274,6 +280,7 @@ class Gate:
         items: Any,
         idempotency_key: str | None = None,
         actor: Actor | None = None,
+        guard: WriteGuard | None = None,
     ) -> BatchResult | Rejected:
         """Several writes accepted or rejected as one; a rejection names the failing item."""
         actor = actor or self.default_actor
@@ -301,12 +308,14 @@ class Gate:
                             "batch items may not carry their own idempotency_key",
                             {"field": "idempotency_key"},
                         )
-                    emitters.append(plan(_parse(model, arguments), snapshot, item))
+                    emitters.append(plan(parse_request(model, arguments), snapshot, item))
 
             def decide(tx: Transaction) -> None:
                 for index, (emit, item) in enumerate(zip(emitters, items, strict=True)):
                     with _item(index, item):
                         emit(tx, index)
+                if guard is not None:
+                    guard(actor, tx.events)
 
             outcome = self.log.append(actor, decide, idempotency_key=key, request=request)
             return _batch_result(outcome.events)
@@ -322,19 +331,24 @@ class Gate:
         arguments: dict[str, Any],
         actor: Actor | None,
         result_type: type[R],
+        guard: WriteGuard | None,
     ) -> R | Rejected:
         actor = actor or self.default_actor
         try:
             key = _idempotency_key(arguments.pop("idempotency_key", None))
-            request = _parse(model, arguments)
+            request = parse_request(model, arguments)
             raw = {**arguments, **({"idempotency_key": key} if key is not None else {})}
             _json_safe(raw)
             if key is not None and (earlier := self.log.replay(actor, key, raw)) is not None:
                 return result_type.model_validate(_result_fields(earlier))
             emit = plan(request, self._snapshot(), raw)
-            outcome = self.log.append(
-                actor, lambda tx: emit(tx, None), idempotency_key=key, request=raw
-            )
+
+            def decide(tx: Transaction) -> None:
+                emit(tx, None)
+                if guard is not None:
+                    guard(actor, tx.events)
+
+            outcome = self.log.append(actor, decide, idempotency_key=key, request=raw)
             return result_type.model_validate(_result_fields(outcome.events))
         except (GateRejection, VersionConflict, IdempotencyKeyReused) as exc:
             return _rejected(exc)
@@ -655,23 +669,6 @@ def _idempotency_key(key: Any) -> str | None:
             {"field": "idempotency_key"},
         )
     return key
-
-
-def _parse(model: type[Provenanced], arguments: Mapping[str, Any]) -> Any:
-    try:
-        return model.model_validate(arguments)
-    except ValidationError as exc:
-        errors = [
-            {"field": ".".join(str(p) for p in e["loc"]) or "arguments", "problem": e["msg"]}
-            for e in exc.errors(include_url=False)
-        ]
-        first = errors[0]
-        raise GateRejection(
-            ErrorCode.INVALID_ARGUMENT,
-            f"{first['field']}: {first['problem']}"
-            + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
-            {"errors": errors[:20]},
-        ) from exc
 
 
 def _json_safe(arguments: Any) -> None:

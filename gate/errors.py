@@ -29,6 +29,7 @@ class ErrorCode(StrEnum):
     NODE_NOT_FOUND = "NODE_NOT_FOUND"
     RELATIONSHIP_NOT_FOUND = "RELATIONSHIP_NOT_FOUND"
     NODE_HAS_RELATIONSHIPS = "NODE_HAS_RELATIONSHIPS"
+    POLICY_DENIED = "POLICY_DENIED"
 
 
 # One line each: what the code means and what the caller should do. The README's table and
@@ -54,6 +55,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.NODE_NOT_FOUND: "The node to delete does not exist.",
     ErrorCode.RELATIONSHIP_NOT_FOUND: "The relationship to delete does not exist.",
     ErrorCode.NODE_HAS_RELATIONSHIPS: "delete_node without detach on a node that still has relationships.",
+    ErrorCode.POLICY_DENIED: "The agent's policy does not permit writing that label or relationship type; details name it.",
 }
 
 

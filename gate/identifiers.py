@@ -37,3 +37,11 @@ def bare_label(label: str, what: str = "label") -> str:
 
 def is_protected(name: str) -> bool:
     return name in PROTECTED_FIELDS or name.startswith("_")
+
+
+# Agent ids come from credentials or server configuration, never from tool arguments.
+AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def is_agent_id(name: object) -> bool:
+    return isinstance(name, str) and AGENT_ID.fullmatch(name) is not None

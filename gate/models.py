@@ -7,9 +7,21 @@ not an exception, so every transport returns it the same way.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
+
+from gate.errors import ErrorCode, GateRejection
 
 Scalar = StrictStr | StrictBool | StrictInt | StrictFloat
 Keys = dict[str, Scalar]
@@ -18,6 +30,7 @@ EndpointPolicy = Literal["fail_if_missing", "merge_endpoints"]
 
 _REQUEST = ConfigDict(extra="forbid", frozen=True)
 _RESULT = ConfigDict(extra="forbid", frozen=True)
+M = TypeVar("M", bound=BaseModel)
 
 
 class Provenanced(BaseModel):
@@ -179,3 +192,21 @@ class PublishResult(BaseModel):
 def dump(result: BaseModel) -> dict[str, Any]:
     """The JSON shape of a result, with ``from``/``to`` spelled as in the seed."""
     return result.model_dump(mode="json", by_alias=True)
+
+
+def parse_request(model: type[M], arguments: Mapping[str, Any]) -> M:
+    """Strict validation; any failure is one ``INVALID_ARGUMENT`` listing the fields."""
+    try:
+        return model.model_validate(arguments)
+    except ValidationError as exc:
+        errors = [
+            {"field": ".".join(str(p) for p in e["loc"]) or "arguments", "problem": e["msg"]}
+            for e in exc.errors(include_url=False)
+        ]
+        first = errors[0]
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT,
+            f"{first['field']}: {first['problem']}"
+            + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
+            {"errors": errors[:20]},
+        ) from exc

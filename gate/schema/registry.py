@@ -167,3 +167,49 @@ def _lookup(aliases: Mapping[str, str], name: str, fold: bool) -> str | None:
     if found is None and fold:
         found = aliases.get(name.casefold())
     return found
+
+
+def _property_view(spec: PropertySpec) -> dict[str, object]:
+    view: dict[str, object] = {"type": spec.type, "description": spec.description}
+    if spec.items:
+        view["items"] = spec.items
+    if spec.enum is not None:
+        view["enum"] = list(spec.enum)
+    if spec.relationship is not None:
+        view["relationship"] = spec.relationship.model_dump()
+    return view
+
+
+def describe_registry(registry: SchemaRegistry) -> dict[str, object]:
+    """A JSON view of any registry (not only document-backed ones), for agents and resources."""
+    nodes = {}
+    for label in registry.all_canonical_labels():
+        entry = registry.get_entry(label)
+        if entry is None:
+            continue
+        nodes[label] = {
+            "description": entry.description,
+            "merge_keys": list(entry.merge_keys),
+            "required": list(entry.required_properties),
+            "remaps_from": list(entry.remaps_from),
+            "additional_properties": entry.additional_properties,
+            "properties": {n: _property_view(p) for n, p in entry.properties.items()},
+        }
+    relationships = {}
+    for rtype in relationship_types(registry):
+        rel = registry.get_relationship_type(rtype)
+        if rel is None:
+            continue
+        relationships[rtype] = {
+            "description": rel.description,
+            "from": list(rel.from_labels),
+            "to": list(rel.to_labels),
+            "remaps_from": list(rel.remaps_from),
+            "required": list(rel.required_properties),
+            "properties": {n: _property_view(p) for n, p in rel.properties.items()},
+        }
+    return {
+        "nodes": nodes,
+        "relationships": relationships,
+        "fallback_label": registry.fallback_label(),
+    }

@@ -1,0 +1,98 @@
+"""What every command shares: the context, opening the gate, printing results and failing.
+
+Errors are one line on stderr and a non-zero exit: 1 for a rejected write or a failed
+check, 2 for usage mistakes.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import sqlite3
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+import orjson
+
+from eventlog import Actor, EventLogError
+from gate import Gate, Rejected, dump
+
+DB_ENV = "WRITEGATE_DB"
+
+
+class Context:
+    def __init__(self, db: Path, schema_file: Path | None, operator: str | None) -> None:
+        self.db = db
+        self.schema_file = schema_file
+        user = operator or os.environ.get("WRITEGATE_OPERATOR") or _os_user()
+        self.actor = Actor(agent=f"operator:{user}", transport="cli")
+
+    def gate(self, *, create: bool = False) -> Gate:
+        return Gate.open(
+            self.db, create=create, schema_file=self.schema_file, default_actor=self.actor
+        )
+
+
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+@contextmanager
+def opened(ctx: Context, *, create: bool = False) -> Iterator[Gate]:
+    """Open the gate, turning the ways that can fail into one clear line."""
+    try:
+        gate = ctx.gate(create=create)
+    except (FileNotFoundError, EventLogError, sqlite3.DatabaseError, ValueError) as exc:
+        fail(str(exc))
+    try:
+        yield gate
+    finally:
+        gate.close()
+
+
+def emit_result(result: Any) -> None:
+    """Print a result as JSON; a rejection goes to stderr as one line and exits 1."""
+    if isinstance(result, Rejected):
+        fail(f"{result.error_code}: {result.message}")
+    click.echo(orjson.dumps(dump(result)).decode())
+
+
+def parse_assignments(pairs: tuple[str, ...], what: str) -> dict[str, Any]:
+    """``name=value`` pairs; the value is JSON if it parses (30, true, ["a"]), else a string."""
+    parsed: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name:
+            fail(f"{what} {pair!r} is not NAME=VALUE", 2)
+        try:
+            parsed[name] = json.loads(text)
+        except json.JSONDecodeError:
+            parsed[name] = text
+    return parsed
+
+
+def parse_time(_ctx: Any, _param: Any, value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO 8601 time") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+pass_ctx = click.make_pass_decorator(Context)

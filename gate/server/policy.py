@@ -1,0 +1,161 @@
+"""Who may see and call which tool, and write which label: Cedar policies evaluated by cedarpy.
+
+Principals are ``Agent::"<id>"`` entities whose parents are their ``Role::"<role>"``s.
+Every tool is an action ``Action::"<tool>"`` in one group (``write``, ``read``,
+``schema``, ``audit``); the default roles in ``fixtures/policies.cedar`` grant
+groups. Two questions are asked:
+
+* may this agent use the tool? — resource ``Tool::"<tool>"``; used both to filter
+  ``tools/list`` and to gate ``tools/call``, so listing and calling cannot disagree;
+* may this agent's write touch this label or type? — resource ``Label::"<label>"`` or
+  ``RelationshipType::"<TYPE>"``, asked of exactly the events the write would append.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cedarpy
+
+from eventlog import Actor, Event
+from gate.errors import ErrorCode, GateRejection
+from projections.vocabulary import (
+    NODE_DELETED,
+    NODE_WRITTEN,
+    RELATIONSHIP_DELETED,
+    RELATIONSHIP_WRITTEN,
+)
+
+DEFAULT_POLICY_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "policies.cedar"
+ROLES = ("writer", "reader", "auditor", "admin")
+GROUPS = ("write", "read", "schema", "audit")
+
+
+class PolicyError(ValueError):
+    """The policy text does not parse; the message says where."""
+
+
+@dataclass(frozen=True)
+class Principal:
+    """An authenticated agent and the roles its credential carries."""
+
+    agent: str
+    roles: tuple[str, ...] = ("writer",)
+    session: str | None = None
+    transport: str | None = None
+
+    def actor(self, session: str | None = None) -> Actor:
+        return Actor(agent=self.agent, session=session or self.session, transport=self.transport)
+
+
+def _uid(kind: str, name: str) -> dict[str, str]:
+    return {"type": kind, "id": name}
+
+
+@dataclass
+class Policy:
+    """A parsed Cedar policy set plus the action hierarchy of the current tool catalog."""
+
+    text: str
+    _policies: Any = field(init=False, repr=False)
+    _actions: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        try:
+            self._policies = cedarpy.PolicySet.from_str(self.text)
+        except Exception as exc:  # cedarpy raises its own ValueError subclasses
+            raise PolicyError(f"policy does not parse: {exc}") from exc
+
+    @classmethod
+    def load(cls, paths: Sequence[str | Path] = ()) -> Policy:
+        """The named files joined in order, or the default roles when none is named."""
+        files = [Path(p) for p in paths] or [DEFAULT_POLICY_FILE]
+        texts = []
+        for path in files:
+            try:
+                texts.append(path.read_text(encoding="utf-8"))
+            except OSError as exc:
+                raise PolicyError(f"cannot read policy {path}: {exc.strerror or exc}") from exc
+        return cls("\n".join(texts))
+
+    def declare_tools(self, groups: dict[str, str]) -> None:
+        """Which group each tool belongs to (the catalog changes with the schema)."""
+        self._actions = dict(groups)
+
+    def _entities(self, principal: Principal, action: str) -> list[dict[str, Any]]:
+        group = self._actions.get(action)
+        return [
+            {
+                "uid": _uid("Agent", principal.agent),
+                "attrs": {},
+                "parents": [_uid("Role", role) for role in principal.roles],
+            },
+            *({"uid": _uid("Role", role), "attrs": {}, "parents": []} for role in principal.roles),
+            {
+                "uid": _uid("Action", action),
+                "attrs": {},
+                "parents": [_uid("Action", group)] if group else [],
+            },
+            *({"uid": _uid("Action", g), "attrs": {}, "parents": []} for g in GROUPS),
+        ]
+
+    def _allowed(
+        self, principal: Principal, action: str, resources: Iterable[dict[str, str]]
+    ) -> list[bool]:
+        requests = [
+            {
+                "principal": _uid("Agent", principal.agent),
+                "action": _uid("Action", action),
+                "resource": resource,
+                "context": {},
+            }
+            for resource in resources
+        ]
+        if not requests:
+            return []
+        results = cedarpy.is_authorized_batch(
+            requests, self._policies, self._entities(principal, action)
+        )
+        return [r.allowed for r in results]
+
+    def may_use(self, principal: Principal, tool: str) -> bool:
+        if tool not in self._actions:
+            return False
+        return self._allowed(principal, tool, [_uid("Tool", tool)])[0]
+
+    def write_guard(self, principal: Principal, tool: str) -> Any:
+        """A ``WriteGuard`` for one call: every label and type the events touch must be allowed."""
+
+        def guard(actor: Actor, events: Sequence[Event]) -> None:
+            touched = sorted(set(_touched(events)))
+            verdicts = self._allowed(principal, tool, [_uid(kind, name) for kind, name in touched])
+            denied = [
+                f"{kind}::{name}"
+                for (kind, name), ok in zip(touched, verdicts, strict=True)
+                if not ok
+            ]
+            if denied:
+                raise GateRejection(
+                    ErrorCode.POLICY_DENIED,
+                    f"agent {actor.agent!r} may not write {', '.join(denied)} with {tool}",
+                    {"agent": actor.agent, "tool": tool, "denied": denied},
+                )
+
+        return guard
+
+
+def _touched(events: Sequence[Event]) -> Iterable[tuple[str, str]]:
+    """The labels and relationship types an append would create, change or delete."""
+    for event in events:
+        payload = event.payload
+        if event.type in (NODE_WRITTEN, NODE_DELETED):
+            yield "Label", payload["node"]["label"]
+        elif event.type == RELATIONSHIP_WRITTEN:
+            yield "RelationshipType", payload["type"]
+            for stub in payload["stubs_created"]:
+                yield "Label", stub["label"]
+        elif event.type == RELATIONSHIP_DELETED:
+            yield "RelationshipType", payload["type"]

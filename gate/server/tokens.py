@@ -1,0 +1,144 @@
+"""Bearer tokens for the HTTP transport: a file of SHA-256 hashes, each naming an agent and roles.
+
+The file never holds a token, only its digest, so reading it does not let anyone
+act as an agent. ``create_token`` prints the token once. The server re-reads the
+file when it changes, so a new or revoked token takes effect without a restart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from mcp.server.auth.provider import AccessToken
+
+from gate.identifiers import is_agent_id
+from gate.server.policy import ROLES, Principal
+
+TOKEN_PREFIX = "wg_"
+ROLE_SCOPE = "role:"
+
+
+class TokenFileError(ValueError):
+    """The tokens file is unreadable or malformed; the message says why."""
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class TokenRecord:
+    sha256: str
+    agent: str
+    roles: tuple[str, ...]
+    created_at: str
+    note: str = ""
+
+
+def _read(path: Path) -> list[TokenRecord]:
+    if not path.exists():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return [
+            TokenRecord(
+                r["sha256"], r["agent"], tuple(r["roles"]), r["created_at"], r.get("note", "")
+            )
+            for r in data["tokens"]
+        ]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TokenFileError(f"tokens file {path} is not valid: {exc}") from exc
+
+
+def _write(path: Path, records: list[TokenRecord]) -> None:
+    """Atomic replace, owner-only permissions."""
+    data = {"tokens": [r.__dict__ | {"roles": list(r.roles)} for r in records]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2)
+            handle.write("\n")
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def create_token(path: str | Path, agent: str, roles: tuple[str, ...], note: str = "") -> str:
+    """Add a new token for ``agent`` with ``roles`` to the file and return it (shown once)."""
+    if not is_agent_id(agent):
+        raise TokenFileError(f"agent id {agent!r} must be 1-64 letters, digits, '_', '-' or '.'")
+    unknown = [r for r in roles if r not in ROLES]
+    if not roles or unknown:
+        raise TokenFileError(f"roles must be some of {list(ROLES)}, not {list(roles)}")
+    path = Path(path)
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    record = TokenRecord(
+        digest(token), agent, tuple(dict.fromkeys(roles)), datetime.now(UTC).isoformat(), note
+    )
+    _write(path, [*_read(path), record])
+    return token
+
+
+def revoke_agent(path: str | Path, agent: str) -> int:
+    """Remove every token of ``agent``; returns how many were removed."""
+    path = Path(path)
+    records = _read(path)
+    kept = [r for r in records if r.agent != agent]
+    _write(path, kept)
+    return len(records) - len(kept)
+
+
+class TokenStore:
+    """``mcp``'s ``TokenVerifier`` over the tokens file, re-read when its mtime changes."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._stamp: tuple[int, int] | None = None
+        self._by_digest: dict[str, TokenRecord] = {}
+        self._reload()
+
+    def _reload(self) -> None:
+        try:
+            stat = self.path.stat()
+            stamp: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            stamp = None
+        if stamp != self._stamp or not self._by_digest:
+            self._by_digest = {r.sha256: r for r in _read(self.path)}
+            self._stamp = stamp
+
+    def principal(self, token: str) -> Principal | None:
+        self._reload()
+        record = self._by_digest.get(digest(token))
+        if record is None:
+            return None
+        return Principal(agent=record.agent, roles=record.roles, transport="http")
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        principal = self.principal(token)
+        if principal is None:
+            return None
+        return AccessToken(
+            token=token,
+            client_id=principal.agent,
+            scopes=[ROLE_SCOPE + role for role in principal.roles],
+        )
+
+
+def principal_from_access(access: Any) -> Principal | None:
+    """The principal an ``AccessToken`` (as set by the bearer middleware) stands for."""
+    if not isinstance(access, AccessToken):
+        return None
+    roles = tuple(s.removeprefix(ROLE_SCOPE) for s in access.scopes if s.startswith(ROLE_SCOPE))
+    return Principal(agent=access.client_id, roles=roles, transport="http")
