@@ -1,0 +1,182 @@
+"""Real MCP peers for the tests: ``writegate serve`` as a subprocess, the official SDK as client.
+
+Nothing here is mocked: stdio tests launch the console script and speak to it over
+its pipes; HTTP tests start ``writegate serve --http`` on a free loopback port and
+connect with the SDK's Streamable HTTP client and a real bearer token.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+WRITEGATE = str(Path(sys.executable).with_name("writegate"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Outcome:
+    """A tool call's result as an agent sees it."""
+
+    is_error: bool
+    data: dict[str, Any]
+
+
+@dataclass
+class Agent:
+    """An SDK client connected to writegate, with the notifications it received."""
+
+    client: Client
+    notifications: list[str] = field(default_factory=list)
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Outcome:
+        result = await self.client.call_tool(tool, arguments)
+        assert isinstance(result, types.CallToolResult)
+        assert result.structured_content is not None, result
+        return Outcome(bool(result.is_error), result.structured_content)
+
+    async def tool_names(self) -> list[str]:
+        listed = await self.client.list_tools()
+        return [t.name for t in listed.tools]
+
+
+def _message_handler(agent_notes: list[str]) -> Any:
+    async def handle(message: Any) -> None:
+        root = getattr(message, "root", message)
+        method = getattr(root, "method", None)
+        if isinstance(method, str):
+            agent_notes.append(method)
+
+    return handle
+
+
+@asynccontextmanager
+async def stdio_agent(
+    db: Path,
+    agent_id: str = "stdio-agent",
+    roles: tuple[str, ...] = ("writer",),
+    env: dict[str, str] | None = None,
+    mode: str = "auto",
+) -> AsyncIterator[Agent]:
+    args = ["--db", str(db), "serve", "--agent-id", agent_id]
+    for role in roles:
+        args += ["--role", role]
+    params = StdioServerParameters(command=WRITEGATE, args=args, env={**os.environ, **(env or {})})
+    notes: list[str] = []
+    async with Client(params, mode=mode, message_handler=_message_handler(notes)) as client:  # type: ignore[arg-type]
+        yield Agent(client, notes)
+
+
+@dataclass
+class HttpServer:
+    url: str
+    port: int
+    db: Path
+    process: subprocess.Popen[bytes]
+
+
+@contextmanager
+def http_server(
+    db: Path, env: dict[str, str] | None = None, extra: tuple[str, ...] = ()
+) -> Iterator[HttpServer]:
+    """``writegate serve --http`` on a free port, stopped (and reaped) afterwards."""
+    port = free_port()
+    process = subprocess.Popen(
+        [WRITEGATE, "--db", str(db), "serve", "--http", "--port", str(port), *extra],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise RuntimeError(
+                    f"writegate serve --http did not start: {process.stderr.read().decode()}"  # type: ignore[union-attr]
+                ) from None
+            time.sleep(0.05)
+    try:
+        yield HttpServer(f"http://127.0.0.1:{port}/mcp", port, db, process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@asynccontextmanager
+async def http_agent(url: str, token: str, mode: str = "auto") -> AsyncIterator[Agent]:
+    notes: list[str] = []
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    async with http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, mode=mode, message_handler=_message_handler(notes)) as client:  # type: ignore[arg-type]
+            yield Agent(client, notes)
+
+
+class Served:
+    """One log served over one transport; ``agent(...)`` connects as an authenticated agent.
+
+    Over HTTP each agent gets its own bearer token (created through the tokens API) and
+    the server starts on first use; over stdio each agent is its own server process
+    configured with ``--agent-id``/``--role``, as an MCP client config would launch it.
+    """
+
+    def __init__(self, transport: str, db: Path) -> None:
+        self.transport = transport
+        self.db = db
+        self.env: dict[str, str] = {}
+        self._server: HttpServer | None = None
+        self._stack: Any = None
+
+    def token(self, agent_id: str, roles: tuple[str, ...]) -> str:
+        from gate.server.tokens import create_token
+
+        return create_token(Path(str(self.db) + ".tokens.json"), agent_id, roles)
+
+    @property
+    def url(self) -> str:
+        if self._server is None:
+            self._stack = http_server(self.db, self.env)
+            self._server = self._stack.__enter__()
+        return self._server.url
+
+    @asynccontextmanager
+    async def agent(
+        self, agent_id: str = "agent-test", roles: tuple[str, ...] = ("writer",)
+    ) -> AsyncIterator[Agent]:
+        if self.transport == "stdio":
+            async with stdio_agent(self.db, agent_id, roles, self.env) as agent:
+                yield agent
+        else:
+            token = self.token(agent_id, roles)
+            async with http_agent(self.url, token) as agent:
+                yield agent
+
+    def close(self) -> None:
+        if self._stack is not None:
+            self._stack.__exit__(None, None, None)
