@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -239,40 +239,59 @@ class Gate:
     def write_node(
         self, *, actor: Actor | None = None, guard: WriteGuard | None = None, **arguments: Any
     ) -> WriteNodeResult | Rejected:
-        return self._single(
-            WriteNodeRequest, self._plan_write_node, arguments, actor, WriteNodeResult, guard
-        )
+        result = self.call("write_node", arguments, actor=actor, guard=guard)
+        return cast(WriteNodeResult | Rejected, result)
 
     def write_relationship(
         self, *, actor: Actor | None = None, guard: WriteGuard | None = None, **arguments: Any
     ) -> WriteRelationshipResult | Rejected:
-        return self._single(
-            WriteRelationshipRequest,
-            self._plan_write_relationship,
-            arguments,
-            actor,
-            WriteRelationshipResult,
-            guard,
-        )
+        result = self.call("write_relationship", arguments, actor=actor, guard=guard)
+        return cast(WriteRelationshipResult | Rejected, result)
 
     def delete_node(
         self, *, actor: Actor | None = None, guard: WriteGuard | None = None, **arguments: Any
     ) -> DeleteNodeResult | Rejected:
-        return self._single(
-            DeleteNodeRequest, self._plan_delete_node, arguments, actor, DeleteNodeResult, guard
-        )
+        result = self.call("delete_node", arguments, actor=actor, guard=guard)
+        return cast(DeleteNodeResult | Rejected, result)
 
     def delete_relationship(
         self, *, actor: Actor | None = None, guard: WriteGuard | None = None, **arguments: Any
     ) -> DeleteRelationshipResult | Rejected:
-        return self._single(
-            DeleteRelationshipRequest,
-            self._plan_delete_relationship,
-            arguments,
-            actor,
-            DeleteRelationshipResult,
-            guard,
-        )
+        result = self.call("delete_relationship", arguments, actor=actor, guard=guard)
+        return cast(DeleteRelationshipResult | Rejected, result)
+
+    def call(
+        self,
+        operation: str,
+        arguments: Mapping[str, Any],
+        *,
+        actor: Actor | None = None,
+        guard: WriteGuard | None = None,
+    ) -> BaseModel:
+        """Run a write operation on its arguments exactly as an agent sent them.
+
+        The entry point of the tools: ``actor`` and ``guard`` come from the transport,
+        so an argument of the same name is just an unknown argument (``INVALID_ARGUMENT``).
+        """
+        arguments = dict(arguments)
+        if operation == "write_batch":
+            if extra := sorted(set(arguments) - {"items", "idempotency_key"}):
+                return Rejected(
+                    error_code=ErrorCode.INVALID_ARGUMENT,
+                    message=f"write_batch takes items and idempotency_key, not {extra}",
+                    details={"field": extra[0]},
+                )
+            return self.write_batch(
+                items=arguments.get("items"),
+                idempotency_key=arguments.get("idempotency_key"),
+                actor=actor,
+                guard=guard,
+            )
+        singles = self._operations()
+        if operation not in singles:
+            raise ValueError(f"no gate operation {operation!r}")
+        model, plan, result_type = singles[operation]
+        return self._single(model, plan, arguments, actor, result_type, guard)
 
     def write_batch(
         self,
@@ -359,6 +378,23 @@ class Gate:
         except SchemaSourceUnavailable as exc:
             raise _unavailable(exc, False) from exc
 
+    def _operations(self) -> dict[str, tuple[type[Provenanced], Planner, type[BaseModel]]]:
+        """Each single operation: its request model, its planner, its result model."""
+        return {
+            "write_node": (WriteNodeRequest, self._plan_write_node, WriteNodeResult),
+            "write_relationship": (
+                WriteRelationshipRequest,
+                self._plan_write_relationship,
+                WriteRelationshipResult,
+            ),
+            "delete_node": (DeleteNodeRequest, self._plan_delete_node, DeleteNodeResult),
+            "delete_relationship": (
+                DeleteRelationshipRequest,
+                self._plan_delete_relationship,
+                DeleteRelationshipResult,
+            ),
+        }
+
     def _batch_op(self, item: Any) -> tuple[type[Provenanced], Planner]:
         if not isinstance(item, dict) or item.get("op") not in BATCH_OPERATIONS:
             raise GateRejection(
@@ -366,13 +402,8 @@ class Gate:
                 f"each item must be an object whose 'op' is one of {list(BATCH_OPERATIONS)}",
                 {"field": "op"},
             )
-        operations: dict[str, tuple[type[Provenanced], Planner]] = {
-            "write_node": (WriteNodeRequest, self._plan_write_node),
-            "write_relationship": (WriteRelationshipRequest, self._plan_write_relationship),
-            "delete_node": (DeleteNodeRequest, self._plan_delete_node),
-            "delete_relationship": (DeleteRelationshipRequest, self._plan_delete_relationship),
-        }
-        return operations[item["op"]]
+        model, plan, _ = self._operations()[item["op"]]
+        return model, plan
 
     def _provenance(self, request: Provenanced, snapshot: LoadedSchema) -> dict[str, Any]:
         return {

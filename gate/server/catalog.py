@@ -223,9 +223,7 @@ def node_history(call: ToolCall, arguments: dict[str, Any]) -> NodeHistory:
 
 def _gate_op(name: str) -> Runner:
     def run(call: ToolCall, arguments: dict[str, Any]) -> BaseModel:
-        operation = getattr(call.gate, name)
-        result: BaseModel = operation(actor=call.actor, guard=call.guard, **arguments)
-        return result
+        return call.gate.call(name, arguments, actor=call.actor, guard=call.guard)
 
     run.__name__ = name
     return run

@@ -23,6 +23,8 @@ import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from gate.server.tokens import create_token
+
 WRITEGATE = str(Path(sys.executable).with_name("writegate"))
 
 
@@ -154,8 +156,6 @@ class Served:
         self._stack: Any = None
 
     def token(self, agent_id: str, roles: tuple[str, ...]) -> str:
-        from gate.server.tokens import create_token
-
         return create_token(Path(str(self.db) + ".tokens.json"), agent_id, roles)
 
     @property

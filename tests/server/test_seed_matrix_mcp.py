@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from eventlog import EventLog
-from gate import __version__
+from gate import Gate, __version__
 from tests.conftest import person, relationship, seed_document
 from tests.server.harness import Served
 
@@ -122,8 +122,6 @@ async def test_row_09_merge_endpoints_creates_a_stub(served: Served) -> None:
 
 
 async def test_row_10_refresh_after_adding_event_label(served: Served) -> None:
-    from gate import Gate
-
     event_write = person("Launch", label="Event", properties={})
     async with served.agent("schema-writer", ("writer",)) as agent:
         first = await agent.call("refresh_schema_cache", {})
