@@ -157,6 +157,7 @@ class WritegateServer:
             "writegate",
             version=__version__,
             instructions=INSTRUCTIONS,
+            get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
@@ -181,6 +182,11 @@ class WritegateServer:
             self.policy.declare_tools({name: spec.group for name, spec in tools.items()})
             self._catalog_key = key
         return self._tools
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        """For the SDK's Mcp-Param header check; the catalog is public (``get_schema`` shows it)."""
+        spec = self.catalog().get(name)
+        return spec.json_input_schema() if spec is not None else None
 
     def visible_tools(self, principal: Principal) -> list[ToolSpec]:
         return [

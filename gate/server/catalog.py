@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
@@ -67,10 +68,20 @@ class ToolSpec:
         if self.input_schema is not None:
             return self.input_schema
         assert self.arguments is not None
-        return self.arguments.model_json_schema()
+        return _input_schema(self.arguments)
 
     def json_output_schema(self) -> dict[str, Any]:
-        return self.result.model_json_schema(mode="serialization", by_alias=True)
+        return _output_schema(self.result)
+
+
+@cache
+def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
+
+
+@cache
+def _output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema(mode="serialization", by_alias=True)
 
 
 # -- argument models ---------------------------------------------------------------------

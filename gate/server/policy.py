@@ -62,6 +62,10 @@ class Policy:
     text: str
     _policies: Any = field(init=False, repr=False)
     _actions: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    # tool visibility is asked on every list and call; the answer only changes with the catalog
+    _seen: dict[tuple[str, tuple[str, ...], str], bool] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         try:
@@ -84,6 +88,7 @@ class Policy:
     def declare_tools(self, groups: dict[str, str]) -> None:
         """Which group each tool belongs to (the catalog changes with the schema)."""
         self._actions = dict(groups)
+        self._seen = {}
 
     def _entities(self, principal: Principal, action: str) -> list[dict[str, Any]]:
         group = self._actions.get(action)
@@ -124,7 +129,10 @@ class Policy:
     def may_use(self, principal: Principal, tool: str) -> bool:
         if tool not in self._actions:
             return False
-        return self._allowed(principal, tool, [_uid("Tool", tool)])[0]
+        key = (principal.agent, principal.roles, tool)
+        if (known := self._seen.get(key)) is None:
+            known = self._seen[key] = self._allowed(principal, tool, [_uid("Tool", tool)])[0]
+        return known
 
     def write_guard(self, principal: Principal, tool: str) -> Any:
         """A ``WriteGuard`` for one call: every label and type the events touch must be allowed."""
