@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 DEMO   := var/demo.db
+PEERS  := tests/peers/node_modules/.bin/mcp-inspector
 WG     := $(BIN)/writegate --db $(DEMO) --as demo-operator
 
 .PHONY: run test lint bench clean
@@ -25,15 +26,21 @@ run: $(BIN)/writegate
 	$(WG) log
 	$(WG) verify
 
-test: $(BIN)/writegate lint
+# MCP programs nobody here wrote (the Inspector CLI, the official memory server), pinned
+$(PEERS): tests/peers/package.json tests/peers/package-lock.json
+	npm ci --prefix tests/peers --no-audit --no-fund --loglevel=error
+	touch $@
+
+test: $(BIN)/writegate $(PEERS) lint
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/writegate
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-bench: $(BIN)/writegate
+bench: $(BIN)/writegate $(PEERS)
 	$(BIN)/python bench/bench_gate.py
+	$(BIN)/python bench/bench_mcp.py
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis tests/peers/node_modules

@@ -25,7 +25,7 @@ from gate.errors import ErrorCode, GateRejection
 
 Scalar = StrictStr | StrictBool | StrictInt | StrictFloat
 Keys = dict[str, Scalar]
-Reliability = Annotated[StrictFloat | StrictInt, Field(allow_inf_nan=False)]
+Reliability = Annotated[StrictFloat, Field(allow_inf_nan=False)]  # ints are accepted, bools not
 EndpointPolicy = Literal["fail_if_missing", "merge_endpoints"]
 
 _REQUEST = ConfigDict(extra="forbid", frozen=True)

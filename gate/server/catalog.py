@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, TypeAdapter
 
 from eventlog import Actor
 from gate.core import Gate, WriteGuard
@@ -27,6 +27,7 @@ from gate.models import (
     DeleteRelationshipResult,
     Keys,
     RefreshResult,
+    Rejected,
     WriteNodeRequest,
     WriteNodeResult,
     WriteRelationshipRequest,
@@ -81,7 +82,11 @@ def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 @cache
 def _output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema(mode="serialization", by_alias=True)
+    """The success shape or the seed's rejection shape: clients that check structured
+    content against ``outputSchema`` even on ``isError`` (older SDKs do) accept both."""
+    either: TypeAdapter[Any] = TypeAdapter(Union[model, Rejected])  # type: ignore[arg-type]  # noqa: UP007
+    schema = either.json_schema(mode="serialization", by_alias=True)
+    return {"type": "object", **schema}
 
 
 # -- argument models ---------------------------------------------------------------------

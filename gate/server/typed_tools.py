@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from gate.errors import ErrorCode, GateRejection
-from gate.models import BatchResult, DeleteNodeResult, parse_request
+from gate.models import BatchResult, DeleteNodeResult, Reliability, parse_request
 from gate.schema import LoadedSchema
 from gate.schema.registry import PropertySpec, SchemaEntry
 from gate.server.catalog import ToolCall, ToolSpec
@@ -35,7 +35,7 @@ class _Provenance(BaseModel):
 
     source: StrictStr = Field(min_length=1)
     extraction_method: StrictStr = Field(min_length=1)
-    reliability: StrictFloat | StrictInt = 0.5
+    reliability: Reliability = 0.5
     idempotency_key: StrictStr | None = None
 
     def fields(self) -> dict[str, Any]:
