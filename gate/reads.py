@@ -184,14 +184,24 @@ def _edge(row: tuple[Any, ...]) -> EdgeView:
     )
 
 
-def _limit(value: int, ceiling: int = MAX_LIMIT) -> int:
+def _bounded(value: int, ceiling: int, field: str) -> int:
     if not 1 <= value <= ceiling:
         raise GateRejection(
             ErrorCode.INVALID_ARGUMENT,
-            f"limit must be between 1 and {ceiling}",
-            {"field": "limit"},
+            f"{field} must be between 1 and {ceiling}",
+            {"field": field},
         )
     return value
+
+
+def _limit(value: int) -> int:
+    return _bounded(value, MAX_LIMIT, "limit")
+
+
+def _type_filter(relationship_type: str | None) -> str | None:
+    if relationship_type is None:
+        return None
+    return check_identifier(relationship_type, "relationship_type")
 
 
 def _like(text: str) -> str:
@@ -320,16 +330,9 @@ class GraphReader:
         schema: LoadedSchema | None = None,
     ) -> Subgraph:
         """The k-hop neighbourhood (both directions), breadth first, at most ``limit`` nodes."""
-        if not 1 <= depth <= MAX_DEPTH:
-            raise GateRejection(
-                ErrorCode.INVALID_ARGUMENT,
-                f"depth must be between 1 and {MAX_DEPTH}",
-                {"field": "depth"},
-            )
+        _bounded(depth, MAX_DEPTH, "depth")
         limit = _limit(limit)
-        rtype = (
-            check_identifier(relationship_type, "relationship_type") if relationship_type else None
-        )
+        rtype = _type_filter(relationship_type)
         start = self.identity(ref, schema)
         with self._read() as conn:
             if not self._state.node_exists(conn, start):
@@ -371,15 +374,8 @@ class GraphReader:
         schema: LoadedSchema | None = None,
     ) -> PathResult:
         """Shortest path by breadth-first search, edges taken in either direction."""
-        if not 1 <= max_depth <= MAX_DEPTH:
-            raise GateRejection(
-                ErrorCode.INVALID_ARGUMENT,
-                f"max_depth must be between 1 and {MAX_DEPTH}",
-                {"field": "max_depth"},
-            )
-        rtype = (
-            check_identifier(relationship_type, "relationship_type") if relationship_type else None
-        )
+        _bounded(max_depth, MAX_DEPTH, "max_depth")
+        rtype = _type_filter(relationship_type)
         start, goal = self.identity(start_ref, schema), self.identity(end_ref, schema)
         with self._read() as conn:
             for identity in (start, goal):

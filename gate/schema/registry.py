@@ -180,6 +180,16 @@ def _property_view(spec: PropertySpec) -> dict[str, object]:
     return view
 
 
+def _entry_view(entry: SchemaEntry | RelationshipEntry) -> dict[str, object]:
+    return {
+        "description": entry.description,
+        "required": list(entry.required_properties),
+        "remaps_from": list(entry.remaps_from),
+        "additional_properties": entry.additional_properties,
+        "properties": {n: _property_view(p) for n, p in entry.properties.items()},
+    }
+
+
 def describe_registry(registry: SchemaRegistry) -> dict[str, object]:
     """A JSON view of any registry (not only document-backed ones), for agents and resources."""
     nodes = {}
@@ -187,26 +197,16 @@ def describe_registry(registry: SchemaRegistry) -> dict[str, object]:
         entry = registry.get_entry(label)
         if entry is None:
             continue
-        nodes[label] = {
-            "description": entry.description,
-            "merge_keys": list(entry.merge_keys),
-            "required": list(entry.required_properties),
-            "remaps_from": list(entry.remaps_from),
-            "additional_properties": entry.additional_properties,
-            "properties": {n: _property_view(p) for n, p in entry.properties.items()},
-        }
+        nodes[label] = {"merge_keys": list(entry.merge_keys), **_entry_view(entry)}
     relationships = {}
     for rtype in relationship_types(registry):
         rel = registry.get_relationship_type(rtype)
         if rel is None:
             continue
         relationships[rtype] = {
-            "description": rel.description,
             "from": list(rel.from_labels),
             "to": list(rel.to_labels),
-            "remaps_from": list(rel.remaps_from),
-            "required": list(rel.required_properties),
-            "properties": {n: _property_view(p) for n, p in rel.properties.items()},
+            **_entry_view(rel),
         }
     return {
         "nodes": nodes,

@@ -124,6 +124,13 @@ def _split(key: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], _Proven
     return entity, envelope
 
 
+def _submit(call: ToolCall, items: list[dict[str, Any]], envelope: _Provenance) -> BaseModel:
+    """One per-type call is one batch: all of its writes, or none."""
+    return call.gate.write_batch(
+        items=items, idempotency_key=envelope.idempotency_key, actor=call.actor, guard=call.guard
+    )
+
+
 def _values(value: Any) -> list[Any]:
     if value is None:
         return []
@@ -179,12 +186,7 @@ class _LabelTools:
                 self._edge("write_relationship", prop, keys, v, prov)
                 for v in _values(entity.get(prop))
             ]
-        return call.gate.write_batch(
-            items=items,
-            idempotency_key=envelope.idempotency_key,
-            actor=call.actor,
-            guard=call.guard,
-        )
+        return _submit(call, items, envelope)
 
     def update(self, call: ToolCall, arguments: dict[str, Any]) -> BaseModel:
         entity, envelope = _split(self.key, arguments)
@@ -222,12 +224,7 @@ class _LabelTools:
             items += [
                 self._edge("write_relationship", prop, keys, v, prov) for v in new if v not in old
             ]
-        return call.gate.write_batch(
-            items=items,
-            idempotency_key=envelope.idempotency_key,
-            actor=call.actor,
-            guard=call.guard,
-        )
+        return _submit(call, items, envelope)
 
     def delete(self, call: ToolCall, arguments: dict[str, Any]) -> BaseModel:
         entity, envelope = _split(self.key, arguments)
