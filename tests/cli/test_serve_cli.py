@@ -1,0 +1,73 @@
+"""``writegate token`` and ``writegate serve`` as an operator runs them, and the host policy."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from gate.server.app import HostPolicy
+from gate.server.tokens import TokenStore
+from tests.cli.test_cli import run
+
+
+def test_token_create_prints_once_and_stores_only_the_hash(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    created = run(db, "token", "create", "alice", "--role", "writer", "--role", "reader")
+    token = created.stdout.strip()
+    assert token.startswith("wg_")
+    assert "not shown again" in created.stderr
+    stored = (tmp_path / "t.db.tokens.json").read_text()
+    assert token not in stored
+    [record] = json.loads(stored)["tokens"]
+    assert record["sha256"] == hashlib.sha256(token.encode()).hexdigest()
+    assert (record["agent"], record["roles"]) == ("alice", ["writer", "reader"])
+    principal = TokenStore(tmp_path / "t.db.tokens.json").principal(token)
+    assert principal is not None
+    assert (principal.agent, principal.roles) == ("alice", ("writer", "reader"))
+
+    revoked = run(db, "token", "revoke", "alice")
+    assert "revoked 1" in revoked.stdout
+    assert TokenStore(tmp_path / "t.db.tokens.json").principal(token) is None
+    again = run(db, "token", "revoke", "alice", ok=False)
+    assert again.returncode == 1
+    assert again.stderr.startswith("error: no token for agent 'alice'")
+
+
+def test_token_create_refuses_bad_agents_and_roles(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    bad_agent = run(db, "token", "create", "al ice", "--role", "writer", ok=False)
+    assert bad_agent.returncode == 2
+    assert bad_agent.stderr.count("\n") == 1
+    bad_role = run(db, "token", "create", "alice", "--role", "root", ok=False)
+    assert bad_role.returncode == 2
+
+
+def test_serve_refuses_a_policy_that_does_not_parse(tmp_path: Path) -> None:
+    policy = tmp_path / "bad.cedar"
+    policy.write_text("permit(principal, action, resource")
+    out = run(tmp_path / "s.db", "serve", "--policy", str(policy), ok=False)
+    assert out.returncode == 2
+    assert out.stderr.startswith("error: policy does not parse")
+
+
+def test_serve_refuses_a_bad_agent_id(tmp_path: Path) -> None:
+    out = run(tmp_path / "s.db", "serve", "--agent-id", "mallory; rm -rf", ok=False)
+    assert out.returncode == 2
+
+
+def test_host_policy_follows_the_bind_address() -> None:
+    loopback = HostPolicy("127.0.0.1", 8765).settings()
+    assert loopback.enable_dns_rebinding_protection
+    assert "127.0.0.1:8765" in loopback.allowed_hosts
+    assert "evil.example:8765" not in loopback.allowed_hosts
+    assert loopback.allowed_origins == []
+
+    public = HostPolicy("0.0.0.0", 443, ("memory.example.org",), ("https://app.example",))
+    settings = public.settings()
+    assert settings.enable_dns_rebinding_protection
+    assert settings.allowed_hosts == ["memory.example.org"]
+    assert settings.allowed_origins == ["https://app.example"]
+
+    anywhere = HostPolicy("0.0.0.0", 8765).settings()
+    assert not anywhere.enable_dns_rebinding_protection  # bearer auth is the control

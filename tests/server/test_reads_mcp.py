@@ -1,0 +1,76 @@
+"""Read tools and resources: bounded, paged, and carrying provenance."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import person
+from tests.server.harness import Served
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_schema_and_stats_resources(served: Served) -> None:
+    async with served.agent() as agent:
+        await agent.call("write_node", person("Ada"))
+        listed = await agent.client.list_resources()
+        assert {str(r.uri) for r in listed.resources} == {"writegate://schema", "writegate://stats"}
+        schema = json.loads(
+            (await agent.client.read_resource("writegate://schema")).contents[0].text
+        )  # type: ignore[union-attr]
+        stats = json.loads((await agent.client.read_resource("writegate://stats")).contents[0].text)  # type: ignore[union-attr]
+        tool = await agent.call("get_schema", {})
+    assert set(schema["document"]["nodes"]) == {"Person", "Organization", "Entity"}
+    assert tool.data["schema_version"] == schema["schema_version"]
+    assert stats["nodes"] == 1
+    assert stats["labels"] == {"Person": 1}
+    assert stats["events"] == 2
+
+
+async def test_search_pages_with_a_cursor(served: Served) -> None:
+    async with served.agent() as agent:
+        for i in range(5):
+            await agent.call("write_node", person(f"Page{i}"))
+        seen: list[str] = []
+        cursor = None
+        for _ in range(5):
+            out = await agent.call(
+                "search_nodes",
+                {"query": "page", "limit": 2, **({"cursor": cursor} if cursor else {})},
+            )
+            seen += [n["merge_keys"]["name"] for n in out.data["nodes"]]
+            cursor = out.data["next_cursor"]
+            if cursor is None:
+                break
+        too_big = await agent.call("search_nodes", {"query": "page", "limit": 100_000})
+    assert seen == [f"Page{i}" for i in range(5)]
+    assert too_big.is_error
+    assert too_big.data["error_code"] == "INVALID_ARGUMENT"
+
+
+async def test_node_history_is_the_provenance_trail(served: Served) -> None:
+    async with served.agent("historian") as agent:
+        await agent.call("write_node", person("Ada", extraction_method="llm", reliability=0.8))
+        await agent.call(
+            "write_node",
+            person("Ada", properties={"age": 37}, source="registry", extraction_method="api"),
+        )
+        out = await agent.call(
+            "node_history", {"node": {"label": ":person", "merge_keys": {"name": "Ada"}}}
+        )
+        missing = await agent.call(
+            "node_history", {"node": {"label": "Person", "merge_keys": {"name": "Nobody"}}}
+        )
+    entries = out.data["entries"]
+    assert [(e["agent"], e["source"], e["extraction_method"]) for e in entries] == [
+        ("historian", "test", "llm"),
+        ("historian", "registry", "api"),
+    ]
+    assert [e["confidence"] for e in entries] == [
+        pytest.approx(0.8 * 0.6),
+        pytest.approx(0.9 * 1.0),
+    ]
+    assert entries[1]["changes"] == {"age": 37}
+    assert missing.data["error_code"] == "NODE_NOT_FOUND"
