@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -61,3 +61,21 @@ def format_timestamp(moment: datetime) -> str:
 
 def parse_timestamp(text: str) -> datetime:
     return datetime.fromisoformat(text)  # 3.11 reads the 'Z'; ~20x faster than strptime
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def trusted(model: type[M], values: dict[str, Any]) -> M:
+    """An instance from values the log itself wrote and hashed, skipping validation.
+
+    Replays read every event, so this is the hot path of every projection: it does what
+    ``model_construct`` does for a model without defaults, several times faster. The
+    values must be complete and of the right types (tests compare it with validation).
+    """
+    instance = model.__new__(model)
+    object.__setattr__(instance, "__dict__", values)
+    object.__setattr__(instance, "__pydantic_fields_set__", set(values))
+    object.__setattr__(instance, "__pydantic_extra__", None)
+    object.__setattr__(instance, "__pydantic_private__", None)
+    return instance

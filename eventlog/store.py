@@ -24,7 +24,14 @@ import sqlite_utils
 
 from eventlog.canonical import GENESIS_HASH, canonical_json, chain_hash, event_body
 from eventlog.errors import IdempotencyKeyReused, NotAnEventLog, VersionConflict
-from eventlog.events import Actor, DraftEvent, Event, format_timestamp, parse_timestamp
+from eventlog.events import (
+    Actor,
+    DraftEvent,
+    Event,
+    format_timestamp,
+    parse_timestamp,
+    trusted,
+)
 from eventlog.sql import run_script
 from eventlog.verify import VerifyReport, verify_rows
 
@@ -141,6 +148,7 @@ class Transaction:
         # occurred_at never runs backwards along the log, so time ranges are seq ranges.
         self.occurred_at: str = max(now, head[2]) if head else now
         self._occurred_part = orjson.dumps(self.occurred_at)
+        self._occurred = parse_timestamp(self.occurred_at)
         self._versions: dict[str, int] = {}
         self.events: list[Event] = []
 
@@ -194,19 +202,22 @@ class Transaction:
         if streams:
             self.conn.executemany(_INSERT_STREAM, [(s, v, seq) for s, v in streams.items()])
             self._versions.update(streams)
-        event = Event.model_construct(
-            seq=seq,
-            event_id=event_id,
-            type=draft.type,
-            occurred_at=parse_timestamp(self.occurred_at),
-            actor=self._actor,
-            streams=streams,
-            payload=draft.payload,
-            provenance=draft.provenance,
-            request=draft.request,
-            idempotency_key=self._idempotency_key,
-            prev_hash=self._prev_hash,
-            hash=digest,
+        event = trusted(
+            Event,
+            {
+                "seq": seq,
+                "event_id": event_id,
+                "type": draft.type,
+                "occurred_at": self._occurred,
+                "actor": self._actor,
+                "streams": streams,
+                "payload": draft.payload,
+                "provenance": draft.provenance,
+                "request": draft.request,
+                "idempotency_key": self._idempotency_key,
+                "prev_hash": self._prev_hash,
+                "hash": digest,
+            },
         )
         for projector in self._inline:
             projector.apply_event(self.conn, event)
@@ -525,17 +536,20 @@ def _request_hash(request: Any) -> str:
 def row_to_event(row: Sequence[Any]) -> Event:
     """Build an Event from a stored row (columns in ``EVENT_COLUMNS`` order)."""
     loads = orjson.loads
-    return Event.model_construct(
-        seq=row[0],
-        event_id=row[1],
-        type=row[2],
-        occurred_at=parse_timestamp(row[3]),
-        actor=Actor.model_construct(**loads(row[4])),
-        streams=loads(row[5]),
-        payload=loads(row[6]),
-        provenance=loads(row[7]),
-        request=loads(row[8]),
-        idempotency_key=row[9],
-        prev_hash=row[10],
-        hash=row[11],
+    return trusted(
+        Event,
+        {
+            "seq": row[0],
+            "event_id": row[1],
+            "type": row[2],
+            "occurred_at": parse_timestamp(row[3]),
+            "actor": trusted(Actor, loads(row[4])),
+            "streams": loads(row[5]),
+            "payload": loads(row[6]),
+            "provenance": loads(row[7]),
+            "request": loads(row[8]),
+            "idempotency_key": row[9],
+            "prev_hash": row[10],
+            "hash": row[11],
+        },
     )

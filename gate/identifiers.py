@@ -5,19 +5,23 @@ from __future__ import annotations
 import re
 
 from gate.errors import ErrorCode, GateRejection
+from projections.vocabulary import IDENTIFIER, is_identifier
 
-# Letters, digits and underscores, starting with a letter or underscore; never quoted anywhere.
-IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+__all__ = [
+    "IDENTIFIER",
+    "PROTECTED_FIELDS",
+    "bare_label",
+    "check_identifier",
+    "is_agent_id",
+    "is_identifier",
+    "is_protected",
+]
 
 # Gate-computed fields (seed 000) plus the gate's breadcrumbs; names starting with "_" are
 # reserved for the gate as a whole.
 PROTECTED_FIELDS = frozenset(
     {"confidence", "write_gate_version", "source", "extraction_method", "last_updated"}
 )
-
-
-def is_identifier(name: object) -> bool:
-    return isinstance(name, str) and IDENTIFIER.fullmatch(name) is not None
 
 
 def check_identifier(name: str, what: str) -> str:

@@ -8,6 +8,7 @@ relationship is ``(from)-[TYPE]->(to)``; streams prefix them with ``node:`` /
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +23,14 @@ RELATIONSHIP_WRITTEN = "relationship.written"
 RELATIONSHIP_DELETED = "relationship.deleted"
 
 GRAPH_EVENT_TYPES = (NODE_WRITTEN, NODE_DELETED, RELATIONSHIP_WRITTEN, RELATIONSHIP_DELETED)
+
+# Labels, relationship types and property names: letters, digits and underscores, starting
+# with a letter or underscore. The gate admits nothing else, and stores check again.
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def is_identifier(name: object) -> bool:
+    return isinstance(name, str) and IDENTIFIER.fullmatch(name) is not None
 
 
 def node_identity(label: str, keys: Mapping[str, Any]) -> str:

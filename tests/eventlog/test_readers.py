@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from freezegun import freeze_time
 
-from eventlog import Actor
+from eventlog import Actor, Event
 from gate import Gate
 from projections.vocabulary import node_stream
 from tests.conftest import person
@@ -53,3 +53,12 @@ def test_time_range_is_inclusive_and_time_never_runs_backwards(gate: Gate) -> No
     event = gate.log.read(after_seq=late.seq - 1, limit=1).events[0]  # type: ignore[union-attr]
     assert event.occurred_at == T0 + timedelta(minutes=10)
     assert gate.log.last_seq_at(T0 + timedelta(minutes=2, seconds=30)) == 3
+
+
+def test_events_read_back_equal_validated_events(gate: Gate) -> None:
+    """Reads skip validation for speed; what they build must equal what validation builds."""
+    gate.write_node(**person("Ada"))
+    for event in gate.log.iter_events():
+        assert Event.model_validate(event.model_dump()) == event
+        assert event.model_dump() == Event.model_validate(event.model_dump()).model_dump()
+        assert event.actor == Actor.model_validate(event.actor.model_dump())

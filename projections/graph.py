@@ -1,0 +1,189 @@
+"""The graph projection: the log replayed into Memgraph (or Neo4j) through the ``neo4j`` driver.
+
+Each ``apply`` is one write transaction: the batched ``UNWIND … MERGE`` statements of
+``projections.cypher`` and the checkpoint node ``(:_WritegateCheckpoint {name})``, so the
+graph and its checkpoint move together or not at all. Transient failures (server gone,
+leader switch) are retried by the driver with backoff for ``retry_seconds``; then apply
+raises ``ProjectionUnavailable`` and the checkpoint stays where it was.
+
+The projection owns its database: ``reset`` deletes every node except seed 000's
+registry nodes (``:Schema``, ``:SchemaRelationship``), which operators manage there.
+Dialects differ only in DDL (index creation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from neo4j import Driver, GraphDatabase, ManagedTransaction
+from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired, TransientError
+from neo4j.time import DateTime
+
+from eventlog import Event
+from projections.contract import ProjectionError, check_batch
+from projections.cypher import (
+    CHECKPOINT_LABEL,
+    REGISTRY_LABELS,
+    merge_key_indexes,
+    quoted,
+    statements,
+)
+
+Dialect = Literal["memgraph", "neo4j"]
+DIALECTS: tuple[Dialect, ...] = ("memgraph", "neo4j")
+
+
+class ProjectionUnavailable(ProjectionError):
+    """The graph server could not be reached (after retries); nothing was applied."""
+
+
+@dataclass(frozen=True)
+class BoltTarget:
+    uri: str
+    user: str = ""
+    password: str = ""
+    database: str | None = None
+    dialect: Dialect = "memgraph"
+    retry_seconds: float = 30.0
+
+    def driver(self) -> Driver:
+        auth = (self.user, self.password) if self.user else None
+        return GraphDatabase.driver(
+            self.uri, auth=auth, max_transaction_retry_time=self.retry_seconds
+        )
+
+
+def index_statement(dialect: Dialect, label: str, key: str) -> str:
+    if dialect == "memgraph":
+        return f"CREATE INDEX ON :{quoted(label)}({quoted(key)})"
+    name = f"wg_{label}_{key}".lower()
+    return f"CREATE INDEX {quoted(name)} IF NOT EXISTS FOR (n:{quoted(label)}) ON (n.{quoted(key)})"
+
+
+_NOT_OURS = " AND ".join(f"NOT n:{label}" for label in REGISTRY_LABELS)
+
+
+class GraphProjector:
+    def __init__(self, target: BoltTarget, name: str = "graph") -> None:
+        if target.dialect not in DIALECTS:
+            raise ValueError(f"dialect must be one of {DIALECTS}, not {target.dialect!r}")
+        self.name = name
+        self.target = target
+        self._driver = target.driver()
+        self._indexed: set[tuple[str, str]] = set()
+
+    def _session(self) -> Any:
+        return self._driver.session(database=self.target.database)
+
+    def _run(self, work: Any, *, write: bool = True) -> Any:
+        try:
+            with self._session() as session:
+                return (session.execute_write if write else session.execute_read)(work)
+        except (ServiceUnavailable, SessionExpired, TransientError) as exc:
+            raise ProjectionUnavailable(
+                f"{self.name}: graph server {self.target.uri} unavailable: {exc}"
+            ) from exc
+
+    # -- the contract ----------------------------------------------------------------
+
+    def checkpoint(self) -> int:
+        return int(self._run(self._read_checkpoint, write=False))
+
+    def _read_checkpoint(self, tx: ManagedTransaction) -> int:
+        record = tx.run(
+            f"MATCH (c:{CHECKPOINT_LABEL} {{name: $name}}) RETURN c.seq AS seq", name=self.name
+        ).single()
+        return int(record["seq"]) if record and record["seq"] is not None else 0
+
+    def apply(self, events: Sequence[Event]) -> int:
+        if not events:
+            return self.checkpoint()
+        self._ensure_indexes(events)
+        batch = list(statements(events))
+
+        def work(tx: ManagedTransaction) -> int:
+            checkpoint = self._read_checkpoint(tx)
+            check_batch(self.name, checkpoint, events)
+            for statement in batch:
+                tx.run(statement.cypher, rows=statement.rows).consume()
+            if events[-1].seq > checkpoint:
+                checkpoint = events[-1].seq
+                tx.run(
+                    f"MERGE (c:{CHECKPOINT_LABEL} {{name: $name}}) SET c.seq = $seq",
+                    name=self.name,
+                    seq=checkpoint,
+                ).consume()
+            return checkpoint
+
+        return int(self._run(work))
+
+    def _ensure_indexes(self, events: Sequence[Event]) -> None:
+        for label, key in sorted(merge_key_indexes(events) - self._indexed):
+            try:
+                with self._session() as session:
+                    session.run(index_statement(self.target.dialect, label, key)).consume()
+            except (ServiceUnavailable, SessionExpired) as exc:
+                raise ProjectionUnavailable(f"{self.name}: {exc}") from exc
+            except Neo4jError:
+                pass  # an index that exists already (Memgraph says so as an error)
+            self._indexed.add((label, key))
+
+    def reset(self) -> None:
+        def chunk(tx: ManagedTransaction) -> int:
+            record = tx.run(
+                f"MATCH (n) WHERE {_NOT_OURS} WITH n LIMIT 10000 DETACH DELETE n "
+                "RETURN count(*) AS deleted"
+            ).single()
+            return int(record["deleted"]) if record else 0
+
+        while self._run(chunk):
+            pass
+
+    def snapshot(self) -> Any:
+        """Nodes and relationships with their properties, sorted (times as ISO strings)."""
+
+        def read(tx: ManagedTransaction) -> dict[str, list[Any]]:
+            nodes = [
+                (sorted(r["labels"]), _plain(r["props"]))
+                for r in tx.run(
+                    f"MATCH (n) WHERE {_NOT_OURS} AND NOT n:{CHECKPOINT_LABEL} "
+                    "RETURN labels(n) AS labels, properties(n) AS props"
+                )
+            ]
+            relationships = [
+                (
+                    r["type"],
+                    sorted(r["a"]),
+                    _plain(r["ap"]),
+                    sorted(r["b"]),
+                    _plain(r["bp"]),
+                    _plain(r["props"]),
+                )  # fmt: skip
+                for r in tx.run(
+                    "MATCH (a)-[x]->(b) RETURN type(x) AS type, labels(a) AS a, "
+                    "properties(a) AS ap, labels(b) AS b, properties(b) AS bp, "
+                    "properties(x) AS props"
+                )
+            ]
+            return {
+                "nodes": sorted(nodes, key=repr),
+                "relationships": sorted(relationships, key=repr),
+            }
+
+        result: dict[str, list[Any]] = self._run(read, write=False)
+        return result
+
+    def close(self) -> None:
+        self._driver.close()
+
+
+def _plain(props: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in props.items():
+        if isinstance(value, DateTime | datetime):
+            value = value.isoformat()
+        out[key] = value
+    return dict(sorted(out.items()))
