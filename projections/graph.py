@@ -161,7 +161,7 @@ class GraphProjector:
                     sorted(r["b"]),
                     _plain(r["bp"]),
                     _plain(r["props"]),
-                )  # fmt: skip
+                )
                 for r in tx.run(
                     "MATCH (a)-[x]->(b) RETURN type(x) AS type, labels(a) AS a, "
                     "properties(a) AS ap, labels(b) AS b, properties(b) AS bp, "
@@ -181,9 +181,7 @@ class GraphProjector:
 
 
 def _plain(props: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in props.items():
-        if isinstance(value, DateTime | datetime):
-            value = value.isoformat()
-        out[key] = value
-    return dict(sorted(out.items()))
+    return {
+        key: value.isoformat() if isinstance(value, DateTime | datetime) else value
+        for key, value in sorted(props.items())
+    }

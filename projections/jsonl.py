@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -72,6 +73,7 @@ class JsonlProjector:
         self.path = Path(path)
         self.format = fmt
         self.store = StateStore(self.path.with_name(self.path.name + ".state.db"), name)
+        self._deferred = False
         self.store.conn.execute(_RENDERED)
         if self._rendered() != self.store.checkpoint() or not self.path.exists():
             self._render()  # a crash came between the commit and the swap
@@ -90,6 +92,17 @@ class JsonlProjector:
         self.store.reset()
         self._render()
 
+    @contextmanager
+    def staged(self) -> Iterator[None]:
+        """Render once at the end (a rebuild): readers keep the old file until the new one
+        is complete."""
+        self._deferred = True
+        try:
+            yield
+        finally:
+            self._deferred = False
+            self._render()
+
     def snapshot(self) -> Any:
         return self.path.read_bytes()
 
@@ -105,6 +118,8 @@ class JsonlProjector:
         return None if row is None else int(row[0])
 
     def _render(self) -> None:
+        if self._deferred:
+            return
         checkpoint = self.store.checkpoint()
         write_atomically(self.path, self._lines())
         self.store.conn.execute(

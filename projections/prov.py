@@ -30,6 +30,7 @@ import json
 import os
 import re
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
@@ -93,6 +94,7 @@ class ProvProjector:
         with open(self.triples_path, "ab") as handle:
             handle.truncate(offset)  # drop what a crash left past the checkpoint
         self._declared = self._scan_declarations()
+        self._staging = False
         if fmt != "nt" and not self.path.exists():
             self._render()
 
@@ -116,18 +118,45 @@ class ProvProjector:
             handle.flush()
             os.fsync(handle.fileno())
             offset = handle.tell()
-        self._write_meta(fresh[-1].seq, offset)
-        if self.format != "nt":
-            self._render()
+        self._commit(fresh[-1].seq, offset)
         return self._checkpoint
 
     def reset(self) -> None:
         with open(self.triples_path, "wb"):
             pass
         self._declared = set()
-        self._write_meta(0, 0)
+        self._commit(0, 0)
+
+    def _commit(self, checkpoint: int, offset: int) -> None:
+        if self._staging:
+            self._checkpoint = checkpoint  # made durable when the staged file is swapped in
+            return
+        self._write_meta(checkpoint, offset)
         if self.format != "nt":
             self._render()
+
+    @contextmanager
+    def staged(self) -> Iterator[None]:
+        """Build into a side file and swap it in at the end (a rebuild): readers keep the
+        old file until the new one is complete; a crash leaves the old one and its
+        checkpoint untouched."""
+        final = self.triples_path
+        self.triples_path = final.with_name(f".{final.name}.staged")
+        self.triples_path.write_bytes(b"")
+        self._staging = True
+        try:
+            yield
+        except BaseException:
+            self.triples_path.unlink(missing_ok=True)
+            self.triples_path = final
+            self._checkpoint, _ = self._read_meta()
+            self._declared = self._scan_declarations()
+            raise
+        finally:
+            self._staging = False
+        staged_file, self.triples_path = self.triples_path, final
+        os.replace(staged_file, final)
+        self._commit(self._checkpoint, final.stat().st_size)
 
     def snapshot(self) -> Any:
         return self.triples_path.read_bytes()

@@ -1,0 +1,165 @@
+"""Which projections an operator runs: ``writegate.toml``, with environment overrides.
+
+```toml
+[projections.graph]
+kind = "graph"                      # graph | jsonl | prov | state
+uri = "bolt://127.0.0.1:7687"
+user = "memgraph"
+password = "…"                      # better: WRITEGATE_PROJECTIONS__GRAPH__PASSWORD
+dialect = "memgraph"                # or neo4j
+
+[projections.snapshot]
+kind = "jsonl"
+path = "var/graph.jsonl"
+format = "memorymesh"               # or mcp-memory
+
+[projections.provenance]
+kind = "prov"
+path = "var/provenance.ttl"
+format = "turtle"                   # nt | turtle | json-ld
+```
+
+Any value can be overridden by ``WRITEGATE_PROJECTIONS__<NAME>__<KEY>`` (pydantic-settings'
+nested environment variables); the password is a secret and never printed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from projections.contract import Projector
+from projections.graph import BoltTarget, GraphProjector
+from projections.jsonl import JsonlProjector
+from projections.prov import ProvProjector
+from projections.statestore import StateStore
+
+CONFIG_ENV = "WRITEGATE_CONFIG"
+DEFAULT_CONFIG = Path("writegate.toml")
+_STRICT = ConfigDict(extra="forbid")
+
+
+class GraphConfig(BaseModel):
+    model_config = _STRICT
+
+    kind: Literal["graph"]
+    uri: str
+    user: str = ""
+    password: SecretStr = SecretStr("")
+    database: str | None = None
+    dialect: Literal["memgraph", "neo4j"] = "memgraph"
+    retry_seconds: float = 30.0
+    batch: int = Field(default=2000, ge=1)
+
+    def describe(self) -> str:
+        return f"{self.dialect} at {self.uri}" + (f" db {self.database}" if self.database else "")
+
+    def target(self) -> BoltTarget:
+        return BoltTarget(
+            uri=self.uri,
+            user=self.user,
+            password=self.password.get_secret_value(),
+            database=self.database,
+            dialect=self.dialect,
+            retry_seconds=self.retry_seconds,
+        )
+
+    def open(self, name: str) -> Projector:
+        return GraphProjector(self.target(), name)
+
+
+class JsonlConfig(BaseModel):
+    model_config = _STRICT
+
+    kind: Literal["jsonl"]
+    path: Path
+    format: Literal["memorymesh", "mcp-memory"] = "memorymesh"
+    batch: int = Field(default=50_000, ge=1)
+
+    def describe(self) -> str:
+        return f"{self.format} JSONL at {self.path}"
+
+    def open(self, name: str) -> Projector:
+        return JsonlProjector(self.path, name, self.format)
+
+
+class ProvConfig(BaseModel):
+    model_config = _STRICT
+
+    kind: Literal["prov"]
+    path: Path
+    format: Literal["nt", "turtle", "json-ld"] = "turtle"
+    batch: int = Field(default=20_000, ge=1)
+
+    def describe(self) -> str:
+        return f"PROV-O {self.format} at {self.path}"
+
+    def open(self, name: str) -> Projector:
+        return ProvProjector(self.path, name, self.format)
+
+
+class StateConfig(BaseModel):
+    model_config = _STRICT
+
+    kind: Literal["state"]
+    path: Path
+    batch: int = Field(default=20_000, ge=1)
+
+    def describe(self) -> str:
+        return f"state read model at {self.path}"
+
+    def open(self, name: str) -> Projector:
+        return StateStore(self.path, name)
+
+
+ProjectionConfig = Annotated[
+    GraphConfig | JsonlConfig | ProvConfig | StateConfig, Field(discriminator="kind")
+]
+
+
+class ConfigError(ValueError):
+    """The configuration file is unreadable or invalid; the message says where."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="WRITEGATE_", env_nested_delimiter="__", extra="ignore"
+    )
+
+    projections: dict[str, ProjectionConfig] = Field(default_factory=dict)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # the environment wins over the file (the file's path is bound by ``load_settings``)
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """Read ``path`` (else ``writegate.toml`` if present) and the environment over it."""
+    if path is not None and not path.exists():
+        raise ConfigError(f"config file {path} does not exist")
+    chosen = path if path is not None else (DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else None)
+
+    class Bound(Settings):
+        model_config = SettingsConfigDict(**{**Settings.model_config, "toml_file": chosen})
+
+    try:
+        return Bound()
+    except ValueError as exc:  # pydantic's ValidationError, TOML decode errors
+        lines = str(exc).splitlines()
+        raise ConfigError(f"invalid configuration ({chosen}): {' '.join(lines[:3])}") from exc

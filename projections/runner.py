@@ -1,0 +1,181 @@
+"""Driving projectors from the log: status, replay, rebuild, follow.
+
+The functions here are the Python API behind ``writegate status|replay|rebuild|follow``.
+They read the log in pages, hand projectors consecutive batches and rely on the
+projector contract (atomic checkpoint, idempotent re-application) for crash safety:
+whatever stops a run, running again continues from the checkpoint.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from eventlog import Event, EventLog
+from projections.contract import ProjectionGap, Projector
+from projections.regate import Regater
+
+Progress = Callable[[int], None]  # called with the number of events just applied
+
+
+@dataclass(frozen=True)
+class ProjectionStatus:
+    name: str
+    checkpoint: int | None  # None: the store could not be asked
+    head: int
+    error: str | None = None
+
+    @property
+    def lag(self) -> int | None:
+        return None if self.checkpoint is None else self.head - self.checkpoint
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    name: str
+    applied: int
+    checkpoint: int
+    seconds: float
+    reset: bool
+
+    @property
+    def rate(self) -> float:
+        return self.applied / self.seconds if self.seconds > 0 else 0.0
+
+
+def status(log: EventLog, projectors: Mapping[str, Projector]) -> list[ProjectionStatus]:
+    head = log.head()[0]
+    rows = []
+    for name, projector in projectors.items():
+        try:
+            rows.append(ProjectionStatus(name, projector.checkpoint(), head))
+        except Exception as exc:  # one unreachable store must not hide the others
+            rows.append(ProjectionStatus(name, None, head, f"{type(exc).__name__}: {exc}"))
+    return rows
+
+
+@contextmanager
+def bulk() -> Iterator[None]:
+    """No cyclic GC during a replay: events are acyclic, and collection passes over
+    millions of short-lived dicts would otherwise cost about half the time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _batches(
+    log: EventLog, after: int, to_seq: int, size: int, regater: Regater | None
+) -> Iterator[list[Event]]:
+    batch: list[Event] = []
+    for event in log.iter_events(after_seq=after, to_seq=to_seq, batch=min(size, 5000)):
+        batch.append(regater.event(event) if regater else event)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def replay(
+    log: EventLog,
+    projector: Projector,
+    *,
+    from_seq: int | None = None,
+    to_seq: int | None = None,
+    as_of: datetime | None = None,
+    batch: int = 5000,
+    progress: Progress | None = None,
+) -> ReplayResult:
+    """Bring ``projector`` to ``to_seq`` (or the last event at ``as_of``, or the head).
+
+    From its checkpoint by default; ``from_seq`` re-applies from an earlier seq (safe: the
+    contract makes re-application idempotent). A target behind the checkpoint means the
+    store must go back in time, so it is reset and rebuilt up to the target.
+    """
+    started = time.perf_counter()
+    head = log.head()[0]
+    target = head if to_seq is None else min(to_seq, head)
+    if as_of is not None:
+        target = min(target, log.last_seq_at(as_of))
+    checkpoint = projector.checkpoint()
+    was_reset = False
+    if target < checkpoint:
+        projector.reset()
+        checkpoint, was_reset = 0, True
+    start = checkpoint + 1 if from_seq is None or was_reset else from_seq
+    if start > checkpoint + 1:
+        raise ProjectionGap(
+            f"{projector.name}: --from-seq {start} would skip events after the checkpoint "
+            f"{checkpoint}; replay from {checkpoint + 1} or earlier"
+        )
+    applied = 0
+    staged = getattr(projector, "staged", None)
+    with bulk(), staged() if staged and was_reset else nullcontext():
+        for events in _batches(log, max(start - 1, 0), target, batch, None):
+            checkpoint = projector.apply(events)
+            applied += len(events)
+            if progress:
+                progress(len(events))
+    return ReplayResult(
+        projector.name, applied, checkpoint, time.perf_counter() - started, was_reset
+    )
+
+
+def rebuild(
+    log: EventLog,
+    projector: Projector,
+    *,
+    regater: Regater | None = None,
+    batch: int = 5000,
+    progress: Progress | None = None,
+) -> ReplayResult:
+    """Reset and replay from seq 1 (file outputs are swapped in whole at the end)."""
+    started = time.perf_counter()
+    staged = getattr(projector, "staged", None)
+    applied, checkpoint = 0, 0
+    with bulk(), staged() if staged else nullcontext():
+        projector.reset()
+        for events in _batches(log, 0, log.head()[0], batch, regater):
+            checkpoint = projector.apply(events)
+            applied += len(events)
+            if progress:
+                progress(len(events))
+    return ReplayResult(projector.name, applied, checkpoint, time.perf_counter() - started, True)
+
+
+def follow(
+    log: EventLog,
+    projectors: Mapping[str, Projector],
+    *,
+    stop: threading.Event,
+    interval: float = 0.2,
+    batch: int = 5000,
+    on_batch: Callable[[str, int, int], Any] | None = None,
+) -> None:
+    """Keep every projector caught up until ``stop`` is set; poll every ``interval`` seconds
+    when idle. Each batch is applied whole or not at all, so stopping (or dying) between
+    batches loses nothing and doubles nothing."""
+    while not stop.is_set():
+        busy = False
+        for name, projector in projectors.items():
+            if stop.is_set():
+                break
+            checkpoint = projector.checkpoint()
+            events = log.read(after_seq=checkpoint, limit=batch).events
+            if events:
+                busy = True
+                new = projector.apply(events)
+                if on_batch:
+                    on_batch(name, len(events), new)
+        if not busy:
+            stop.wait(interval)
