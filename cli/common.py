@@ -20,20 +20,36 @@ from typing import Any, NoReturn
 import click
 import orjson
 
-from eventlog import Actor, EventLogError
+from cli.config import ConfigError, Settings, load_settings
+from eventlog import Actor, EventLog, EventLogError
 from gate import Gate, Rejected, dump
+from projections.state import StateProjection
 
 DB_ENV = "WRITEGATE_DB"
 
 
 class Context:
-    def __init__(self, db: Path, schema_file: Path | None, operator: str | None) -> None:
+    def __init__(
+        self, db: Path, schema_file: Path | None, operator: str | None, config: Path | None = None
+    ) -> None:
         self.db = db
         self.schema_file = schema_file
+        self.config = config
         user = operator or os.environ.get("WRITEGATE_OPERATOR") or _os_user()
         self.actor = Actor(agent=f"operator:{user}", transport="cli")
 
+    def settings(self) -> Settings:
+        try:
+            return load_settings(self.config)
+        except ConfigError as exc:
+            fail(str(exc), 2)
+
     def gate(self, *, create: bool = False) -> Gate:
+        settings = self.settings()
+        if self.schema_file is None and settings.schema_source is not None:
+            log = EventLog(self.db, inline=[StateProjection()], create=create)
+            source = settings.schema_source.open(settings.projections)
+            return Gate(log, source, default_actor=self.actor)
         return Gate.open(
             self.db, create=create, schema_file=self.schema_file, default_actor=self.actor
         )

@@ -27,9 +27,12 @@ from cli.common import (
     parse_time,
     pass_ctx,
 )
+from cli.config import GraphConfig
+from cli.projections import follow_command, rebuild_command, replay_command, status_command
 from cli.serve import serve, token
 from eventlog import Event
-from gate.schema import SchemaDocumentError, SchemaSourceUnavailable
+from gate.schema import SchemaDocumentError, SchemaSourceUnavailable, load_document
+from gate.schema.graph import GraphSchemaSource
 from gate.schema.registry import relationship_types
 from projections.vocabulary import node_identity, node_stream
 
@@ -105,10 +108,22 @@ def _write_args(**values: Any) -> dict[str, Any]:
     help="Check writes against this file instead of the schema published in the log.",
 )
 @click.option("--as", "operator", help="Operator name recorded as the actor (default: OS user).")
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="WRITEGATE_CONFIG",
+    help="Projections and schema source (default: ./writegate.toml if present).",
+)
 @click.pass_context
-def cli(click_ctx: click.Context, db: Path, schema_file: Path | None, operator: str | None) -> None:
+def cli(
+    click_ctx: click.Context,
+    db: Path,
+    schema_file: Path | None,
+    operator: str | None,
+    config: Path | None,
+) -> None:
     """writegate: schema-checked, provenance-stamped writes to a shared graph memory."""
-    click_ctx.obj = Context(db, schema_file, operator)
+    click_ctx.obj = Context(db, schema_file, operator, config)
 
 
 @cli.command()
@@ -134,6 +149,28 @@ def schema_publish(ctx: Context, path: Path) -> None:
     """Validate a YAML/JSON schema and append it to the log."""
     with opened(ctx) as gate:
         emit_result(gate.publish_schema(path, actor=ctx.actor))
+
+
+@schema.command("push-graph")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--projection", default="graph", show_default=True,
+              help="The graph projection whose server holds the registry.")  # fmt: skip
+@pass_ctx
+def schema_push_graph(ctx: Context, path: Path, projection: str) -> None:
+    """Write a schema document into the graph as seed 000's (:Schema) registry nodes."""
+    settings = ctx.settings()
+    config = settings.projections.get(projection)
+    if not isinstance(config, GraphConfig):
+        fail(f"{projection!r} is not a configured graph projection", 2)
+    try:
+        document = load_document(path)
+        GraphSchemaSource(config.target()).publish(document)
+    except SchemaDocumentError as exc:
+        fail(str(exc))
+    except Exception as exc:  # the driver's connection errors
+        fail(f"cannot write to {config.describe()}: {exc}")
+    click.echo(f"{len(document.nodes)} labels, {len(document.relationships)} relationship types "
+               f"written to {config.describe()}")  # fmt: skip
 
 
 @schema.command("show")
@@ -388,6 +425,8 @@ def verify(ctx: Context) -> None:
 
 cli.add_command(serve)
 cli.add_command(token)
+for command in (status_command, replay_command, rebuild_command, follow_command):
+    cli.add_command(command)
 
 
 def main() -> None:

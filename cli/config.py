@@ -1,4 +1,6 @@
-"""Which projections an operator runs: ``writegate.toml``, with environment overrides.
+"""What an operator configures: ``writegate.toml``, with environment overrides.
+
+The projections to run, and optionally the graph-backed schema registry.
 
 ```toml
 [projections.graph]
@@ -26,7 +28,7 @@ nested environment variables); the password is a secret and never printed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import (
@@ -36,6 +38,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from gate.schema.graph import GraphSchemaSource
 from projections.contract import Projector
 from projections.graph import BoltTarget, GraphProjector
 from projections.jsonl import JsonlProjector
@@ -125,6 +128,22 @@ ProjectionConfig = Annotated[
 ]
 
 
+class GraphSchemaConfig(BaseModel):
+    """Seed 000's graph-backed registry: ``(:Schema {allowed: true})`` nodes on a Bolt server,
+    reached through a configured graph projection's connection."""
+
+    model_config = _STRICT
+
+    source: Literal["graph"]
+    projection: str = "graph"
+
+    def open(self, projections: dict[str, Any]) -> GraphSchemaSource:
+        graph = projections.get(self.projection)
+        if not isinstance(graph, GraphConfig):
+            raise ConfigError(f"[schema_source] names {self.projection!r}, not a graph projection")
+        return GraphSchemaSource(graph.target())
+
+
 class ConfigError(ValueError):
     """The configuration file is unreadable or invalid; the message says where."""
 
@@ -135,6 +154,7 @@ class Settings(BaseSettings):
     )
 
     projections: dict[str, ProjectionConfig] = Field(default_factory=dict)
+    schema_source: GraphSchemaConfig | None = None
 
     @classmethod
     def settings_customise_sources(

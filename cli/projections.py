@@ -1,0 +1,211 @@
+"""``writegate status|replay|rebuild|follow``: thin faces over ``projections.runner``.
+
+Projections are named in ``writegate.toml`` (see ``cli.config``). ``status`` also lists the
+gate's own inline read model (``state``), which is never behind the log.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from cli.common import Context, fail, opened, parse_time, pass_ctx
+from cli.config import Settings
+from eventlog import EventLog
+from gate import Gate
+from projections.contract import ProjectionError, Projector
+from projections.regate import Regater
+from projections.runner import ReplayResult, follow, rebuild, replay, status
+
+INLINE = "state"
+
+
+def _projector(settings: Settings, name: str) -> Projector:
+    config = settings.projections.get(name)
+    if config is None:
+        known = ", ".join(sorted(settings.projections)) or "none configured"
+        fail(f"no projection named {name!r} in the configuration ({known})", 2)
+    try:
+        return config.open(name)
+    except (OSError, ValueError) as exc:
+        fail(f"{name}: cannot open {config.describe()}: {exc}")
+
+
+@contextmanager
+def _progress(total: int, label: str) -> Iterator[Any]:
+    columns = (
+        TextColumn(f"[bold]{label}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]:>9,.0f} events/s"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=False) as bar:
+        task = bar.add_task(label, total=max(total, 1), rate=0.0)
+
+        def advance(n: int) -> None:
+            bar.advance(task, n)
+            elapsed = bar.tasks[task].elapsed or 0.0
+            bar.update(task, rate=bar.tasks[task].completed / elapsed if elapsed else 0.0)
+
+        yield advance
+
+
+def _report(result: ReplayResult) -> None:
+    how = " (reset first)" if result.reset else ""
+    click.echo(
+        f"{result.name}: applied {result.applied:,} events{how} in {result.seconds:.2f}s "
+        f"({result.rate:,.0f} events/s); checkpoint {result.checkpoint}"
+    )
+
+
+@click.command("status")
+@pass_ctx
+def status_command(ctx: Context) -> None:
+    """Each projection's checkpoint, the log head and the lag."""
+    settings = ctx.settings()
+    with opened(ctx) as gate:
+        projectors = {name: _projector(settings, name) for name in settings.projections}
+        try:
+            rows = status(gate.log, projectors)
+        finally:
+            for projector in projectors.values():
+                projector.close()
+        head = gate.log.head()[0]
+    table = Table("projection", "store", "checkpoint", "head", "lag", title="projections")
+    table.add_row(INLINE, f"inline in {ctx.db}", str(head), str(head), "0")
+    for row in rows:
+        store = settings.projections[row.name].describe()
+        if row.error:
+            table.add_row(row.name, store, "?", str(row.head), f"[red]{row.error}")
+        else:
+            table.add_row(row.name, store, str(row.checkpoint), str(row.head), str(row.lag))
+    Console().print(table)
+    if any(row.error for row in rows):
+        fail("some projections could not be reached")
+
+
+@click.command("replay")
+@click.argument("name")
+@click.option("--from-seq", type=click.IntRange(1), help="Re-apply from this seq (idempotent).")
+@click.option("--to-seq", type=click.IntRange(0), help="Stop at this seq.")
+@click.option("--as-of", callback=parse_time, help="Build the store as it was at this time.")
+@pass_ctx
+def replay_command(
+    ctx: Context, name: str, from_seq: int | None, to_seq: int | None, as_of: datetime | None
+) -> None:
+    """Apply the log to projection NAME (from its checkpoint by default)."""
+    if to_seq is not None and as_of is not None:
+        fail("give --to-seq or --as-of, not both", 2)
+    settings = ctx.settings()
+    with opened(ctx) as gate:
+        projector = _projector(settings, name)
+        config = settings.projections[name]
+        try:
+            total = (to_seq or gate.log.head()[0]) - projector.checkpoint()
+            with _progress(max(total, 0), f"replay {name}") as advance:
+                result = replay(
+                    gate.log,
+                    projector,
+                    from_seq=from_seq,
+                    to_seq=to_seq,
+                    as_of=as_of,
+                    batch=config.batch,
+                    progress=advance,
+                )
+        except ProjectionError as exc:
+            fail(str(exc))
+        finally:
+            projector.close()
+    _report(result)
+
+
+@click.command("rebuild")
+@click.argument("name")
+@click.option(
+    "--regate",
+    is_flag=True,
+    help="Replay history through the current schema's remaps (the log is not changed).",
+)
+@pass_ctx
+def rebuild_command(ctx: Context, name: str, regate: bool) -> None:
+    """Reset projection NAME and replay the whole log into it."""
+    settings = ctx.settings()
+    with opened(ctx) as gate:
+        regater = _regater(gate) if regate else None
+        projector = _projector(settings, name)
+        try:
+            with _progress(gate.log.head()[0], f"rebuild {name}") as advance:
+                result = rebuild(
+                    gate.log,
+                    projector,
+                    regater=regater,
+                    batch=settings.projections[name].batch,
+                    progress=advance,
+                )
+        except ProjectionError as exc:
+            fail(str(exc))
+        finally:
+            projector.close()
+    _report(result)
+
+
+def _regater(gate: Gate) -> Regater:
+    refreshed = gate.refresh_schema_cache()
+    if refreshed.status != "refreshed":
+        fail(f"--regate needs the current schema: {getattr(refreshed, 'message', refreshed)}")
+    return Regater(gate.current_schema().registry)
+
+
+@click.command("follow")
+@click.option("--interval", type=click.FloatRange(0.01, 60), default=0.2, show_default=True,
+              help="Seconds between polls when idle.")  # fmt: skip
+@click.option("--only", "names", multiple=True, help="Follow only these projections.")
+@pass_ctx
+def follow_command(ctx: Context, interval: float, names: tuple[str, ...]) -> None:
+    """Keep projections caught up as events arrive, until SIGINT or SIGTERM."""
+    settings = ctx.settings()
+    chosen = names or tuple(settings.projections)
+    if not chosen:
+        fail("no projections configured (writegate.toml [projections.NAME])", 2)
+    stop = threading.Event()
+
+    def request_stop(signum: int, _frame: Any) -> None:
+        click.echo(f"stopping after the current batch ({signal.Signals(signum).name})", err=True)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    log = EventLog(ctx.db, create=False)
+    projectors = {name: _projector(settings, name) for name in chosen}
+    click.echo(f"following {', '.join(chosen)} (every {interval}s when idle)", err=True)
+
+    def reported(name: str, count: int, checkpoint: int) -> None:
+        click.echo(f"{name}: +{count} events, checkpoint {checkpoint}", err=True)
+
+    try:
+        follow(log, projectors, stop=stop, interval=interval, on_batch=reported)
+    except ProjectionError as exc:
+        fail(str(exc))
+    finally:
+        for projector in projectors.values():
+            projector.close()
+        log.close()
+    click.echo("stopped", err=True)

@@ -1,0 +1,63 @@
+"""Fixtures for the projection tests: a log with a full history, and a live Bolt server."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from eventlog import Event
+from gate import Gate
+from projections.graph import BoltTarget
+from tests.conftest import SEED_SCHEMA
+from tests.projections.arcadedb import arcadedb_server
+from tests.projections.history import build_history
+
+
+@pytest.fixture(scope="session")
+def arcadedb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoltTarget]:
+    """ArcadeDB over Bolt (Neo4j 5 dialect), started once for the session."""
+    with arcadedb_server(tmp_path_factory.mktemp("arcadedb")) as server:
+        yield BoltTarget(server.uri, server.user, server.password, server.database, "neo4j")
+
+
+def _targets() -> list[str]:
+    return ["arcadedb", *(["memgraph"] if os.environ.get("MEMGRAPH_URI") else [])]
+
+
+@pytest.fixture(params=_targets())
+def bolt(request: pytest.FixtureRequest) -> BoltTarget:
+    """Every live graph server this machine has: ArcadeDB always; Memgraph if MEMGRAPH_URI."""
+    if request.param == "memgraph":
+        target = BoltTarget(
+            os.environ["MEMGRAPH_URI"],
+            os.environ.get("MEMGRAPH_USER", ""),
+            os.environ.get("MEMGRAPH_PASSWORD", ""),
+            None,
+            "memgraph",
+        )
+    else:
+        target = request.getfixturevalue("arcadedb")
+    wipe(target)
+    return target
+
+
+def wipe(target: BoltTarget) -> None:
+    """Empty the database, registry nodes included (tests own it)."""
+    with target.driver() as driver, driver.session(database=target.database) as session:
+        session.run("MATCH (n) DETACH DELETE n").consume()
+
+
+@pytest.fixture
+def history_gate(db_path: Path) -> Iterator[Gate]:
+    with Gate.open(db_path) as gate:
+        gate.publish_schema(SEED_SCHEMA)
+        build_history(gate)
+        yield gate
+
+
+@pytest.fixture
+def events(history_gate: Gate) -> list[Event]:
+    return list(history_gate.log.iter_events())

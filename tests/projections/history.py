@@ -1,0 +1,69 @@
+"""A history that exercises every projection path, written through the real gate."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from freezegun import freeze_time
+
+from eventlog import Actor
+from gate import Gate
+
+T0 = datetime(2032, 1, 1, 9, 0, tzinfo=UTC)
+ADA = Actor(agent="ada-bot", session="s-ada", transport="mcp")
+BOB = Actor(agent="bob-bot", session="s-bob", transport="http")
+
+
+def prov(source: str = "https://example.org/team", method: str = "parsed", rel: float = 0.9) -> dict:  # type: ignore[type-arg]
+    return {"source": source, "extraction_method": method, "reliability": rel}
+
+
+def build_history(gate: Gate, minutes: int = 1) -> list[datetime]:
+    """Writes, remaps, stubs, updates, property removal, cascades and deletions, one step a
+    minute from T0 under freezegun; returns the time of each step."""
+    steps = []
+    with freeze_time(T0) as clock:
+
+        def step() -> None:
+            steps.append(datetime.now(UTC))
+            clock.tick(timedelta(minutes=minutes))
+
+        assert gate.write_node(actor=ADA, label="Person", merge_keys={"name": "Alice"},
+                               properties={"age": 30, "skills": ["go", "sql"]}, **prov()).status == "written"  # fmt: skip
+        step()
+        gate.write_node(actor=BOB, label=":person", merge_keys={"name": "Bob"}, properties={"age": 41},
+                        **prov("chat-2032-01-01", "llm", 0.6))  # fmt: skip
+        step()
+        gate.write_node(actor=ADA, label="Organization", merge_keys={"name": "Initech"},
+                        properties={"kind": "company"}, **prov())  # fmt: skip
+        step()
+        gate.write_relationship(actor=ADA, type="WORKS_FOR", from_label="Person", from_keys={"name": "Alice"},
+                                to_label="Organization", to_keys={"name": "Initech"},
+                                properties={"since": 2029}, **prov())  # fmt: skip
+        step()
+        gate.write_relationship(actor=BOB, type="KNOWS", from_label="Person", from_keys={"name": "Bob"},
+                                to_label="Person", to_keys={"name": "Carol"}, endpoint_policy="merge_endpoints",
+                                **prov("chat-2032-01-01", "llm", 0.6))  # fmt: skip
+        step()
+        gate.write_node(actor=ADA, label="Person", merge_keys={"name": "Alice"},
+                        properties={"age": 31, "skills": None}, **prov("hr.csv", "api", 1.0))  # fmt: skip
+        step()
+        gate.write_node(actor=BOB, label="Gizmo", merge_keys={"name": "Widget"}, properties={},
+                        **prov("chat-2032-01-01", "llm", 0.6))  # fmt: skip
+        step()
+        gate.write_node(actor=ADA, label="Person", merge_keys={"name": "Carol"}, properties={"age": 25},
+                        **prov())  # fmt: skip  (resolves the stub)
+        step()
+        gate.write_batch(actor=ADA, items=[
+            {"op": "write_node", "label": "Person", "merge_keys": {"name": "Dan"}, **prov()},
+            {"op": "write_relationship", "type": "KNOWS", "from_label": "Person", "from_keys": {"name": "Dan"},
+             "to_label": "Person", "to_keys": {"name": "Alice"}, **prov()},
+        ])  # fmt: skip
+        step()
+        gate.delete_relationship(actor=BOB, type="KNOWS", from_label="Person", from_keys={"name": "Bob"},
+                                 to_label="Person", to_keys={"name": "Carol"}, **prov("cleanup", "manual", 1.0))  # fmt: skip
+        step()
+        gate.delete_node(actor=ADA, label="Person", merge_keys={"name": "Dan"}, detach=True,
+                         **prov("cleanup", "manual", 1.0))  # fmt: skip
+        step()
+    return steps
