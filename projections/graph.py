@@ -83,9 +83,13 @@ class GraphProjector:
             with self._session() as session:
                 return (session.execute_write if write else session.execute_read)(work)
         except (ServiceUnavailable, SessionExpired, TransientError) as exc:
-            raise ProjectionUnavailable(
-                f"{self.name}: graph server {self.target.uri} unavailable: {exc}"
-            ) from exc
+            raise self._unavailable(exc) from exc
+
+    def _unavailable(self, exc: Exception) -> ProjectionUnavailable:
+        reason = " ".join(str(exc).split())
+        return ProjectionUnavailable(
+            f"{self.name}: graph server {self.target.uri} unavailable: {reason}"
+        )
 
     # -- the contract ----------------------------------------------------------------
 
@@ -126,7 +130,7 @@ class GraphProjector:
                 with self._session() as session:
                     session.run(index_statement(self.target.dialect, label, key)).consume()
             except (ServiceUnavailable, SessionExpired) as exc:
-                raise ProjectionUnavailable(f"{self.name}: {exc}") from exc
+                raise self._unavailable(exc) from exc
             except Neo4jError:
                 pass  # an index that exists already (Memgraph says so as an error)
             self._indexed.add((label, key))

@@ -14,7 +14,9 @@ ADA = Actor(agent="ada-bot", session="s-ada", transport="mcp")
 BOB = Actor(agent="bob-bot", session="s-bob", transport="http")
 
 
-def prov(source: str = "https://example.org/team", method: str = "parsed", rel: float = 0.9) -> dict:  # type: ignore[type-arg]
+def prov(
+    source: str = "https://example.org/team", method: str = "parsed", rel: float = 0.9
+) -> dict:  # type: ignore[type-arg]
     return {"source": source, "extraction_method": method, "reliability": rel}
 
 
@@ -51,8 +53,13 @@ def build_history(gate: Gate, minutes: int = 1) -> list[datetime]:
         gate.write_node(actor=BOB, label="Gizmo", merge_keys={"name": "Widget"}, properties={},
                         **prov("chat-2032-01-01", "llm", 0.6))  # fmt: skip
         step()
-        gate.write_node(actor=ADA, label="Person", merge_keys={"name": "Carol"}, properties={"age": 25},
-                        **prov())  # fmt: skip  (resolves the stub)
+        gate.write_node(
+            actor=ADA,
+            label="Person",
+            merge_keys={"name": "Carol"},
+            properties={"age": 25},
+            **prov(),
+        )  # fmt: skip  (resolves the stub)
         step()
         gate.write_batch(actor=ADA, items=[
             {"op": "write_node", "label": "Person", "merge_keys": {"name": "Dan"}, **prov()},

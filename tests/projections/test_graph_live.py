@@ -1,0 +1,167 @@
+"""The graph projection and the graph-backed registry against a live Bolt server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eventlog import EventLog
+from gate import Gate, Rejected, WriteNodeResult, __version__
+from gate.schema import load_document
+from gate.schema.graph import GraphSchemaSource
+from gate.schema.sources import SchemaSourceUnavailable
+from projections.graph import BoltTarget, GraphProjector, ProjectionUnavailable
+from projections.runner import replay
+from projections.state import StateProjection
+from tests.conftest import SEED_SCHEMA, person, relationship
+
+SEED_PROPERTIES = {
+    "confidence",
+    "source",
+    "extraction_method",
+    "write_gate_version",
+    "last_updated",
+}
+
+
+def graph_nodes(target: BoltTarget) -> dict[tuple[str, str], dict[str, Any]]:
+    """(label, name) -> properties, read straight from the server."""
+    projector = GraphProjector(target)
+    try:
+        snapshot = projector.snapshot()
+    finally:
+        projector.close()
+    return {(labels[0], props["name"]): props for labels, props in snapshot["nodes"]}
+
+
+def test_projected_nodes_carry_exactly_seed_000s_properties(
+    history_gate: Gate, bolt: BoltTarget
+) -> None:
+    projector = GraphProjector(bolt)
+    try:
+        replay(history_gate.log, projector)
+    finally:
+        projector.close()
+    nodes = graph_nodes(bolt)
+    assert set(nodes) == {
+        ("Person", "Alice"),
+        ("Person", "Bob"),
+        ("Person", "Carol"),
+        ("Organization", "Initech"),
+        ("Entity", "Widget"),
+    }  # Dan was deleted (detached)
+    alice = nodes["Person", "Alice"]
+    assert set(alice) == {"name", "age", *SEED_PROPERTIES}  # skills removed by a null
+    assert alice["age"] == 31
+    assert alice["confidence"] == 1.0
+    assert (alice["source"], alice["extraction_method"]) == ("hr.csv", "api")
+    assert alice["write_gate_version"] == __version__
+    assert alice["last_updated"].startswith("2032-01-01T09:05:00")
+    bob = nodes["Person", "Bob"]
+    assert set(bob) == {"name", "age", "_schema_remap_from", *SEED_PROPERTIES}
+    assert bob["_schema_remap_from"] == ":person"
+    assert nodes["Entity", "Widget"]["_schema_remap_from"] == ":Gizmo"
+    carol = nodes["Person", "Carol"]
+    assert "_stub" not in carol  # written properly after being a stub
+    assert carol["age"] == 25
+
+
+def test_a_stub_endpoint_is_marked(gate: Gate, bolt: BoltTarget) -> None:
+    gate.write_node(**person("Alice"))
+    gate.write_relationship(**relationship(endpoint_policy="merge_endpoints"))
+    projector = GraphProjector(bolt)
+    try:
+        replay(gate.log, projector)
+    finally:
+        projector.close()
+    nodes = graph_nodes(bolt)
+    assert nodes["Person", "Bob"]["_stub"] is True
+    assert set(nodes["Person", "Bob"]) == {"name", "_stub", *SEED_PROPERTIES}
+    assert "_stub" not in nodes["Person", "Alice"]
+
+
+def test_an_unreachable_server_is_a_clear_error_and_moves_nothing(history_gate: Gate) -> None:
+    dead = BoltTarget("bolt://127.0.0.1:9", "x", "y", None, "neo4j", retry_seconds=0.5)
+    projector = GraphProjector(dead)
+    try:
+        with pytest.raises(ProjectionUnavailable, match=r"graph server bolt://127\.0\.0\.1:9"):
+            projector.apply(list(history_gate.log.iter_events()))
+    finally:
+        projector.close()
+
+
+# -- seed 000's graph-backed registry, live --------------------------------------------------
+
+
+@pytest.fixture
+def graph_gate(db_path: Path, bolt: BoltTarget) -> Any:
+    registry = GraphSchemaSource(bolt)
+    registry.publish(load_document(SEED_SCHEMA))
+    with Gate(EventLog(db_path, inline=[StateProjection()]), registry) as g:
+        yield g, registry
+
+
+def test_registry_reads_seed_000s_query(graph_gate: Any) -> None:
+    gate, registry = graph_gate
+    snapshot = registry.load()
+    assert snapshot.registry.all_canonical_labels() == ["Entity", "Organization", "Person"]
+    assert snapshot.registry.get_entry("Person").required_properties == ["name"]
+    assert gate.refresh_schema_cache().loaded == 3
+
+
+def test_row_03_remap_from_the_graph_registry(graph_gate: Any) -> None:
+    gate, _ = graph_gate
+    result = gate.write_node(**person(label=":person"))
+    assert isinstance(result, WriteNodeResult)
+    assert (result.label, result.remapped_from) == ("Person", ":person")
+
+
+def test_row_05_reject_mode_with_the_graph_registry(
+    graph_gate: Any, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, registry = graph_gate
+    monkeypatch.setenv("WRITE_GATE_UNKNOWN_LABEL_POLICY", "reject")  # read when a gate opens
+    with Gate(EventLog(db_path, inline=[StateProjection()]), registry) as gate:
+        result = gate.write_node(**person(label="ZZZNonexistent"))
+    assert isinstance(result, Rejected)
+    assert result.error_code == "SCHEMA_UNKNOWN_LABEL"
+
+
+def test_row_07_unregistered_type_with_the_graph_registry(graph_gate: Any) -> None:
+    gate, _ = graph_gate
+    gate.write_node(**person("Alice"))
+    gate.write_node(**person("Bob"))
+    result = gate.write_relationship(**relationship(type="DIRECTED"))
+    assert isinstance(result, Rejected)
+    assert result.error_code == "SCHEMA_UNKNOWN_LABEL"
+
+
+def test_row_10_refresh_after_adding_event_to_the_graph(graph_gate: Any, bolt: BoltTarget) -> None:
+    gate, _ = graph_gate
+    loaded = gate.refresh_schema_cache().loaded
+    assert gate.write_node(**person("Launch", label="Event")).label == "Entity"
+    with bolt.driver() as driver, driver.session(database=bolt.database) as session:
+        session.run(
+            "CREATE (:Schema {name: 'Event', allowed: true, required_properties: ['name'], "
+            "absorbs: [], merge_keys: ['name']})"
+        ).consume()
+    refreshed = gate.refresh_schema_cache()
+    assert refreshed.loaded == loaded + 1
+    result = gate.write_node(**person("Launch", label="Event"))
+    assert isinstance(result, WriteNodeResult)
+    assert (result.label, result.remapped_from) == ("Event", None)
+
+
+def test_an_unreachable_registry_keeps_the_previous_snapshot(graph_gate: Any) -> None:
+    gate, registry = graph_gate
+    gate.refresh_schema_cache()
+    registry.target = BoltTarget("bolt://127.0.0.1:9", "x", "y", None, "neo4j", retry_seconds=0.5)
+    with pytest.raises(SchemaSourceUnavailable):
+        registry.load()
+    refreshed = gate.refresh_schema_cache()
+    assert isinstance(refreshed, Rejected)
+    assert refreshed.error_code == "SCHEMA_SOURCE_UNAVAILABLE"
+    assert refreshed.details["previous_snapshot_kept"] is True
+    assert gate.write_node(**person(label=":person")).label == "Person"

@@ -1,0 +1,82 @@
+"""``rebuild --regate``: history replayed through today's vocabulary; the log untouched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from eventlog import Actor
+from gate import Gate
+from projections.graph import BoltTarget, GraphProjector
+from projections.regate import Regater
+from projections.runner import rebuild
+from tests.conftest import SEED_SCHEMA, seed_document
+
+
+def consolidated_schema() -> dict[str, Any]:
+    """The seed schema, having learned that ``Gizmo`` means ``Device`` and that ``KNOWS`` is
+    one of the synonyms of ``ACQUAINTED_WITH`` (seed 003's vocabulary consolidation)."""
+    document = seed_document()
+    document["nodes"]["Device"] = {"merge_keys": ["name"], "required": ["name"],
+                                   "remaps_from": ["Gizmo"]}  # fmt: skip
+    knows = document["relationships"].pop("KNOWS")
+    document["relationships"]["ACQUAINTED_WITH"] = {**knows, "remaps_from": ["KNOWS"]}
+    return document
+
+
+def labelled(snapshot: dict[str, Any]) -> dict[str, str]:
+    return {props["name"]: labels[0] for labels, props in snapshot["nodes"]}
+
+
+def test_regate_moves_history_to_the_current_vocabulary(
+    history_gate: Gate, bolt: BoltTarget
+) -> None:
+    knows = {"type": "KNOWS", "from_label": "Person", "from_keys": {"name": "Alice"},
+             "to_label": "Person", "to_keys": {"name": "Bob"}}  # fmt: skip
+    assert history_gate.write_relationship(**knows, source="s", extraction_method="api").created
+    projector = GraphProjector(bolt)
+    try:
+        rebuild(history_gate.log, projector)
+        before = projector.snapshot()
+        head_before = history_gate.log.head()
+
+        assert history_gate.publish_schema(consolidated_schema()).status == "published"
+        history_gate.refresh_schema_cache()
+        regater = Regater(history_gate.current_schema().registry)
+        rebuild(history_gate.log, projector, regater=regater)
+        after = projector.snapshot()
+    finally:
+        projector.close()
+
+    assert labelled(before)["Widget"] == "Entity"
+    assert labelled(after)["Widget"] == "Device"
+    widget = next(p for labels, p in after["nodes"] if p["name"] == "Widget")
+    assert widget["_schema_remap_from"] == ":Gizmo"  # the original name survives
+    assert len(after["nodes"]) == len(before["nodes"])  # every node kept
+    assert {labelled(after)[n] for n in ("Alice", "Bob", "Carol")} == {"Person"}
+    types_before = sorted(r[0] for r in before["relationships"])
+    types_after = sorted(r[0] for r in after["relationships"])
+    assert "KNOWS" in types_before
+    assert "KNOWS" not in types_after
+    assert types_after.count("ACQUAINTED_WITH") == types_before.count("KNOWS")
+    assert len(types_after) == len(types_before)
+
+    # the log was not touched: the same head, a valid chain, state equal to its replay
+    assert history_gate.log.head()[0] == head_before[0] + 1  # only the new schema event
+    assert history_gate.verify().ok
+
+
+def test_regate_follows_identities_into_deletes(db_path: Path) -> None:
+    """A node written under an old label and deleted later is deleted under its new label."""
+    with Gate.open(db_path) as gate:
+        gate.publish_schema(SEED_SCHEMA)
+        p = {"source": "s", "extraction_method": "api", "actor": Actor(agent="a")}
+        gate.write_node(label="Gizmo", merge_keys={"name": "W"}, **p)
+        gate.delete_node(label="Entity", merge_keys={"name": "W"}, **p)
+        gate.publish_schema(consolidated_schema())
+        gate.refresh_schema_cache()
+        regater = Regater(gate.current_schema().registry)
+        rewritten = [regater.event(e) for e in gate.log.iter_events()]
+    written, deleted = (e for e in rewritten if e.type.startswith("node."))
+    assert written.payload["node"]["label"] == deleted.payload["node"]["label"] == "Device"
+    assert written.payload["node"]["identity"] == deleted.payload["node"]["identity"]
