@@ -6,6 +6,7 @@ gate's own inline read model (``state``), which is never behind the log.
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 from collections.abc import Iterator
@@ -31,7 +32,14 @@ from eventlog import EventLog
 from gate import Gate
 from projections.contract import ProjectionError, Projector
 from projections.regate import Regater
-from projections.runner import ReplayResult, follow, rebuild, replay, status
+from projections.runner import (
+    ProjectionStatus,
+    ReplayResult,
+    follow,
+    rebuild,
+    replay,
+    status,
+)
 
 INLINE = "state"
 
@@ -77,8 +85,9 @@ def _report(result: ReplayResult) -> None:
 
 
 @click.command("status")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per projection.")
 @pass_ctx
-def status_command(ctx: Context) -> None:
+def status_command(ctx: Context, as_json: bool) -> None:
     """Each projection's checkpoint, the log head and the lag."""
     settings = ctx.settings()
     with opened(ctx) as gate:
@@ -89,6 +98,14 @@ def status_command(ctx: Context) -> None:
             for projector in projectors.values():
                 projector.close()
         head = gate.log.head()[0]
+    if as_json:
+        inline = {"name": INLINE, "store": f"inline in {ctx.db}", "checkpoint": head,
+                  "head": head, "lag": 0, "error": None}  # fmt: skip
+        for line in [inline, *(_row(settings, r) for r in rows)]:
+            click.echo(json.dumps(line))
+        if any(row.error for row in rows):
+            fail("some projections could not be reached")
+        return
     table = Table("projection", "store", "checkpoint", "head", "lag", title="projections")
     table.add_row(INLINE, f"inline in {ctx.db}", str(head), str(head), "0")
     for row in rows:
@@ -100,6 +117,17 @@ def status_command(ctx: Context) -> None:
     Console().print(table)
     if any(row.error for row in rows):
         fail("some projections could not be reached")
+
+
+def _row(settings: Settings, row: ProjectionStatus) -> dict[str, Any]:
+    return {
+        "name": row.name,
+        "store": settings.projections[row.name].describe(),
+        "checkpoint": row.checkpoint,
+        "head": row.head,
+        "lag": row.lag,
+        "error": row.error,
+    }
 
 
 @click.command("replay")
