@@ -17,8 +17,11 @@ format = "memorymesh"               # or mcp-memory
 
 [projections.provenance]
 kind = "prov"
-path = "var/provenance.ttl"
-format = "turtle"                   # nt | turtle | json-ld
+path = "var/provenance.nt"          # N-Triples; `writegate export prov` makes Turtle/JSON-LD
+
+[schema_source]                     # optional: seed 000's graph-backed registry
+source = "graph"
+projection = "graph"                # whose Bolt server holds the (:Schema) nodes
 ```
 
 Any value can be overridden by ``WRITEGATE_PROJECTIONS__<NAME>__<KEY>`` (pydantic-settings'
@@ -98,15 +101,14 @@ class ProvConfig(BaseModel):
     model_config = _STRICT
 
     kind: Literal["prov"]
-    path: Path
-    format: Literal["nt", "turtle", "json-ld"] = "turtle"
+    path: Path  # N-Triples; `writegate export prov NAME --format turtle|json-ld` converts
     batch: int = Field(default=20_000, ge=1)
 
     def describe(self) -> str:
-        return f"PROV-O {self.format} at {self.path}"
+        return f"PROV-O N-Triples at {self.path}"
 
     def open(self, name: str) -> Projector:
-        return ProvProjector(self.path, name, self.format)
+        return ProvProjector(self.path, name)
 
 
 class StateConfig(BaseModel):

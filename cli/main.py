@@ -28,7 +28,13 @@ from cli.common import (
     pass_ctx,
 )
 from cli.config import GraphConfig
-from cli.projections import follow_command, rebuild_command, replay_command, status_command
+from cli.projections import (
+    export_group,
+    follow_command,
+    rebuild_command,
+    replay_command,
+    status_command,
+)
 from cli.serve import serve, token
 from eventlog import Event
 from gate.schema import SchemaDocumentError, SchemaSourceUnavailable, load_document
@@ -425,7 +431,7 @@ def verify(ctx: Context) -> None:
 
 cli.add_command(serve)
 cli.add_command(token)
-for command in (status_command, replay_command, rebuild_command, follow_command):
+for command in (status_command, replay_command, rebuild_command, follow_command, export_group):
     cli.add_command(command)
 
 

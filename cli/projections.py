@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import click
@@ -27,10 +28,13 @@ from rich.progress import (
 from rich.table import Table
 
 from cli.common import Context, fail, opened, parse_time, pass_ctx
-from cli.config import Settings
+from cli.config import ProvConfig, Settings
 from eventlog import EventLog
 from gate import Gate
 from projections.contract import ProjectionError, Projector
+from projections.files import write_atomically
+from projections.prov import FORMATS as PROV_FORMATS
+from projections.prov import export
 from projections.regate import Regater
 from projections.runner import (
     ProjectionStatus,
@@ -237,3 +241,30 @@ def follow_command(ctx: Context, interval: float, names: tuple[str, ...]) -> Non
             projector.close()
         log.close()
     click.echo("stopped", err=True)
+
+
+@click.group("export")
+def export_group() -> None:
+    """Other serializations of a projection."""
+
+
+@export_group.command("prov")
+@click.argument("name")
+@click.option("--format", "fmt", type=click.Choice(PROV_FORMATS), default="turtle",
+              show_default=True)  # fmt: skip
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write here (atomically) instead of standard output.")  # fmt: skip
+@pass_ctx
+def export_prov(ctx: Context, name: str, fmt: str, output: Path | None) -> None:
+    """The PROV-O projection NAME as Turtle, JSON-LD or N-Triples."""
+    config = ctx.settings().projections.get(name)
+    if not isinstance(config, ProvConfig):
+        fail(f"{name!r} is not a configured prov projection", 2)
+    if not config.path.exists():
+        fail(f"{config.path} does not exist yet: run `writegate replay {name}` first")
+    data = export(config.path, fmt)  # type: ignore[arg-type]
+    if output is None:
+        click.echo(data.decode(), nl=False)
+    else:
+        write_atomically(output, [data])
+        click.echo(f"wrote {len(data):,} bytes of {fmt} to {output}", err=True)

@@ -142,23 +142,40 @@ _BUILDERS = {
 }
 
 
+_WRITES = (NODE_WRITTEN, RELATIONSHIP_WRITTEN)
+
+
 def statements(events: Sequence[Event]) -> Iterator[Statement]:
-    """The batch as statements, in event order, consecutive alike events sharing one."""
-    current: Statement | None = None
-    current_key: tuple[Any, ...] | None = None
+    """The batch as few statements as possible, with the same effect as event order.
+
+    Between two deletions, all node writes go first (one statement per label and key set,
+    rows in event order), then all relationship writes. That reordering changes nothing:
+    a node write and a relationship write commute except that a relationship may create an
+    endpoint as a stub, and a later (or, reordered, earlier) write of that node clears the
+    stub flag and stamps it either way. Runs of deletions are grouped the same way (a
+    relationship deleted before or after its endpoint's detaching delete is gone either
+    way); writes never cross a deletion.
+    """
+    segment: list[Event] = []
+    writing = True
     for event in events:
-        builder = _BUILDERS.get(event.type)
-        if builder is None:
+        if event.type not in _BUILDERS:
             continue  # schema events: nothing to project into the graph
-        key, cypher, row = builder(event)
-        if key != current_key:
-            if current is not None:
-                yield current
-            current, current_key = Statement(cypher), key
-        assert current is not None
-        current.rows.append(row)
-    if current is not None:
-        yield current
+        if (event.type in _WRITES) != writing:
+            yield from _grouped(segment)
+            segment, writing = [], not writing
+        segment.append(event)
+    yield from _grouped(segment)
+
+
+def _grouped(events: Sequence[Event]) -> Iterator[Statement]:
+    groups: dict[tuple[Any, ...], Statement] = {}
+    ordered = [e for e in events if e.type == NODE_WRITTEN]
+    ordered += [e for e in events if e.type != NODE_WRITTEN]
+    for event in ordered:
+        key, cypher, row = _BUILDERS[event.type](event)
+        groups.setdefault(key, Statement(cypher)).rows.append(row)
+    yield from groups.values()
 
 
 def merge_key_indexes(events: Sequence[Event]) -> set[tuple[str, str]]:

@@ -18,10 +18,11 @@ Mapping (instances under ``urn:writegate:``, extra terms in the ``writegate:`` n
 * a deletion ``prov:wasInvalidatedBy`` the deleting activity, at its time.
 
 PROV is append-only by nature (a deletion adds an invalidation), so the projection appends
-N-Triples to ``<path>`` (or ``<path>.nt`` when ``format`` is ``turtle``/``json-ld``, which are
-rendered from it after each batch and swapped in atomically). ``<path>.checkpoint.json``
+N-Triples to ``<path>``: cheap per batch however long the history. ``<path>.checkpoint.json``
 records the checkpoint and the file length at it; on opening, anything past that length —
-a half-written batch — is cut off, so the checkpoint and the file always agree.
+a half-written batch — is cut off, so the checkpoint and the file always agree. Turtle and
+JSON-LD are serializations of the whole graph, made on demand by ``export`` (rdflib's
+serializers rewrite everything, so they are not re-run per batch).
 """
 
 from __future__ import annotations
@@ -80,14 +81,10 @@ def relationship_iri(identity: str) -> URIRef:
 
 
 class ProvProjector:
-    def __init__(self, path: str | Path, name: str = "prov", fmt: Format = "nt") -> None:
-        if fmt not in FORMATS:
-            raise ValueError(f"format must be one of {FORMATS}, not {fmt!r}")
+    def __init__(self, path: str | Path, name: str = "prov") -> None:
         self.name = name
         self.path = Path(path)
-        self.format = fmt
-        derived = fmt != "nt"
-        self.triples_path = self.path.with_name(self.path.name + ".nt") if derived else self.path
+        self.triples_path = self.path
         self.meta_path = self.path.with_name(self.path.name + ".checkpoint.json")
         self._checkpoint, offset = self._read_meta()
         self.triples_path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,8 +92,6 @@ class ProvProjector:
             handle.truncate(offset)  # drop what a crash left past the checkpoint
         self._declared = self._scan_declarations()
         self._staging = False
-        if fmt != "nt" and not self.path.exists():
-            self._render()
 
     # -- the contract ----------------------------------------------------------------
 
@@ -132,8 +127,6 @@ class ProvProjector:
             self._checkpoint = checkpoint  # made durable when the staged file is swapped in
             return
         self._write_meta(checkpoint, offset)
-        if self.format != "nt":
-            self._render()
 
     @contextmanager
     def staged(self) -> Iterator[None]:
@@ -166,11 +159,7 @@ class ProvProjector:
 
     def graph(self) -> Graph:
         """The whole provenance graph, parsed (for queries and other serializations)."""
-        graph = Graph()
-        graph.bind("prov", PROV)
-        graph.bind("writegate", WG)
-        graph.parse(self.triples_path, format="nt")
-        return graph
+        return load_graph(self.triples_path)
 
     # -- files -------------------------------------------------------------------------
 
@@ -193,10 +182,6 @@ class ProvProjector:
                 if match := _DECLARED.match(line):
                     declared.add(match.group(1)[1:-1])
         return declared
-
-    def _render(self) -> None:
-        data = self.graph().serialize(format=self.format)
-        write_atomically(self.path, [data.encode()])
 
     # -- the mapping -----------------------------------------------------------------
 
@@ -321,6 +306,23 @@ class ProvProjector:
         last = version_iri(entity, event.streams[stream] - 1)
         yield last, PROV.wasInvalidatedBy, activity
         yield last, PROV.invalidatedAtTime, at
+
+
+def load_graph(path: Path) -> Graph:
+    graph = Graph()
+    graph.bind("prov", PROV)
+    graph.bind("writegate", WG)
+    graph.parse(path, format="nt")
+    return graph
+
+
+def export(path: str | Path, fmt: Format) -> bytes:
+    """The PROV projection at ``path`` serialized as Turtle, JSON-LD or N-Triples."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}, not {fmt!r}")
+    if fmt == "nt":
+        return Path(path).read_bytes()
+    return load_graph(Path(path)).serialize(format=fmt).encode()
 
 
 def _json(value: Any) -> str:

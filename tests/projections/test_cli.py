@@ -35,7 +35,7 @@ def setup(tmp_path: Path, db: Path, bolt: BoltTarget) -> tuple[Path, dict[str, s
         f'[projections.graph]\nkind = "graph"\nuri = "{bolt.uri}"\nuser = "{bolt.user}"\n'
         f'database = "{bolt.database}"\ndialect = "{bolt.dialect}"\n\n'
         f'[projections.snapshot]\nkind = "jsonl"\npath = "{tmp_path / "graph.jsonl"}"\n\n'
-        f'[projections.provenance]\nkind = "prov"\npath = "{tmp_path / "prov.ttl"}"\n'
+        f'[projections.provenance]\nkind = "prov"\npath = "{tmp_path / "prov.nt"}"\n'
     )
     return toml, {"WRITEGATE_PROJECTIONS__GRAPH__PASSWORD": bolt.password}
 
@@ -70,6 +70,9 @@ def test_status_replay_rebuild(tmp_path: Path, db_path: Path, bolt: BoltTarget) 
     outputs.append(rebuilt)
     assert "(reset first)" in rebuilt.stdout
     outputs.append(run(db_path, toml, "rebuild", "graph", "--regate", env=env))
+    turtle = tmp_path / "prov.ttl"
+    outputs.append(run(db_path, toml, "export", "prov", "provenance", "-o", str(turtle), env=env))
+    assert "prov:wasGeneratedBy" in turtle.read_text()
     assert all(bolt.password not in o.stdout + o.stderr for o in outputs)
 
 

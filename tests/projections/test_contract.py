@@ -42,12 +42,8 @@ class TestJsonl(ProjectorContract):
 
 
 class TestProv(ProjectorContract):
-    @pytest.fixture(params=["nt", "turtle"], autouse=True)
-    def fmt(self, request: pytest.FixtureRequest) -> str:
-        return str(request.param)
-
     def make(self, request: pytest.FixtureRequest) -> Projector:
-        return ProvProjector(_tmp(request) / "prov.out", fmt=request.getfixturevalue("fmt"))
+        return ProvProjector(_tmp(request) / "prov.nt")
 
     def reopen(self, projector: Projector, request: pytest.FixtureRequest) -> Projector:
         projector.close()
