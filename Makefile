@@ -16,7 +16,7 @@ $(BIN)/writegate: pyproject.toml
 	touch $@
 
 run: $(BIN)/writegate
-	@mkdir -p var && rm -f $(DEMO) $(DEMO)-wal $(DEMO)-shm
+	@mkdir -p var && rm -f $(DEMO) $(DEMO)-wal $(DEMO)-shm var/demo-*
 	$(WG) init --schema fixtures/schema.yaml
 	$(WG) write batch fixtures/demo_writes.jsonl
 	$(WG) write node user_profile -k 'name="Grace Hopper"' -p role=director --source hr.csv --method parsed --reliability 0.95
@@ -25,6 +25,9 @@ run: $(BIN)/writegate
 	-$(WG) write relationship DIRECTED --from Person -f name=Ada --to Person -t name=Alan --source me --method llm
 	$(WG) log
 	$(WG) verify
+	$(WG) --config fixtures/demo.toml replay snapshot
+	$(WG) --config fixtures/demo.toml replay provenance
+	$(WG) --config fixtures/demo.toml status
 
 # MCP programs nobody here wrote (the Inspector CLI, the official memory server), pinned
 $(PEERS): tests/peers/package.json tests/peers/package-lock.json
@@ -41,6 +44,7 @@ lint: $(BIN)/writegate
 bench: $(BIN)/writegate $(PEERS)
 	$(BIN)/python bench/bench_gate.py
 	$(BIN)/python bench/bench_mcp.py
+	$(BIN)/python bench/bench_projections.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis tests/peers/node_modules
