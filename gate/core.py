@@ -52,6 +52,7 @@ from gate.models import (
     WriteRelationshipResult,
     parse_request,
 )
+from gate.rejections import RejectionLog
 from gate.schema import (
     FileSchemaSource,
     LoadedSchema,
@@ -128,6 +129,7 @@ class Gate:
         self._policy_override = _policy(unknown_label_policy, "unknown_label_policy")
         self._policy_env = _policy(os.environ.get(POLICY_ENV), POLICY_ENV)
         self.default_actor = default_actor or Actor(agent="python-api")
+        self.rejections = RejectionLog(log)
 
     @classmethod
     def open(
@@ -291,7 +293,7 @@ class Gate:
         if operation not in singles:
             raise ValueError(f"no gate operation {operation!r}")
         model, plan, result_type = singles[operation]
-        return self._single(model, plan, arguments, actor, result_type, guard)
+        return self._single(model, plan, arguments, actor, result_type, guard, operation)
 
     def write_batch(
         self,
@@ -300,8 +302,13 @@ class Gate:
         idempotency_key: str | None = None,
         actor: Actor | None = None,
         guard: WriteGuard | None = None,
+        dry_run: bool = False,
     ) -> BatchResult | Rejected:
-        """Several writes accepted or rejected as one; a rejection names the failing item."""
+        """Several writes accepted or rejected as one; a rejection names the failing item.
+
+        ``dry_run`` runs every check, inside the transaction too, then rolls back: the
+        result says what would have been written (its ``seq`` values are hypothetical).
+        """
         actor = actor or self.default_actor
         request = {"items": items, "idempotency_key": idempotency_key}
         try:
@@ -335,11 +342,18 @@ class Gate:
                         emit(tx, index)
                 if guard is not None:
                     guard(actor, tx.events)
+                if dry_run:
+                    raise _DryRun(list(tx.events))
 
-            outcome = self.log.append(actor, decide, idempotency_key=key, request=request)
+            try:
+                outcome = self.log.append(actor, decide, idempotency_key=key, request=request)
+            except _DryRun as rehearsal:
+                return _batch_result(rehearsal.events)
             return _batch_result(outcome.events)
         except (GateRejection, VersionConflict, IdempotencyKeyReused) as exc:
-            return _rejected(exc)
+            if dry_run:
+                return _rejected(exc)
+            return self._refused(actor, "write_batch", exc, request)
 
     # -- plumbing shared by the single operations -----------------------------------------
 
@@ -351,6 +365,7 @@ class Gate:
         actor: Actor | None,
         result_type: type[R],
         guard: WriteGuard | None,
+        operation: str,
     ) -> R | Rejected:
         actor = actor or self.default_actor
         try:
@@ -370,7 +385,13 @@ class Gate:
             outcome = self.log.append(actor, decide, idempotency_key=key, request=raw)
             return result_type.model_validate(_result_fields(outcome.events))
         except (GateRejection, VersionConflict, IdempotencyKeyReused) as exc:
-            return _rejected(exc)
+            return self._refused(actor, operation, exc, arguments)
+
+    def _refused(self, actor: Actor, operation: str, exc: Exception, request: Any) -> Rejected:
+        """The rejection as a result, and a line in the rejections audit table."""
+        rejected = _rejected(exc)
+        self.rejections.record(actor, operation, rejected.error_code, rejected.message, request)
+        return rejected
 
     def _snapshot(self) -> LoadedSchema:
         try:
@@ -748,6 +769,11 @@ def _unavailable(exc: SchemaSourceUnavailable, kept: bool) -> GateRejection:
         str(exc),
         {"previous_snapshot_kept": kept},
     )
+
+
+class _DryRun(Exception):
+    def __init__(self, events: list[Event]) -> None:
+        self.events = events
 
 
 class _item:

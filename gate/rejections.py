@@ -1,0 +1,135 @@
+"""Rejected attempts, kept for auditors: which agent keeps hallucinating labels.
+
+A rejection is not part of the graph's history, so it is not an event: it goes to its own
+table in the log's file (``rejections``), in its own small transaction after the refused
+write rolled back. The table is bounded: past ``retention`` rows the oldest are dropped
+(env ``WRITEGATE_REJECTION_RETENTION``; 0 keeps none).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from eventlog import Actor, EventLog, canonical_json
+from eventlog.events import format_timestamp
+from eventlog.sql import run_script
+
+RETENTION_ENV = "WRITEGATE_REJECTION_RETENTION"
+DEFAULT_RETENTION = 100_000
+MAX_REQUEST_BYTES = 65_536
+
+_TABLE = """
+CREATE TABLE IF NOT EXISTS rejections (
+    id INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    session TEXT,
+    transport TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    error_code TEXT NOT NULL,
+    message TEXT NOT NULL,
+    request TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rejections_at ON rejections (at);
+"""
+
+
+@dataclass(frozen=True)
+class Rejection:
+    id: int
+    at: str
+    agent: str
+    session: str | None
+    transport: str
+    operation: str
+    error_code: str
+    message: str
+    request: str  # canonical JSON, cut at 64 KiB
+
+
+class RejectionLog:
+    def __init__(self, log: EventLog, retention: int | None = None) -> None:
+        self.log = log
+        env = os.environ.get(RETENTION_ENV)
+        self.retention = retention if retention is not None else int(env or DEFAULT_RETENTION)
+        self._since_prune = 0
+        conn = log.connection()
+        conn.execute("BEGIN IMMEDIATE")
+        run_script(conn, _TABLE)
+        conn.execute("COMMIT")
+
+    def record(
+        self, actor: Actor, operation: str, error_code: str, message: str, request: Any
+    ) -> None:
+        if self.retention <= 0:
+            return
+        try:
+            text = canonical_json(request).decode()
+        except TypeError:
+            text = repr(request)
+        conn = self.log.connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(
+                "INSERT INTO rejections (at, agent, session, transport, operation, error_code, "
+                "message, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    format_timestamp(datetime.now(UTC)),
+                    actor.agent,
+                    actor.session,
+                    actor.transport,
+                    operation,
+                    error_code,
+                    message,
+                    text[:MAX_REQUEST_BYTES],
+                ),
+            )
+            self._since_prune += 1
+            if self._since_prune >= max(1, min(1000, self.retention // 10)):
+                self._since_prune = 0
+                conn.execute(
+                    "DELETE FROM rejections WHERE id <= (SELECT max(id) FROM rejections) - ?",
+                    (self.retention,),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def read(
+        self,
+        *,
+        agent: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> Iterator[Rejection]:
+        where, params = ["1"], []
+        if agent is not None:
+            where.append("agent = ?")
+            params.append(agent)
+        if since is not None:
+            where.append("at >= ?")
+            params.append(format_timestamp(since))
+        if until is not None:
+            where.append("at <= ?")
+            params.append(format_timestamp(until))
+        rows = self.log.connection().execute(
+            "SELECT id, at, agent, session, transport, operation, error_code, message, request "
+            f"FROM rejections WHERE {' AND '.join(where)} ORDER BY id",
+            params,
+        )
+        for row in rows:
+            yield Rejection(*row)
+
+    def count(self) -> int:
+        try:
+            return int(
+                self.log.connection().execute("SELECT count(*) FROM rejections").fetchone()[0]
+            )
+        except sqlite3.OperationalError:
+            return 0
