@@ -17,6 +17,7 @@ from typing import Any
 import click
 import orjson
 
+from cli.audit import audit, report, show
 from cli.common import (
     DB_ENV,
     Context,
@@ -31,6 +32,7 @@ from cli.config import GraphConfig
 from cli.projections import (
     export_group,
     follow_command,
+    projection_checkpoints,
     rebuild_command,
     replay_command,
     status_command,
@@ -418,19 +420,44 @@ def _line(event: Event) -> str:
 
 
 @cli.command()
+@click.option("--anchor", is_flag=True, help="Print the head as SEQ:HASH to record elsewhere.")
+@click.option(
+    "--expect-head", metavar="SEQ:HASH", help="Fail unless history up to SEQ is unchanged."
+)
 @pass_ctx
-def verify(ctx: Context) -> None:
-    """Recompute the hash chain; check the append-only triggers and the state read model."""
+def verify(ctx: Context, anchor: bool, expect_head: str | None) -> None:
+    """Check the hash chain, the append-only triggers, the state read model against a replay
+    and every configured projection's checkpoint; exit non-zero naming the first failure."""
+    expected = _anchor_argument(expect_head) if expect_head else None
+    settings = ctx.settings()
     with opened(ctx) as gate:
-        report = gate.verify()
+        checkpoints: dict[str, int] = {}
+        for row in projection_checkpoints(settings, gate.log):
+            if row.checkpoint is None:
+                fail(f"projection {row.name} could not be read: {row.error}")
+            checkpoints[row.name] = row.checkpoint
+        report = gate.verify(checkpoints=checkpoints, expect_head=expected)
+        head = gate.log.head()
     for check in report.checks:
         click.echo(f"{'ok  ' if check.ok else 'FAIL'}  {check.name}: {check.detail}")
     if (failure := report.first_failure) is not None:
         fail(f"{failure.name}: {failure.detail}")
+    if anchor:
+        click.echo(f"{head[0]}:{head[1]}")
+
+
+def _anchor_argument(text: str) -> tuple[int, str]:
+    seq, sep, digest = text.partition(":")
+    if not sep or not seq.isdigit() or len(digest) != 64:
+        fail(f"--expect-head {text!r} is not SEQ:HASH (as printed by verify --anchor)", 2)
+    return int(seq), digest
 
 
 cli.add_command(serve)
 cli.add_command(token)
+cli.add_command(audit)
+cli.add_command(show)
+cli.add_command(report)
 for command in (status_command, replay_command, rebuild_command, follow_command, export_group):
     cli.add_command(command)
 

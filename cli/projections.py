@@ -88,6 +88,16 @@ def _report(result: ReplayResult) -> None:
     )
 
 
+def projection_checkpoints(settings: Settings, log: EventLog) -> list[ProjectionStatus]:
+    """Every configured projection's checkpoint (``None`` with the error if unreachable)."""
+    projectors = {name: _projector(settings, name) for name in settings.projections}
+    try:
+        return status(log, projectors)
+    finally:
+        for projector in projectors.values():
+            projector.close()
+
+
 @click.command("status")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per projection.")
 @pass_ctx
@@ -95,12 +105,7 @@ def status_command(ctx: Context, as_json: bool) -> None:
     """Each projection's checkpoint, the log head and the lag."""
     settings = ctx.settings()
     with opened(ctx) as gate:
-        projectors = {name: _projector(settings, name) for name in settings.projections}
-        try:
-            rows = status(gate.log, projectors)
-        finally:
-            for projector in projectors.values():
-                projector.close()
+        rows = projection_checkpoints(settings, gate.log)
         head = gate.log.head()[0]
     if as_json:
         inline = {"name": INLINE, "store": f"inline in {ctx.db}", "checkpoint": head,

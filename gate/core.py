@@ -166,9 +166,16 @@ class Gate:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def verify(self) -> IntegrityReport:
-        """Chain, triggers and state: see ``gate.integrity``."""
-        return check_integrity(self.log, self.state)
+    def verify(
+        self,
+        *,
+        checkpoints: Mapping[str, int] | None = None,
+        expect_head: tuple[int, str] | None = None,
+    ) -> IntegrityReport:
+        """Chain, triggers, state, projection checkpoints, an anchor: see ``gate.integrity``."""
+        return check_integrity(
+            self.log, self.state, checkpoints=checkpoints, expect_head=expect_head
+        )
 
     # -- schema ----------------------------------------------------------------------
 
