@@ -87,10 +87,15 @@ def writegate_db(size: int, tmp: Path) -> Path:
         gate.publish_schema(SCHEMA)
         for start in range(0, size, 1000):
             items = [
-                {"op": "write_node", "label": "Person", "merge_keys": {"name": f"pre-{i}"},
-                 "properties": {"age": 42}, **PROVENANCE}
+                {
+                    "op": "write_node",
+                    "label": "Person",
+                    "merge_keys": {"name": f"pre-{i}"},
+                    "properties": {"age": 42},
+                    **PROVENANCE,
+                }
                 for i in range(start, min(size, start + 1000))
-            ]  # fmt: skip
+            ]
             assert gate.write_batch(items=items).status == "written"
     return db
 

@@ -44,12 +44,27 @@ def build_log(db: Path, events: int) -> Gate:
     while written < events:
         items = []
         for _ in range(500):
-            items.append({"op": "write_node", "label": "Person", "merge_keys": {"name": f"p{i}"},
-                          "properties": {"age": i % 90, "team": f"t{i % 50}"}, **COMMON})  # fmt: skip
+            items.append(
+                {
+                    "op": "write_node",
+                    "label": "Person",
+                    "merge_keys": {"name": f"p{i}"},
+                    "properties": {"age": i % 90, "team": f"t{i % 50}"},
+                    **COMMON,
+                }
+            )
             if i:
-                items.append({"op": "write_relationship", "type": "KNOWS", "from_label": "Person",
-                              "from_keys": {"name": f"p{i}"}, "to_label": "Person",
-                              "to_keys": {"name": f"p{i - 1}"}, **COMMON})  # fmt: skip
+                items.append(
+                    {
+                        "op": "write_relationship",
+                        "type": "KNOWS",
+                        "from_label": "Person",
+                        "from_keys": {"name": f"p{i}"},
+                        "to_label": "Person",
+                        "to_keys": {"name": f"p{i - 1}"},
+                        **COMMON,
+                    }
+                )
             i += 1
         items = items[: events - written]
         assert gate.write_batch(items=items).status == "written"
@@ -59,8 +74,10 @@ def build_log(db: Path, events: int) -> Gate:
 
 def measure(gate: Gate, projector: Projector, label: str, batch: int) -> None:
     result = rebuild(gate.log, projector, batch=batch)
-    print(f"  {label:<34} {result.applied:>8,} events in {result.seconds:6.2f} s "
-          f"= {result.rate:>9,.0f} events/s")  # fmt: skip
+    print(
+        f"  {label:<34} {result.applied:>8,} events in {result.seconds:6.2f} s "
+        f"= {result.rate:>9,.0f} events/s"
+    )
     projector.close()
 
 
@@ -89,8 +106,10 @@ def follow_latency(gate: Gate, target: BoltTarget, writes: int) -> None:
         watcher.close()
         projector.close()
     q = statistics.quantiles(delays, n=100, method="inclusive")
-    print(f"  follow -> graph, write to visible ({writes} writes): p50 {q[49] * 1e3:6.1f} ms, "
-          f"p99 {q[98] * 1e3:6.1f} ms, max {max(delays) * 1e3:6.1f} ms")  # fmt: skip
+    print(
+        f"  follow -> graph, write to visible ({writes} writes): p50 {q[49] * 1e3:6.1f} ms, "
+        f"p99 {q[98] * 1e3:6.1f} ms, max {max(delays) * 1e3:6.1f} ms"
+    )
 
 
 def main() -> None:
@@ -105,15 +124,19 @@ def main() -> None:
         started = time.perf_counter()
         gate = build_log(tmp / "bench.db", args.events)
         head = gate.log.head()[0]
-        print(f"projection replay benchmark: a log of {head:,} events "
-              f"(built in {time.perf_counter() - started:.1f} s)")  # fmt: skip
+        print(
+            f"projection replay benchmark: a log of {head:,} events "
+            f"(built in {time.perf_counter() - started:.1f} s)"
+        )
         measure(gate, StateStore(tmp / "state.db"), "state read model (own SQLite file)", 20_000)
         measure(gate, JsonlProjector(tmp / "graph.jsonl"), "JSONL snapshot (MemoryMesh)", 50_000)
         measure(gate, ProvProjector(tmp / "prov.nt"), "PROV-O (N-Triples)", 20_000)
         started = time.perf_counter()
         turtle = export(tmp / "prov.nt", "turtle")
-        print(f"  export PROV-O as Turtle ({len(turtle) / 1e6:.0f} MB):        "
-              f"{time.perf_counter() - started:6.2f} s")  # fmt: skip
+        print(
+            f"  export PROV-O as Turtle ({len(turtle) / 1e6:.0f} MB):        "
+            f"{time.perf_counter() - started:6.2f} s"
+        )
         with arcadedb_server(tmp / "arcadedb", heap="2g") as server:
             target = BoltTarget(server.uri, server.user, server.password, server.database, "neo4j")
             measure(gate, GraphProjector(target), "graph over Bolt (ArcadeDB)", 5000)

@@ -161,8 +161,12 @@ def schema_publish(ctx: Context, path: Path) -> None:
 
 @schema.command("push-graph")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--projection", default="graph", show_default=True,
-              help="The graph projection whose server holds the registry.")  # fmt: skip
+@click.option(
+    "--projection",
+    default="graph",
+    show_default=True,
+    help="The graph projection whose server holds the registry.",
+)
 @pass_ctx
 def schema_push_graph(ctx: Context, path: Path, projection: str) -> None:
     """Write a schema document into the graph as seed 000's (:Schema) registry nodes."""
@@ -177,8 +181,10 @@ def schema_push_graph(ctx: Context, path: Path, projection: str) -> None:
         fail(str(exc))
     except Exception as exc:  # the driver's connection errors
         fail(f"cannot write to {config.describe()}: {exc}")
-    click.echo(f"{len(document.nodes)} labels, {len(document.relationships)} relationship types "
-               f"written to {config.describe()}")  # fmt: skip
+    click.echo(
+        f"{len(document.nodes)} labels, {len(document.relationships)} relationship types "
+        f"written to {config.describe()}"
+    )
 
 
 @schema.command("show")

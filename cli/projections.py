@@ -108,8 +108,14 @@ def status_command(ctx: Context, as_json: bool) -> None:
         rows = projection_checkpoints(settings, gate.log)
         head = gate.log.head()[0]
     if as_json:
-        inline = {"name": INLINE, "store": f"inline in {ctx.db}", "checkpoint": head,
-                  "head": head, "lag": 0, "error": None}  # fmt: skip
+        inline = {
+            "name": INLINE,
+            "store": f"inline in {ctx.db}",
+            "checkpoint": head,
+            "head": head,
+            "lag": 0,
+            "error": None,
+        }
         for line in [inline, *(_row(settings, r) for r in rows)]:
             click.echo(json.dumps(line))
         if any(row.error for row in rows):
@@ -212,8 +218,13 @@ def _regater(gate: Gate) -> Regater:
 
 
 @click.command("follow")
-@click.option("--interval", type=click.FloatRange(0.01, 60), default=0.2, show_default=True,
-              help="Seconds between polls when idle.")  # fmt: skip
+@click.option(
+    "--interval",
+    type=click.FloatRange(0.01, 60),
+    default=0.2,
+    show_default=True,
+    help="Seconds between polls when idle.",
+)
 @click.option("--only", "names", multiple=True, help="Follow only these projections.")
 @pass_ctx
 def follow_command(ctx: Context, interval: float, names: tuple[str, ...]) -> None:
@@ -255,10 +266,15 @@ def export_group() -> None:
 
 @export_group.command("prov")
 @click.argument("name")
-@click.option("--format", "fmt", type=click.Choice(PROV_FORMATS), default="turtle",
-              show_default=True)  # fmt: skip
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write here (atomically) instead of standard output.")  # fmt: skip
+@click.option(
+    "--format", "fmt", type=click.Choice(PROV_FORMATS), default="turtle", show_default=True
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write here (atomically) instead of standard output.",
+)
 @pass_ctx
 def export_prov(ctx: Context, name: str, fmt: str, output: Path | None) -> None:
     """The PROV-O projection NAME as Turtle, JSON-LD or N-Triples."""

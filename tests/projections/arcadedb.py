@@ -45,7 +45,8 @@ def arcadedb_server(root: Path, *, heap: str = "1g", timeout: float = 90) -> Ite
     command = [
         str(java),
         f"-Xmx{heap}",
-        "-cp", f"{home / 'jars'}/*",
+        "-cp",
+        f"{home / 'jars'}/*",
         f"-Darcadedb.server.rootPath={root}",
         f"-Darcadedb.server.databaseDirectory={root / 'databases'}",
         f"-Darcadedb.server.rootPassword={PASSWORD}",
@@ -57,7 +58,7 @@ def arcadedb_server(root: Path, *, heap: str = "1g", timeout: float = 90) -> Ite
         f"-Darcadedb.server.defaultDatabases={DATABASE}[root]",
         f"-Darcadedb.bolt.defaultDatabase={DATABASE}",
         "com.arcadedb.server.ArcadeDBServer",
-    ]  # fmt: skip
+    ]
     with open(log, "wb") as out:
         process = subprocess.Popen(
             command, stdout=out, stderr=subprocess.STDOUT, cwd=root, env={**os.environ}

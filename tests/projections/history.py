@@ -30,28 +30,70 @@ def build_history(gate: Gate, minutes: int = 1) -> list[datetime]:
             steps.append(datetime.now(UTC))
             clock.tick(timedelta(minutes=minutes))
 
-        assert gate.write_node(actor=ADA, label="Person", merge_keys={"name": "Alice"},
-                               properties={"age": 30, "skills": ["go", "sql"]}, **prov()).status == "written"  # fmt: skip
+        assert (
+            gate.write_node(
+                actor=ADA,
+                label="Person",
+                merge_keys={"name": "Alice"},
+                properties={"age": 30, "skills": ["go", "sql"]},
+                **prov(),
+            ).status
+            == "written"
+        )
         step()
-        gate.write_node(actor=BOB, label=":person", merge_keys={"name": "Bob"}, properties={"age": 41},
-                        **prov("chat-2032-01-01", "llm", 0.6))  # fmt: skip
+        gate.write_node(
+            actor=BOB,
+            label=":person",
+            merge_keys={"name": "Bob"},
+            properties={"age": 41},
+            **prov("chat-2032-01-01", "llm", 0.6),
+        )
         step()
-        gate.write_node(actor=ADA, label="Organization", merge_keys={"name": "Initech"},
-                        properties={"kind": "company"}, **prov())  # fmt: skip
+        gate.write_node(
+            actor=ADA,
+            label="Organization",
+            merge_keys={"name": "Initech"},
+            properties={"kind": "company"},
+            **prov(),
+        )
         step()
-        gate.write_relationship(actor=ADA, type="WORKS_FOR", from_label="Person", from_keys={"name": "Alice"},
-                                to_label="Organization", to_keys={"name": "Initech"},
-                                properties={"since": 2029}, **prov())  # fmt: skip
+        gate.write_relationship(
+            actor=ADA,
+            type="WORKS_FOR",
+            from_label="Person",
+            from_keys={"name": "Alice"},
+            to_label="Organization",
+            to_keys={"name": "Initech"},
+            properties={"since": 2029},
+            **prov(),
+        )
         step()
-        gate.write_relationship(actor=BOB, type="KNOWS", from_label="Person", from_keys={"name": "Bob"},
-                                to_label="Person", to_keys={"name": "Carol"}, endpoint_policy="merge_endpoints",
-                                **prov("chat-2032-01-01", "llm", 0.6))  # fmt: skip
+        gate.write_relationship(
+            actor=BOB,
+            type="KNOWS",
+            from_label="Person",
+            from_keys={"name": "Bob"},
+            to_label="Person",
+            to_keys={"name": "Carol"},
+            endpoint_policy="merge_endpoints",
+            **prov("chat-2032-01-01", "llm", 0.6),
+        )
         step()
-        gate.write_node(actor=ADA, label="Person", merge_keys={"name": "Alice"},
-                        properties={"age": 31, "skills": None}, **prov("hr.csv", "api", 1.0))  # fmt: skip
+        gate.write_node(
+            actor=ADA,
+            label="Person",
+            merge_keys={"name": "Alice"},
+            properties={"age": 31, "skills": None},
+            **prov("hr.csv", "api", 1.0),
+        )
         step()
-        gate.write_node(actor=BOB, label="Gizmo", merge_keys={"name": "Widget"}, properties={},
-                        **prov("chat-2032-01-01", "llm", 0.6))  # fmt: skip
+        gate.write_node(
+            actor=BOB,
+            label="Gizmo",
+            merge_keys={"name": "Widget"},
+            properties={},
+            **prov("chat-2032-01-01", "llm", 0.6),
+        )
         step()
         gate.write_node(
             actor=ADA,
@@ -59,18 +101,40 @@ def build_history(gate: Gate, minutes: int = 1) -> list[datetime]:
             merge_keys={"name": "Carol"},
             properties={"age": 25},
             **prov(),
-        )  # fmt: skip  (resolves the stub)
+        )  # resolves the stub
         step()
-        gate.write_batch(actor=ADA, items=[
-            {"op": "write_node", "label": "Person", "merge_keys": {"name": "Dan"}, **prov()},
-            {"op": "write_relationship", "type": "KNOWS", "from_label": "Person", "from_keys": {"name": "Dan"},
-             "to_label": "Person", "to_keys": {"name": "Alice"}, **prov()},
-        ])  # fmt: skip
+        gate.write_batch(
+            actor=ADA,
+            items=[
+                {"op": "write_node", "label": "Person", "merge_keys": {"name": "Dan"}, **prov()},
+                {
+                    "op": "write_relationship",
+                    "type": "KNOWS",
+                    "from_label": "Person",
+                    "from_keys": {"name": "Dan"},
+                    "to_label": "Person",
+                    "to_keys": {"name": "Alice"},
+                    **prov(),
+                },
+            ],
+        )
         step()
-        gate.delete_relationship(actor=BOB, type="KNOWS", from_label="Person", from_keys={"name": "Bob"},
-                                 to_label="Person", to_keys={"name": "Carol"}, **prov("cleanup", "manual", 1.0))  # fmt: skip
+        gate.delete_relationship(
+            actor=BOB,
+            type="KNOWS",
+            from_label="Person",
+            from_keys={"name": "Bob"},
+            to_label="Person",
+            to_keys={"name": "Carol"},
+            **prov("cleanup", "manual", 1.0),
+        )
         step()
-        gate.delete_node(actor=ADA, label="Person", merge_keys={"name": "Dan"}, detach=True,
-                         **prov("cleanup", "manual", 1.0))  # fmt: skip
+        gate.delete_node(
+            actor=ADA,
+            label="Person",
+            merge_keys={"name": "Dan"},
+            detach=True,
+            **prov("cleanup", "manual", 1.0),
+        )
         step()
     return steps

@@ -14,13 +14,17 @@ from tests.projections.history import T0, build_history
 from tests.server.harness import WRITEGATE
 
 
-def run(db: Path, toml: Path, *args: str, env: dict[str, str] | None = None,
-        ok: bool = True) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def run(
+    db: Path, toml: Path, *args: str, env: dict[str, str] | None = None, ok: bool = True
+) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
         [WRITEGATE, "--db", str(db), "--config", str(toml), *args],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
         env={**os.environ, **(env or {})},
-    )  # fmt: skip
+    )
     if ok:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -83,8 +87,18 @@ def test_operator_mistakes_are_one_line_errors(
     unknown = run(db_path, toml, "replay", "nope", env=env, ok=False)
     assert unknown.returncode == 2
     assert unknown.stderr.startswith("error: no projection named 'nope'")
-    both = run(db_path, toml, "replay", "snapshot", "--to-seq", "3", "--as-of", "2032-01-01",
-               env=env, ok=False)  # fmt: skip
+    both = run(
+        db_path,
+        toml,
+        "replay",
+        "snapshot",
+        "--to-seq",
+        "3",
+        "--as-of",
+        "2032-01-01",
+        env=env,
+        ok=False,
+    )
     assert both.returncode == 2
     bad = tmp_path / "bad.toml"
     bad.write_text('[projections.x]\nkind = "graph"\n')  # no uri

@@ -27,16 +27,27 @@ def big_log(db: Path) -> int:
         gate.publish_schema(SEED_SCHEMA)
         for start in range(0, PEOPLE, 1000):
             items = [
-                {"op": "write_node", "label": "Person", "merge_keys": {"name": f"p{i}"},
-                 "properties": {"age": i % 90}, **common}
+                {
+                    "op": "write_node",
+                    "label": "Person",
+                    "merge_keys": {"name": f"p{i}"},
+                    "properties": {"age": i % 90},
+                    **common,
+                }
                 for i in range(start, start + 1000)
-            ]  # fmt: skip
+            ]
             items += [
-                {"op": "write_relationship", "type": "KNOWS", "from_label": "Person",
-                 "from_keys": {"name": f"p{i}"}, "to_label": "Person",
-                 "to_keys": {"name": f"p{i - 1}"}, **common}
+                {
+                    "op": "write_relationship",
+                    "type": "KNOWS",
+                    "from_label": "Person",
+                    "from_keys": {"name": f"p{i}"},
+                    "to_label": "Person",
+                    "to_keys": {"name": f"p{i - 1}"},
+                    **common,
+                }
                 for i in range(start + 1, start + 1000)
-            ]  # fmt: skip
+            ]
             assert gate.write_batch(items=items).status == "written"
         return gate.log.head()[0]
 

@@ -28,8 +28,13 @@ def test_memorymesh_lines_nodes_first_with_provenance(tmp_path: Path, events: li
     bob = next(r for r in records if r.get("name") == "Bob")
     assert "Schema Remap From: :person" in bob["metadata"]  # type: ignore[operator]
     [edge] = [r for r in records if r["type"] == "edge"]
-    assert edge == {"type": "edge", "from": "Alice", "to": "Initech", "edgeType": "WORKS_FOR",
-                    "weight": 0.9 * 0.85}  # fmt: skip
+    assert edge == {
+        "type": "edge",
+        "from": "Alice",
+        "to": "Initech",
+        "edgeType": "WORKS_FOR",
+        "weight": 0.9 * 0.85,
+    }
 
 
 def test_same_log_same_bytes(tmp_path: Path, events: list[Event]) -> None:

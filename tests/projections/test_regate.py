@@ -17,8 +17,11 @@ def consolidated_schema() -> dict[str, Any]:
     """The seed schema, having learned that ``Gizmo`` means ``Device`` and that ``KNOWS`` is
     one of the synonyms of ``ACQUAINTED_WITH`` (seed 003's vocabulary consolidation)."""
     document = seed_document()
-    document["nodes"]["Device"] = {"merge_keys": ["name"], "required": ["name"],
-                                   "remaps_from": ["Gizmo"]}  # fmt: skip
+    document["nodes"]["Device"] = {
+        "merge_keys": ["name"],
+        "required": ["name"],
+        "remaps_from": ["Gizmo"],
+    }
     knows = document["relationships"].pop("KNOWS")
     document["relationships"]["ACQUAINTED_WITH"] = {**knows, "remaps_from": ["KNOWS"]}
     return document
@@ -31,8 +34,13 @@ def labelled(snapshot: dict[str, Any]) -> dict[str, str]:
 def test_regate_moves_history_to_the_current_vocabulary(
     history_gate: Gate, bolt: BoltTarget
 ) -> None:
-    knows = {"type": "KNOWS", "from_label": "Person", "from_keys": {"name": "Alice"},
-             "to_label": "Person", "to_keys": {"name": "Bob"}}  # fmt: skip
+    knows = {
+        "type": "KNOWS",
+        "from_label": "Person",
+        "from_keys": {"name": "Alice"},
+        "to_label": "Person",
+        "to_keys": {"name": "Bob"},
+    }
     assert history_gate.write_relationship(**knows, source="s", extraction_method="api").created
     projector = GraphProjector(bolt)
     try:

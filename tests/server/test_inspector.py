@@ -47,13 +47,19 @@ def test_inspector_lists_the_tools(db_path: Path) -> None:
 def test_inspector_calls_write_node(db_path: Path) -> None:
     result = inspector(
         published(db_path),
-        "--method", "tools/call",
-        "--tool-name", "write_node",
-        "--tool-arg", "label=Person",
-        "--tool-arg", 'merge_keys={"name": "Ada"}',
-        "--tool-arg", "source=inspector-cli",
-        "--tool-arg", "extraction_method=manual",
-    )  # fmt: skip
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "write_node",
+        "--tool-arg",
+        "label=Person",
+        "--tool-arg",
+        'merge_keys={"name": "Ada"}',
+        "--tool-arg",
+        "source=inspector-cli",
+        "--tool-arg",
+        "extraction_method=manual",
+    )
     assert result.get("isError") in (None, False), result
     written = result["structuredContent"]
     assert written["status"] == "written"  # type: ignore[index]
