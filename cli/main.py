@@ -29,6 +29,7 @@ from cli.common import (
     pass_ctx,
 )
 from cli.config import GraphConfig
+from cli.imports import import_group, schema_import_memorymesh
 from cli.projections import (
     export_group,
     follow_command,
@@ -464,6 +465,8 @@ cli.add_command(token)
 cli.add_command(audit)
 cli.add_command(show)
 cli.add_command(report)
+cli.add_command(import_group)
+schema.add_command(schema_import_memorymesh)
 for command in (status_command, replay_command, rebuild_command, follow_command, export_group):
     cli.add_command(command)
 

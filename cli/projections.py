@@ -60,7 +60,7 @@ def _projector(settings: Settings, name: str) -> Projector:
 
 
 @contextmanager
-def _progress(total: int, label: str) -> Iterator[Any]:
+def progress_bar(total: int, label: str) -> Iterator[Any]:
     columns = (
         TextColumn(f"[bold]{label}"),
         BarColumn(),
@@ -163,7 +163,7 @@ def replay_command(
         config = settings.projections[name]
         try:
             total = (to_seq or gate.log.head()[0]) - projector.checkpoint()
-            with _progress(max(total, 0), f"replay {name}") as advance:
+            with progress_bar(max(total, 0), f"replay {name}") as advance:
                 result = replay(
                     gate.log,
                     projector,
@@ -195,7 +195,7 @@ def rebuild_command(ctx: Context, name: str, regate: bool) -> None:
         regater = _regater(gate) if regate else None
         projector = _projector(settings, name)
         try:
-            with _progress(gate.log.head()[0], f"rebuild {name}") as advance:
+            with progress_bar(gate.log.head()[0], f"rebuild {name}") as advance:
                 result = rebuild(
                     gate.log,
                     projector,

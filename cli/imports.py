@@ -1,0 +1,138 @@
+"""``writegate import …`` and ``schema import-memorymesh``: faces over ``gate.imports``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import yaml
+
+from cli.common import Context, emit_result, fail, opened, pass_ctx
+from cli.projections import progress_bar
+from gate.imports import Format, ImportSummary, import_file, memorymesh_schema
+
+
+def _import(
+    ctx: Context,
+    fmt: Format,
+    path: Path,
+    method: str,
+    source: str | None,
+    reliability: float,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    with opened(ctx) as gate:
+        total = sum(1 for line in path.open(encoding="utf-8") if line.strip())
+        label = f"{'rehearse' if dry_run else 'import'} {path.name}"
+        with progress_bar(total, label) as advance:
+            summary = import_file(
+                gate,
+                path,
+                fmt,
+                extraction_method=method,
+                source=source,
+                reliability=reliability,
+                actor=ctx.actor,
+                dry_run=dry_run,
+                progress=advance,
+            )
+    if as_json:
+        click.echo(json.dumps(summary.model_dump(mode="json"), sort_keys=True))
+    else:
+        _print(summary)
+
+
+def _print(summary: ImportSummary) -> None:
+    verb = "would write" if summary.dry_run else "wrote"
+    click.echo(
+        f"{summary.file}: {summary.lines} lines, {summary.items} items; "
+        f"accepted {summary.accepted} (remapped {summary.remapped}), "
+        f"rejected {summary.rejected}, malformed {summary.malformed}; "
+        f"{verb} {summary.events_appended} events"
+    )
+    for problem in summary.problems:
+        click.echo(f"  line {problem.line}: {problem.error_code}: {problem.message}", err=True)
+
+
+def _options(command: click.Command) -> click.Command:
+    """The shared parameters, added to an existing command (click appends them in order)."""
+    for option in [
+        click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path)),
+        click.option(
+            "--method",
+            required=True,
+            help="Extraction method to record (sets the confidence: api, parsed, manual, llm).",
+        ),
+        click.option("--source", help="Source to record (default: the file's name)."),
+        click.option("--reliability", type=click.FloatRange(0, 1), default=0.5, show_default=True),
+        click.option("--dry-run", is_flag=True, help="Report what would happen; write nothing."),
+        click.option("--json", "as_json", is_flag=True, help="The summary as JSON."),
+    ]:
+        command = option(command)
+    return command
+
+
+@click.group("import")
+def import_group() -> None:
+    """Bring an existing agent memory under the gate (every item a gated write)."""
+
+
+@import_group.command("mcp-memory")
+@pass_ctx
+def import_mcp_memory(
+    ctx: Context,
+    path: Path,
+    method: str,
+    source: str | None,
+    reliability: float,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """The official MCP memory server's JSONL (entity and relation lines)."""
+    _import(ctx, "mcp-memory", path, method, source, reliability, dry_run, as_json)
+
+
+@import_group.command("memorymesh")
+@pass_ctx
+def import_memorymesh(
+    ctx: Context,
+    path: Path,
+    method: str,
+    source: str | None,
+    reliability: float,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """MemoryMesh's JSONL (node and edge lines)."""
+    _import(ctx, "memorymesh", path, method, source, reliability, dry_run, as_json)
+
+
+for _command in (import_mcp_memory, import_memorymesh):
+    _options(_command)
+
+
+@click.command("import-memorymesh")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the converted schema here (YAML) instead of publishing it.",
+)
+@pass_ctx
+def schema_import_memorymesh(ctx: Context, folder: Path, output: Path | None) -> None:
+    """Convert MemoryMesh *.schema.json files into one schema and publish it to the log."""
+    try:
+        document = memorymesh_schema(folder)
+    except (ValueError, OSError) as exc:
+        fail(str(exc))
+    if output is not None:
+        output.write_text(
+            yaml.safe_dump(document.model_dump(mode="json", by_alias=True), sort_keys=False)
+        )
+        click.echo(f"wrote {len(document.nodes)} labels to {output}")
+        return
+    with opened(ctx) as gate:
+        emit_result(gate.publish_schema(document, actor=ctx.actor))
