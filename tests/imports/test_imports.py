@@ -9,7 +9,7 @@ import pytest
 from eventlog import Actor
 from gate import Gate
 from gate.imports import ImportSummary, import_file, memorymesh_schema
-from tests.conftest import EXAMPLE_SCHEMA, FIXTURES
+from tests.conftest import FIXTURES
 from tests.imports.memory_file import generate
 
 OPERATOR = Actor(agent="operator:migration", transport="cli")
