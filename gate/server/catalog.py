@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, TypeAdapter
 
 from eventlog import Actor
+from eventlog.events import format_timestamp
 from gate.core import Gate, WriteGuard
+from gate.errors import ErrorCode, GateRejection
 from gate.models import (
     BatchResult,
     DeleteNodeRequest,
@@ -36,6 +39,7 @@ from gate.models import (
 )
 from gate.reads import MAX_DEPTH, GraphReader, NodeHistory, PathResult, Subgraph
 from gate.schema.registry import describe_registry
+from projections.vocabulary import node_stream
 
 _ARGS = ConfigDict(extra="forbid", frozen=True)
 IdempotencyKey = StrictStr | None
@@ -250,7 +254,7 @@ def _refresh(call: ToolCall, arguments: dict[str, Any]) -> BaseModel:
     return call.gate.refresh_schema_cache()
 
 
-BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
+GATE_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "write_node",
         "write",
@@ -360,3 +364,136 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
         read_only=True,
     ),
 )
+
+
+# -- auditor tools ------------------------------------------------------------------------
+
+
+class AuditEventsArgs(BaseModel):
+    model_config = _ARGS
+
+    agent: StrictStr | None = None
+    types: list[StrictStr] | None = None
+    node: NodeRefArgs | None = None
+    since: StrictStr | None = Field(default=None, description="ISO 8601 time")
+    until: StrictStr | None = Field(default=None, description="ISO 8601 time")
+    limit: StrictInt = Field(default=50, ge=1, le=500)
+    cursor: StrictStr | None = None
+
+
+class AuditEvent(BaseModel):
+    model_config = _ARGS
+
+    seq: int
+    occurred_at: str
+    type: str
+    agent: str
+    session: str | None
+    transport: str
+    payload: dict[str, Any]
+    provenance: dict[str, Any] | None
+    hash: str
+
+
+class AuditEvents(BaseModel):
+    model_config = _ARGS
+
+    events: list[AuditEvent]
+    next_cursor: str | None
+
+
+class IntegrityView(BaseModel):
+    model_config = _ARGS
+
+    ok: bool
+    head_seq: int
+    head_hash: str
+    checks: list[dict[str, Any]]
+
+
+def _moment(text: str | None, field: str) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT, f"{field} is not an ISO 8601 time", {"field": field}
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def audit_events(call: ToolCall, arguments: dict[str, Any]) -> AuditEvents:
+    args = parse_request(AuditEventsArgs, arguments)
+    try:
+        after = int(args.cursor) if args.cursor else 0
+    except ValueError:
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT, "cursor is not one this tool returned", {"field": "cursor"}
+        ) from None
+    stream = None
+    if args.node is not None:
+        stream = node_stream(call.reader.identity(_ref(args.node), _schema_or_none(call.gate)))
+    page = call.gate.log.read(
+        after_seq=after,
+        limit=args.limit,
+        agent=args.agent,
+        types=args.types,
+        stream=stream,
+        since=_moment(args.since, "since"),
+        until=_moment(args.until, "until"),
+    )
+    return AuditEvents(
+        events=[
+            AuditEvent(
+                seq=e.seq,
+                occurred_at=format_timestamp(e.occurred_at),
+                type=e.type,
+                agent=e.actor.agent,
+                session=e.actor.session,
+                transport=e.actor.transport,
+                payload=e.payload,
+                provenance=e.provenance,
+                hash=e.hash,
+            )
+            for e in page.events
+        ],
+        next_cursor=str(page.next_after) if page.next_after is not None else None,
+    )
+
+
+def integrity_report(call: ToolCall, arguments: dict[str, Any]) -> IntegrityView:
+    parse_request(NoArgs, arguments)
+    report = call.gate.verify()
+    seq, digest = call.gate.log.head()
+    return IntegrityView(
+        ok=report.ok,
+        head_seq=seq,
+        head_hash=digest,
+        checks=[{"name": c.name, "ok": c.ok, "detail": c.detail} for c in report.checks],
+    )
+
+
+AUDIT_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "audit_events",
+        "audit",
+        "The event log, filtered (agent, event types, one node, time range) and paged: "
+        "every accepted write with its actor, provenance and hash.",
+        AuditEventsArgs,
+        AuditEvents,
+        audit_events,
+        read_only=True,
+    ),
+    ToolSpec(
+        "integrity_report",
+        "audit",
+        "Recompute the hash chain, check the append-only triggers and compare the read model "
+        "with a replay; returns each check and the head to anchor.",
+        NoArgs,
+        IntegrityView,
+        integrity_report,
+        read_only=True,
+    ),
+)
+BUILTIN_TOOLS: tuple[ToolSpec, ...] = GATE_TOOLS + AUDIT_TOOLS

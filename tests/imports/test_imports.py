@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
 from eventlog import Actor
@@ -18,8 +19,6 @@ OPERATOR = Actor(agent="operator:migration", transport="cli")
 @pytest.fixture
 def memory_file(tmp_path: Path) -> Path:
     """A file the real MCP memory server wrote, plus two lines no server would write."""
-    import anyio
-
     out = tmp_path / "memory.jsonl"
     anyio.run(generate, out)
     with out.open("a") as handle:

@@ -74,3 +74,36 @@ async def test_node_history_is_the_provenance_trail(served: Served) -> None:
     ]
     assert entries[1]["changes"] == {"age": 37}
     assert missing.data["error_code"] == "NODE_NOT_FOUND"
+
+
+async def test_audit_tools_are_for_auditors_only(served: Served) -> None:
+    async with served.agent("writer-1", ("writer",)) as writer:
+        await writer.call("write_node", person("Ada"))
+        await writer.call("write_node", person("Ada", properties={"age": 37}))
+        assert "audit_events" not in await writer.tool_names()
+    async with served.agent("auditor-1", ("auditor",)) as auditor:
+        names = await auditor.tool_names()
+        assert {"audit_events", "integrity_report", "search_nodes"} <= set(names)
+        assert "write_node" not in names
+        page = await auditor.call(
+            "audit_events",
+            {
+                "agent": "writer-1",
+                "node": {"label": "Person", "merge_keys": {"name": "Ada"}},
+                "limit": 1,
+            },
+        )
+        assert [e["seq"] for e in page.data["events"]] == [2]
+        assert page.data["events"][0]["provenance"]["source"] == "test"
+        rest = await auditor.call(
+            "audit_events", {"agent": "writer-1", "cursor": page.data["next_cursor"]}
+        )
+        assert [e["seq"] for e in rest.data["events"]] == [3]
+        report = await auditor.call("integrity_report", {})
+    assert report.data["ok"] is True
+    assert report.data["head_seq"] == 3
+    assert [c["name"] for c in report.data["checks"]] == [
+        "hash chain",
+        "append-only triggers",
+        "state read model",
+    ]
