@@ -1,0 +1,105 @@
+"""``writegate verify`` catches every way history can be rewritten, and anchors it."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+from pathlib import Path
+
+from eventlog.store import APPEND_ONLY_TRIGGERS
+from tests.server.harness import WRITEGATE
+
+
+def verify(db: Path, *args: str, config: Path | None = None) -> subprocess.CompletedProcess[str]:
+    options = ["--config", str(config)] if config else []
+    return subprocess.run(
+        [WRITEGATE, "--db", str(db), *options, "verify", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def tamper(db: Path, sql: str, *params: object) -> None:
+    conn = sqlite3.connect(db)
+    for trigger in APPEND_ONLY_TRIGGERS:
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    conn.execute(sql, params)
+    conn.commit()
+    conn.close()
+
+
+def test_a_clean_log_verifies_and_anchors(audited: Path) -> None:
+    clean = verify(audited, "--anchor")
+    assert clean.returncode == 0, clean.stderr
+    lines = clean.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines[:3]] == [
+        "ok    hash chain",
+        "ok    append-only triggers",
+        "ok    state read model",
+    ]
+    anchor = lines[-1]
+    assert anchor.startswith("14:")
+    assert verify(audited, "--expect-head", anchor).returncode == 0
+
+
+def test_an_altered_event_is_named(audited: Path) -> None:
+    anchor = verify(audited, "--anchor").stdout.splitlines()[-1]
+    tamper(audited, "UPDATE events SET payload = replace(payload, '31', '32') WHERE seq = 7")
+    out = verify(audited)
+    assert out.returncode == 1
+    assert out.stderr.startswith("error: hash chain:")
+    assert "seq 7" in out.stderr
+    later = verify(audited, "--expect-head", anchor)
+    assert later.returncode == 1
+
+
+def test_a_deleted_event_is_named(audited: Path) -> None:
+    tamper(audited, "DELETE FROM events WHERE seq = 5")
+    out = verify(audited)
+    assert out.returncode == 1
+    assert "seq 5 is missing" in out.stderr
+    assert "FAIL  append-only triggers" in out.stdout
+
+
+def test_a_hand_edited_state_table_is_caught(audited: Path) -> None:
+    conn = sqlite3.connect(audited)
+    conn.execute("UPDATE state_nodes SET properties = '{\"age\":99}' WHERE label = 'Person'")
+    conn.commit()
+    conn.close()
+    out = verify(audited)
+    assert out.returncode == 1
+    assert out.stderr.strip() == (
+        "error: state read model: differs from a replay of the log (edited outside the gate?)"
+    )
+
+
+def test_a_projection_ahead_of_the_log_is_caught(audited: Path, tmp_path: Path) -> None:
+    toml = tmp_path / "writegate.toml"
+    toml.write_text(f'[projections.snapshot]\nkind = "jsonl"\npath = "{tmp_path / "g.jsonl"}"\n')
+    replayed = subprocess.run(
+        [WRITEGATE, "--db", str(audited), "--config", str(toml), "replay", "snapshot"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert replayed.returncode == 0, replayed.stderr
+    assert verify(audited, config=toml).returncode == 0
+    state = sqlite3.connect(tmp_path / "g.jsonl.state.db")
+    state.execute("UPDATE projection_checkpoints SET seq = 99")
+    state.commit()
+    state.close()
+    out = verify(audited, config=toml)
+    assert out.returncode == 1
+    assert out.stderr.strip() == (
+        "error: projection checkpoints: snapshot is at 99, ahead of the log head 14"
+    )
+
+
+def test_an_anchor_that_does_not_match_fails(audited: Path) -> None:
+    out = verify(audited, "--expect-head", "3:" + "0" * 64)
+    assert out.returncode == 1
+    assert out.stderr.startswith("error: anchor: event 3 has hash")
+    bad = verify(audited, "--expect-head", "three")
+    assert bad.returncode == 2
