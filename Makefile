@@ -45,6 +45,7 @@ bench: $(BIN)/writegate $(PEERS)
 	$(BIN)/python bench/bench_gate.py
 	$(BIN)/python bench/bench_mcp.py
 	$(BIN)/python bench/bench_projections.py
+	$(BIN)/python bench/bench_import.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis tests/peers/node_modules

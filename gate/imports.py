@@ -39,9 +39,10 @@ from eventlog import Actor
 from gate.core import Gate
 from gate.models import BatchResult, Rejected, WriteNodeResult, WriteRelationshipResult
 from gate.schema import SchemaDocument, SchemaRegistry, parse_document
+from projections.runner import bulk
 
 Format = Literal["mcp-memory", "memorymesh"]
-CHUNK = 500
+CHUNK = 2000
 _OUT = ConfigDict(extra="forbid")
 
 
@@ -236,6 +237,21 @@ def import_file(
         registry: SchemaRegistry | None = gate.current_schema().registry
     except Exception:
         registry = None
+    with bulk():
+        return _import(gate, path, fmt, digest, common, registry, actor, dry_run, progress)
+
+
+def _import(
+    gate: Gate,
+    path: Path,
+    fmt: Format,
+    digest: str,
+    common: dict[str, Any],
+    registry: SchemaRegistry | None,
+    actor: Actor | None,
+    dry_run: bool,
+    progress: Callable[[int], None] | None,
+) -> ImportSummary:
     items, problems, lines = read_items(path, fmt, registry, common)
     accepted = remapped = appended = 0
     for start in range(0, len(items), CHUNK):
