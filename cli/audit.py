@@ -16,7 +16,15 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
-from cli.common import Context, fail, opened, parse_assignments, parse_time, pass_ctx
+from cli.common import (
+    Context,
+    endpoint_options,
+    fail,
+    opened,
+    parse_assignments,
+    parse_time,
+    pass_ctx,
+)
 from cli.projections import projection_checkpoints
 from gate import Gate
 from gate.audit import Auditor, Facet, ProjectionLag, Report, Summary, Trail, build_report
@@ -100,10 +108,7 @@ def audit_node(ctx: Context, label: str, keys: tuple[str, ...], fmt: str) -> Non
 
 @audit.command("relationship")
 @click.argument("rtype", metavar="TYPE")
-@click.option("--from", "from_label", required=True)
-@click.option("-f", "--from-key", "from_keys", multiple=True, required=True)
-@click.option("--to", "to_label", required=True)
-@click.option("-t", "--to-key", "to_keys", multiple=True, required=True)
+@endpoint_options
 @format_option
 @pass_ctx
 def audit_relationship(

@@ -79,38 +79,29 @@ def import_group() -> None:
     """Bring an existing agent memory under the gate (every item a gated write)."""
 
 
-@import_group.command("mcp-memory")
-@pass_ctx
-def import_mcp_memory(
-    ctx: Context,
-    path: Path,
-    method: str,
-    source: str | None,
-    reliability: float,
-    dry_run: bool,
-    as_json: bool,
-) -> None:
-    """The official MCP memory server's JSONL (entity and relation lines)."""
-    _import(ctx, "mcp-memory", path, method, source, reliability, dry_run, as_json)
+def _import_command(fmt: Format, help_text: str) -> click.Command:
+    @pass_ctx
+    def command(
+        ctx: Context,
+        path: Path,
+        method: str,
+        source: str | None,
+        reliability: float,
+        dry_run: bool,
+        as_json: bool,
+    ) -> None:
+        _import(ctx, fmt, path, method, source, reliability, dry_run, as_json)
+
+    command.__doc__ = help_text
+    return _options(click.command(fmt)(command))
 
 
-@import_group.command("memorymesh")
-@pass_ctx
-def import_memorymesh(
-    ctx: Context,
-    path: Path,
-    method: str,
-    source: str | None,
-    reliability: float,
-    dry_run: bool,
-    as_json: bool,
-) -> None:
-    """MemoryMesh's JSONL (node and edge lines)."""
-    _import(ctx, "memorymesh", path, method, source, reliability, dry_run, as_json)
-
-
-for _command in (import_mcp_memory, import_memorymesh):
-    _options(_command)
+import_group.add_command(
+    _import_command(
+        "mcp-memory", "The official MCP memory server's JSONL (entity and relation lines)."
+    )
+)
+import_group.add_command(_import_command("memorymesh", "MemoryMesh's JSONL (node and edge lines)."))
 
 
 @click.command("import-memorymesh")

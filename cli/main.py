@@ -22,6 +22,7 @@ from cli.common import (
     DB_ENV,
     Context,
     emit_result,
+    endpoint_options,
     fail,
     opened,
     parse_assignments,
@@ -62,22 +63,6 @@ def provenance_options(f: Callable[..., Any]) -> Callable[..., Any]:
                 "--if-version", type=int, help="Reject unless the target is at this version."
             ),
             click.option("--idempotency-key", help="Retrying with the same key appends nothing."),
-        ]
-    ):
-        f = option(f)
-    return f
-
-
-def endpoint_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """The two endpoints that identify a relationship."""
-    for option in reversed(
-        [
-            click.option("--from", "from_label", required=True, help="Start node label."),
-            click.option(
-                "-f", "--from-key", "from_keys", multiple=True, help="Start key NAME=VALUE."
-            ),
-            click.option("--to", "to_label", required=True, help="End node label."),
-            click.option("-t", "--to-key", "to_keys", multiple=True, help="End key NAME=VALUE."),
         ]
     ):
         f = option(f)

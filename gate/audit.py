@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from eventlog import Event, EventLog
 from eventlog.events import format_timestamp
 from gate.rejections import RejectionLog
+from projections.state import merge_properties
 from projections.vocabulary import (
     NODE_DELETED,
     NODE_WRITTEN,
@@ -127,16 +128,6 @@ def histogram(values: Iterable[float]) -> Histogram:
     )
 
 
-def _merged(current: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(current)
-    for key, value in delta.items():
-        if value is None:
-            merged.pop(key, None)
-        else:
-            merged[key] = value
-    return merged
-
-
 def _diff(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Change]:
     keys = sorted(set(before) | set(after))
     return {
@@ -180,13 +171,13 @@ class Auditor:
             remapped = None
             if event.type == NODE_WRITTEN:
                 remapped = payload["node"].get("remapped_from")
-                properties = _merged(
+                properties = merge_properties(
                     {**properties, **payload["node"]["keys"]}, payload["properties"]
                 )
                 exists = True
             elif event.type == RELATIONSHIP_WRITTEN and kind == "relationship":
                 remapped = payload.get("remapped_from")
-                properties = _merged(properties, payload["properties"])
+                properties = merge_properties(properties, payload["properties"])
                 exists = True
             elif event.type == RELATIONSHIP_WRITTEN:  # this node was created as a stub endpoint
                 ref = next(s for s in payload["stubs_created"] if s["identity"] == identity)
@@ -229,7 +220,7 @@ class Auditor:
             version, last = event.streams[stream], event
             if event.type == NODE_WRITTEN:
                 base = properties if state == "present" else {}
-                properties = _merged(
+                properties = merge_properties(
                     {**base, **event.payload["node"]["keys"]}, event.payload["properties"]
                 )
                 state, stub = "present", False

@@ -84,7 +84,7 @@ class NodeState:
     remapped_from: str | None
 
 
-def _merge(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+def merge_properties(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     """``SET n += $changes``: a null value removes the property, as in Cypher."""
     merged = dict(current)
     for name, value in changes.items():
@@ -222,7 +222,7 @@ def _upsert_node(
         (identity,),
     ).fetchone()
     current = orjson.loads(row[0]) if row else {}
-    properties = _merge({**current, **ref["keys"]}, changes)
+    properties = merge_properties({**current, **ref["keys"]}, changes)
     remapped_from = ref.get("remapped_from") or (row[1] if row else None)
     provenance, seq, at, by = _stamp(event)
     conn.execute(
@@ -263,7 +263,7 @@ def _relationship_written(conn: sqlite3.Connection, event: Event) -> None:
         "SELECT properties, remapped_from, created_seq FROM state_relationships WHERE identity = ?",
         (identity,),
     ).fetchone()
-    properties = _merge(orjson.loads(row[0]) if row else {}, payload["properties"])
+    properties = merge_properties(orjson.loads(row[0]) if row else {}, payload["properties"])
     provenance, seq, at, by = _stamp(event)
     conn.execute(
         f"INSERT OR REPLACE INTO state_relationships ({_REL_COLUMNS}) "
