@@ -40,6 +40,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 from pydantic import BaseModel
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gate.core import Gate
 from gate.errors import GateRejection
@@ -115,6 +118,30 @@ class HostPolicy:
             self.bind,
         )
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+    @property
+    def checks_hosts(self) -> bool:
+        return self.bind in LOOPBACK or bool(self.public_hosts)
+
+
+class OriginGuard:
+    """Origin checking on its own, for the one deployment where Host checking is off
+    (non-loopback, no public host): the SDK ties both to one switch. Requests without an
+    ``Origin`` header (every non-browser MCP client) pass; a browser's must be listed."""
+
+    def __init__(self, app: ASGIApp, allowed: tuple[str, ...]) -> None:
+        self.app = app
+        self.allowed = set(allowed)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            origin = Headers(scope=scope).get("origin")
+            if origin is not None and origin not in self.allowed:
+                await PlainTextResponse("Invalid Origin header", status_code=403)(
+                    scope, receive, send
+                )
+                return
+        await self.app(scope, receive, send)
 
 
 class _Server(Server[Any]):
@@ -339,7 +366,7 @@ class WritegateServer:
 
     def http_app(self, tokens: TokenStore, hosts: HostPolicy, *, path: str = "/mcp") -> Starlette:
         """Streamable HTTP at ``path``; no or a bad bearer token is a 401 before any tool runs."""
-        return self.server.streamable_http_app(
+        app = self.server.streamable_http_app(
             streamable_http_path=path,
             transport_security=hosts.settings(),
             host=hosts.bind,
@@ -349,6 +376,9 @@ class WritegateServer:
             ),
             token_verifier=tokens,
         )
+        if not hosts.checks_hosts:
+            app.add_middleware(OriginGuard, allowed=hosts.allowed_origins)
+        return app
 
 
 def _run(spec: ToolSpec, call: ToolCall, arguments: dict[str, Any]) -> BaseModel:

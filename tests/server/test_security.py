@@ -191,3 +191,21 @@ async def test_policy_can_restrict_an_agent_to_one_label(event_schema_db: Path) 
             assert head(server.db) == before
         async with http_agent(server.url, token(server.db, "alice", "writer")) as alice:
             assert not (await alice.call("write_node", person("Alice"))).is_error
+
+
+def test_a_public_bind_without_public_host_checks_origins_not_hosts(db_path: Path) -> None:
+    extra = ("--host", "0.0.0.0", "--allow-origin", "https://app.example")
+    with http_server(published(db_path), extra=extra) as public:
+        base = {"Authorization": f"Bearer {token(public.db, 'alice', 'writer')}", "Accept": ACCEPT}
+        any_host = httpx2.post(
+            public.url, json=initialize(), headers={**base, "Host": "mem.example"}
+        )
+        assert any_host.status_code == 200
+        listed = httpx2.post(
+            public.url, json=initialize(), headers={**base, "Origin": "https://app.example"}
+        )
+        assert listed.status_code == 200
+        evil = httpx2.post(public.url, json=initialize(), headers={**base, "Origin": "http://evil"})
+        assert evil.status_code == 403
+        anonymous = httpx2.post(public.url, json=initialize(), headers={"Accept": ACCEPT})
+        assert anonymous.status_code == 401
