@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +33,7 @@ _RENDERED = (
 )
 
 
+@lru_cache(maxsize=4096)  # a handful of property names, rendered once per node each
 def display_name(key: str) -> str:
     """Seed 001's PropertyDisplayName: ``currentLocation`` -> ``Current Location``."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key).replace("_", " ")
