@@ -130,7 +130,12 @@ def main() -> None:
             f"(built in {time.perf_counter() - started:.1f} s)"
         )
         measure(gate, StateStore(tmp / "state.db"), "state read model (own SQLite file)", 20_000)
-        measure(gate, JsonlProjector(tmp / "graph.jsonl"), "JSONL snapshot (MemoryMesh)", 50_000)
+        measure(
+            gate,
+            JsonlProjector(tmp / "graph.jsonl", gate.log),
+            "JSONL snapshot (MemoryMesh)",
+            50_000,
+        )
         measure(gate, ProvProjector(tmp / "prov.nt"), "PROV-O (N-Triples)", 20_000)
         if args.export:
             started = time.perf_counter()

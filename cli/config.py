@@ -41,6 +41,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from eventlog import EventLog
 from gate.schema.graph import GraphSchemaSource
 from projections.contract import Projector
 from projections.graph import BoltTarget, GraphProjector
@@ -78,7 +79,7 @@ class GraphConfig(BaseModel):
             retry_seconds=self.retry_seconds,
         )
 
-    def open(self, name: str) -> Projector:
+    def open(self, name: str, log: EventLog) -> Projector:
         return GraphProjector(self.target(), name)
 
 
@@ -93,8 +94,8 @@ class JsonlConfig(BaseModel):
     def describe(self) -> str:
         return f"{self.format} JSONL at {self.path}"
 
-    def open(self, name: str) -> Projector:
-        return JsonlProjector(self.path, name, self.format)
+    def open(self, name: str, log: EventLog) -> Projector:
+        return JsonlProjector(self.path, log, name, self.format)
 
 
 class ProvConfig(BaseModel):
@@ -107,7 +108,7 @@ class ProvConfig(BaseModel):
     def describe(self) -> str:
         return f"PROV-O N-Triples at {self.path}"
 
-    def open(self, name: str) -> Projector:
+    def open(self, name: str, log: EventLog) -> Projector:
         return ProvProjector(self.path, name)
 
 
@@ -121,7 +122,7 @@ class StateConfig(BaseModel):
     def describe(self) -> str:
         return f"state read model at {self.path}"
 
-    def open(self, name: str) -> Projector:
+    def open(self, name: str, log: EventLog) -> Projector:
         return StateStore(self.path, name)
 
 

@@ -48,13 +48,13 @@ from projections.runner import (
 INLINE = "state"
 
 
-def _projector(settings: Settings, name: str) -> Projector:
+def _projector(settings: Settings, name: str, log: EventLog) -> Projector:
     config = settings.projections.get(name)
     if config is None:
         known = ", ".join(sorted(settings.projections)) or "none configured"
         fail(f"no projection named {name!r} in the configuration ({known})", 2)
     try:
-        return config.open(name)
+        return config.open(name, log)
     except (OSError, ValueError) as exc:
         fail(f"{name}: cannot open {config.describe()}: {exc}")
 
@@ -90,7 +90,7 @@ def _report(result: ReplayResult) -> None:
 
 def projection_checkpoints(settings: Settings, log: EventLog) -> list[ProjectionStatus]:
     """Every configured projection's checkpoint (``None`` with the error if unreachable)."""
-    projectors = {name: _projector(settings, name) for name in settings.projections}
+    projectors = {name: _projector(settings, name, log) for name in settings.projections}
     try:
         return status(log, projectors)
     finally:
@@ -159,7 +159,7 @@ def replay_command(
         fail("give --to-seq or --as-of, not both", 2)
     settings = ctx.settings()
     with opened(ctx) as gate:
-        projector = _projector(settings, name)
+        projector = _projector(settings, name, gate.log)
         config = settings.projections[name]
         try:
             total = (to_seq or gate.log.head()[0]) - projector.checkpoint()
@@ -193,7 +193,7 @@ def rebuild_command(ctx: Context, name: str, regate: bool) -> None:
     settings = ctx.settings()
     with opened(ctx) as gate:
         regater = _regater(gate) if regate else None
-        projector = _projector(settings, name)
+        projector = _projector(settings, name, gate.log)
         try:
             with progress_bar(gate.log.head()[0], f"rebuild {name}") as advance:
                 result = rebuild(
@@ -242,7 +242,7 @@ def follow_command(ctx: Context, interval: float, names: tuple[str, ...]) -> Non
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
     log = EventLog(ctx.db, create=False)
-    projectors = {name: _projector(settings, name) for name in chosen}
+    projectors = {name: _projector(settings, name, log) for name in chosen}
     click.echo(f"following {', '.join(chosen)} (every {interval}s when idle)", err=True)
 
     def reported(name: str, count: int, checkpoint: int) -> None:

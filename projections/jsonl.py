@@ -1,16 +1,17 @@
 """The current graph as a JSONL snapshot: MemoryMesh's format (seed 001 §2.4) or the MCP memory
 server's, for tools that read those files.
 
-The projection's store is a ``StateStore`` in a sidecar file (``<path>.state.db``) holding the
-checkpoint; after every applied batch the JSONL file is rendered from it and swapped in
-atomically. Output is deterministic: nodes sorted by identity, then edges sorted by
-identity, keys sorted, so the same log gives the same bytes. Provenance rides in the
-metadata strings (``"Confidence: 0.675"``, ``"Source: …"``); an edge's ``weight`` is the
-relationship's confidence.
+The graph is held in memory (``projections.memory``) and rendered after every applied
+batch, swapped in atomically; ``<path>.checkpoint.json`` records the checkpoint. After a
+restart the graph is rebuilt from the log up to that checkpoint. Output is deterministic:
+nodes sorted by identity, then edges sorted by identity, keys sorted, so the same log gives
+the same bytes. Provenance rides in the metadata strings (``"Confidence: 0.675"``,
+``"Source: …"``); an edge's ``weight`` is the relationship's confidence.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -21,16 +22,13 @@ from typing import Any, Literal
 
 import orjson
 
-from eventlog import Event
+from eventlog import Event, EventLog
+from projections.contract import check_batch
 from projections.files import write_atomically
-from projections.statestore import StateStore
+from projections.memory import GraphModel
 
 Format = Literal["memorymesh", "mcp-memory"]
 FORMATS: tuple[Format, ...] = ("memorymesh", "mcp-memory")
-
-_RENDERED = (
-    "CREATE TABLE IF NOT EXISTS jsonl_rendered (path TEXT PRIMARY KEY, seq INTEGER NOT NULL)"
-)
 
 
 @lru_cache(maxsize=4096)  # a handful of property names, rendered once per node each
@@ -68,30 +66,41 @@ def metadata(
 
 
 class JsonlProjector:
-    def __init__(self, path: str | Path, name: str = "jsonl", fmt: Format = "memorymesh") -> None:
+    """Needs the log: after a restart its in-memory graph is rebuilt up to the checkpoint."""
+
+    def __init__(
+        self, path: str | Path, log: EventLog, name: str = "jsonl", fmt: Format = "memorymesh"
+    ) -> None:
         if fmt not in FORMATS:
             raise ValueError(f"format must be one of {FORMATS}, not {fmt!r}")
         self.name = name
         self.path = Path(path)
+        self.log = log
         self.format = fmt
-        self.store = StateStore(self.path.with_name(self.path.name + ".state.db"), name)
+        self.meta_path = self.path.with_name(self.path.name + ".checkpoint.json")
+        self.model = GraphModel()
+        self._checkpoint = _read_checkpoint(self.meta_path)
         self._deferred = False
-        self.store.conn.execute(_RENDERED)
-        if self._rendered() != self.store.checkpoint() or not self.path.exists():
-            self._render()  # a crash came between the commit and the swap
+        for event in log.iter_events(to_seq=self._checkpoint, batch=256):
+            self.model.apply(event)
+        self._render()  # whatever a crash interrupted, the file now matches the checkpoint
 
     def checkpoint(self) -> int:
-        return self.store.checkpoint()
+        return self._checkpoint
 
     def apply(self, events: Sequence[Event]) -> int:
-        before = self.store.checkpoint()
-        checkpoint = self.store.apply(events)
-        if checkpoint != before or not self.path.exists():
-            self._render()
-        return checkpoint
+        check_batch(self.name, self._checkpoint, events)
+        if not events:
+            return self._checkpoint
+        for event in events:
+            self.model.apply(event)
+        self._checkpoint = max(self._checkpoint, events[-1].seq)
+        self._render()
+        return self._checkpoint
 
     def reset(self) -> None:
-        self.store.reset()
+        self.model.clear()
+        self._checkpoint = 0
         self._render()
 
     @contextmanager
@@ -109,67 +118,62 @@ class JsonlProjector:
         return self.path.read_bytes()
 
     def close(self) -> None:
-        self.store.close()
+        return None
 
     # -- rendering ----------------------------------------------------------------
 
-    def _rendered(self) -> int | None:
-        row = self.store.conn.execute(
-            "SELECT seq FROM jsonl_rendered WHERE path = ?", (str(self.path),)
-        ).fetchone()
-        return None if row is None else int(row[0])
-
     def _render(self) -> None:
+        """The file first, then the checkpoint: a crash between them leaves a checkpoint
+        behind the file, and reopening rebuilds to it and renders again."""
         if self._deferred:
             return
-        checkpoint = self.store.checkpoint()
         write_atomically(self.path, self._lines())
-        self.store.conn.execute(
-            "INSERT INTO jsonl_rendered (path, seq) VALUES (?, ?) "
-            "ON CONFLICT (path) DO UPDATE SET seq = excluded.seq",
-            (str(self.path), checkpoint),
-        )
+        write_atomically(self.meta_path, [json.dumps({"checkpoint": self._checkpoint}).encode()])
 
     def _lines(self) -> Iterator[bytes]:
-        conn = self.store.conn
-        nodes = conn.execute(
-            "SELECT identity, label, keys, properties, provenance, stub, remapped_from, "
-            "updated_at, updated_by FROM state_nodes ORDER BY identity"
-        ).fetchall()
-        names = _names([(row[0], row[1], orjson.loads(row[2])) for row in nodes])
-        loads, dumps = orjson.loads, orjson.dumps
+        nodes, edges = self.model.nodes, self.model.edges
+        names = _names(
+            [(identity, nodes[identity].label, nodes[identity].keys) for identity in sorted(nodes)]
+        )
+        dumps, option = orjson.dumps, orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
         mesh = self.format == "memorymesh"
-        for identity, label, keys, properties, provenance, stub, remapped, at, by in nodes:
+        for identity in sorted(nodes):
+            node = nodes[identity]
             extra = {
-                "written_by": by,
-                "last_updated": at,
-                "schema_remap_from": remapped,
-                "stub": True if stub else None,
+                "written_by": node.updated_by,
+                "last_updated": node.updated_at,
+                "schema_remap_from": node.remapped_from,
+                "stub": True if node.stub else None,
             }
-            lines = metadata(loads(properties), loads(keys), loads(provenance), extra)
+            lines = metadata(node.properties, node.keys, node.provenance, extra)
             name = names[identity]
+            record: dict[str, Any]
             if mesh:
-                record = {"type": "node", "name": name, "nodeType": label, "metadata": lines}
+                record = {"type": "node", "name": name, "nodeType": node.label, "metadata": lines}
             else:
                 record = {
                     "type": "entity",
                     "name": name,
-                    "entityType": label,
+                    "entityType": node.label,
                     "observations": lines,
                 }
-            yield dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
-        edges = conn.execute(
-            "SELECT type, from_identity, to_identity, provenance FROM state_relationships "
-            "ORDER BY identity"
-        )
-        for rtype, start, end, provenance in edges:
-            ends = {"from": names[start], "to": names[end]}
+            yield dumps(record, option=option)
+        for identity in sorted(edges):
+            edge = edges[identity]
+            ends = {"from": names[edge.start], "to": names[edge.end]}
             if mesh:
-                weight = loads(provenance).get("confidence")
-                record = {"type": "edge", **ends, "edgeType": rtype, "weight": weight}
+                weight = edge.provenance.get("confidence")
+                record = {"type": "edge", **ends, "edgeType": edge.type, "weight": weight}
             else:
-                record = {"type": "relation", **ends, "relationType": rtype}
-            yield dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+                record = {"type": "relation", **ends, "relationType": edge.type}
+            yield dumps(record, option=option)
+
+
+def _read_checkpoint(path: Path) -> int:
+    try:
+        return int(json.loads(path.read_text())["checkpoint"])
+    except FileNotFoundError:
+        return 0
 
 
 def _names(nodes: list[tuple[str, str, dict[str, Any]]]) -> dict[str, str]:

@@ -34,7 +34,11 @@ class TestJsonl(ProjectorContract):
         return str(request.param)
 
     def make(self, request: pytest.FixtureRequest) -> Projector:
-        return JsonlProjector(_tmp(request) / "graph.jsonl", fmt=request.getfixturevalue("fmt"))
+        return JsonlProjector(
+            _tmp(request) / "graph.jsonl",
+            request.getfixturevalue("history_gate").log,
+            fmt=request.getfixturevalue("fmt"),
+        )
 
     def reopen(self, projector: Projector, request: pytest.FixtureRequest) -> Projector:
         projector.close()

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from eventlog import Event
+from gate import Gate
 from projections.jsonl import JsonlProjector, display_name
 
 
@@ -13,9 +14,11 @@ def lines(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_memorymesh_lines_nodes_first_with_provenance(tmp_path: Path, events: list[Event]) -> None:
+def test_memorymesh_lines_nodes_first_with_provenance(
+    tmp_path: Path, events: list[Event], history_gate: Gate
+) -> None:
     out = tmp_path / "g.jsonl"
-    JsonlProjector(out).apply(events)
+    JsonlProjector(out, history_gate.log).apply(events)
     records = lines(out)
     kinds = [r["type"] for r in records]
     assert kinds == sorted(kinds, key=lambda k: k != "node")  # nodes, then edges
@@ -37,18 +40,18 @@ def test_memorymesh_lines_nodes_first_with_provenance(tmp_path: Path, events: li
     }
 
 
-def test_same_log_same_bytes(tmp_path: Path, events: list[Event]) -> None:
+def test_same_log_same_bytes(tmp_path: Path, events: list[Event], history_gate: Gate) -> None:
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
-    JsonlProjector(one).apply(events)
-    projector = JsonlProjector(two)
+    JsonlProjector(one, history_gate.log).apply(events)
+    projector = JsonlProjector(two, history_gate.log)
     for event in events:
         projector.apply([event])
     assert one.read_bytes() == two.read_bytes()
 
 
-def test_mcp_memory_format(tmp_path: Path, events: list[Event]) -> None:
+def test_mcp_memory_format(tmp_path: Path, events: list[Event], history_gate: Gate) -> None:
     out = tmp_path / "memory.jsonl"
-    JsonlProjector(out, fmt="mcp-memory").apply(events)
+    JsonlProjector(out, history_gate.log, fmt="mcp-memory").apply(events)
     records = lines(out)
     assert {r["type"] for r in records} == {"entity", "relation"}
     alice = next(r for r in records if r.get("name") == "Alice")
@@ -68,18 +71,44 @@ def test_display_names_follow_seed_001() -> None:
     assert display_name("extraction_method") == "Extraction Method"
 
 
-def test_a_crash_between_commit_and_swap_is_repaired_on_open(
-    tmp_path: Path, events: list[Event]
+def test_a_crash_between_file_and_checkpoint_is_repaired_on_open(
+    tmp_path: Path, events: list[Event], history_gate: Gate
 ) -> None:
     out = tmp_path / "g.jsonl"
-    projector = JsonlProjector(out)
+    projector = JsonlProjector(out, history_gate.log)
     projector.apply(events[:4])
-    stale = out.read_bytes()
+    early = out.read_bytes()
     projector.apply(events)
     complete = out.read_bytes()
-    # as if the process died after the state committed but before the new file was swapped in
-    projector.store.conn.execute("UPDATE jsonl_rendered SET seq = ?", (events[3].seq,))
-    out.write_bytes(stale)
-    projector.close()
-    JsonlProjector(out).close()
+    # the new file was swapped in, but the process died before recording the checkpoint
+    projector.meta_path.write_text(json.dumps({"checkpoint": events[3].seq}))
+    reopened = JsonlProjector(out, history_gate.log)
+    assert reopened.checkpoint() == events[3].seq
+    assert out.read_bytes() == early  # the file matches its checkpoint again
+    reopened.apply(events[4:])
     assert out.read_bytes() == complete
+
+
+def test_the_memory_model_agrees_with_the_state_read_model(
+    tmp_path: Path, events: list[Event], history_gate: Gate
+) -> None:
+    """The snapshot's graph and the gate's state follow the same rules."""
+    projector = JsonlProjector(tmp_path / "g.jsonl", history_gate.log)
+    projector.apply(events)
+    state = history_gate.state.snapshot(history_gate.log.connection())
+    expected_nodes = {
+        row[0]: (row[1], json.loads(row[3]), bool(row[6]), row[7]) for row in state["nodes"]
+    }
+    model_nodes = {
+        identity: (n.label, n.properties, n.stub, n.remapped_from)
+        for identity, n in projector.model.nodes.items()
+    }
+    assert model_nodes == expected_nodes
+    expected_edges = {
+        row[0]: (row[1], row[2], row[3], json.loads(row[4])) for row in state["relationships"]
+    }
+    model_edges = {
+        identity: (e.type, e.start, e.end, e.properties)
+        for identity, e in projector.model.edges.items()
+    }
+    assert model_edges == expected_edges
