@@ -113,3 +113,57 @@ def test_operator_mistakes_are_one_line_errors(
     down = run(db_path, dead, "replay", "g", ok=False)
     assert down.returncode == 1
     assert "graph server bolt://127.0.0.1:9 unavailable" in down.stderr
+
+
+def test_the_graph_registry_as_the_cli_schema_source(
+    tmp_path: Path, db_path: Path, bolt: BoltTarget
+) -> None:
+    toml = tmp_path / "writegate.toml"
+    toml.write_text(
+        f'[projections.graph]\nkind = "graph"\nuri = "{bolt.uri}"\nuser = "{bolt.user}"\n'
+        f'database = "{bolt.database}"\ndialect = "{bolt.dialect}"\n\n'
+        '[schema_source]\nsource = "graph"\nprojection = "graph"\n'
+    )
+    env = {"WRITEGATE_PROJECTIONS__GRAPH__PASSWORD": bolt.password}
+    run(db_path, toml, "init", env=env)
+    pushed = run(db_path, toml, "schema", "push-graph", str(SEED_SCHEMA), env=env)
+    assert "3 labels, 2 relationship types" in pushed.stdout
+    written = run(
+        db_path,
+        toml,
+        "write",
+        "node",
+        "person",
+        "-k",
+        "name=Ada",
+        "--source",
+        "cli",
+        "--method",
+        "manual",
+        env=env,
+    )
+    result = json.loads(written.stdout)
+    assert (result["label"], result["remapped_from"]) == ("Person", ":person")
+    refused = run(
+        db_path,
+        toml,
+        "write",
+        "relationship",
+        "DIRECTED",
+        "--from",
+        "Person",
+        "-f",
+        "name=Ada",
+        "--to",
+        "Person",
+        "-t",
+        "name=Ada",
+        "--source",
+        "cli",
+        "--method",
+        "manual",
+        env=env,
+        ok=False,
+    )
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error: SCHEMA_UNKNOWN_LABEL")
