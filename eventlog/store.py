@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -533,6 +534,12 @@ def _request_hash(request: Any) -> str:
     return hashlib.sha256(canonical_json(request)).hexdigest()
 
 
+@lru_cache(maxsize=1024)
+def _actor(text: str) -> Actor:
+    """Actors repeat (a handful of agents write most events) and are immutable: share them."""
+    return trusted(Actor, orjson.loads(text))
+
+
 def row_to_event(row: Sequence[Any]) -> Event:
     """Build an Event from a stored row (columns in ``EVENT_COLUMNS`` order)."""
     loads = orjson.loads
@@ -543,7 +550,7 @@ def row_to_event(row: Sequence[Any]) -> Event:
             "event_id": row[1],
             "type": row[2],
             "occurred_at": parse_timestamp(row[3]),
-            "actor": trusted(Actor, loads(row[4])),
+            "actor": _actor(row[4]),
             "streams": loads(row[5]),
             "payload": loads(row[6]),
             "provenance": loads(row[7]),

@@ -39,6 +39,8 @@ def display_name(key: str) -> str:
 
 
 def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
     if isinstance(value, list):
         return ", ".join(_text(v) for v in value)
     if isinstance(value, bool):
@@ -53,15 +55,17 @@ def metadata(
     extra: dict[str, Any],
 ) -> list[str]:
     """``Key: Value`` strings: the properties, then where the fact came from."""
-    own = sorted((k, v) for k, v in properties.items() if k not in keys)
-    lines = [f"{display_name(k)}: {_text(v)}" for k, v in own]
-    trail = {
-        "confidence": provenance.get("confidence"),
-        "source": provenance.get("source"),
-        "extraction_method": provenance.get("extraction_method"),
-        **extra,
-    }
-    lines += [f"{display_name(k)}: {_text(v)}" for k, v in trail.items() if v is not None]
+    lines = [
+        f"{display_name(k)}: {_text(properties[k])}" for k in sorted(properties) if k not in keys
+    ]
+    for key, value in (
+        ("confidence", provenance.get("confidence")),
+        ("source", provenance.get("source")),
+        ("extraction_method", provenance.get("extraction_method")),
+        *extra.items(),
+    ):
+        if value is not None:
+            lines.append(f"{display_name(key)}: {_text(value)}")
     return lines
 
 
