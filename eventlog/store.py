@@ -464,12 +464,18 @@ class EventLog:
         return EventPage(events, events[-1].seq if more else None)
 
     def iter_events(
-        self, *, after_seq: int = 0, to_seq: int | None = None, batch: int = 1000
+        self,
+        *,
+        after_seq: int = 0,
+        to_seq: int | None = None,
+        batch: int = 1000,
+        **filters: Any,
     ) -> Iterator[Event]:
-        """Every event after ``after_seq`` (up to ``to_seq``) in order, read in pages."""
+        """Every event after ``after_seq`` (up to ``to_seq``) in order, read in pages;
+        ``filters`` are those of ``read`` (types, agent, stream, since, until)."""
         cursor: int | None = after_seq
         while cursor is not None:
-            page = self.read(after_seq=cursor, limit=batch, to_seq=to_seq)
+            page = self.read(after_seq=cursor, limit=batch, to_seq=to_seq, **filters)
             yield from page.events
             cursor = page.next_after
 

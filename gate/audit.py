@@ -8,7 +8,7 @@ pydantic models so the CLI's ``--format json`` is stable for scripts.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -152,20 +152,13 @@ class Auditor:
         self.log = log
         self.rejections = RejectionLog(log)
 
-    def _stream(self, stream: str, until: datetime | None = None) -> Iterator[Event]:
-        after: int | None = 0
-        while after is not None:
-            page = self.log.read(after_seq=after, limit=1000, stream=stream, until=until)
-            yield from page.events
-            after = page.next_after
-
     def trail(self, identity: str, kind: Literal["node", "relationship"] = "node") -> Trail:
         """Every event of one node (or relationship), oldest first, with a property diff."""
         stream = node_stream(identity) if kind == "node" else relationship_stream(identity)
         entries: list[TrailEntry] = []
         properties: dict[str, Any] = {}
         exists = False
-        for event in self._stream(stream):
+        for event in self.log.iter_events(stream=stream):
             before = dict(properties)
             payload = event.payload
             remapped = None
@@ -216,7 +209,7 @@ class Auditor:
         properties: dict[str, Any] = {}
         version, stub, last = 0, False, None
         stream = node_stream(identity)
-        for event in self._stream(stream, until=moment):
+        for event in self.log.iter_events(stream=stream, until=moment):
             version, last = event.streams[stream], event
             if event.type == NODE_WRITTEN:
                 base = properties if state == "present" else {}
@@ -243,13 +236,6 @@ class Auditor:
             confidence=provenance.get("confidence"),
         )
 
-    def _events(self, since: datetime | None, until: datetime | None) -> Iterator[Event]:
-        after: int | None = 0
-        while after is not None:
-            page = self.log.read(after_seq=after, limit=2000, since=since, until=until)
-            yield from page.events
-            after = page.next_after
-
     def summary(
         self,
         facet: Facet,
@@ -259,7 +245,7 @@ class Auditor:
         until: datetime | None = None,
     ) -> Summary:
         """What one agent, source or extraction method wrote."""
-        events = [e for e in self._events(since, until) if e.type in GRAPH_EVENTS]
+        events = list(self.log.iter_events(types=GRAPH_EVENTS, since=since, until=until))
 
         def matches(event: Event) -> bool:
             provenance = event.provenance or {}

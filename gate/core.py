@@ -130,6 +130,7 @@ class Gate:
         self._policy_env = _policy(os.environ.get(POLICY_ENV), POLICY_ENV)
         self.default_actor = default_actor or Actor(agent="python-api")
         self.rejections = RejectionLog(log)
+        self._singles = self._operations()  # built once: every write looks its operation up
 
     @classmethod
     def open(
@@ -296,7 +297,7 @@ class Gate:
                 actor=actor,
                 guard=guard,
             )
-        singles = self._operations()
+        singles = self._singles
         if operation not in singles:
             raise ValueError(f"no gate operation {operation!r}")
         model, plan, result_type = singles[operation]
@@ -430,7 +431,7 @@ class Gate:
                 f"each item must be an object whose 'op' is one of {list(BATCH_OPERATIONS)}",
                 {"field": "op"},
             )
-        model, plan, _ = self._operations()[item["op"]]
+        model, plan, _ = self._singles[item["op"]]
         return model, plan
 
     def _provenance(self, request: Provenanced, snapshot: LoadedSchema) -> dict[str, Any]:

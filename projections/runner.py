@@ -109,26 +109,20 @@ def replay(
     if as_of is not None:
         target = min(target, log.last_seq_at(as_of))
     checkpoint = projector.checkpoint()
-    was_reset = False
-    if target < checkpoint:
-        projector.reset()
-        checkpoint, was_reset = 0, True
-    start = checkpoint + 1 if from_seq is None or was_reset else from_seq
-    if start > checkpoint + 1:
+    back_in_time = target < checkpoint
+    start = checkpoint + 1 if from_seq is None else from_seq
+    if back_in_time:
+        start = 1  # the reset empties the store: it is rebuilt from the beginning
+    if start > checkpoint + 1 and not back_in_time:
         raise ProjectionGap(
             f"{projector.name}: --from-seq {start} would skip events after the checkpoint "
             f"{checkpoint}; replay from {checkpoint + 1} or earlier"
         )
-    applied = 0
-    staged = getattr(projector, "staged", None)
-    with bulk(), staged() if staged and was_reset else nullcontext():
-        for events in _batches(log, max(start - 1, 0), target, batch, None):
-            checkpoint = projector.apply(events)
-            applied += len(events)
-            if progress:
-                progress(len(events))
+    applied, checkpoint = _apply(
+        log, projector, start - 1, target, batch, None, progress, reset=back_in_time
+    )
     return ReplayResult(
-        projector.name, applied, checkpoint, time.perf_counter() - started, was_reset
+        projector.name, applied, checkpoint, time.perf_counter() - started, back_in_time
     )
 
 
@@ -142,16 +136,36 @@ def rebuild(
 ) -> ReplayResult:
     """Reset and replay from seq 1 (file outputs are swapped in whole at the end)."""
     started = time.perf_counter()
+    head = log.head()[0]
+    applied, checkpoint = _apply(log, projector, 0, head, batch, regater, progress, reset=True)
+    return ReplayResult(projector.name, applied, checkpoint, time.perf_counter() - started, True)
+
+
+def _apply(
+    log: EventLog,
+    projector: Projector,
+    after: int,
+    target: int,
+    batch: int,
+    regater: Regater | None,
+    progress: Progress | None,
+    *,
+    reset: bool,
+) -> tuple[int, int]:
+    """Feed events ``after < seq <= target`` in batches; a reset happens inside the staging
+    (if the projector stages), so readers never see the emptied store."""
     staged = getattr(projector, "staged", None)
-    applied, checkpoint = 0, 0
-    with bulk(), staged() if staged else nullcontext():
-        projector.reset()
-        for events in _batches(log, 0, log.head()[0], batch, regater):
+    applied = 0
+    with bulk(), staged() if staged and reset else nullcontext():
+        if reset:
+            projector.reset()
+        checkpoint = projector.checkpoint()
+        for events in _batches(log, after, target, batch, regater):
             checkpoint = projector.apply(events)
             applied += len(events)
             if progress:
                 progress(len(events))
-    return ReplayResult(projector.name, applied, checkpoint, time.perf_counter() - started, True)
+    return applied, checkpoint
 
 
 def follow(
