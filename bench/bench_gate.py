@@ -7,6 +7,9 @@ Prints, for the same pragmas (WAL, synchronous=NORMAL unless --durability full):
     with p50/p99 latency;
   * ``write_batch`` of 1,000 nodes, in events/s;
   * ``verify`` in events/s;
+  * the gate's own SQL, bare: the statements one accepted ``write_node`` runs (traced from a
+    real call and printed), replayed with no validation, JSON or hashing around them. It is
+    the ceiling any gate keeping this read model in the same transaction can reach;
 and the gate as a fraction of the floor. Nothing here asserts: numbers are for reading.
 
 usage: python bench/bench_gate.py [--sizes 1000,10000,100000] [--calls 3000] [--durability normal]
@@ -23,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from eventlog import Actor
+from eventlog.store import _INSERT_EVENT, _INSERT_STREAM
 from gate import Gate
 
 SCHEMA = Path(__file__).resolve().parent.parent / "fixtures" / "seed000_schema.yaml"
@@ -104,6 +108,68 @@ def floor(
     return single_rate, batch_rate
 
 
+def traced_statements(gate: Gate) -> list[str]:
+    """The SQL one accepted single ``write_node`` runs, as SQLite saw it (a trigger firing is
+    reported as its statement again: consecutive repeats are folded)."""
+    statements: list[str] = []
+    conn = gate.log.connection()
+    conn.set_trace_callback(statements.append)
+    try:
+        gate.write_node(**node("traced"))
+    finally:
+        conn.set_trace_callback(None)
+    return [s for i, s in enumerate(statements) if i == 0 or s != statements[i - 1]]
+
+
+def gate_sql_ceiling(gate: Gate, calls: int) -> float:
+    """Replay, per transaction, the statements a single ``write_node`` runs (see
+    ``traced_statements``) on the gate's own file, with values prepared in advance."""
+    conn = gate.log.connection()
+    event = list(conn.execute("SELECT * FROM events ORDER BY seq DESC LIMIT 1").fetchone())
+    state = list(conn.execute("SELECT * FROM state_nodes LIMIT 1").fetchone())
+    columns = ", ".join("?" * len(state))
+    prepared = []
+    seq, prev = event[0], event[-1]
+    for i in range(calls):
+        seq += 1
+        identity = f'Person{{"name":"ceiling{i}"}}'
+        digest = f"{seq:064x}"
+        prepared.append(
+            (
+                identity,
+                f"node:{identity}",
+                (seq, *event[1:10], prev, digest),
+                (identity, *state[1:8], seq, seq, *state[10:]),
+                seq,
+            )
+        )
+        prev = digest
+    started = time.perf_counter()
+    for identity, stream, event_row, state_row, at in prepared:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(
+            "SELECT seq, hash, occurred_at FROM events ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        conn.execute("SELECT * FROM state_nodes WHERE identity = ?", (identity,)).fetchone()
+        conn.execute(
+            "SELECT MAX(version) FROM event_streams WHERE stream = ?", (stream,)
+        ).fetchone()
+        conn.execute(_INSERT_EVENT, event_row)
+        conn.execute(_INSERT_STREAM, (stream, 1, at))
+        conn.execute(
+            "SELECT properties, remapped_from, created_seq FROM state_nodes WHERE identity = ?",
+            (identity,),
+        ).fetchone()
+        conn.execute(f"INSERT OR REPLACE INTO state_nodes VALUES ({columns})", state_row)
+        conn.execute(
+            "INSERT INTO projection_checkpoints (name, seq) VALUES ('state', ?) "
+            "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",
+            (at,),
+        )
+        conn.execute("COMMIT")
+    return calls / (time.perf_counter() - started)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -134,6 +200,8 @@ def main() -> None:
             )
         batch_rate = bench_batch(gate, args.batches, "batch-")
         print(f"  write_batch of 1,000:                  {batch_rate:>9,.0f} events/s")
+        statements = traced_statements(gate)
+        ceiling = gate_sql_ceiling(gate, args.calls)
         head = gate.log.head()[0]
         started = time.perf_counter()
         report = gate.log.verify()
@@ -150,6 +218,13 @@ def main() -> None:
     floor_single, floor_batch = floor(sample, args.durability, args.calls * 2, args.batches)
     print(f"  floor: bare INSERT per transaction:    {floor_single:>9,.0f} rows/s")
     print(f"  floor: bare INSERTs, batches of 1,000: {floor_batch:>9,.0f} rows/s")
+    print(f"  the gate's own SQL for one write_node ({len(statements)} statements, traced):")
+    for statement in statements:
+        print(f"      {statement[:96]}")
+    print(
+        f"  ... replayed bare, a write per transaction: {ceiling:>9,.0f} writes/s"
+        f"  = {ceiling / floor_single:.0%} of the single-insert floor"
+    )
     spread = max(single_rates.values()) / min(single_rates.values())
     worst = min(single_rates.values())
     print(

@@ -29,6 +29,8 @@ from eventlog.events import (
     Actor,
     DraftEvent,
     Event,
+    EventView,
+    Replayed,
     format_timestamp,
     parse_timestamp,
     trusted,
@@ -45,6 +47,7 @@ EVENT_COLUMNS = (
     "seq, event_id, type, occurred_at, actor, streams, payload, provenance, request, "
     "idempotency_key, prev_hash, hash"
 )
+REPLAYED_COLUMNS = "seq, event_id, type, occurred_at, actor, streams, payload, provenance"
 _INSERT_EVENT = f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
 _INSERT_STREAM = "INSERT INTO event_streams (stream, version, seq) VALUES (?,?,?)"
 _STREAM_VERSION = "SELECT MAX(version) FROM event_streams WHERE stream = ?"
@@ -105,7 +108,7 @@ class InlineProjector(Protocol):
 
     def install(self, conn: sqlite3.Connection) -> None: ...
 
-    def apply_event(self, conn: sqlite3.Connection, event: Event) -> None: ...
+    def apply_event(self, conn: sqlite3.Connection, event: EventView) -> None: ...
 
     def set_checkpoint(self, conn: sqlite3.Connection, seq: int) -> None: ...
 
@@ -318,14 +321,10 @@ class EventLog:
     def _catch_up(self, conn: sqlite3.Connection, projector: InlineProjector) -> None:
         """Bring a read model that is behind the log (new, or restored) up to the head."""
         done = projector.checkpoint(conn)
-        cursor = conn.execute(
-            f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq", (done,)
-        )
         last = done
-        while rows := cursor.fetchmany(1000):
-            for row in rows:
-                projector.apply_event(conn, row_to_event(row))
-                last = row[0]
+        for event in self.iter_replayed(after_seq=done):
+            projector.apply_event(conn, event)
+            last = event.seq
         if last != done:
             projector.set_checkpoint(conn, last)
 
@@ -479,6 +478,38 @@ class EventLog:
             yield from page.events
             cursor = page.next_after
 
+    def iter_replayed(
+        self, *, after_seq: int = 0, to_seq: int | None = None, page: int = 256
+    ) -> Iterator[Replayed]:
+        """Every event after ``after_seq`` (up to ``to_seq``) in order, as projections read
+        them. Each page is read whole before it is handed out, so the caller may write to
+        this connection between events; small pages stay in cache."""
+        conn = self.connection()
+        last = self.head()[0] if to_seq is None else to_seq
+        sql = (
+            f"SELECT {REPLAYED_COLUMNS} FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?"
+        )
+        loads, new = orjson.loads, tuple.__new__
+        while after_seq < last:
+            rows = conn.execute(sql, (after_seq, last, page)).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield new(  # Replayed(...) without the generated __new__'s argument handling
+                    Replayed,
+                    (
+                        row[0],
+                        row[1],
+                        row[2],
+                        _occurred(row[3]),
+                        _actor(row[4]),
+                        loads(row[5]),
+                        loads(row[6]),
+                        loads(row[7]),
+                    ),
+                )
+            after_seq = rows[-1][0]
+
     def _read_range(self, first: int, last: int) -> list[Event]:
         rows = (
             self.connection()
@@ -546,6 +577,12 @@ def _actor(text: str) -> Actor:
     return trusted(Actor, orjson.loads(text))
 
 
+@lru_cache(maxsize=256)
+def _occurred(text: str) -> datetime:
+    """A batch's events share one timestamp: parse it once and share the (immutable) value."""
+    return parse_timestamp(text)
+
+
 def row_to_event(row: Sequence[Any]) -> Event:
     """Build an Event from a stored row (columns in ``EVENT_COLUMNS`` order)."""
     loads = orjson.loads
@@ -555,7 +592,7 @@ def row_to_event(row: Sequence[Any]) -> Event:
             "seq": row[0],
             "event_id": row[1],
             "type": row[2],
-            "occurred_at": parse_timestamp(row[3]),
+            "occurred_at": _occurred(row[3]),
             "actor": _actor(row[4]),
             "streams": loads(row[5]),
             "payload": loads(row[6]),

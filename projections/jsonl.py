@@ -22,10 +22,11 @@ from typing import Any, Literal
 
 import orjson
 
-from eventlog import Event, EventLog
+from eventlog import EventLog, EventView
+from eventlog.events import format_timestamp
 from projections.contract import check_batch
 from projections.files import write_atomically
-from projections.memory import GraphModel
+from projections.memory import CITED, GraphModel, NodeRecord
 
 Format = Literal["memorymesh", "mcp-memory"]
 FORMATS: tuple[Format, ...] = ("memorymesh", "mcp-memory")
@@ -48,25 +49,23 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def metadata(
-    properties: dict[str, Any],
-    keys: dict[str, Any],
-    provenance: dict[str, Any],
-    extra: dict[str, Any],
-) -> list[str]:
-    """``Key: Value`` strings: the properties, then where the fact came from."""
-    lines = [
-        f"{display_name(k)}: {_text(properties[k])}" for k in sorted(properties) if k not in keys
+def property_lines(properties: dict[str, Any], keys: dict[str, Any]) -> list[str]:
+    """``Key: Value`` strings for the properties that are not merge keys (the name says those)."""
+    return [
+        f"{display_name(k)}: {_text(v)}" for k, v in sorted(properties.items()) if k not in keys
     ]
-    for key, value in (
-        ("confidence", provenance.get("confidence")),
-        ("source", provenance.get("source")),
-        ("extraction_method", provenance.get("extraction_method")),
-        *extra.items(),
-    ):
-        if value is not None:
-            lines.append(f"{display_name(key)}: {_text(value)}")
-    return lines
+
+
+def origin_lines(node: NodeRecord) -> list[str]:
+    """``Key: Value`` strings saying where the node's latest fact came from."""
+    fields = {
+        **dict(zip(CITED, node.cited, strict=True)),
+        "written_by": node.updated_by,
+        "last_updated": format_timestamp(node.updated_at),
+        "schema_remap_from": node.remapped_from,
+        "stub": True if node.stub else None,
+    }
+    return [f"{display_name(k)}: {_text(v)}" for k, v in fields.items() if v is not None]
 
 
 class JsonlProjector:
@@ -85,14 +84,14 @@ class JsonlProjector:
         self.model = GraphModel()
         self._checkpoint = _read_checkpoint(self.meta_path)
         self._deferred = False
-        for event in log.iter_events(to_seq=self._checkpoint, batch=256):
+        for event in log.iter_replayed(to_seq=self._checkpoint):
             self.model.apply(event)
         self._render()  # whatever a crash interrupted, the file now matches the checkpoint
 
     def checkpoint(self) -> int:
         return self._checkpoint
 
-    def apply(self, events: Sequence[Event]) -> int:
+    def apply(self, events: Sequence[EventView]) -> int:
         check_batch(self.name, self._checkpoint, events)
         if not events:
             return self._checkpoint
@@ -135,41 +134,54 @@ class JsonlProjector:
         write_atomically(self.meta_path, [json.dumps({"checkpoint": self._checkpoint}).encode()])
 
     def _lines(self) -> Iterator[bytes]:
+        """Records with their keys already in sorted order, so the bytes are deterministic
+        without asking the encoder to sort every object."""
         nodes, edges = self.model.nodes, self.model.edges
-        names = _names(
-            [(identity, nodes[identity].label, nodes[identity].keys) for identity in sorted(nodes)]
-        )
-        dumps, option = orjson.dumps, orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+        order = sorted(nodes)
+        names = _names(nodes, order)
+        # Nodes written together share their origin lines: render those once.
+        origins: dict[tuple[Any, ...], list[str]] = {}
+        dumps, option = orjson.dumps, orjson.OPT_APPEND_NEWLINE
         mesh = self.format == "memorymesh"
-        for identity in sorted(nodes):
+        for identity in order:
             node = nodes[identity]
-            extra = {
-                "written_by": node.updated_by,
-                "last_updated": node.updated_at,
-                "schema_remap_from": node.remapped_from,
-                "stub": True if node.stub else None,
-            }
-            lines = metadata(node.properties, node.keys, node.provenance, extra)
-            name = names[identity]
-            record: dict[str, Any]
+            origin = (node.cited, node.updated_by, node.updated_at, node.remapped_from, node.stub)
+            cited = origins.get(origin)
+            if cited is None:
+                cited = origins[origin] = origin_lines(node)
+            lines = property_lines(node.properties, node.keys) + cited
             if mesh:
-                record = {"type": "node", "name": name, "nodeType": node.label, "metadata": lines}
+                record: dict[str, Any] = {
+                    "metadata": lines,
+                    "name": names[identity],
+                    "nodeType": node.label,
+                    "type": "node",
+                }
             else:
                 record = {
-                    "type": "entity",
-                    "name": name,
                     "entityType": node.label,
+                    "name": names[identity],
                     "observations": lines,
+                    "type": "entity",
                 }
             yield dumps(record, option=option)
         for identity in sorted(edges):
             edge = edges[identity]
-            ends = {"from": names[edge.start], "to": names[edge.end]}
             if mesh:
-                weight = edge.provenance.get("confidence")
-                record = {"type": "edge", **ends, "edgeType": edge.type, "weight": weight}
+                record = {
+                    "edgeType": edge.type,
+                    "from": names[edge.start],
+                    "to": names[edge.end],
+                    "type": "edge",
+                    "weight": edge.confidence,
+                }
             else:
-                record = {"type": "relation", **ends, "relationType": edge.type}
+                record = {
+                    "from": names[edge.start],
+                    "relationType": edge.type,
+                    "to": names[edge.end],
+                    "type": "relation",
+                }
             yield dumps(record, option=option)
 
 
@@ -180,7 +192,7 @@ def _read_checkpoint(path: Path) -> int:
         return 0
 
 
-def _names(nodes: list[tuple[str, str, dict[str, Any]]]) -> dict[str, str]:
+def _names(nodes: dict[str, NodeRecord], order: list[str]) -> dict[str, str]:
     """Both formats name nodes by one string: the single key's value, qualified by the label
     when two nodes would share it, and the whole identity for multi-key nodes."""
 
@@ -189,9 +201,11 @@ def _names(nodes: list[tuple[str, str, dict[str, Any]]]) -> dict[str, str]:
             return _text(keys["name"])
         return _text(next(iter(keys.values()))) if len(keys) == 1 else identity
 
-    first = {identity: plain(keys, identity) for identity, _, keys in nodes}
+    first = {identity: plain(nodes[identity].keys, identity) for identity in order}
     taken = Counter(first.values())
+    if len(taken) == len(first):
+        return first
     return {
-        identity: f"{first[identity]} ({label})" if taken[first[identity]] > 1 else first[identity]
-        for identity, label, _ in nodes
+        identity: f"{name} ({nodes[identity].label})" if taken[name] > 1 else name
+        for identity, name in first.items()
     }

@@ -4,16 +4,18 @@ The same rules as the state read model (``projections.state``): a null property 
 it, a relationship creates missing endpoints as stubs, a node write clears the stub flag,
 the remap breadcrumb is kept. ``tests/projections/test_jsonl.py`` checks the two agree on
 a full history. It lives in memory because a snapshot is rebuilt from the log anyway; an
-SQLite upsert per event would cost three times the whole of this.
+SQLite upsert per event would cost three times the whole of this. Records keep only what
+the snapshot renders (of the provenance: ``CITED``), so a large graph stays small in memory;
+rendering it is bound by memory latency more than by anything the CPU does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from eventlog import Event
-from eventlog.events import format_timestamp
+from eventlog import EventView
 from projections.state import merge_properties
 from projections.vocabulary import (
     NODE_DELETED,
@@ -22,16 +24,25 @@ from projections.vocabulary import (
     RELATIONSHIP_WRITTEN,
 )
 
+CITED = ("confidence", "source", "extraction_method")  # the provenance a snapshot shows
+
+
+def cited(provenance: dict[str, Any] | None) -> tuple[Any, ...]:
+    """The ``CITED`` provenance values, in that order."""
+    if not provenance:
+        return (None,) * len(CITED)
+    return tuple(map(provenance.get, CITED))
+
 
 @dataclass(slots=True)
 class NodeRecord:
     label: str
     keys: dict[str, Any]
     properties: dict[str, Any]
-    provenance: dict[str, Any]
+    cited: tuple[Any, ...]
     stub: bool
     remapped_from: str | None
-    updated_at: str
+    updated_at: datetime  # formatted when rendered: a node is rendered once, written many times
     updated_by: str
 
 
@@ -41,7 +52,7 @@ class EdgeRecord:
     start: str
     end: str
     properties: dict[str, Any]
-    provenance: dict[str, Any]
+    confidence: Any
 
 
 @dataclass
@@ -53,7 +64,7 @@ class GraphModel:
         self.nodes.clear()
         self.edges.clear()
 
-    def apply(self, event: Event) -> None:
+    def apply(self, event: EventView) -> None:
         payload = event.payload
         if event.type == NODE_WRITTEN:
             self._upsert(event, payload["node"], payload["properties"], stub=False)
@@ -67,7 +78,7 @@ class GraphModel:
                 payload["from"]["identity"],
                 payload["to"]["identity"],
                 merge_properties(current.properties if current else {}, payload["properties"]),
-                event.provenance or {},
+                (event.provenance or {}).get("confidence"),
             )
         elif event.type == NODE_DELETED:
             self.nodes.pop(payload["node"]["identity"], None)
@@ -75,7 +86,7 @@ class GraphModel:
             self.edges.pop(payload["identity"], None)
 
     def _upsert(
-        self, event: Event, ref: dict[str, Any], changes: dict[str, Any], *, stub: bool
+        self, event: EventView, ref: dict[str, Any], changes: dict[str, Any], *, stub: bool
     ) -> None:
         current = self.nodes.get(ref["identity"])
         base = current.properties if current else {}
@@ -83,9 +94,9 @@ class GraphModel:
             ref["label"],
             ref["keys"],
             merge_properties({**base, **ref["keys"]}, changes),
-            event.provenance or {},
+            cited(event.provenance),
             stub,
             ref.get("remapped_from") or (current.remapped_from if current else None),
-            format_timestamp(event.occurred_at),
+            event.occurred_at,
             event.actor.agent,
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from eventlog import Event
+from eventlog import EventView, Replayed
 from projections.vocabulary import (
     NODE_DELETED,
     NODE_WRITTEN,
@@ -72,7 +72,8 @@ class Regater:
         label, keys = parse_node_identity(identity)
         return str(self.node(node_ref(label, keys))["identity"])
 
-    def event(self, event: Event) -> Event:
+    def event(self, event: EventView) -> EventView:
+        """The event as the current schema would have written it (itself if untouched)."""
         payload = dict(event.payload)
         renamed: dict[str, str] = {}
         if event.type in (NODE_WRITTEN, NODE_DELETED):
@@ -107,4 +108,13 @@ class Regater:
         else:
             return event
         streams = {renamed.get(s, s): v for s, v in event.streams.items()}
-        return event.model_copy(update={"payload": payload, "streams": streams})
+        return Replayed(
+            event.seq,
+            event.event_id,
+            event.type,
+            event.occurred_at,
+            event.actor,
+            streams,
+            payload,
+            event.provenance,
+        )

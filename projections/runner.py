@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from eventlog import Event, EventLog
+from eventlog import EventLog, EventView
 from projections.contract import ProjectionGap, Projector
 from projections.regate import Regater
 
@@ -75,10 +75,9 @@ def bulk() -> Iterator[None]:
 
 def _batches(
     log: EventLog, after: int, to_seq: int, size: int, regater: Regater | None
-) -> Iterator[list[Event]]:
-    batch: list[Event] = []
-    # small pages read faster (their rows and objects stay in cache) than one big one
-    for event in log.iter_events(after_seq=after, to_seq=to_seq, batch=256):
+) -> Iterator[list[EventView]]:
+    batch: list[EventView] = []
+    for event in log.iter_replayed(after_seq=after, to_seq=to_seq):
         batch.append(regater.event(event) if regater else event)
         if len(batch) >= size:
             yield batch

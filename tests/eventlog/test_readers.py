@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from freezegun import freeze_time
 
-from eventlog import Actor, Event
+from eventlog import Actor, Event, Replayed
 from gate import Gate
 from projections.vocabulary import node_stream
 from tests.conftest import person
@@ -62,3 +62,14 @@ def test_events_read_back_equal_validated_events(gate: Gate) -> None:
         assert Event.model_validate(event.model_dump()) == event
         assert event.model_dump() == Event.model_validate(event.model_dump()).model_dump()
         assert event.actor == Actor.model_validate(event.actor.model_dump())
+
+
+def test_replays_read_what_events_hold_but_the_request_and_chain(gate: Gate) -> None:
+    _history(gate)
+    events = list(gate.log.iter_events())
+    replayed = list(gate.log.iter_replayed(page=4))  # several pages
+    assert [r._asdict() for r in replayed] == [
+        {field: getattr(e, field) for field in Replayed._fields} for e in events
+    ]
+    assert [r.seq for r in gate.log.iter_replayed(after_seq=3, to_seq=7)] == [4, 5, 6, 7]
+    assert list(gate.log.iter_replayed(after_seq=len(events))) == []
