@@ -96,7 +96,10 @@ def format_timestamp(moment: datetime) -> str:
     """UTC, microsecond precision, ``Z`` suffix: one spelling, so the hash is stable."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    elif moment.tzinfo is not UTC:
+        moment = moment.astimezone(UTC)
+    # isoformat is C all the way (strftime's %f is not): a third of the cost, same text
+    return moment.isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def parse_timestamp(text: str) -> datetime:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime, timedelta
 
 from freezegun import freeze_time
@@ -73,3 +74,11 @@ def test_replays_read_what_events_hold_but_the_request_and_chain(gate: Gate) -> 
     ]
     assert [r.seq for r in gate.log.iter_replayed(after_seq=3, to_seq=7)] == [4, 5, 6, 7]
     assert list(gate.log.iter_replayed(after_seq=len(events))) == []
+
+
+def test_event_ids_are_random_version_4_uuids(gate: Gate) -> None:
+    gate.write_node(**person("Ada"))
+    gate.write_node(**person("Bob"))
+    ids = [e.event_id for e in gate.log.iter_events()]
+    assert all(uuid.UUID(hex=i).version == 4 and uuid.UUID(hex=i).hex == i for i in ids)
+    assert len(set(ids)) == len(ids)
