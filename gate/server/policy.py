@@ -2,7 +2,7 @@
 
 Principals are ``Agent::"<id>"`` entities whose parents are their ``Role::"<role>"``s.
 Every tool is an action ``Action::"<tool>"`` in one group (``write``, ``read``,
-``schema``, ``audit``); the default roles in ``fixtures/policies.cedar`` grant
+``schema``, ``audit``); the default roles in ``policies.cedar`` (beside this module) grant
 groups. Two questions are asked:
 
 * may this agent use the tool? — resource ``Tool::"<tool>"``; used both to filter
@@ -29,7 +29,8 @@ from projections.vocabulary import (
     RELATIONSHIP_WRITTEN,
 )
 
-DEFAULT_POLICY_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "policies.cedar"
+# shipped inside the package, so an installed writegate serves without --policy
+DEFAULT_POLICY_FILE = Path(__file__).resolve().parent / "policies.cedar"
 ROLES = ("writer", "reader", "auditor", "admin")
 GROUPS = ("write", "read", "schema", "audit")
 

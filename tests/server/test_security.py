@@ -13,6 +13,7 @@ from mcp.shared.exceptions import MCPError
 
 from eventlog import EventLog
 from gate import Gate
+from gate.server.policy import DEFAULT_POLICY_FILE
 from gate.server.tokens import create_token
 from tests.conftest import FIXTURES, person, seed_document
 from tests.server.conftest import published
@@ -160,7 +161,7 @@ def event_schema_db(db_path: Path) -> Path:
 
 
 async def test_policy_can_restrict_an_agent_to_one_label(event_schema_db: Path) -> None:
-    policies = ("--policy", str(FIXTURES / "policies.cedar"))
+    policies = ("--policy", str(DEFAULT_POLICY_FILE))
     policies += ("--policy", str(FIXTURES / "policies-event-writer.cedar"))
     with http_server(event_schema_db, extra=policies) as server:
         bot = token(server.db, "calendar-bot", "writer")
