@@ -121,10 +121,15 @@ def traced_statements(gate: Gate) -> list[str]:
     return [s for i, s in enumerate(statements) if i == 0 or s != statements[i - 1]]
 
 
-def gate_sql_ceiling(gate: Gate, writes: int, per_transaction: int) -> float:
+def gate_sql_ceiling(
+    gate: Gate, writes: int, per_transaction: int, *, least: bool = False
+) -> float:
     """Replay the statements single ``write_node`` calls run (see ``traced_statements``) on
     the gate's own file, ``per_transaction`` writes to a transaction, values prepared in
-    advance: what SQLite costs the gate with no Python work around it. Writes/s."""
+    advance: what SQLite costs the gate with no Python work around it. Writes/s.
+
+    ``least`` keeps only what any gate with a read model in the write's transaction must
+    store: the event row and the node's state row (no reads, stream index or checkpoint)."""
     conn = gate.log.connection()
     event = list(conn.execute("SELECT * FROM events ORDER BY seq DESC LIMIT 1").fetchone())
     state = list(conn.execute("SELECT * FROM state_nodes LIMIT 1").fetchone())
@@ -148,8 +153,15 @@ def gate_sql_ceiling(gate: Gate, writes: int, per_transaction: int) -> float:
     started = time.perf_counter()
     for first in range(0, writes, per_transaction):
         conn.execute("BEGIN IMMEDIATE")
+        chunk = prepared[first : first + per_transaction]
+        if least:
+            for _, _, event_row, state_row, _ in chunk:
+                conn.execute(_INSERT_EVENT, event_row)
+                conn.execute(f"INSERT OR REPLACE INTO state_nodes VALUES ({columns})", state_row)
+            conn.execute("COMMIT")
+            continue
         conn.execute("SELECT seq, hash, occurred_at FROM events ORDER BY seq DESC LIMIT 1")
-        for identity, stream, event_row, state_row, at in prepared[first : first + per_transaction]:
+        for identity, stream, event_row, state_row, at in chunk:
             conn.execute("SELECT * FROM state_nodes WHERE identity = ?", (identity,)).fetchone()
             conn.execute("SELECT MAX(version) FROM event_streams WHERE stream = ?", (stream,))
             conn.execute(_INSERT_EVENT, event_row)
@@ -213,6 +225,7 @@ def main() -> None:
         # last: the rows these write are not a valid chain
         ceiling_single = gate_sql_ceiling(gate, args.calls, 1)
         ceiling_batch = gate_sql_ceiling(gate, args.batches * 1000, 1000)
+        least_single = gate_sql_ceiling(gate, args.calls, 1, least=True)
         gate.close()
 
     floor_single, floor_batch = floor(sample, args.durability, args.calls * 2, args.batches)
@@ -228,6 +241,10 @@ def main() -> None:
     print(
         f"  ... replayed bare, 1,000 writes per transaction: {ceiling_batch:>6,.0f} writes/s"
         f"  = {ceiling_batch / floor_batch:6.1%} of the batched floor"
+    )
+    print(
+        f"  ... only an event row and a state row, a write per transaction: {least_single:>6,.0f}"
+        f" writes/s = {least_single / floor_single:6.1%} of the single-insert floor"
     )
     spread = max(single_rates.values()) / min(single_rates.values())
     worst = min(single_rates.values())

@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -34,7 +35,7 @@ from projections.statestore import StateStore  # noqa: E402
 from tests.projections.arcadedb import arcadedb_server  # noqa: E402
 
 SCHEMA = ROOT / "fixtures" / "seed000_schema.yaml"
-COMMON = {"source": "bench", "extraction_method": "api", "reliability": 0.9}
+COMMON: dict[str, Any] = {"source": "bench", "extraction_method": "api", "reliability": 0.9}
 
 
 def build_log(db: Path, events: int) -> Gate:

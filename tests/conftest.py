@@ -20,7 +20,8 @@ AGENT = Actor(agent="agent-test", session="s-1", transport="api")
 
 
 def seed_document() -> dict[str, Any]:
-    return yaml.safe_load(SEED_SCHEMA.read_text())
+    document: dict[str, Any] = yaml.safe_load(SEED_SCHEMA.read_text())
+    return document
 
 
 @pytest.fixture(autouse=True)

@@ -25,7 +25,8 @@ def _history(g: Gate) -> None:
 
 def test_pages_cover_everything_once_in_order(gate: Gate) -> None:
     _history(gate)
-    seen, cursor = [], 0
+    seen: list[int] = []
+    cursor: int | None = 0
     while cursor is not None:
         page = gate.log.read(after_seq=cursor, limit=3)
         seen += [e.seq for e in page.events]

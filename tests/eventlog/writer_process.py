@@ -9,6 +9,7 @@ so a test can check that every acknowledged write survived a crash.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from eventlog import Actor
 from gate import Gate
@@ -17,12 +18,16 @@ from gate import Gate
 def main() -> None:
     db, prefix, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
     mode = sys.argv[4] if len(sys.argv) > 4 else "single"
-    common = {"source": f"proc:{prefix}", "extraction_method": "api", "reliability": 1.0}
+    common: dict[str, Any] = {
+        "source": f"proc:{prefix}",
+        "extraction_method": "api",
+        "reliability": 1.0,
+    }
     with Gate.open(db, create=False, default_actor=Actor(agent=f"proc-{prefix}")) as gate:
         for i in range(count):
             name = f"{prefix}-{i}"
             if mode == "mixed" and i % 3 == 1:
-                result = gate.write_batch(
+                batch = gate.write_batch(
                     items=[
                         {
                             "op": "write_node",
@@ -33,9 +38,9 @@ def main() -> None:
                         for j in range(10)
                     ]
                 )
-                seq = result.last_seq  # type: ignore[union-attr]
+                seq = batch.last_seq  # type: ignore[union-attr]
             elif mode == "mixed" and i % 3 == 2:
-                result = gate.write_relationship(
+                linked = gate.write_relationship(
                     type="KNOWS",
                     from_label="Person",
                     from_keys={"name": f"{prefix}-{i - 1}"},
@@ -44,7 +49,7 @@ def main() -> None:
                     endpoint_policy="merge_endpoints",
                     **common,
                 )
-                seq = result.seq  # type: ignore[union-attr]
+                seq = linked.seq  # type: ignore[union-attr]
             else:
                 result = gate.write_node(
                     label="Person", merge_keys={"name": name}, properties={"age": i}, **common

@@ -153,7 +153,7 @@ def test_injection_shaped_identifiers_are_rejected(
     if injection == ":":  # a single leading colon is label syntax; in the middle it is not
         injection = "a:"
     bad = "Person" + injection + tail
-    common = {"source": "fuzz", "extraction_method": "llm"}
+    common: dict[str, Any] = {"source": "fuzz", "extraction_method": "llm"}
     calls = [
         fuzz_gate.write_node(label=bad, merge_keys={"name": "x"}, **common),
         fuzz_gate.write_node(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from eventlog import Actor
 from gate import BatchResult, Gate, Rejected, WriteNodeResult, dump
@@ -18,7 +19,7 @@ def test_retry_returns_the_first_result_and_appends_nothing(gate: Gate) -> None:
     assert gate.log.head() == head
 
 
-def test_key_survives_reopening_the_log(gate: Gate, db_path) -> None:
+def test_key_survives_reopening_the_log(gate: Gate, db_path: Path) -> None:
     first = gate.write_node(**person(idempotency_key="k-persist"))
     gate.close()
     with Gate.open(db_path, default_actor=gate.default_actor) as reopened:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gate import BatchResult, DeleteNodeResult, Gate, Rejected, dump
 from tests.conftest import person, relationship
 
-DELETE = {"source": "hr-system", "extraction_method": "api"}
+DELETE: dict[str, Any] = {"source": "hr-system", "extraction_method": "api"}
 
 
 def test_batch_items_see_earlier_items_and_commit_together(gate: Gate) -> None:
@@ -67,7 +69,7 @@ def test_writing_a_stub_resolves_it_and_updates_merge(gate: Gate) -> None:
 
 
 def test_required_property_may_come_from_the_stored_node(example_gate: Gate) -> None:
-    service = {
+    service: dict[str, Any] = {
         "label": "Service",
         "merge_keys": {"name": "billing"},
         "source": "s",

@@ -85,7 +85,9 @@ def test_failed_refresh_keeps_the_previous_snapshot(db_path: Path, tmp_path: Pat
         assert g.write_node(**person()).status == "written"
 
 
-def test_policy_precedence_explicit_over_env_over_document(db_path: Path, monkeypatch) -> None:
+def test_policy_precedence_explicit_over_env_over_document(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     doc = seed_document()
     doc["unknown_label_policy"] = "reject"
     with Gate.open(db_path) as g:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -55,7 +57,9 @@ def test_row_04_unknown_label_remaps_to_fallback_in_remap_mode(gate: Gate) -> No
     assert _node(gate, "Entity", "Alice")["remapped_from"] == ":ZZZNonexistent"
 
 
-def test_row_05_unknown_label_is_rejected_in_reject_mode(db_path, monkeypatch) -> None:
+def test_row_05_unknown_label_is_rejected_in_reject_mode(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("WRITE_GATE_UNKNOWN_LABEL_POLICY", "reject")
     with Gate.open(db_path) as g:
         g.publish_schema(SEED_SCHEMA)
@@ -102,7 +106,9 @@ def test_row_09_merge_endpoints_creates_a_stub(gate: Gate) -> None:
 
 
 @pytest.mark.parametrize("source", ["log", "file"])
-def test_row_10_refresh_after_adding_event_label(db_path, tmp_path, source: str) -> None:
+def test_row_10_refresh_after_adding_event_label(
+    db_path: Path, tmp_path: Path, source: str
+) -> None:
     document = seed_document()
     schema_file = tmp_path / "schema.yaml"
     schema_file.write_text(yaml.safe_dump(document))
@@ -119,7 +125,7 @@ def test_row_10_refresh_after_adding_event_label(db_path, tmp_path, source: str)
             g.publish_schema(document)
         refreshed = g.refresh_schema_cache()
         assert refreshed.status == "refreshed"
-        assert refreshed.loaded == n + 1  # type: ignore[union-attr]
+        assert refreshed.loaded == n + 1
         result = g.write_node(**event_write)
     assert isinstance(result, WriteNodeResult)
     assert result.label == "Event"

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from eventlog import Event
 from gate import Gate
 from projections.jsonl import JsonlProjector, display_name
 
 
-def lines(path: Path) -> list[dict[str, object]]:
+def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
@@ -24,12 +25,12 @@ def test_memorymesh_lines_nodes_first_with_provenance(
     assert kinds == sorted(kinds, key=lambda k: k != "node")  # nodes, then edges
     alice = next(r for r in records if r.get("name") == "Alice")
     assert alice["nodeType"] == "Person"
-    assert "Age: 31" in alice["metadata"]  # type: ignore[operator]
-    assert "Confidence: 1.0" in alice["metadata"]  # type: ignore[operator]
-    assert "Source: hr.csv" in alice["metadata"]  # type: ignore[operator]
-    assert not any(m.startswith("Skills") for m in alice["metadata"])  # type: ignore[union-attr]
+    assert "Age: 31" in alice["metadata"]
+    assert "Confidence: 1.0" in alice["metadata"]
+    assert "Source: hr.csv" in alice["metadata"]
+    assert not any(m.startswith("Skills") for m in alice["metadata"])
     bob = next(r for r in records if r.get("name") == "Bob")
-    assert "Schema Remap From: :person" in bob["metadata"]  # type: ignore[operator]
+    assert "Schema Remap From: :person" in bob["metadata"]
     [edge] = [r for r in records if r["type"] == "edge"]
     assert edge == {
         "type": "edge",
@@ -56,7 +57,7 @@ def test_mcp_memory_format(tmp_path: Path, events: list[Event], history_gate: Ga
     assert {r["type"] for r in records} == {"entity", "relation"}
     alice = next(r for r in records if r.get("name") == "Alice")
     assert alice["entityType"] == "Person"
-    assert "Age: 31" in alice["observations"]  # type: ignore[operator]
+    assert "Age: 31" in alice["observations"]
     assert {
         "type": "relation",
         "from": "Alice",

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from eventlog import Actor
-from gate import Gate
+from gate import Gate, WriteRelationshipResult
 from projections.graph import BoltTarget, GraphProjector
 from projections.regate import Regater
 from projections.runner import rebuild
@@ -34,14 +34,16 @@ def labelled(snapshot: dict[str, Any]) -> dict[str, str]:
 def test_regate_moves_history_to_the_current_vocabulary(
     history_gate: Gate, bolt: BoltTarget
 ) -> None:
-    knows = {
+    knows: dict[str, Any] = {
         "type": "KNOWS",
         "from_label": "Person",
         "from_keys": {"name": "Alice"},
         "to_label": "Person",
         "to_keys": {"name": "Bob"},
     }
-    assert history_gate.write_relationship(**knows, source="s", extraction_method="api").created
+    written = history_gate.write_relationship(**knows, source="s", extraction_method="api")
+    assert isinstance(written, WriteRelationshipResult)
+    assert written.created
     projector = GraphProjector(bolt)
     try:
         rebuild(history_gate.log, projector)
@@ -78,7 +80,7 @@ def test_regate_follows_identities_into_deletes(db_path: Path) -> None:
     """A node written under an old label and deleted later is deleted under its new label."""
     with Gate.open(db_path) as gate:
         gate.publish_schema(SEED_SCHEMA)
-        p = {"source": "s", "extraction_method": "api", "actor": Actor(agent="a")}
+        p: dict[str, Any] = {"source": "s", "extraction_method": "api", "actor": Actor(agent="a")}
         gate.write_node(label="Gizmo", merge_keys={"name": "W"}, **p)
         gate.delete_node(label="Entity", merge_keys={"name": "W"}, **p)
         gate.publish_schema(consolidated_schema())

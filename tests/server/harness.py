@@ -83,7 +83,7 @@ async def stdio_agent(
         args += ["--role", role]
     params = StdioServerParameters(command=WRITEGATE, args=args, env={**os.environ, **(env or {})})
     notes: list[str] = []
-    async with Client(params, mode=mode, message_handler=_message_handler(notes)) as client:  # type: ignore[arg-type]
+    async with Client(params, mode=mode, message_handler=_message_handler(notes)) as client:
         yield Agent(client, notes)
 
 
@@ -136,7 +136,7 @@ async def http_agent(url: str, token: str, mode: str = "auto") -> AsyncIterator[
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
     async with http:
         transport = streamable_http_client(url, http_client=http)
-        async with Client(transport, mode=mode, message_handler=_message_handler(notes)) as client:  # type: ignore[arg-type]
+        async with Client(transport, mode=mode, message_handler=_message_handler(notes)) as client:
             yield Agent(client, notes)
 
 

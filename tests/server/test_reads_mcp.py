@@ -5,11 +5,20 @@ from __future__ import annotations
 import json
 
 import pytest
+from mcp import types
 
 from tests.conftest import person
-from tests.server.harness import Served
+from tests.server.harness import Agent, Served
 
 pytestmark = pytest.mark.anyio
+
+
+async def _text(agent: Agent, uri: str) -> str:
+    """A resource's one text part (writegate serves JSON resources as text)."""
+    contents = (await agent.client.read_resource(uri)).contents
+    assert len(contents) == 1
+    assert isinstance(contents[0], types.TextResourceContents)
+    return contents[0].text
 
 
 async def test_schema_and_stats_resources(served: Served) -> None:
@@ -17,10 +26,8 @@ async def test_schema_and_stats_resources(served: Served) -> None:
         await agent.call("write_node", person("Ada"))
         listed = await agent.client.list_resources()
         assert {str(r.uri) for r in listed.resources} == {"writegate://schema", "writegate://stats"}
-        schema = json.loads(
-            (await agent.client.read_resource("writegate://schema")).contents[0].text
-        )  # type: ignore[union-attr]
-        stats = json.loads((await agent.client.read_resource("writegate://stats")).contents[0].text)  # type: ignore[union-attr]
+        schema = json.loads(await _text(agent, "writegate://schema"))
+        stats = json.loads(await _text(agent, "writegate://stats"))
         tool = await agent.call("get_schema", {})
     assert set(schema["document"]["nodes"]) == {"Person", "Organization", "Entity"}
     assert tool.data["schema_version"] == schema["schema_version"]

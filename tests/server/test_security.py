@@ -161,8 +161,12 @@ def event_schema_db(db_path: Path) -> Path:
 
 
 async def test_policy_can_restrict_an_agent_to_one_label(event_schema_db: Path) -> None:
-    policies = ("--policy", str(DEFAULT_POLICY_FILE))
-    policies += ("--policy", str(FIXTURES / "policies-event-writer.cedar"))
+    policies = (
+        "--policy",
+        str(DEFAULT_POLICY_FILE),
+        "--policy",
+        str(FIXTURES / "policies-event-writer.cedar"),
+    )
     with http_server(event_schema_db, extra=policies) as server:
         bot = token(server.db, "calendar-bot", "writer")
         async with http_agent(server.url, bot) as agent:
