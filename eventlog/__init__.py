@@ -7,7 +7,7 @@ versions, and lets callers read them back.
 
 from eventlog.canonical import GENESIS_HASH, canonical_json
 from eventlog.errors import EventLogError, IdempotencyKeyReused, VersionConflict
-from eventlog.events import Actor, DraftEvent, Event, EventView, Replayed
+from eventlog.events import Actor, DraftEvent, Event, EventCore
 from eventlog.store import AppendOutcome, EventLog, EventPage, InlineProjector, Transaction
 from eventlog.verify import VerifyReport
 
@@ -17,13 +17,12 @@ __all__ = [
     "AppendOutcome",
     "DraftEvent",
     "Event",
+    "EventCore",
     "EventLog",
     "EventLogError",
     "EventPage",
-    "EventView",
     "IdempotencyKeyReused",
     "InlineProjector",
-    "Replayed",
     "Transaction",
     "VerifyReport",
     "VersionConflict",

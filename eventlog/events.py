@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,8 +33,14 @@ class DraftEvent:
     expected_versions: dict[str, int] = field(default_factory=dict)
 
 
-class Event(BaseModel):
-    """An appended event. ``streams`` maps each touched stream to the version this event gave it."""
+class EventCore(BaseModel):
+    """What an event says happened, by whom, from where: all that projections read.
+
+    Replays build these rather than whole ``Event`` objects: a replay decodes every event
+    in the log, and the request an event answered and its chain fields are a third of the
+    decoding while no projection reads them (``verify`` reads raw rows). An ``Event`` is an
+    ``EventCore``, so a projector takes either.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -43,53 +49,18 @@ class Event(BaseModel):
     type: str
     occurred_at: datetime
     actor: Actor
-    streams: dict[str, int]
+    streams: dict[str, int]  # each touched stream -> the version this event gave it
     payload: dict[str, Any]
     provenance: dict[str, Any] | None
+
+
+class Event(EventCore):
+    """An appended event: its core, the request it answered, and its place in the chain."""
+
     request: dict[str, Any] | None
     idempotency_key: str | None
     prev_hash: str
     hash: str
-
-
-class EventView(Protocol):
-    """What projections read of an event: ``Event`` provides it, and so does ``Replayed``."""
-
-    @property
-    def seq(self) -> int: ...
-    @property
-    def event_id(self) -> str: ...
-    @property
-    def type(self) -> str: ...
-    @property
-    def occurred_at(self) -> datetime: ...
-    @property
-    def actor(self) -> Actor: ...
-    @property
-    def streams(self) -> dict[str, int]: ...
-    @property
-    def payload(self) -> dict[str, Any]: ...
-    @property
-    def provenance(self) -> dict[str, Any] | None: ...
-
-
-class Replayed(NamedTuple):
-    """An event as replays read it: what happened, by whom, from where, without the request
-    it answered or its chain fields.
-
-    A replay decodes every event in the log, and the request and hashes are a third of what
-    a full ``Event`` decodes while no projection reads them (``verify`` reads raw rows). A
-    tuple, since replays build millions of them: immutable, and the cheapest to make.
-    """
-
-    seq: int
-    event_id: str
-    type: str
-    occurred_at: datetime
-    actor: Actor
-    streams: dict[str, int]
-    payload: dict[str, Any]
-    provenance: dict[str, Any] | None
 
 
 def format_timestamp(moment: datetime) -> str:

@@ -29,8 +29,7 @@ from eventlog.events import (
     Actor,
     DraftEvent,
     Event,
-    EventView,
-    Replayed,
+    EventCore,
     format_timestamp,
     parse_timestamp,
     trusted,
@@ -47,7 +46,7 @@ EVENT_COLUMNS = (
     "seq, event_id, type, occurred_at, actor, streams, payload, provenance, request, "
     "idempotency_key, prev_hash, hash"
 )
-REPLAYED_COLUMNS = "seq, event_id, type, occurred_at, actor, streams, payload, provenance"
+CORE_COLUMNS = "seq, event_id, type, occurred_at, actor, streams, payload, provenance"
 _INSERT_EVENT = f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
 _INSERT_STREAM = "INSERT INTO event_streams (stream, version, seq) VALUES (?,?,?)"
 _STREAM_VERSION = "SELECT MAX(version) FROM event_streams WHERE stream = ?"
@@ -108,7 +107,7 @@ class InlineProjector(Protocol):
 
     def install(self, conn: sqlite3.Connection) -> None: ...
 
-    def apply_event(self, conn: sqlite3.Connection, event: EventView) -> None: ...
+    def apply_event(self, conn: sqlite3.Connection, event: EventCore) -> None: ...
 
     def set_checkpoint(self, conn: sqlite3.Connection, seq: int) -> None: ...
 
@@ -489,33 +488,31 @@ class EventLog:
 
     def iter_replayed(
         self, *, after_seq: int = 0, to_seq: int | None = None, page: int = 256
-    ) -> Iterator[Replayed]:
+    ) -> Iterator[EventCore]:
         """Every event after ``after_seq`` (up to ``to_seq``) in order, as projections read
         them. Each page is read whole before it is handed out, so the caller may write to
         this connection between events; small pages stay in cache."""
         conn = self.connection()
         last = self.head()[0] if to_seq is None else to_seq
-        sql = (
-            f"SELECT {REPLAYED_COLUMNS} FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?"
-        )
-        loads, new = orjson.loads, tuple.__new__
+        sql = f"SELECT {CORE_COLUMNS} FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?"
+        loads = orjson.loads
         while after_seq < last:
             rows = conn.execute(sql, (after_seq, last, page)).fetchall()
             if not rows:
                 return
             for row in rows:
-                yield new(  # Replayed(...) without the generated __new__'s argument handling
-                    Replayed,
-                    (
-                        row[0],
-                        row[1],
-                        row[2],
-                        _occurred(row[3]),
-                        _actor(row[4]),
-                        loads(row[5]),
-                        loads(row[6]),
-                        loads(row[7]),
-                    ),
+                yield trusted(
+                    EventCore,
+                    {
+                        "seq": row[0],
+                        "event_id": row[1],
+                        "type": row[2],
+                        "occurred_at": _occurred(row[3]),
+                        "actor": _actor(row[4]),
+                        "streams": loads(row[5]),
+                        "payload": loads(row[6]),
+                        "provenance": loads(row[7]),
+                    },
                 )
             after_seq = rows[-1][0]
 

@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from eventlog import EventView
+from eventlog import EventCore
 
 
 class ProjectionError(Exception):
@@ -35,7 +35,7 @@ class Projector(Protocol):
 
     def checkpoint(self) -> int: ...
 
-    def apply(self, events: Sequence[EventView]) -> int:
+    def apply(self, events: Sequence[EventCore]) -> int:
         """Apply ``events`` (consecutive seqs) and return the new checkpoint."""
         ...
 
@@ -48,7 +48,7 @@ class Projector(Protocol):
     def close(self) -> None: ...
 
 
-def check_batch(name: str, checkpoint: int, events: Sequence[EventView]) -> None:
+def check_batch(name: str, checkpoint: int, events: Sequence[EventCore]) -> None:
     """Raise unless ``events`` are consecutive and start at or before ``checkpoint + 1``."""
     if not events:
         return

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from eventlog import EventView
+from eventlog import EventCore
 from eventlog.events import format_timestamp
 from projections.vocabulary import (
     NODE_DELETED,
@@ -59,7 +59,7 @@ class Statement:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _common(event: EventView) -> dict[str, Any]:
+def _common(event: EventCore) -> dict[str, Any]:
     provenance = event.provenance or {}
     return {
         "confidence": provenance.get("confidence"),
@@ -70,7 +70,7 @@ def _common(event: EventView) -> dict[str, Any]:
     }
 
 
-def _node_written(event: EventView) -> tuple[tuple[Any, ...], str, dict[str, Any]]:
+def _node_written(event: EventCore) -> tuple[tuple[Any, ...], str, dict[str, Any]]:
     node = event.payload["node"]
     keys = sorted(node["keys"])
     key = ("node", node["label"], tuple(keys))
@@ -88,7 +88,7 @@ def _node_written(event: EventView) -> tuple[tuple[Any, ...], str, dict[str, Any
     return key, cypher, row
 
 
-def _relationship_written(event: EventView) -> tuple[tuple[Any, ...], str, dict[str, Any]]:
+def _relationship_written(event: EventCore) -> tuple[tuple[Any, ...], str, dict[str, Any]]:
     payload = event.payload
     start, end = payload["from"], payload["to"]
     start_keys, end_keys = sorted(start["keys"]), sorted(end["keys"])
@@ -113,7 +113,7 @@ def _relationship_written(event: EventView) -> tuple[tuple[Any, ...], str, dict[
     return key, cypher, row
 
 
-def _node_deleted(event: EventView) -> tuple[tuple[Any, ...], str, dict[str, Any]]:
+def _node_deleted(event: EventCore) -> tuple[tuple[Any, ...], str, dict[str, Any]]:
     node = event.payload["node"]
     keys = sorted(node["keys"])
     match = _pattern("n", node["label"], keys, "r.keys")
@@ -121,7 +121,7 @@ def _node_deleted(event: EventView) -> tuple[tuple[Any, ...], str, dict[str, Any
     return ("delnode", node["label"], tuple(keys)), cypher, {"keys": node["keys"]}
 
 
-def _relationship_deleted(event: EventView) -> tuple[tuple[Any, ...], str, dict[str, Any]]:
+def _relationship_deleted(event: EventCore) -> tuple[tuple[Any, ...], str, dict[str, Any]]:
     payload = event.payload
     start_label, start = parse_node_identity(payload["from"])
     end_label, end = parse_node_identity(payload["to"])
@@ -145,7 +145,7 @@ _BUILDERS = {
 _WRITES = (NODE_WRITTEN, RELATIONSHIP_WRITTEN)
 
 
-def statements(events: Sequence[EventView]) -> Iterator[Statement]:
+def statements(events: Sequence[EventCore]) -> Iterator[Statement]:
     """The batch as few statements as possible, with the same effect as event order.
 
     Between two deletions, all node writes go first (one statement per label and key set,
@@ -156,7 +156,7 @@ def statements(events: Sequence[EventView]) -> Iterator[Statement]:
     relationship deleted before or after its endpoint's detaching delete is gone either
     way); writes never cross a deletion.
     """
-    segment: list[EventView] = []
+    segment: list[EventCore] = []
     writing = True
     for event in events:
         if event.type not in _BUILDERS:
@@ -168,7 +168,7 @@ def statements(events: Sequence[EventView]) -> Iterator[Statement]:
     yield from _grouped(segment)
 
 
-def _grouped(events: Sequence[EventView]) -> Iterator[Statement]:
+def _grouped(events: Sequence[EventCore]) -> Iterator[Statement]:
     groups: dict[tuple[Any, ...], Statement] = {}
     ordered = [e for e in events if e.type == NODE_WRITTEN]
     ordered += [e for e in events if e.type != NODE_WRITTEN]
@@ -178,7 +178,7 @@ def _grouped(events: Sequence[EventView]) -> Iterator[Statement]:
     yield from groups.values()
 
 
-def merge_key_indexes(events: Sequence[EventView]) -> set[tuple[str, str]]:
+def merge_key_indexes(events: Sequence[EventCore]) -> set[tuple[str, str]]:
     """(label, key) pairs the batch merges on: each deserves an index."""
     wanted: set[tuple[str, str]] = set()
     for event in events:

@@ -22,7 +22,7 @@ from neo4j import Driver, GraphDatabase, ManagedTransaction
 from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired, TransientError
 from neo4j.time import DateTime
 
-from eventlog import EventView
+from eventlog import EventCore
 from projections.contract import ProjectionError, check_batch
 from projections.cypher import (
     CHECKPOINT_LABEL,
@@ -102,7 +102,7 @@ class GraphProjector:
         ).single()
         return int(record["seq"]) if record and record["seq"] is not None else 0
 
-    def apply(self, events: Sequence[EventView]) -> int:
+    def apply(self, events: Sequence[EventCore]) -> int:
         if not events:
             return self.checkpoint()
         self._ensure_indexes(events)
@@ -124,7 +124,7 @@ class GraphProjector:
 
         return int(self._run(work))
 
-    def _ensure_indexes(self, events: Sequence[EventView]) -> None:
+    def _ensure_indexes(self, events: Sequence[EventCore]) -> None:
         for label, key in sorted(merge_key_indexes(events) - self._indexed):
             try:
                 with self._session() as session:

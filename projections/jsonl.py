@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import orjson
 
-from eventlog import EventLog, EventView
+from eventlog import EventCore, EventLog
 from eventlog.events import format_timestamp
 from projections.contract import check_batch
 from projections.files import write_atomically
@@ -91,7 +91,7 @@ class JsonlProjector:
     def checkpoint(self) -> int:
         return self._checkpoint
 
-    def apply(self, events: Sequence[EventView]) -> int:
+    def apply(self, events: Sequence[EventCore]) -> int:
         check_batch(self.name, self._checkpoint, events)
         if not events:
             return self._checkpoint

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from eventlog import EventView
+from eventlog import EventCore
 from projections.state import merge_properties
 from projections.vocabulary import (
     NODE_DELETED,
@@ -64,7 +64,7 @@ class GraphModel:
         self.nodes.clear()
         self.edges.clear()
 
-    def apply(self, event: EventView) -> None:
+    def apply(self, event: EventCore) -> None:
         payload = event.payload
         if event.type == NODE_WRITTEN:
             self._upsert(event, payload["node"], payload["properties"], stub=False)
@@ -86,7 +86,7 @@ class GraphModel:
             self.edges.pop(payload["identity"], None)
 
     def _upsert(
-        self, event: EventView, ref: dict[str, Any], changes: dict[str, Any], *, stub: bool
+        self, event: EventCore, ref: dict[str, Any], changes: dict[str, Any], *, stub: bool
     ) -> None:
         current = self.nodes.get(ref["identity"])
         base = current.properties if current else {}

@@ -42,7 +42,7 @@ from rdflib import Literal as RDFLiteral
 from rdflib.namespace import PROV
 from rdflib.term import Node
 
-from eventlog import EventView
+from eventlog import EventCore
 from eventlog.events import format_timestamp
 from projections.contract import check_batch
 from projections.files import write_atomically
@@ -98,7 +98,7 @@ class ProvProjector:
     def checkpoint(self) -> int:
         return self._checkpoint
 
-    def apply(self, events: Sequence[EventView]) -> int:
+    def apply(self, events: Sequence[EventCore]) -> int:
         check_batch(self.name, self._checkpoint, events)
         fresh = [e for e in events if e.seq > self._checkpoint]  # appended once, never again
         if not fresh:
@@ -192,7 +192,7 @@ class ProvProjector:
             yield subject, RDF.type, kind
             yield subject, RDFS.label, RDFLiteral(label)
 
-    def _triples(self, event: EventView) -> Iterator[Triple]:
+    def _triples(self, event: EventCore) -> Iterator[Triple]:
         at = RDFLiteral(format_timestamp(event.occurred_at), datatype=XSD.dateTime)
         activity = iri("activity", event.event_id)
         agent = iri("agent", event.actor.agent)
@@ -265,7 +265,7 @@ class ProvProjector:
 
     def _version(
         self,
-        event: EventView,
+        event: EventCore,
         entity: URIRef,
         stream: str,
         made: tuple[URIRef, URIRef, RDFLiteral],
@@ -300,7 +300,7 @@ class ProvProjector:
                 yield version, predicate, value if isinstance(value, URIRef) else _literal(value)
 
     def _invalidate(
-        self, entity: URIRef, stream: str, event: EventView, made: tuple[URIRef, URIRef, RDFLiteral]
+        self, entity: URIRef, stream: str, event: EventCore, made: tuple[URIRef, URIRef, RDFLiteral]
     ) -> Iterator[Triple]:
         activity, _, at = made
         last = version_iri(entity, event.streams[stream] - 1)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from eventlog import EventView, Replayed
+from eventlog import EventCore
+from eventlog.events import trusted
 from projections.vocabulary import (
     NODE_DELETED,
     NODE_WRITTEN,
@@ -72,7 +73,7 @@ class Regater:
         label, keys = parse_node_identity(identity)
         return str(self.node(node_ref(label, keys))["identity"])
 
-    def event(self, event: EventView) -> EventView:
+    def event(self, event: EventCore) -> EventCore:
         """The event as the current schema would have written it (itself if untouched)."""
         payload = dict(event.payload)
         renamed: dict[str, str] = {}
@@ -108,13 +109,5 @@ class Regater:
         else:
             return event
         streams = {renamed.get(s, s): v for s, v in event.streams.items()}
-        return Replayed(
-            event.seq,
-            event.event_id,
-            event.type,
-            event.occurred_at,
-            event.actor,
-            streams,
-            payload,
-            event.provenance,
-        )
+        core = {name: getattr(event, name) for name in EventCore.model_fields}
+        return trusted(EventCore, {**core, "payload": payload, "streams": streams})

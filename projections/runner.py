@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from eventlog import EventLog, EventView
+from eventlog import EventCore, EventLog
 from projections.contract import ProjectionGap, Projector
 from projections.regate import Regater
 
@@ -75,8 +75,8 @@ def bulk() -> Iterator[None]:
 
 def _batches(
     log: EventLog, after: int, to_seq: int, size: int, regater: Regater | None
-) -> Iterator[list[EventView]]:
-    batch: list[EventView] = []
+) -> Iterator[list[EventCore]]:
+    batch: list[EventCore] = []
     for event in log.iter_replayed(after_seq=after, to_seq=to_seq):
         batch.append(regater.event(event) if regater else event)
         if len(batch) >= size:

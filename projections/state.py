@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from eventlog import EventLog, EventView, canonical_json
+from eventlog import EventCore, EventLog, canonical_json
 from eventlog.events import format_timestamp
 from eventlog.sql import run_script
 from projections.vocabulary import (
@@ -107,7 +107,7 @@ class StateProjection:
     def install(self, conn: sqlite3.Connection) -> None:
         run_script(conn, _TABLES)
 
-    def apply_event(self, conn: sqlite3.Connection, event: EventView) -> None:
+    def apply_event(self, conn: sqlite3.Connection, event: EventCore) -> None:
         handler = _HANDLERS.get(event.type)
         if handler is not None:
             handler(conn, event)
@@ -199,7 +199,7 @@ class StateProjection:
 # -- event handlers ------------------------------------------------------------------
 
 
-def _stamp(event: EventView) -> tuple[str, int, str, str]:
+def _stamp(event: EventCore) -> tuple[str, int, str, str]:
     return (
         _text(event.provenance),
         event.seq,
@@ -210,7 +210,7 @@ def _stamp(event: EventView) -> tuple[str, int, str, str]:
 
 def _upsert_node(
     conn: sqlite3.Connection,
-    event: EventView,
+    event: EventCore,
     ref: dict[str, Any],
     changes: dict[str, Any],
     *,
@@ -244,11 +244,11 @@ def _upsert_node(
     )
 
 
-def _node_written(conn: sqlite3.Connection, event: EventView) -> None:
+def _node_written(conn: sqlite3.Connection, event: EventCore) -> None:
     _upsert_node(conn, event, event.payload["node"], event.payload["properties"], stub=False)
 
 
-def _relationship_written(conn: sqlite3.Connection, event: EventView) -> None:
+def _relationship_written(conn: sqlite3.Connection, event: EventCore) -> None:
     payload = event.payload
     for stub in payload["stubs_created"]:
         if (
@@ -285,11 +285,11 @@ def _relationship_written(conn: sqlite3.Connection, event: EventView) -> None:
     )
 
 
-def _node_deleted(conn: sqlite3.Connection, event: EventView) -> None:
+def _node_deleted(conn: sqlite3.Connection, event: EventCore) -> None:
     conn.execute("DELETE FROM state_nodes WHERE identity = ?", (event.payload["node"]["identity"],))
 
 
-def _relationship_deleted(conn: sqlite3.Connection, event: EventView) -> None:
+def _relationship_deleted(conn: sqlite3.Connection, event: EventCore) -> None:
     conn.execute("DELETE FROM state_relationships WHERE identity = ?", (event.payload["identity"],))
 
 

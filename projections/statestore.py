@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from eventlog import EventView
+from eventlog import EventCore
 from projections.contract import check_batch
 from projections.state import StateProjection
 
@@ -35,7 +35,7 @@ class StateStore:
     def checkpoint(self) -> int:
         return self._state.checkpoint(self.conn)
 
-    def apply(self, events: Sequence[EventView]) -> int:
+    def apply(self, events: Sequence[EventCore]) -> int:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             checkpoint = self._state.checkpoint(self.conn)

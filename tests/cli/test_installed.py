@@ -4,6 +4,7 @@ the repository: its default policy ships inside the package."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +13,27 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_an_installed_package_finds_its_default_policy(tmp_path: Path) -> None:
+    source = tmp_path / "source"  # setuptools builds in the source tree: use a copy
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.split()
+    for name in tracked:
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", target, ROOT],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--target",
+            target,
+            source,
+        ],
         check=True,
         capture_output=True,
         timeout=600,

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from freezegun import freeze_time
 
-from eventlog import Actor, Event, Replayed
+from eventlog import Actor, Event, EventCore
 from gate import Gate
 from projections.vocabulary import node_stream
 from tests.conftest import person
@@ -70,9 +70,10 @@ def test_replays_read_what_events_hold_but_the_request_and_chain(gate: Gate) -> 
     _history(gate)
     events = list(gate.log.iter_events())
     replayed = list(gate.log.iter_replayed(page=4))  # several pages
-    assert [r._asdict() for r in replayed] == [
-        {field: getattr(e, field) for field in Replayed._fields} for e in events
+    assert [r.model_dump() for r in replayed] == [
+        e.model_dump(include=set(EventCore.model_fields)) for e in events
     ]
+    assert all(EventCore.model_validate(r.model_dump()) == r for r in replayed)
     assert [r.seq for r in gate.log.iter_replayed(after_seq=3, to_seq=7)] == [4, 5, 6, 7]
     assert list(gate.log.iter_replayed(after_seq=len(events))) == []
 
