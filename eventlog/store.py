@@ -42,11 +42,8 @@ FORMAT_VERSION = 1
 
 Durability = Literal["normal", "full"]
 
-EVENT_COLUMNS = (
-    "seq, event_id, type, occurred_at, actor, streams, payload, provenance, request, "
-    "idempotency_key, prev_hash, hash"
-)
 CORE_COLUMNS = "seq, event_id, type, occurred_at, actor, streams, payload, provenance"
+EVENT_COLUMNS = f"{CORE_COLUMNS}, request, idempotency_key, prev_hash, hash"
 _INSERT_EVENT = f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
 _INSERT_STREAM = "INSERT INTO event_streams (stream, version, seq) VALUES (?,?,?)"
 _STREAM_VERSION = "SELECT MAX(version) FROM event_streams WHERE stream = ?"
@@ -495,25 +492,12 @@ class EventLog:
         conn = self.connection()
         last = self.head()[0] if to_seq is None else to_seq
         sql = f"SELECT {CORE_COLUMNS} FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?"
-        loads = orjson.loads
         while after_seq < last:
             rows = conn.execute(sql, (after_seq, last, page)).fetchall()
             if not rows:
                 return
             for row in rows:
-                yield trusted(
-                    EventCore,
-                    {
-                        "seq": row[0],
-                        "event_id": row[1],
-                        "type": row[2],
-                        "occurred_at": _occurred(row[3]),
-                        "actor": _actor(row[4]),
-                        "streams": loads(row[5]),
-                        "payload": loads(row[6]),
-                        "provenance": loads(row[7]),
-                    },
-                )
+                yield trusted(EventCore, _core_values(row))
             after_seq = rows[-1][0]
 
     def _read_range(self, first: int, last: int) -> list[Event]:
@@ -589,23 +573,24 @@ def _occurred(text: str) -> datetime:
     return parse_timestamp(text)
 
 
+def _core_values(row: Sequence[Any]) -> dict[str, Any]:
+    """The ``EventCore`` fields of a stored row (its first columns are ``CORE_COLUMNS``)."""
+    loads = orjson.loads
+    return {
+        "seq": row[0],
+        "event_id": row[1],
+        "type": row[2],
+        "occurred_at": _occurred(row[3]),
+        "actor": _actor(row[4]),
+        "streams": loads(row[5]),
+        "payload": loads(row[6]),
+        "provenance": loads(row[7]),
+    }
+
+
 def row_to_event(row: Sequence[Any]) -> Event:
     """Build an Event from a stored row (columns in ``EVENT_COLUMNS`` order)."""
-    loads = orjson.loads
-    return trusted(
-        Event,
-        {
-            "seq": row[0],
-            "event_id": row[1],
-            "type": row[2],
-            "occurred_at": _occurred(row[3]),
-            "actor": _actor(row[4]),
-            "streams": loads(row[5]),
-            "payload": loads(row[6]),
-            "provenance": loads(row[7]),
-            "request": loads(row[8]),
-            "idempotency_key": row[9],
-            "prev_hash": row[10],
-            "hash": row[11],
-        },
-    )
+    values = _core_values(row)
+    values["request"] = orjson.loads(row[8])
+    values["idempotency_key"], values["prev_hash"], values["hash"] = row[9], row[10], row[11]
+    return trusted(Event, values)
