@@ -135,7 +135,7 @@ def main() -> None:
             gate,
             JsonlProjector(tmp / "graph.jsonl", gate.log),
             "JSONL snapshot (MemoryMesh)",
-            50_000,
+            5000,  # the CLI's default; a rebuild renders once at the end whatever the size
         )
         measure(gate, ProvProjector(tmp / "prov.nt"), "PROV-O (N-Triples)", 20_000)
         if args.export:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -86,10 +87,18 @@ def trusted(model: type[M], values: dict[str, Any]) -> M:
     Replays read every event, so this is the hot path of every projection: it does what
     ``model_construct`` does for a model without defaults, several times faster. The
     values must be complete and of the right types (tests compare it with validation).
+    All instances of a model share one fields-set: with every field set it is the same for
+    all, and a set per event would be the largest object a replay allocates. pydantic
+    copies it before changing it (``model_copy``), and these models are frozen.
     """
     instance = model.__new__(model)
     object.__setattr__(instance, "__dict__", values)
-    object.__setattr__(instance, "__pydantic_fields_set__", set(values))
+    object.__setattr__(instance, "__pydantic_fields_set__", _all_fields(model))
     object.__setattr__(instance, "__pydantic_extra__", None)
     object.__setattr__(instance, "__pydantic_private__", None)
     return instance
+
+
+@cache
+def _all_fields(model: type[BaseModel]) -> set[str]:
+    return set(model.model_fields)

@@ -64,6 +64,17 @@ def test_events_read_back_equal_validated_events(gate: Gate) -> None:
         assert Event.model_validate(event.model_dump()) == event
         assert event.model_dump() == Event.model_validate(event.model_dump()).model_dump()
         assert event.actor == Actor.model_validate(event.actor.model_dump())
+        assert event.model_fields_set == set(Event.model_fields)
+
+
+def test_a_copy_of_a_read_event_changes_nothing_shared(gate: Gate) -> None:
+    """Read events share their fields-set; pydantic's copies must not write through it."""
+    gate.write_node(**person("Ada"))
+    first, second = gate.log.iter_events()
+    copy = first.model_copy(update={"payload": {"changed": True}})
+    assert copy.payload == {"changed": True}
+    assert first.payload != copy.payload
+    assert first.model_fields_set == second.model_fields_set == set(Event.model_fields)
 
 
 def test_replays_read_what_events_hold_but_the_request_and_chain(gate: Gate) -> None:
