@@ -14,6 +14,7 @@ import pytest
 
 from eventlog import Event
 from gate import Gate
+from projections import runner
 from projections.contract import ProjectionGap, Projector
 from projections.runner import rebuild, replay
 from tests.projections.history import T0
@@ -91,6 +92,22 @@ class ProjectorContract:
             assert again.checkpoint() == events[-1].seq
         finally:
             again.close()
+
+    def test_a_rebuild_equals_one_apply_of_every_event(
+        self,
+        projector: Projector,
+        history_gate: Gate,
+        events: list[Event],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """Whatever batches the runner cuts (staged stores get small ones)."""
+        projector.apply(events)
+        whole = projector.snapshot()
+        monkeypatch.setattr(runner, "STAGED_BATCH", 3)
+        result = rebuild(history_gate.log, projector, batch=5000)
+        assert result.applied == len(events)
+        assert projector.checkpoint() == events[-1].seq
+        assert projector.snapshot() == whole
 
     def test_as_of_replays_the_store_as_it_was(
         self, projector: Projector, history_gate: Gate, events: list[Event]
