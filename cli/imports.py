@@ -13,37 +13,6 @@ from cli.projections import progress_bar
 from gate.imports import Format, ImportSummary, import_file, memorymesh_schema
 
 
-def _import(
-    ctx: Context,
-    fmt: Format,
-    path: Path,
-    method: str,
-    source: str | None,
-    reliability: float,
-    dry_run: bool,
-    as_json: bool,
-) -> None:
-    with opened(ctx) as gate:
-        total = sum(1 for line in path.open(encoding="utf-8") if line.strip())
-        label = f"{'rehearse' if dry_run else 'import'} {path.name}"
-        with progress_bar(total, label) as advance:
-            summary = import_file(
-                gate,
-                path,
-                fmt,
-                extraction_method=method,
-                source=source,
-                reliability=reliability,
-                actor=ctx.actor,
-                dry_run=dry_run,
-                progress=advance,
-            )
-    if as_json:
-        click.echo(json.dumps(summary.model_dump(mode="json"), sort_keys=True))
-    else:
-        _print(summary)
-
-
 def _print(summary: ImportSummary) -> None:
     verb = "would write" if summary.dry_run else "wrote"
     click.echo(
@@ -80,6 +49,8 @@ def import_group() -> None:
 
 
 def _import_command(fmt: Format, help_text: str) -> click.Command:
+    """``writegate import FORMAT PATH``: a face over ``gate.imports.import_file``."""
+
     @pass_ctx
     def command(
         ctx: Context,
@@ -90,7 +61,25 @@ def _import_command(fmt: Format, help_text: str) -> click.Command:
         dry_run: bool,
         as_json: bool,
     ) -> None:
-        _import(ctx, fmt, path, method, source, reliability, dry_run, as_json)
+        with opened(ctx) as gate:
+            total = sum(1 for line in path.open(encoding="utf-8") if line.strip())
+            label = f"{'rehearse' if dry_run else 'import'} {path.name}"
+            with progress_bar(total, label) as advance:
+                summary = import_file(
+                    gate,
+                    path,
+                    fmt,
+                    extraction_method=method,
+                    source=source,
+                    reliability=reliability,
+                    actor=ctx.actor,
+                    dry_run=dry_run,
+                    progress=advance,
+                )
+        if as_json:
+            click.echo(json.dumps(summary.model_dump(mode="json"), sort_keys=True))
+        else:
+            _print(summary)
 
     command.__doc__ = help_text
     return _options(click.command(fmt)(command))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -78,6 +78,23 @@ def progress_bar(total: int, label: str) -> Iterator[Any]:
             bar.update(task, rate=bar.tasks[task].completed / elapsed if elapsed else 0.0)
 
         yield advance
+
+
+def _run(
+    projector: Projector,
+    label: str,
+    total: int,
+    work: Callable[[Callable[[int], None]], ReplayResult],
+) -> None:
+    """Run a replay or rebuild behind a progress bar; report it, or fail in one line."""
+    try:
+        with progress_bar(total, label) as advance:
+            result = work(advance)
+    except ProjectionError as exc:
+        fail(str(exc))
+    finally:
+        projector.close()
+    _report(result)
 
 
 def _report(result: ReplayResult) -> None:
@@ -160,24 +177,21 @@ def replay_command(
     settings = ctx.settings()
     with opened(ctx) as gate:
         projector = _projector(settings, name, gate.log)
-        config = settings.projections[name]
-        try:
-            total = (to_seq or gate.log.head()[0]) - projector.checkpoint()
-            with progress_bar(max(total, 0), f"replay {name}") as advance:
-                result = replay(
-                    gate.log,
-                    projector,
-                    from_seq=from_seq,
-                    to_seq=to_seq,
-                    as_of=as_of,
-                    batch=config.batch,
-                    progress=advance,
-                )
-        except ProjectionError as exc:
-            fail(str(exc))
-        finally:
-            projector.close()
-    _report(result)
+        total = (to_seq or gate.log.head()[0]) - projector.checkpoint()
+        _run(
+            projector,
+            f"replay {name}",
+            max(total, 0),
+            lambda advance: replay(
+                gate.log,
+                projector,
+                from_seq=from_seq,
+                to_seq=to_seq,
+                as_of=as_of,
+                batch=settings.projections[name].batch,
+                progress=advance,
+            ),
+        )
 
 
 @click.command("rebuild")
@@ -194,20 +208,18 @@ def rebuild_command(ctx: Context, name: str, regate: bool) -> None:
     with opened(ctx) as gate:
         regater = _regater(gate) if regate else None
         projector = _projector(settings, name, gate.log)
-        try:
-            with progress_bar(gate.log.head()[0], f"rebuild {name}") as advance:
-                result = rebuild(
-                    gate.log,
-                    projector,
-                    regater=regater,
-                    batch=settings.projections[name].batch,
-                    progress=advance,
-                )
-        except ProjectionError as exc:
-            fail(str(exc))
-        finally:
-            projector.close()
-    _report(result)
+        _run(
+            projector,
+            f"rebuild {name}",
+            gate.log.head()[0],
+            lambda advance: rebuild(
+                gate.log,
+                projector,
+                regater=regater,
+                batch=settings.projections[name].batch,
+                progress=advance,
+            ),
+        )
 
 
 def _regater(gate: Gate) -> Regater:
