@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from eventlog import Actor
-from eventlog.store import _INSERT_EVENT, _INSERT_STREAM
-from gate import Gate
+from writegate.eventlog import Actor
+from writegate.eventlog.store import _INSERT_EVENT, _INSERT_STREAM
+from writegate.gate import Gate
 
 SCHEMA = Path(__file__).resolve().parent.parent / "fixtures" / "seed000_schema.yaml"
 ACTOR = Actor(agent="bench", session="bench")

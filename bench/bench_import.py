@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from eventlog import Actor  # noqa: E402
-from gate import Gate  # noqa: E402
-from gate.imports import import_file  # noqa: E402
+from writegate.eventlog import Actor  # noqa: E402
+from writegate.gate import Gate  # noqa: E402
+from writegate.gate.imports import import_file  # noqa: E402
 
 SCHEMA = ROOT / "fixtures" / "schema.yaml"
 

@@ -26,15 +26,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from eventlog import Actor  # noqa: E402
-from gate import Gate  # noqa: E402
-from projections.contract import Projector  # noqa: E402
-from projections.graph import BoltTarget, GraphProjector  # noqa: E402
-from projections.jsonl import JsonlProjector  # noqa: E402
-from projections.prov import ProvProjector, export  # noqa: E402
-from projections.runner import follow, rebuild  # noqa: E402
-from projections.statestore import StateStore  # noqa: E402
 from tests.projections.arcadedb import arcadedb_server  # noqa: E402
+from writegate.eventlog import Actor  # noqa: E402
+from writegate.gate import Gate  # noqa: E402
+from writegate.projections.contract import Projector  # noqa: E402
+from writegate.projections.graph import BoltTarget, GraphProjector  # noqa: E402
+from writegate.projections.jsonl import JsonlProjector  # noqa: E402
+from writegate.projections.prov import ProvProjector, export  # noqa: E402
+from writegate.projections.runner import follow, rebuild  # noqa: E402
+from writegate.projections.statestore import StateStore  # noqa: E402
 
 SCHEMA = ROOT / "fixtures" / "seed000_schema.yaml"
 COMMON: dict[str, Any] = {"source": "bench", "extraction_method": "api", "reliability": 0.9}

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
-from cli.common import (
+from writegate.cli.common import (
     Context,
     endpoint_options,
     fail,
@@ -25,10 +25,10 @@ from cli.common import (
     parse_time,
     pass_ctx,
 )
-from cli.projections import projection_checkpoints
-from gate import Gate
-from gate.audit import Auditor, Facet, ProjectionLag, Report, Summary, Trail, build_report
-from projections.vocabulary import node_identity, relationship_identity
+from writegate.cli.projections import projection_checkpoints
+from writegate.gate import Gate
+from writegate.gate.audit import Auditor, Facet, ProjectionLag, Report, Summary, Trail, build_report
+from writegate.projections.vocabulary import node_identity, relationship_identity
 
 FORMATS = ("table", "json", "jsonl")
 

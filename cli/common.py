@@ -20,10 +20,10 @@ from typing import Any, NoReturn
 import click
 import orjson
 
-from cli.config import ConfigError, Settings, load_settings
-from eventlog import Actor, EventLog, EventLogError
-from gate import Gate, Rejected, dump
-from projections.state import StateProjection
+from writegate.cli.config import ConfigError, Settings, load_settings
+from writegate.eventlog import Actor, EventLog, EventLogError
+from writegate.gate import Gate, Rejected, dump
+from writegate.projections.state import StateProjection
 
 DB_ENV = "WRITEGATE_DB"
 

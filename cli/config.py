@@ -41,13 +41,13 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from eventlog import EventLog
-from gate.schema.graph import GraphSchemaSource
-from projections.contract import Projector
-from projections.graph import BoltTarget, GraphProjector
-from projections.jsonl import JsonlProjector
-from projections.prov import ProvProjector
-from projections.statestore import StateStore
+from writegate.eventlog import EventLog
+from writegate.gate.schema.graph import GraphSchemaSource
+from writegate.projections.contract import Projector
+from writegate.projections.graph import BoltTarget, GraphProjector
+from writegate.projections.jsonl import JsonlProjector
+from writegate.projections.prov import ProvProjector
+from writegate.projections.statestore import StateStore
 
 CONFIG_ENV = "WRITEGATE_CONFIG"
 DEFAULT_CONFIG = Path("writegate.toml")

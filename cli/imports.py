@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 import yaml
 
-from cli.common import Context, emit_result, fail, opened, pass_ctx
-from cli.projections import progress_bar
-from gate.imports import Format, ImportSummary, import_file, memorymesh_schema
+from writegate.cli.common import Context, emit_result, fail, opened, pass_ctx
+from writegate.cli.projections import progress_bar
+from writegate.gate.imports import Format, ImportSummary, import_file, memorymesh_schema
 
 
 def _print(summary: ImportSummary) -> None:

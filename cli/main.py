@@ -17,8 +17,8 @@ from typing import Any
 import click
 import orjson
 
-from cli.audit import audit, report, show
-from cli.common import (
+from writegate.cli.audit import audit, report, show
+from writegate.cli.common import (
     DB_ENV,
     Context,
     emit_result,
@@ -29,9 +29,9 @@ from cli.common import (
     parse_time,
     pass_ctx,
 )
-from cli.config import GraphConfig
-from cli.imports import import_group, schema_import_memorymesh
-from cli.projections import (
+from writegate.cli.config import GraphConfig
+from writegate.cli.imports import import_group, schema_import_memorymesh
+from writegate.cli.projections import (
     export_group,
     follow_command,
     projection_checkpoints,
@@ -39,12 +39,12 @@ from cli.projections import (
     replay_command,
     status_command,
 )
-from cli.serve import serve, token
-from eventlog import Event
-from gate.schema import SchemaDocumentError, SchemaSourceUnavailable, load_document
-from gate.schema.graph import GraphSchemaSource
-from gate.schema.registry import relationship_types
-from projections.vocabulary import node_identity, node_stream
+from writegate.cli.serve import serve, token
+from writegate.eventlog import Event
+from writegate.gate.schema import SchemaDocumentError, SchemaSourceUnavailable, load_document
+from writegate.gate.schema.graph import GraphSchemaSource
+from writegate.gate.schema.registry import relationship_types
+from writegate.projections.vocabulary import node_identity, node_stream
 
 
 def provenance_options(f: Callable[..., Any]) -> Callable[..., Any]:

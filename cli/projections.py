@@ -27,16 +27,16 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from cli.common import Context, fail, opened, parse_time, pass_ctx
-from cli.config import ProvConfig, Settings
-from eventlog import EventLog
-from gate import Gate
-from projections.contract import ProjectionError, Projector
-from projections.files import write_atomically
-from projections.prov import FORMATS as PROV_FORMATS
-from projections.prov import export
-from projections.regate import Regater
-from projections.runner import (
+from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
+from writegate.cli.config import ProvConfig, Settings
+from writegate.eventlog import EventLog
+from writegate.gate import Gate
+from writegate.projections.contract import ProjectionError, Projector
+from writegate.projections.files import write_atomically
+from writegate.projections.prov import FORMATS as PROV_FORMATS
+from writegate.projections.prov import export
+from writegate.projections.regate import Regater
+from writegate.projections.runner import (
     ProjectionStatus,
     ReplayResult,
     follow,

@@ -12,11 +12,11 @@ from pathlib import Path
 import anyio
 import click
 
-from cli.common import Context, fail, opened, pass_ctx
-from gate.identifiers import is_agent_id
-from gate.server.app import HostPolicy, WritegateServer, serve_http
-from gate.server.policy import ROLES, Policy, PolicyError, Principal
-from gate.server.tokens import TokenFileError, TokenStore, create_token, revoke_agent
+from writegate.cli.common import Context, fail, opened, pass_ctx
+from writegate.gate.identifiers import is_agent_id
+from writegate.gate.server.app import HostPolicy, WritegateServer, serve_http
+from writegate.gate.server.policy import ROLES, Policy, PolicyError, Principal
+from writegate.gate.server.tokens import TokenFileError, TokenStore, create_token, revoke_agent
 
 AGENT_ENV = "WRITEGATE_AGENT_ID"
 ROLES_ENV = "WRITEGATE_AGENT_ROLES"

@@ -5,11 +5,17 @@ chains them with SHA-256, enforces idempotency keys and expected stream
 versions, and lets callers read them back.
 """
 
-from eventlog.canonical import GENESIS_HASH, canonical_json
-from eventlog.errors import EventLogError, IdempotencyKeyReused, VersionConflict
-from eventlog.events import Actor, DraftEvent, Event, EventCore
-from eventlog.store import AppendOutcome, EventLog, EventPage, InlineProjector, Transaction
-from eventlog.verify import VerifyReport
+from writegate.eventlog.canonical import GENESIS_HASH, canonical_json
+from writegate.eventlog.errors import EventLogError, IdempotencyKeyReused, VersionConflict
+from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore
+from writegate.eventlog.store import (
+    AppendOutcome,
+    EventLog,
+    EventPage,
+    InlineProjector,
+    Transaction,
+)
+from writegate.eventlog.verify import VerifyReport
 
 __all__ = [
     "GENESIS_HASH",

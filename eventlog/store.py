@@ -23,9 +23,9 @@ from typing import Any, Literal, Protocol
 import orjson
 import sqlite_utils
 
-from eventlog.canonical import GENESIS_HASH, canonical_json, chain_hash, event_body
-from eventlog.errors import IdempotencyKeyReused, NotAnEventLog, VersionConflict
-from eventlog.events import (
+from writegate.eventlog.canonical import GENESIS_HASH, canonical_json, chain_hash, event_body
+from writegate.eventlog.errors import IdempotencyKeyReused, NotAnEventLog, VersionConflict
+from writegate.eventlog.events import (
     Actor,
     DraftEvent,
     Event,
@@ -34,8 +34,8 @@ from eventlog.events import (
     parse_timestamp,
     trusted,
 )
-from eventlog.sql import run_script
-from eventlog.verify import VerifyReport, verify_rows
+from writegate.eventlog.sql import run_script
+from writegate.eventlog.verify import VerifyReport, verify_rows
 
 APPLICATION_ID = 0x57474C47  # "WGLG": marks a file as a writegate log
 FORMAT_VERSION = 1

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from eventlog.canonical import GENESIS_HASH, chain_hash, event_body
+from writegate.eventlog.canonical import GENESIS_HASH, chain_hash, event_body
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,10 @@
 ``Gate`` is the whole Python API; the CLI and the MCP tools are thin faces over it.
 """
 
-from gate.core import Gate
-from gate.errors import ERROR_MEANINGS, ErrorCode, GateRejection
-from gate.formula import DefaultFormulaProvider, FormulaProvider, load_formula_provider
-from gate.models import (
+from writegate.gate.core import Gate
+from writegate.gate.errors import ERROR_MEANINGS, ErrorCode, GateRejection
+from writegate.gate.formula import DefaultFormulaProvider, FormulaProvider, load_formula_provider
+from writegate.gate.models import (
     BatchResult,
     DeleteNodeResult,
     DeleteRelationshipResult,
@@ -17,7 +17,7 @@ from gate.models import (
     WriteRelationshipResult,
     dump,
 )
-from gate.version import __version__
+from writegate.gate.version import __version__
 
 __all__ = [
     "ERROR_MEANINGS",

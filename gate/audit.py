@@ -14,11 +14,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from eventlog import Event, EventLog
-from eventlog.events import format_timestamp
-from gate.rejections import RejectionLog
-from projections.state import merge_properties
-from projections.vocabulary import (
+from writegate.eventlog import Event, EventLog
+from writegate.eventlog.events import format_timestamp
+from writegate.gate.rejections import RejectionLog
+from writegate.projections.state import merge_properties
+from writegate.projections.vocabulary import (
     NODE_DELETED,
     NODE_WRITTEN,
     RELATIONSHIP_DELETED,

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gate.errors import ErrorCode, GateRejection
-from gate.identifiers import bare_label, check_identifier, is_protected
-from gate.schema.document import value_has_type
-from gate.schema.registry import (
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.identifiers import bare_label, check_identifier, is_protected
+from writegate.gate.schema.document import value_has_type
+from writegate.gate.schema.registry import (
     PropertySpec,
     RelationshipEntry,
     SchemaEntry,

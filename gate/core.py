@@ -17,7 +17,7 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
-from eventlog import (
+from writegate.eventlog import (
     Actor,
     DraftEvent,
     Event,
@@ -27,12 +27,17 @@ from eventlog import (
     VersionConflict,
     canonical_json,
 )
-from eventlog.store import Durability
-from gate import checks
-from gate.errors import ErrorCode, GateRejection
-from gate.formula import FormulaProvider, compute_confidence, formula_name, load_formula_provider
-from gate.integrity import IntegrityReport, check_integrity
-from gate.models import (
+from writegate.eventlog.store import Durability
+from writegate.gate import checks
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.formula import (
+    FormulaProvider,
+    compute_confidence,
+    formula_name,
+    load_formula_provider,
+)
+from writegate.gate.integrity import IntegrityReport, check_integrity
+from writegate.gate.models import (
     BATCH_OPERATIONS,
     MAX_BATCH,
     BatchResult,
@@ -52,8 +57,8 @@ from gate.models import (
     WriteRelationshipResult,
     parse_request,
 )
-from gate.rejections import RejectionLog
-from gate.schema import (
+from writegate.gate.rejections import RejectionLog
+from writegate.gate.schema import (
     FileSchemaSource,
     LoadedSchema,
     LogSchemaSource,
@@ -66,10 +71,10 @@ from gate.schema import (
     load_document,
     parse_document,
 )
-from gate.schema.registry import relationship_types
-from gate.version import __version__
-from projections.state import StateProjection
-from projections.vocabulary import (
+from writegate.gate.schema.registry import relationship_types
+from writegate.gate.version import __version__
+from writegate.projections.state import StateProjection
+from writegate.projections.vocabulary import (
     NODE_DELETED,
     NODE_WRITTEN,
     RELATIONSHIP_DELETED,

@@ -7,7 +7,7 @@ import math
 from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
-from gate.errors import ErrorCode, GateRejection
+from writegate.gate.errors import ErrorCode, GateRejection
 
 ENTRY_POINT_GROUP = "writegate.formula_providers"
 
@@ -22,6 +22,7 @@ class FormulaProvider(Protocol):
 class DefaultFormulaProvider:
     """Deliberately simple, so the primitive does not dictate ideology (seed 000)."""
 
+    name = "default"  # its entry-point name: what provenance records and operators select
     WEIGHTS = {  # noqa: RUF012  (seed 000 spells the default exactly so)
         "api": 1.0,  # Live API / CLI / deterministic machine output
         "parsed": 0.85,  # Structured doc (YAML, JSON, HCL, Markdown frontmatter)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from gate.errors import ErrorCode, GateRejection
-from projections.vocabulary import IDENTIFIER, is_identifier
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.projections.vocabulary import IDENTIFIER, is_identifier
 
 __all__ = [
     "IDENTIFIER",

@@ -35,11 +35,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from eventlog import Actor
-from gate.core import Gate
-from gate.models import BatchResult, Rejected, WriteNodeResult, WriteRelationshipResult
-from gate.schema import SchemaDocument, SchemaRegistry, parse_document
-from projections.runner import bulk
+from writegate.eventlog import Actor
+from writegate.gate.core import Gate
+from writegate.gate.models import BatchResult, Rejected, WriteNodeResult, WriteRelationshipResult
+from writegate.gate.schema import SchemaDocument, SchemaRegistry, parse_document
+from writegate.projections.runner import bulk
 
 Format = Literal["mcp-memory", "memorymesh"]
 CHUNK = 2000

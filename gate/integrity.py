@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from eventlog import EventLog
-from projections.state import StateProjection
+from writegate.eventlog import EventLog
+from writegate.projections.state import StateProjection
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from pydantic import (
     ValidationError,
 )
 
-from gate.errors import ErrorCode, GateRejection
+from writegate.gate.errors import ErrorCode, GateRejection
 
 Scalar = StrictStr | StrictBool | StrictInt | StrictFloat
 Keys = dict[str, Scalar]

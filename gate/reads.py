@@ -17,14 +17,14 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from eventlog import Event, EventLog
-from eventlog.events import format_timestamp
-from gate.errors import ErrorCode, GateRejection
-from gate.identifiers import check_identifier
-from gate.models import NodeRef
-from gate.schema import LoadedSchema
-from projections.state import StateProjection
-from projections.vocabulary import (
+from writegate.eventlog import Event, EventLog
+from writegate.eventlog.events import format_timestamp
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.identifiers import check_identifier
+from writegate.gate.models import NodeRef
+from writegate.gate.schema import LoadedSchema
+from writegate.projections.state import StateProjection
+from writegate.projections.vocabulary import (
     NODE_WRITTEN,
     RELATIONSHIP_WRITTEN,
     node_identity,

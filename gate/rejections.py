@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from eventlog import Actor, EventLog, canonical_json
-from eventlog.events import format_timestamp
-from eventlog.sql import run_script
+from writegate.eventlog import Actor, EventLog, canonical_json
+from writegate.eventlog.events import format_timestamp
+from writegate.eventlog.sql import run_script
 
 RETENTION_ENV = "WRITEGATE_REJECTION_RETENTION"
 DEFAULT_RETENTION = 100_000

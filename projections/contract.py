@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from eventlog import EventCore
+from writegate.eventlog import EventCore
 
 
 class ProjectionError(Exception):

@@ -11,9 +11,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from eventlog import EventCore
-from eventlog.events import format_timestamp
-from projections.vocabulary import (
+from writegate.eventlog import EventCore
+from writegate.eventlog.events import format_timestamp
+from writegate.projections.vocabulary import (
     NODE_DELETED,
     NODE_WRITTEN,
     RELATIONSHIP_DELETED,

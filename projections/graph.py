@@ -22,9 +22,9 @@ from neo4j import Driver, GraphDatabase, ManagedTransaction
 from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired, TransientError
 from neo4j.time import DateTime
 
-from eventlog import EventCore
-from projections.contract import ProjectionError, check_batch
-from projections.cypher import (
+from writegate.eventlog import EventCore
+from writegate.projections.contract import ProjectionError, check_batch
+from writegate.projections.cypher import (
     CHECKPOINT_LABEL,
     REGISTRY_LABELS,
     merge_key_indexes,

@@ -22,11 +22,11 @@ from typing import Any, Literal
 
 import orjson
 
-from eventlog import EventCore, EventLog
-from eventlog.events import format_timestamp
-from projections.contract import check_batch
-from projections.files import write_atomically
-from projections.memory import CITED, GraphModel, NodeRecord
+from writegate.eventlog import EventCore, EventLog
+from writegate.eventlog.events import format_timestamp
+from writegate.projections.contract import check_batch
+from writegate.projections.files import write_atomically
+from writegate.projections.memory import CITED, GraphModel, NodeRecord
 
 Format = Literal["memorymesh", "mcp-memory"]
 FORMATS: tuple[Format, ...] = ("memorymesh", "mcp-memory")

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from eventlog import EventCore
-from projections.state import merge_properties
-from projections.vocabulary import (
+from writegate.eventlog import EventCore
+from writegate.projections.state import merge_properties
+from writegate.projections.vocabulary import (
     NODE_DELETED,
     NODE_WRITTEN,
     RELATIONSHIP_DELETED,

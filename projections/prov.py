@@ -42,11 +42,11 @@ from rdflib import Literal as RDFLiteral
 from rdflib.namespace import PROV
 from rdflib.term import Node
 
-from eventlog import EventCore
-from eventlog.events import format_timestamp
-from projections.contract import check_batch
-from projections.files import write_atomically
-from projections.vocabulary import (
+from writegate.eventlog import EventCore
+from writegate.eventlog.events import format_timestamp
+from writegate.projections.contract import check_batch
+from writegate.projections.files import write_atomically
+from writegate.projections.vocabulary import (
     NODE_DELETED,
     NODE_WRITTEN,
     RELATIONSHIP_DELETED,

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from eventlog import EventCore
-from eventlog.events import trusted
-from projections.vocabulary import (
+from writegate.eventlog import EventCore
+from writegate.eventlog.events import trusted
+from writegate.projections.vocabulary import (
     NODE_DELETED,
     NODE_WRITTEN,
     RELATIONSHIP_DELETED,

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from eventlog import EventCore, EventLog
-from projections.contract import ProjectionGap, Projector
-from projections.regate import Regater
+from writegate.eventlog import EventCore, EventLog
+from writegate.projections.contract import ProjectionGap, Projector
+from writegate.projections.regate import Regater
 
 STAGED_BATCH = 128  # events per apply while a projector builds aside (see ``_apply``)
 Progress = Callable[[int], None]  # called with the number of events just applied

@@ -14,10 +14,10 @@ from typing import Any
 
 import orjson
 
-from eventlog import EventCore, EventLog, canonical_json
-from eventlog.events import format_timestamp
-from eventlog.sql import run_script
-from projections.vocabulary import (
+from writegate.eventlog import EventCore, EventLog, canonical_json
+from writegate.eventlog.events import format_timestamp
+from writegate.eventlog.sql import run_script
+from writegate.projections.vocabulary import (
     NODE_DELETED,
     NODE_WRITTEN,
     RELATIONSHIP_DELETED,

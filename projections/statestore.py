@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from eventlog import EventCore
-from projections.contract import check_batch
-from projections.state import StateProjection
+from writegate.eventlog import EventCore
+from writegate.projections.contract import check_batch
+from writegate.projections.state import StateProjection
 
 
 class StateStore:

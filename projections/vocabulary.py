@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from eventlog import canonical_json
+from writegate.eventlog import canonical_json
 
 SCHEMA_PUBLISHED = "schema.published"
 NODE_WRITTEN = "node.written"

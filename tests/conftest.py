@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from eventlog import Actor
-from gate import Gate
+from writegate.eventlog import Actor
+from writegate.gate import Gate
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from gate import ErrorCode
 from tests.conftest import ROOT
+from writegate.gate import ErrorCode
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 

@@ -1,15 +1,20 @@
 """Schemas: the document format, the registry protocol, sources and the live cache."""
 
-from gate.schema.cache import SchemaCache
-from gate.schema.document import SchemaDocument, SchemaDocumentError, load_document, parse_document
-from gate.schema.registry import (
+from writegate.gate.schema.cache import SchemaCache
+from writegate.gate.schema.document import (
+    SchemaDocument,
+    SchemaDocumentError,
+    load_document,
+    parse_document,
+)
+from writegate.gate.schema.registry import (
     PropertySpec,
     RelationshipEntry,
     Schema,
     SchemaEntry,
     SchemaRegistry,
 )
-from gate.schema.sources import (
+from writegate.gate.schema.sources import (
     FileSchemaSource,
     LoadedSchema,
     LogSchemaSource,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from gate.schema.sources import LoadedSchema, SchemaSource, SchemaSourceUnavailable
+from writegate.gate.schema.sources import LoadedSchema, SchemaSource, SchemaSourceUnavailable
 
 
 class SchemaCache:

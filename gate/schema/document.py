@@ -15,8 +15,8 @@ from typing import Any, Literal, Self
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from eventlog import canonical_json
-from gate.identifiers import is_identifier, is_protected
+from writegate.eventlog import canonical_json
+from writegate.gate.identifiers import is_identifier, is_protected
 
 PropertyType = Literal["string", "integer", "number", "boolean", "array"]
 ItemType = Literal["string", "integer", "number", "boolean"]

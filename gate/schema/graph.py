@@ -16,10 +16,10 @@ from typing import Any
 from neo4j import ManagedTransaction
 from neo4j.exceptions import Neo4jError
 
-from gate.schema.document import SchemaDocument, SchemaDocumentError, parse_document
-from gate.schema.registry import Schema
-from gate.schema.sources import LoadedSchema, SchemaSourceUnavailable, loaded
-from projections.graph import BoltTarget
+from writegate.gate.schema.document import SchemaDocument, SchemaDocumentError, parse_document
+from writegate.gate.schema.registry import Schema
+from writegate.gate.schema.sources import LoadedSchema, SchemaSourceUnavailable, loaded
+from writegate.projections.graph import BoltTarget
 
 NODES_QUERY = (
     "MATCH (s:Schema {allowed: true}) "

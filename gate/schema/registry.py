@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
-from gate.schema.document import PropertyDoc, RelationshipRef, SchemaDocument
+from writegate.gate.schema.document import PropertyDoc, RelationshipRef, SchemaDocument
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ from typing import Protocol
 
 import orjson
 
-from eventlog import EventLog
-from gate.schema.document import SchemaDocumentError, load_document, parse_document
-from gate.schema.registry import Schema, SchemaRegistry
-from projections.vocabulary import SCHEMA_PUBLISHED
+from writegate.eventlog import EventLog
+from writegate.gate.schema.document import SchemaDocumentError, load_document, parse_document
+from writegate.gate.schema.registry import Schema, SchemaRegistry
+from writegate.projections.vocabulary import SCHEMA_PUBLISHED
 
 
 class SchemaSourceUnavailable(Exception):

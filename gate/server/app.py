@@ -44,17 +44,17 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from gate.core import Gate
-from gate.errors import GateRejection
-from gate.models import RefreshResult, Rejected, dump
-from gate.reads import GraphReader
-from gate.schema import SchemaSourceUnavailable
-from gate.schema.registry import describe_registry
-from gate.server.catalog import BUILTIN_TOOLS, ToolCall, ToolSpec
-from gate.server.policy import Policy, Principal
-from gate.server.tokens import TokenStore, principal_from_access
-from gate.server.typed_tools import typed_tools
-from gate.version import __version__
+from writegate.gate.core import Gate
+from writegate.gate.errors import GateRejection
+from writegate.gate.models import RefreshResult, Rejected, dump
+from writegate.gate.reads import GraphReader
+from writegate.gate.schema import SchemaSourceUnavailable
+from writegate.gate.schema.registry import describe_registry
+from writegate.gate.server.catalog import BUILTIN_TOOLS, ToolCall, ToolSpec
+from writegate.gate.server.policy import Policy, Principal
+from writegate.gate.server.tokens import TokenStore, principal_from_access
+from writegate.gate.server.typed_tools import typed_tools
+from writegate.gate.version import __version__
 
 log = logging.getLogger("writegate.server")
 

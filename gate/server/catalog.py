@@ -18,11 +18,11 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, TypeAdapter
 
-from eventlog import Actor
-from eventlog.events import format_timestamp
-from gate.core import Gate, WriteGuard
-from gate.errors import ErrorCode, GateRejection
-from gate.models import (
+from writegate.eventlog import Actor
+from writegate.eventlog.events import format_timestamp
+from writegate.gate.core import Gate, WriteGuard
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.models import (
     BatchResult,
     DeleteNodeRequest,
     DeleteNodeResult,
@@ -37,9 +37,9 @@ from gate.models import (
     WriteRelationshipResult,
     parse_request,
 )
-from gate.reads import MAX_DEPTH, GraphReader, NodeHistory, PathResult, Subgraph
-from gate.schema.registry import describe_registry
-from projections.vocabulary import node_stream
+from writegate.gate.reads import MAX_DEPTH, GraphReader, NodeHistory, PathResult, Subgraph
+from writegate.gate.schema.registry import describe_registry
+from writegate.projections.vocabulary import node_stream
 
 _ARGS = ConfigDict(extra="forbid", frozen=True)
 IdempotencyKey = StrictStr | None

@@ -20,9 +20,9 @@ from typing import Any
 
 import cedarpy
 
-from eventlog import Actor, Event
-from gate.errors import ErrorCode, GateRejection
-from projections.vocabulary import (
+from writegate.eventlog import Actor, Event
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.projections.vocabulary import (
     NODE_DELETED,
     NODE_WRITTEN,
     RELATIONSHIP_DELETED,

@@ -19,8 +19,8 @@ from typing import Any
 
 from mcp.server.auth.provider import AccessToken
 
-from gate.identifiers import is_agent_id
-from gate.server.policy import ROLES, Principal
+from writegate.gate.identifiers import is_agent_id
+from writegate.gate.server.policy import ROLES, Principal
 
 TOKEN_PREFIX = "wg_"
 ROLE_SCOPE = "role:"

@@ -20,12 +20,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
-from gate.errors import ErrorCode, GateRejection
-from gate.models import BatchResult, DeleteNodeResult, Reliability, parse_request
-from gate.schema import LoadedSchema
-from gate.schema.registry import PropertySpec, SchemaEntry
-from gate.server.catalog import ToolCall, ToolSpec
-from projections.vocabulary import node_identity, relationship_identity
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.models import BatchResult, DeleteNodeResult, Reliability, parse_request
+from writegate.gate.schema import LoadedSchema
+from writegate.gate.schema.registry import PropertySpec, SchemaEntry
+from writegate.gate.server.catalog import ToolCall, ToolSpec
+from writegate.projections.vocabulary import node_identity, relationship_identity
 
 
 class _Provenance(BaseModel):

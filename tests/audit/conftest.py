@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from freezegun import freeze_time
 
-from gate import Gate
 from tests.conftest import SEED_SCHEMA, person, relationship
 from tests.projections.history import ADA, BOB, T0, build_history
+from writegate.gate import Gate
 
 
 @pytest.fixture

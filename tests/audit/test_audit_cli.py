@@ -7,14 +7,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from eventlog import EventLog
-from gate.schema import load_document
 from tests.conftest import SEED_SCHEMA
 from tests.server.harness import WRITEGATE
+from writegate.eventlog import EventLog
+from writegate.gate.schema import load_document
 
 SCHEMA_VERSION = load_document(SEED_SCHEMA).version()
 TEAM, CHAT = "https://example.org/team", "chat-2032-01-01"
-FORMULA = "gate.formula:DefaultFormulaProvider"
+FORMULA = "default"
 
 
 def run(db: Path, *args: str) -> Any:

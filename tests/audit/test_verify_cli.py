@@ -6,8 +6,8 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from eventlog.store import APPEND_ONLY_TRIGGERS
 from tests.server.harness import WRITEGATE
+from writegate.eventlog.store import APPEND_ONLY_TRIGGERS
 
 
 def verify(db: Path, *args: str, config: Path | None = None) -> subprocess.CompletedProcess[str]:

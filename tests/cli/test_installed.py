@@ -1,5 +1,11 @@
-"""An installed writegate (a real, non-editable install of this checkout) works away from
-the repository: its default policy ships inside the package."""
+"""The built wheel installs as one package, ``writegate``, and lives beside anything else.
+
+Nothing here runs from the checkout: the wheel is built from a copy of the tracked files,
+installed into a fresh virtual environment (its dependencies are the test venv's, reached
+through a path file, so nothing is downloaded) and run from a directory outside the
+repository. A second distribution that ships a top-level ``cli`` package — the name that
+used to collide — is installed beside it and removed again.
+"""
 
 from __future__ import annotations
 
@@ -7,52 +13,125 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
+import venv
+from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+import pytest
+
+from tests.conftest import ROOT, SEED_SCHEMA
+from tests.server.harness import stdio_agent
+
+pytestmark = pytest.mark.slow
 
 
-def test_an_installed_package_finds_its_default_policy(tmp_path: Path) -> None:
-    source = tmp_path / "source"  # setuptools builds in the source tree: use a copy
-    tracked = subprocess.run(
-        ["git", "ls-files"], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout.split()
+def _run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, f"{args[:3]} failed: {done.stderr[-2000:]}"
+    return done.stdout
+
+
+def _tracked_copy(target: Path) -> Path:
+    """setuptools builds inside the source tree: build from a copy of what git tracks."""
+    tracked = _run("git", "ls-files", cwd=ROOT).split()
     for name in tracked:
-        if (ROOT / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, source / name)
-    target = tmp_path / "site"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--target",
-            target,
-            source,
-        ],
-        check=True,
-        capture_output=True,
-        timeout=600,
+        source = ROOT / name
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            os.symlink(os.readlink(source), target / name)
+        elif source.is_file():
+            shutil.copy2(source, target / name)
+    return target
+
+
+def _other_tool(target: Path) -> Path:
+    """A distribution shipping a top-level ``cli`` package with ``cli/main.py``."""
+    (target / "cli").mkdir(parents=True)
+    (target / "cli" / "__init__.py").write_text("")
+    (target / "cli" / "main.py").write_text("def main() -> None:\n    print('other tool')\n")
+    (target / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=69"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "other-tool"\nversion = "1.0"\n'
+        '[project.scripts]\nother-tool = "cli.main:main"\n'
+        '[tool.setuptools]\npackages = ["cli"]\n'
     )
-    installed = target / "gate" / "server" / "policies.cedar"
-    assert installed.read_bytes() == (ROOT / "gate" / "server" / "policies.cedar").read_bytes()
+    return target
+
+
+@dataclass(frozen=True)
+class Installed:
+    bin: Path
+    added: set[str]  # what installing the wheel added to site-packages
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """A fresh venv with the wheel installed."""
+    work = tmp_path_factory.mktemp("installed")
+    source = _tracked_copy(work / "source")
+    wheels = work / "wheels"
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
+    _run(*pip, "wheel", "--quiet", "--no-deps", "--wheel-dir", wheels, source, cwd=work)
+    env_dir = work / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    site = Path(
+        sysconfig.get_path("purelib", vars={"base": str(env_dir), "platbase": str(env_dir)})
+    )
+    # the dependencies: the test venv's site-packages (a path file adds the directory; the
+    # path files inside it, among them the checkout's editable install, are not processed)
+    (site / "test-venv-dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    before = set(os.listdir(site))
+    wheel = next(wheels.glob("writegate-*.whl"))
+    _run(env_dir / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps", wheel, cwd=work)
+    return Installed(env_dir / "bin", set(os.listdir(site)) - before)
+
+
+def test_only_writegate_lands_in_site_packages(installed: Installed) -> None:
+    assert installed.added == {"writegate", "writegate-0.1.0.dist-info"}
+
+
+def test_the_package_is_imported_from_site_packages_with_its_data(
+    installed: Installed, tmp_path: Path
+) -> None:
     probe = (
-        "import gate.server.policy as p; "
-        f"assert p.__file__.startswith({str(target)!r}), p.__file__; "
-        "print(p.Policy.load().text, end='')"
+        "import writegate.gate.server.policy as p, writegate.gate.version as v; "
+        "print(p.__file__); print(v.__version__); print(len(p.Policy.load().text))"
     )
-    env = {**os.environ, "PYTHONPATH": str(target)}
-    out = subprocess.run(
-        [sys.executable, "-c", probe],
-        cwd=tmp_path,  # not the repository: nothing resolves from the checkout
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert out.stdout == installed.read_text(encoding="utf-8")  # parsed by cedarpy on load
+    where, version, size = _run(installed.bin / "python", "-c", probe, cwd=tmp_path).split()
+    assert where.startswith(str(installed.bin.parent)) and "site-packages" in where
+    assert version == "0.1.0"
+    assert int(size) == len((ROOT / "gate" / "server" / "policies.cedar").read_text())
+
+
+def test_a_package_with_a_top_level_cli_does_not_collide(installed: Installed, tmp_path: Path) -> None:
+    other = _other_tool(tmp_path / "other")
+    pip = [installed.bin / "python", "-m", "pip", "--disable-pip-version-check"]
+    _run(*pip, "install", "--quiet", other, cwd=tmp_path)
+    try:
+        assert _run(installed.bin / "other-tool", cwd=tmp_path).strip() == "other tool"
+        assert "Usage: writegate" in _run(installed.bin / "writegate", "--help", cwd=tmp_path)
+    finally:
+        _run(*pip, "uninstall", "--yes", "--quiet", "other-tool", cwd=tmp_path)
+    assert "Usage: writegate" in _run(installed.bin / "writegate", "--help", cwd=tmp_path)
+
+
+@pytest.mark.anyio
+async def test_writegate_serve_runs_from_the_wheel(installed: Installed, tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    _run(installed.bin / "writegate", "--db", db, "init", "--schema", SEED_SCHEMA, cwd=tmp_path)
+    async with stdio_agent(db, command=str(installed.bin / "writegate")) as agent:
+        outcome = await agent.call(
+            "write_node",
+            {
+                "label": "Person",
+                "merge_keys": {"name": "Ada"},
+                "properties": {"age": 36},
+                "source": "test",
+                "extraction_method": "manual",
+            },
+        )
+    assert not outcome.is_error, outcome.data
+    assert outcome.data["seq"] == 2

@@ -6,9 +6,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from gate.server.app import HostPolicy
-from gate.server.tokens import TokenStore
 from tests.cli.test_cli import run
+from writegate.gate.server.app import HostPolicy
+from writegate.gate.server.tokens import TokenStore
 
 
 def test_token_create_prints_once_and_stores_only_the_hash(tmp_path: Path) -> None:

@@ -8,11 +8,11 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from eventlog.canonical import chain_hash, event_body
-from eventlog.store import APPEND_ONLY_TRIGGERS
-from gate import Gate
 from tests.conftest import person
+from writegate.cli.main import cli
+from writegate.eventlog.canonical import chain_hash, event_body
+from writegate.eventlog.store import APPEND_ONLY_TRIGGERS
+from writegate.gate import Gate
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gate import Gate
 from tests.conftest import SEED_SCHEMA
+from writegate.gate import Gate
 
 WRITER = Path(__file__).with_name("writer_process.py")
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from eventlog.events import format_timestamp, parse_timestamp
+from writegate.eventlog.events import format_timestamp, parse_timestamp
 
 zones = st.one_of(
     st.none(),

@@ -11,8 +11,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from eventlog import Actor
-from gate import Gate
+from writegate.eventlog import Actor
+from writegate.gate import Gate
 
 
 def main() -> None:

@@ -6,8 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from gate import DefaultFormulaProvider, Gate, Rejected, WriteNodeResult, load_formula_provider
 from tests.conftest import SEED_SCHEMA, person
+from writegate.gate import (
+    DefaultFormulaProvider,
+    Gate,
+    Rejected,
+    WriteNodeResult,
+    load_formula_provider,
+)
 
 
 class Flat:

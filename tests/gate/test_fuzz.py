@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gate import ErrorCode, Gate, Rejected
 from tests.conftest import SEED_SCHEMA
+from writegate.gate import ErrorCode, Gate, Rejected
 
 CODES = {c.value for c in ErrorCode}
 INJECTIONS = ["`", "'", '"', "{", "}", "//", "\n", " ", ")", "-[", ";", "\\", ":", "$", "\x00"]

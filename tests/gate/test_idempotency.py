@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from eventlog import Actor
-from gate import BatchResult, Gate, Rejected, WriteNodeResult, dump
 from tests.conftest import person, relationship
+from writegate.eventlog import Actor
+from writegate.gate import BatchResult, Gate, Rejected, WriteNodeResult, dump
 
 
 def test_retry_returns_the_first_result_and_appends_nothing(gate: Gate) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gate import BatchResult, DeleteNodeResult, Gate, Rejected, dump
 from tests.conftest import person, relationship
+from writegate.gate import BatchResult, DeleteNodeResult, Gate, Rejected, dump
 
 DELETE: dict[str, Any] = {"source": "hr-system", "extraction_method": "api"}
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from gate import Gate, Rejected
 from tests.conftest import person, relationship, state_of
+from writegate.gate import Gate, Rejected
 
 Call = Callable[[Gate], Any]
 

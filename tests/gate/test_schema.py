@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from eventlog import Actor, EventLog
-from gate import Gate, Rejected, WriteNodeResult
-from gate.schema import (
+from tests.conftest import EXAMPLE_SCHEMA, SEED_SCHEMA, person, seed_document
+from writegate.eventlog import Actor, EventLog
+from writegate.gate import Gate, Rejected, WriteNodeResult
+from writegate.gate.schema import (
     FileSchemaSource,
     LoadedSchema,
     SchemaDocumentError,
@@ -21,8 +22,7 @@ from gate.schema import (
     load_document,
     parse_document,
 )
-from projections.state import StateProjection
-from tests.conftest import EXAMPLE_SCHEMA, SEED_SCHEMA, person, seed_document
+from writegate.projections.state import StateProjection
 
 
 def test_example_schema_is_valid_and_versioned_by_content() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gate import Gate, Rejected, WriteNodeResult, WriteRelationshipResult, __version__
 from tests.conftest import AGENT, SEED_SCHEMA, person, relationship, seed_document, state_of
+from writegate.gate import Gate, Rejected, WriteNodeResult, WriteRelationshipResult, __version__
 
 
 def _node(g: Gate, label: str, name: str) -> dict[str, object]:

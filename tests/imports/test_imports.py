@@ -7,11 +7,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from eventlog import Actor
-from gate import Gate
-from gate.imports import ImportSummary, import_file, memorymesh_schema
 from tests.conftest import FIXTURES
 from tests.imports.memory_file import generate
+from writegate.eventlog import Actor
+from writegate.gate import Gate
+from writegate.gate.imports import ImportSummary, import_file, memorymesh_schema
 
 OPERATOR = Actor(agent="operator:migration", transport="cli")
 

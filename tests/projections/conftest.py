@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from eventlog import Event
-from gate import Gate
-from projections.graph import BoltTarget
 from tests.conftest import SEED_SCHEMA
 from tests.projections.arcadedb import arcadedb_server
 from tests.projections.history import build_history
+from writegate.eventlog import Event
+from writegate.gate import Gate
+from writegate.projections.graph import BoltTarget
 
 
 @pytest.fixture(scope="session")

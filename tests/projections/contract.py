@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from eventlog import Event
-from gate import Gate
-from projections import runner
-from projections.contract import ProjectionGap, Projector
-from projections.runner import rebuild, replay
 from tests.projections.history import T0
+from writegate.eventlog import Event
+from writegate.gate import Gate
+from writegate.projections import runner
+from writegate.projections.contract import ProjectionGap, Projector
+from writegate.projections.runner import rebuild, replay
 
 
 class ProjectorContract:

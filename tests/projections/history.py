@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 from freezegun import freeze_time
 
-from eventlog import Actor
-from gate import Gate
+from writegate.eventlog import Actor
+from writegate.gate import Gate
 
 T0 = datetime(2032, 1, 1, 9, 0, tzinfo=UTC)
 ADA = Actor(agent="ada-bot", session="s-ada", transport="mcp")

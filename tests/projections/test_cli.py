@@ -7,11 +7,11 @@ import os
 import subprocess
 from pathlib import Path
 
-from gate import Gate
-from projections.graph import BoltTarget
 from tests.conftest import SEED_SCHEMA
 from tests.projections.history import T0, build_history
 from tests.server.harness import WRITEGATE
+from writegate.gate import Gate
+from writegate.projections.graph import BoltTarget
 
 
 def run(

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from projections.contract import Projector
-from projections.graph import BoltTarget, GraphProjector
-from projections.jsonl import JsonlProjector
-from projections.prov import ProvProjector
-from projections.statestore import StateStore
 from tests.projections.contract import ProjectorContract
+from writegate.projections.contract import Projector
+from writegate.projections.graph import BoltTarget, GraphProjector
+from writegate.projections.jsonl import JsonlProjector
+from writegate.projections.prov import ProvProjector
+from writegate.projections.statestore import StateStore
 
 
 def _tmp(request: pytest.FixtureRequest) -> Path:

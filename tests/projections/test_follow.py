@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from eventlog import Actor
-from gate import Gate
-from projections.graph import BoltTarget, GraphProjector
-from projections.runner import rebuild
 from tests.conftest import SEED_SCHEMA
 from tests.server.harness import WRITEGATE
+from writegate.eventlog import Actor
+from writegate.gate import Gate
+from writegate.projections.graph import BoltTarget, GraphProjector
+from writegate.projections.runner import rebuild
 
 pytestmark = pytest.mark.slow
 PEOPLE = 6000

@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from eventlog import EventLog
-from gate import Gate, Rejected, WriteNodeResult, __version__
-from gate.schema import load_document
-from gate.schema.graph import GraphSchemaSource
-from gate.schema.sources import SchemaSourceUnavailable
-from projections.graph import BoltTarget, GraphProjector, ProjectionUnavailable
-from projections.runner import replay
-from projections.state import StateProjection
 from tests.conftest import SEED_SCHEMA, person, relationship
+from writegate.eventlog import EventLog
+from writegate.gate import Gate, Rejected, WriteNodeResult, __version__
+from writegate.gate.schema import load_document
+from writegate.gate.schema.graph import GraphSchemaSource
+from writegate.gate.schema.sources import SchemaSourceUnavailable
+from writegate.projections.graph import BoltTarget, GraphProjector, ProjectionUnavailable
+from writegate.projections.runner import replay
+from writegate.projections.state import StateProjection
 
 SEED_PROPERTIES = {
     "confidence",

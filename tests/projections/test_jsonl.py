@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from eventlog import Event
-from gate import Gate
-from projections.jsonl import JsonlProjector, display_name
+from writegate.eventlog import Event
+from writegate.gate import Gate
+from writegate.projections.jsonl import JsonlProjector, display_name
 
 
 def lines(path: Path) -> list[dict[str, Any]]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from eventlog import Actor
-from gate import Gate, WriteRelationshipResult
-from projections.graph import BoltTarget, GraphProjector
-from projections.regate import Regater
-from projections.runner import rebuild
 from tests.conftest import SEED_SCHEMA, seed_document
+from writegate.eventlog import Actor
+from writegate.gate import Gate, WriteRelationshipResult
+from writegate.projections.graph import BoltTarget, GraphProjector
+from writegate.projections.regate import Regater
+from writegate.projections.runner import rebuild
 
 
 def consolidated_schema() -> dict[str, Any]:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gate import Gate
 from tests.conftest import SEED_SCHEMA
 from tests.server.harness import Served
+from writegate.gate import Gate
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from gate.server.tokens import create_token
+from writegate.gate.server.tokens import create_token
 
 WRITEGATE = str(Path(sys.executable).with_name("writegate"))
 
@@ -77,11 +77,12 @@ async def stdio_agent(
     roles: tuple[str, ...] = ("writer",),
     env: dict[str, str] | None = None,
     mode: str = "auto",
+    command: str = WRITEGATE,
 ) -> AsyncIterator[Agent]:
     args = ["--db", str(db), "serve", "--agent-id", agent_id]
     for role in roles:
         args += ["--role", role]
-    params = StdioServerParameters(command=WRITEGATE, args=args, env={**os.environ, **(env or {})})
+    params = StdioServerParameters(command=command, args=args, env={**os.environ, **(env or {})})
     notes: list[str] = []
     async with Client(params, mode=mode, message_handler=_message_handler(notes)) as client:
         yield Agent(client, notes)

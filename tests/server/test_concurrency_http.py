@@ -7,11 +7,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gate import Gate
-from gate.server.tokens import create_token
 from tests.conftest import person
 from tests.server.conftest import published
 from tests.server.harness import http_agent, http_server
+from writegate.gate import Gate
+from writegate.gate.server.tokens import create_token
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -10,10 +10,10 @@ import json
 import subprocess
 from pathlib import Path
 
-from eventlog import EventLog
 from tests.conftest import ROOT
 from tests.server.conftest import published
 from tests.server.harness import WRITEGATE
+from writegate.eventlog import EventLog
 
 INSPECTOR = ROOT / "tests" / "peers" / "node_modules" / ".bin" / "mcp-inspector"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gate import Gate
 from tests.conftest import seed_document
 from tests.server.harness import Agent, Served, http_agent, stdio_agent
+from writegate.gate import Gate
 
 pytestmark = pytest.mark.anyio
 

@@ -11,13 +11,13 @@ import httpx2
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from eventlog import EventLog
-from gate import Gate
-from gate.server.policy import DEFAULT_POLICY_FILE
-from gate.server.tokens import create_token
 from tests.conftest import FIXTURES, person, seed_document
 from tests.server.conftest import published
 from tests.server.harness import HttpServer, Served, http_agent, http_server
+from writegate.eventlog import EventLog
+from writegate.gate import Gate
+from writegate.gate.server.policy import DEFAULT_POLICY_FILE
+from writegate.gate.server.tokens import create_token
 
 pytestmark = pytest.mark.anyio
 

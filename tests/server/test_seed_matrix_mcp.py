@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from eventlog import EventLog
-from gate import Gate, __version__
 from tests.conftest import person, relationship, seed_document
 from tests.server.harness import Served
+from writegate.eventlog import EventLog
+from writegate.gate import Gate, __version__
 
 pytestmark = pytest.mark.anyio
 
