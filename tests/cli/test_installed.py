@@ -28,7 +28,13 @@ pytestmark = pytest.mark.slow
 
 def _run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(
-        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+        [str(a) for a in args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert done.returncode == 0, f"{args[:3]} failed: {done.stderr[-2000:]}"
     return done.stdout
@@ -85,7 +91,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     (site / "test-venv-dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
     before = set(os.listdir(site))
     wheel = next(wheels.glob("writegate-*.whl"))
-    _run(env_dir / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps", wheel, cwd=work)
+    _run(
+        env_dir / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps", wheel, cwd=work
+    )
     return Installed(env_dir / "bin", set(os.listdir(site)) - before)
 
 
@@ -101,12 +109,15 @@ def test_the_package_is_imported_from_site_packages_with_its_data(
         "print(p.__file__); print(v.__version__); print(len(p.Policy.load().text))"
     )
     where, version, size = _run(installed.bin / "python", "-c", probe, cwd=tmp_path).split()
-    assert where.startswith(str(installed.bin.parent)) and "site-packages" in where
+    assert where.startswith(str(installed.bin.parent))
+    assert "site-packages" in where
     assert version == "0.1.0"
     assert int(size) == len((ROOT / "gate" / "server" / "policies.cedar").read_text())
 
 
-def test_a_package_with_a_top_level_cli_does_not_collide(installed: Installed, tmp_path: Path) -> None:
+def test_a_package_with_a_top_level_cli_does_not_collide(
+    installed: Installed, tmp_path: Path
+) -> None:
     other = _other_tool(tmp_path / "other")
     pip = [installed.bin / "python", "-m", "pip", "--disable-pip-version-check"]
     _run(*pip, "install", "--quiet", other, cwd=tmp_path)
