@@ -119,7 +119,7 @@ def test_a_package_with_a_top_level_cli_does_not_collide(
     installed: Installed, tmp_path: Path
 ) -> None:
     other = _other_tool(tmp_path / "other")
-    pip = [installed.bin / "python", "-m", "pip", "--disable-pip-version-check"]
+    pip: list[str | Path] = [installed.bin / "python", "-m", "pip", "--disable-pip-version-check"]
     _run(*pip, "install", "--quiet", other, cwd=tmp_path)
     try:
         assert _run(installed.bin / "other-tool", cwd=tmp_path).strip() == "other tool"
