@@ -25,7 +25,7 @@ from writegate.cli.common import (
     parse_time,
     pass_ctx,
 )
-from writegate.cli.projections import projection_checkpoints
+from writegate.cli.stores import projection_checkpoints
 from writegate.gate import Gate
 from writegate.gate.audit import Auditor, Facet, ProjectionLag, Report, Summary, Trail, build_report
 from writegate.projections.vocabulary import node_identity, relationship_identity
@@ -101,7 +101,7 @@ def audit() -> None:
 @pass_ctx
 def audit_node(ctx: Context, label: str, keys: tuple[str, ...], fmt: str) -> None:
     """Every event in the life of one node, with what each changed."""
-    with opened(ctx) as gate:
+    with opened(ctx, readonly=True) as gate:
         trail = Auditor(gate.log).trail(_identity(gate, label, keys), "node")
     _trail(trail, fmt)
 
@@ -121,7 +121,7 @@ def audit_relationship(
     fmt: str,
 ) -> None:
     """Every event in the life of one relationship."""
-    with opened(ctx) as gate:
+    with opened(ctx, readonly=True) as gate:
         identity = relationship_identity(
             rtype, _identity(gate, from_label, from_keys), _identity(gate, to_label, to_keys)
         )
@@ -130,7 +130,7 @@ def audit_relationship(
 
 
 def _summary(ctx: Context, facet: Facet, value: str, fmt: str, since: Any, until: Any) -> None:
-    with opened(ctx) as gate:
+    with opened(ctx, readonly=True) as gate:
         summary = Auditor(gate.log).summary(facet, value, since=since, until=until)
     if fmt in ("json", "jsonl"):
         _emit_json(summary)
@@ -194,7 +194,7 @@ def show() -> None:
 @pass_ctx
 def show_node(ctx: Context, label: str, keys: tuple[str, ...], as_of: datetime) -> None:
     """The node as it stood at --as-of (JSON)."""
-    with opened(ctx) as gate:
+    with opened(ctx, readonly=True) as gate:
         _emit_json(Auditor(gate.log).node_as_of(_identity(gate, label, keys), as_of))
 
 
@@ -205,7 +205,7 @@ def show_node(ctx: Context, label: str, keys: tuple[str, ...], as_of: datetime) 
 def report(ctx: Context, markdown: bool, as_json: bool) -> None:
     """One page an auditor can hand on: size, chain, who wrote and who was refused, drift."""
     settings = ctx.settings()
-    with opened(ctx) as gate:
+    with opened(ctx, readonly=True) as gate:
         lags = [
             ProjectionLag(name=r.name, checkpoint=r.checkpoint, lag=r.lag, error=r.error)
             for r in projection_checkpoints(settings, gate.log)

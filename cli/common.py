@@ -14,16 +14,17 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 import orjson
 
-from writegate.cli.config import ConfigError, Settings, load_settings
-from writegate.eventlog import Actor, EventLog, EventLogError
-from writegate.gate import Gate, Rejected, dump
-from writegate.projections.state import StateProjection
+if TYPE_CHECKING:  # loaded when a command opens the log, not for --help
+    from writegate.cli.config import Settings
+    from writegate.eventlog import Actor
+    from writegate.gate import Gate
 
 DB_ENV = "WRITEGATE_DB"
 
@@ -35,23 +36,38 @@ class Context:
         self.db = db
         self.schema_file = schema_file
         self.config = config
-        user = operator or os.environ.get("WRITEGATE_OPERATOR") or _os_user()
-        self.actor = Actor(agent=f"operator:{user}", transport="cli")
+        self.operator = operator or os.environ.get("WRITEGATE_OPERATOR") or _os_user()
+
+    @cached_property
+    def actor(self) -> Actor:
+        from writegate.eventlog import Actor
+
+        return Actor(agent=f"operator:{self.operator}", transport="cli")
 
     def settings(self) -> Settings:
+        from writegate.cli.config import ConfigError, load_settings
+
         try:
             return load_settings(self.config)
         except ConfigError as exc:
             fail(str(exc), 2)
 
-    def gate(self, *, create: bool = False) -> Gate:
+    def gate(self, *, create: bool = False, readonly: bool = False) -> Gate:
+        from writegate.eventlog import EventLog
+        from writegate.gate import Gate
+        from writegate.projections.state import StateProjection
+
         settings = self.settings()
         if self.schema_file is None and settings.schema_source is not None:
-            log = EventLog(self.db, inline=[StateProjection()], create=create)
+            log = EventLog(self.db, inline=[StateProjection()], create=create, readonly=readonly)
             source = settings.schema_source.open(settings.projections)
             return Gate(log, source, default_actor=self.actor)
         return Gate.open(
-            self.db, create=create, schema_file=self.schema_file, default_actor=self.actor
+            self.db,
+            create=create,
+            schema_file=self.schema_file,
+            default_actor=self.actor,
+            readonly=readonly,
         )
 
 
@@ -68,10 +84,13 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 @contextmanager
-def opened(ctx: Context, *, create: bool = False) -> Iterator[Gate]:
-    """Open the gate, turning the ways that can fail into one clear line."""
+def opened(ctx: Context, *, create: bool = False, readonly: bool = False) -> Iterator[Gate]:
+    """Open the gate, turning the ways that can fail into one clear line. Commands that only
+    read pass ``readonly``: they work on a read-only copy and never write to the file."""
+    from writegate.eventlog import EventLogError
+
     try:
-        gate = ctx.gate(create=create)
+        gate = ctx.gate(create=create, readonly=readonly)
     except (FileNotFoundError, EventLogError, sqlite3.DatabaseError, ValueError) as exc:
         fail(str(exc))
     try:
@@ -82,6 +101,8 @@ def opened(ctx: Context, *, create: bool = False) -> Iterator[Gate]:
 
 def emit_result(result: Any) -> None:
     """Print a result as JSON; a rejection goes to stderr as one line and exits 1."""
+    from writegate.gate import Rejected, dump
+
     if isinstance(result, Rejected):
         fail(f"{result.error_code}: {result.message}")
     click.echo(orjson.dumps(dump(result)).decode())

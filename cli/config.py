@@ -31,7 +31,7 @@ nested environment variables); the password is a secret and never printed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import (
@@ -42,12 +42,11 @@ from pydantic_settings import (
 )
 
 from writegate.eventlog import EventLog
-from writegate.gate.schema.graph import GraphSchemaSource
-from writegate.projections.contract import Projector
-from writegate.projections.graph import BoltTarget, GraphProjector
-from writegate.projections.jsonl import JsonlProjector
-from writegate.projections.prov import ProvProjector
-from writegate.projections.statestore import StateStore
+
+if TYPE_CHECKING:  # each store's code (the Bolt driver, rdflib) loads only when it is opened
+    from writegate.gate.schema.graph import GraphSchemaSource
+    from writegate.projections.contract import Projector
+    from writegate.projections.graph import BoltTarget
 
 CONFIG_ENV = "WRITEGATE_CONFIG"
 DEFAULT_CONFIG = Path("writegate.toml")
@@ -70,6 +69,8 @@ class GraphConfig(BaseModel):
         return f"{self.dialect} at {self.uri}" + (f" db {self.database}" if self.database else "")
 
     def target(self) -> BoltTarget:
+        from writegate.projections.graph import BoltTarget
+
         return BoltTarget(
             uri=self.uri,
             user=self.user,
@@ -80,6 +81,8 @@ class GraphConfig(BaseModel):
         )
 
     def open(self, name: str, log: EventLog) -> Projector:
+        from writegate.projections.graph import GraphProjector
+
         return GraphProjector(self.target(), name)
 
 
@@ -95,6 +98,8 @@ class JsonlConfig(BaseModel):
         return f"{self.format} JSONL at {self.path}"
 
     def open(self, name: str, log: EventLog) -> Projector:
+        from writegate.projections.jsonl import JsonlProjector
+
         return JsonlProjector(self.path, log, name, self.format)
 
 
@@ -109,6 +114,8 @@ class ProvConfig(BaseModel):
         return f"PROV-O N-Triples at {self.path}"
 
     def open(self, name: str, log: EventLog) -> Projector:
+        from writegate.projections.prov import ProvProjector
+
         return ProvProjector(self.path, name)
 
 
@@ -123,6 +130,8 @@ class StateConfig(BaseModel):
         return f"state read model at {self.path}"
 
     def open(self, name: str, log: EventLog) -> Projector:
+        from writegate.projections.statestore import StateStore
+
         return StateStore(self.path, name)
 
 
@@ -144,6 +153,8 @@ class GraphSchemaConfig(BaseModel):
         graph = projections.get(self.projection)
         if not isinstance(graph, GraphConfig):
             raise ConfigError(f"[schema_source] names {self.projection!r}, not a graph projection")
+        from writegate.gate.schema.graph import GraphSchemaSource
+
         return GraphSchemaSource(graph.target())
 
 

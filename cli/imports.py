@@ -9,7 +9,7 @@ import click
 import yaml
 
 from writegate.cli.common import Context, emit_result, fail, opened, pass_ctx
-from writegate.cli.projections import progress_bar
+from writegate.cli.stores import progress_bar
 from writegate.gate.imports import Format, ImportSummary, import_file, memorymesh_schema
 
 

@@ -24,7 +24,12 @@ import orjson
 import sqlite_utils
 
 from writegate.eventlog.canonical import GENESIS_HASH, canonical_json, chain_hash, event_body
-from writegate.eventlog.errors import IdempotencyKeyReused, NotAnEventLog, VersionConflict
+from writegate.eventlog.errors import (
+    EventLogError,
+    IdempotencyKeyReused,
+    NotAnEventLog,
+    VersionConflict,
+)
 from writegate.eventlog.events import (
     Actor,
     DraftEvent,
@@ -251,9 +256,11 @@ class EventLog:
         create: bool = True,
         durability: Durability = "normal",
         busy_timeout: float = 60.0,
+        readonly: bool = False,
     ) -> None:
         self.path = Path(path)
-        if not create and not self.path.exists():
+        self.readonly = readonly
+        if (readonly or not create) and not self.path.exists():
             raise FileNotFoundError(f"no writegate log at {self.path} (run `writegate init`)")
         self.inline = tuple(inline)
         self.durability = durability
@@ -269,16 +276,46 @@ class EventLog:
         """This thread's connection (autocommit mode: transactions are explicit)."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(
-                self.path, isolation_level=None, timeout=self.busy_timeout, check_same_thread=False
-            )
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute(f"PRAGMA synchronous = {self.durability.upper()}")
-            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            try:
+                conn = self._connect()
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+                if self.readonly:
+                    conn.execute("PRAGMA query_only = ON")
+                else:
+                    conn.execute("PRAGMA journal_mode = WAL")
+                    conn.execute(f"PRAGMA synchronous = {self.durability.upper()}")
+            except sqlite3.DatabaseError as exc:  # "file is not a database", "unable to open…"
+                raise EventLogError(f"{self.path}: {exc}") from exc
             self._local.conn = conn
             with self._lock:
                 self._all.append(conn)
         return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        """A connection. A read-only one never writes: ``mode=ro`` (SQLite may still create
+        the WAL index beside an auditor's copy), else ``immutable`` where the directory is
+        read-only too (read-only media, where no writer can exist either)."""
+
+        def connect(target: str | Path, uri: bool = False) -> sqlite3.Connection:
+            return sqlite3.connect(
+                target,
+                uri=uri,
+                isolation_level=None,
+                timeout=self.busy_timeout,
+                check_same_thread=False,
+            )
+
+        if not self.readonly:
+            return connect(self.path)
+        uri = self.path.resolve().as_uri()
+        try:
+            conn = connect(f"{uri}?mode=ro", uri=True)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            if os.access(self.path.parent, os.W_OK):
+                raise
+            return connect(f"{uri}?immutable=1", uri=True)
 
     def db(self) -> sqlite_utils.Database:
         return sqlite_utils.Database(self.connection())
@@ -298,15 +335,22 @@ class EventLog:
 
     def _install(self) -> None:
         conn = self.connection()
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+        try:
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as exc:  # "file is not a database", and the like
+            raise NotAnEventLog(f"{self.path}: {exc}") from exc
         if has_tables and app_id != APPLICATION_ID:
             raise NotAnEventLog(f"{self.path} is a SQLite file but not a writegate log")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > FORMAT_VERSION:
             raise NotAnEventLog(
                 f"{self.path} has log format {version}; this writegate reads up to {FORMAT_VERSION}"
             )
+        if self.readonly:
+            if version == 0:
+                raise NotAnEventLog(f"{self.path} is not a writegate log (no log tables)")
+            return  # read as it is: nothing installed, no read model caught up
         conn.execute("BEGIN IMMEDIATE")
         try:
             if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
@@ -350,6 +394,8 @@ class EventLog:
         is returned instead of running ``decide`` again; the same key with a different
         ``request`` raises ``IdempotencyKeyReused``.
         """
+        if self.readonly:
+            raise EventLogError(f"{self.path} is open read-only")
         conn = self.connection()
         request_hash = _request_hash(request)
         conn.execute("BEGIN IMMEDIATE")

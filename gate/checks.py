@@ -124,7 +124,8 @@ def check_value_shape(name: str, value: Any, what: str) -> None:
 
 
 def check_keys(keys: Mapping[str, Any], entry: SchemaEntry | None, what: str) -> None:
-    """Merge keys: scalars (never null), and exactly the label's declared keys when it has any."""
+    """Merge keys: scalars (never null), and exactly the label's declared keys when it has any
+    (whatever else the write says: a wrong key is the first thing to hear about)."""
     check_names(keys, what)
     for name, value in keys.items():
         if not _scalar_ok(value):
@@ -133,15 +134,13 @@ def check_keys(keys: Mapping[str, Any], entry: SchemaEntry | None, what: str) ->
                 f"{what}.{name} must be a scalar (string, boolean, 64-bit integer, finite number)",
                 {"field": f"{what}.{name}", "got": type(value).__name__},
             )
-    if entry is not None and entry.merge_keys:
-        extra = sorted(set(keys) - set(entry.merge_keys))
-        if extra:
-            raise GateRejection(
-                ErrorCode.SCHEMA_MERGE_KEY_MISMATCH,
-                f"{what} for {entry.label} must be exactly {list(entry.merge_keys)}; "
-                f"{extra} are not merge keys",
-                {"label": entry.label, "merge_keys": list(entry.merge_keys), "unexpected": extra},
-            )
+    if entry is not None and entry.merge_keys and set(keys) != set(entry.merge_keys):
+        raise GateRejection(
+            ErrorCode.SCHEMA_MERGE_KEY_MISMATCH,
+            f"{what} for {entry.label} must be exactly {list(entry.merge_keys)}, "
+            f"not {sorted(keys)}",
+            {"label": entry.label, "merge_keys": list(entry.merge_keys), "got": sorted(keys)},
+        )
     for name, value in keys.items():
         spec = entry.properties.get(name) if entry is not None else None
         if spec is not None:

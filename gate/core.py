@@ -37,6 +37,7 @@ from writegate.gate.formula import (
     load_formula_provider,
 )
 from writegate.gate.integrity import IntegrityReport, check_integrity
+from writegate.gate.limits import DEFAULT_LIMITS, Limits, check_request
 from writegate.gate.models import (
     BATCH_OPERATIONS,
     MAX_BATCH,
@@ -116,6 +117,7 @@ class Gate:
         formula: FormulaProvider | str | None = None,
         unknown_label_policy: str | None = None,
         default_actor: Actor | None = None,
+        limits: Limits | None = None,
     ) -> None:
         states = [p for p in log.inline if isinstance(p, StateProjection)]
         if not states:
@@ -134,6 +136,7 @@ class Gate:
         self._policy_override = _policy(unknown_label_policy, "unknown_label_policy")
         self._policy_env = _policy(os.environ.get(POLICY_ENV), POLICY_ENV)
         self.default_actor = default_actor or Actor(agent="python-api")
+        self._limits = limits
         self.rejections = RejectionLog(log)
         self._singles = self._operations()  # built once: every write looks its operation up
 
@@ -148,10 +151,19 @@ class Gate:
         unknown_label_policy: str | None = None,
         durability: Durability = "normal",
         default_actor: Actor | None = None,
+        limits: Limits | None = None,
+        readonly: bool = False,
     ) -> Gate:
         """Open (or create) the log at ``path`` with its state read model; schemas come from the
-        log unless ``schema_file`` names a document on disk."""
-        log = EventLog(path, inline=[StateProjection()], create=create, durability=durability)
+        log unless ``schema_file`` names a document on disk. ``readonly`` opens an existing log
+        without writing anything to its file (an auditor's copy): reads work, writes fail."""
+        log = EventLog(
+            path,
+            inline=[StateProjection()],
+            create=create,
+            durability=durability,
+            readonly=readonly,
+        )
         source: SchemaSource = (
             FileSchemaSource(schema_file) if schema_file else LogSchemaSource(log)
         )
@@ -161,6 +173,7 @@ class Gate:
             formula=formula,
             unknown_label_policy=unknown_label_policy,
             default_actor=default_actor,
+            limits=limits,
         )
 
     def close(self) -> None:
@@ -184,6 +197,16 @@ class Gate:
         )
 
     # -- schema ----------------------------------------------------------------------
+
+    def limits(self) -> Limits:
+        """Explicit setting > the schema document's ``limits`` > the defaults."""
+        if self._limits is not None:
+            return self._limits
+        try:
+            snapshot = self.schema.current()
+        except SchemaSourceUnavailable:
+            return DEFAULT_LIMITS
+        return snapshot.limits or DEFAULT_LIMITS
 
     def unknown_label_policy(self, snapshot: LoadedSchema | None = None) -> str:
         """Explicit setting > WRITE_GATE_UNKNOWN_LABEL_POLICY > the schema's own > remap."""
@@ -325,6 +348,7 @@ class Gate:
         actor = actor or self.default_actor
         request = {"items": items, "idempotency_key": idempotency_key}
         try:
+            check_request(request, self.limits())
             key = _idempotency_key(idempotency_key)
             if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
                 raise GateRejection(
@@ -382,6 +406,7 @@ class Gate:
     ) -> R | Rejected:
         actor = actor or self.default_actor
         try:
+            check_request(arguments, self.limits())
             key = _idempotency_key(arguments.pop("idempotency_key", None))
             request = parse_request(model, arguments)
             raw = {**arguments, **({"idempotency_key": key} if key is not None else {})}
@@ -458,20 +483,13 @@ class Gate:
         resolved = checks.resolve_label(
             label, snapshot.registry, self.unknown_label_policy(snapshot), f"{end}_label"
         )
-        checks.check_keys(keys, resolved.entry, f"{end}_keys")
         if not keys:
             raise GateRejection(
                 ErrorCode.INVALID_ARGUMENT,
                 f"{end}_keys must identify the node",
                 {"field": f"{end}_keys"},
             )
-        declared = resolved.entry.merge_keys
-        if declared and set(keys) != set(declared):
-            raise GateRejection(
-                ErrorCode.SCHEMA_MERGE_KEY_MISMATCH,
-                f"{end}_keys for {resolved.label} must be exactly {list(declared)}",
-                {"label": resolved.label, "merge_keys": list(declared), "got": sorted(keys)},
-            )
+        checks.check_keys(keys, resolved.entry, f"{end}_keys")
         return _Endpoint(node_ref(resolved.label, keys, resolved.remapped_from), resolved.label)
 
     def _relationship_target(
@@ -512,19 +530,16 @@ class Gate:
         )
         entry = resolved.entry
         keys = request.merge_keys
+        if keys:  # keys that name other properties than the declared ones: say so first
+            checks.check_keys(keys, entry, "merge_keys")
         checks.check_properties(
             request.properties, entry.properties, entry.additional_properties, resolved.label
         )
         changes = checks.reconcile_keys_and_properties(keys, request.properties, "merge_keys")
         required = list(dict.fromkeys([*entry.merge_keys, *entry.required_properties]))
-        statically_missing = checks.missing_required(
-            [*entry.merge_keys, *entry.required_properties], keys, changes, {}
-        )
-        missing_keys = [k for k in entry.merge_keys if k not in keys]
-        if missing_keys or (statically_missing and not keys):
-            missing = list(dict.fromkeys([*missing_keys, *statically_missing]))
-            raise _missing(resolved.label, missing, required)
-        checks.check_keys(keys, entry, "merge_keys")
+        statically_missing = checks.missing_required(required, keys, changes, {})
+        if not keys and statically_missing:  # seed 000 row 6: nothing names the node
+            raise _missing(resolved.label, statically_missing, required, "request")
         if not keys:
             raise GateRejection(
                 ErrorCode.INVALID_ARGUMENT,
@@ -536,8 +551,17 @@ class Gate:
         expected = {stream: request.if_version} if request.if_version is not None else {}
         request_json = dict(raw)
 
+        create_only = request.create_only
+
         def emit(tx: Transaction, item: int | None) -> None:
             existing = self.state.node(tx.conn, ref["identity"])
+            if create_only and existing is not None and not existing.stub:
+                raise GateRejection(
+                    ErrorCode.NODE_ALREADY_EXISTS,
+                    f"{ref['identity']} already exists (version {existing.version}); "
+                    "change it with an update, or write_node without create_only",
+                    {"label": ref["label"], "keys": ref["keys"], "version": existing.version},
+                )
             if statically_missing:
                 still = checks.missing_required(
                     statically_missing, keys, changes, existing.properties if existing else {}
@@ -590,7 +614,9 @@ class Gate:
                         )
             exists = self.state.relationship_exists(tx.conn, identity)
             if statically_missing and not exists:
-                raise _missing(rtype.type, statically_missing, entry.required_properties)
+                raise _missing(
+                    rtype.type, statically_missing, entry.required_properties, "relationship"
+                )
             payload = {
                 "identity": identity,
                 "type": rtype.type,
@@ -768,10 +794,17 @@ def _draft(
     )
 
 
-def _missing(owner: str, missing: list[str], required: list[str]) -> GateRejection:
+def _missing(
+    owner: str, missing: list[str], required: list[str], where: str = "node"
+) -> GateRejection:
+    where = {
+        "node": "merge_keys, properties and the stored node",
+        "request": "merge_keys and properties",
+        "relationship": "the properties of this new relationship",
+    }[where]
     return GateRejection(
         ErrorCode.SCHEMA_MISSING_REQUIRED_PROPERTY,
-        f"{owner} requires {missing} (absent from merge_keys, properties and the stored node)",
+        f"{owner} requires {missing} (absent from {where}, or set to null)",
         {"missing": missing, "required": required, "label": owner},
     )
 

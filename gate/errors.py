@@ -30,6 +30,8 @@ class ErrorCode(StrEnum):
     RELATIONSHIP_NOT_FOUND = "RELATIONSHIP_NOT_FOUND"
     NODE_HAS_RELATIONSHIPS = "NODE_HAS_RELATIONSHIPS"
     POLICY_DENIED = "POLICY_DENIED"
+    LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
+    NODE_ALREADY_EXISTS = "NODE_ALREADY_EXISTS"
 
 
 # One line each: what the code means and what the caller should do. The README's table and
@@ -56,6 +58,8 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.RELATIONSHIP_NOT_FOUND: "The relationship to delete does not exist.",
     ErrorCode.NODE_HAS_RELATIONSHIPS: "delete_node without detach on a node that still has relationships.",
     ErrorCode.POLICY_DENIED: "The agent's policy does not permit writing that label or relationship type; details name it.",
+    ErrorCode.LIMIT_EXCEEDED: "The request is larger than a configured limit (value bytes, properties per write, request bytes, batch items); details name the limit and its maximum.",
+    ErrorCode.NODE_ALREADY_EXISTS: "A create-only write (add_<label>, or create_only=true) names a node that already exists; use update_<label> or write_node to change it.",
 }
 
 

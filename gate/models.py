@@ -48,6 +48,9 @@ class WriteNodeRequest(Provenanced):
     label: StrictStr = Field(min_length=1, max_length=200)
     merge_keys: Keys
     properties: dict[str, Any] = Field(default_factory=dict)
+    # reject (NODE_ALREADY_EXISTS) instead of merging into an existing node; a stub (an
+    # endpoint a relationship created) is filled in, since nobody wrote it as a node
+    create_only: StrictBool = False
 
 
 class WriteRelationshipRequest(Provenanced):

@@ -58,10 +58,7 @@ class RejectionLog:
         env = os.environ.get(RETENTION_ENV)
         self.retention = retention if retention is not None else int(env or DEFAULT_RETENTION)
         self._since_prune = 0
-        conn = log.connection()
-        conn.execute("BEGIN IMMEDIATE")
-        run_script(conn, _TABLE)
-        conn.execute("COMMIT")
+        self._installed = False  # created on the first refusal: opening a log writes nothing
 
     def record(
         self, actor: Actor, operation: str, error_code: str, message: str, request: Any
@@ -70,11 +67,14 @@ class RejectionLog:
             return
         try:
             text = canonical_json(request).decode()
-        except TypeError:
-            text = repr(request)
+        except TypeError as exc:  # too deep or not JSON: what was refused, not its bytes
+            text = canonical_json({"unrecorded": f"not representable as JSON: {exc}"}).decode()
         conn = self.log.connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
+            if not self._installed:
+                run_script(conn, _TABLE)
+                self._installed = True
             conn.execute(
                 "INSERT INTO rejections (at, agent, session, transport, operation, error_code, "
                 "message, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -118,11 +118,14 @@ class RejectionLog:
         if until is not None:
             where.append("at <= ?")
             params.append(format_timestamp(until))
-        rows = self.log.connection().execute(
-            "SELECT id, at, agent, session, transport, operation, error_code, message, request "
-            f"FROM rejections WHERE {' AND '.join(where)} ORDER BY id",
-            params,
-        )
+        try:
+            rows = self.log.connection().execute(
+                "SELECT id, at, agent, session, transport, operation, error_code, message, "
+                f"request FROM rejections WHERE {' AND '.join(where)} ORDER BY id",
+                params,
+            )
+        except sqlite3.OperationalError:  # no refusal recorded yet: no table
+            return
         for row in rows:
             yield Rejection(*row)
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from writegate.eventlog import canonical_json
 from writegate.gate.identifiers import is_identifier, is_protected
+from writegate.gate.limits import Limits
 
 PropertyType = Literal["string", "integer", "number", "boolean", "array"]
 ItemType = Literal["string", "integer", "number", "boolean"]
@@ -73,6 +74,9 @@ class RelationshipTypeDoc(BaseModel):
 
 class SchemaDocument(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    # fields added after the first format: left out of the version digest while unset, so
+    # a document that does not use them keeps the version it always had
+    _LATER_FIELDS: ClassVar[tuple[str, ...]] = ("limits",)
 
     name: str = "schema"
     description: str = ""
@@ -82,6 +86,7 @@ class SchemaDocument(BaseModel):
     case_insensitive_remap: bool = True
     nodes: dict[str, NodeTypeDoc]
     relationships: dict[str, RelationshipTypeDoc] = Field(default_factory=dict)
+    limits: Limits | None = None  # how large a write may be (see ``gate.limits``)
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -155,7 +160,11 @@ class SchemaDocument(BaseModel):
 
     def version(self) -> str:
         """Content digest: the same document has the same version from any source."""
-        digest = hashlib.sha256(canonical_json(self.model_dump(mode="json", by_alias=True)))
+        body = self.model_dump(mode="json", by_alias=True)
+        for name in self._LATER_FIELDS:
+            if body.get(name) is None:
+                body.pop(name, None)
+        digest = hashlib.sha256(canonical_json(body))
         return "sha256:" + digest.hexdigest()[:16]
 
 

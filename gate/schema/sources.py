@@ -13,6 +13,7 @@ from typing import Protocol
 import orjson
 
 from writegate.eventlog import EventLog
+from writegate.gate.limits import Limits
 from writegate.gate.schema.document import SchemaDocumentError, load_document, parse_document
 from writegate.gate.schema.registry import Schema, SchemaRegistry
 from writegate.projections.vocabulary import SCHEMA_PUBLISHED
@@ -28,6 +29,7 @@ class LoadedSchema:
     version: str
     # the policy the schema itself asks for; config and the environment may override it
     unknown_label_policy: str | None = None
+    limits: Limits | None = None  # the document's own limits; the gate's setting wins
 
 
 class SchemaSource(Protocol):
@@ -37,7 +39,7 @@ class SchemaSource(Protocol):
 
 
 def loaded(schema: Schema) -> LoadedSchema:
-    return LoadedSchema(schema, schema.version, schema.unknown_label_policy)
+    return LoadedSchema(schema, schema.version, schema.unknown_label_policy, schema.document.limits)
 
 
 class FileSchemaSource:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLE_SCHEMA
+from writegate.cli.main import COMMANDS, load_command
 
 WRITEGATE = shutil.which("writegate") or str(Path(sys.executable).with_name("writegate"))
 
@@ -177,3 +178,11 @@ def test_batch_file(tmp_path: Path) -> None:
     assert len(result["results"]) == 2
     again = json.loads(run(db, "write", "batch", str(batch), "--idempotency-key", "b1").stdout)
     assert again == result
+
+
+def test_the_command_registry_matches_each_command_it_names() -> None:
+    """``writegate --help`` lists commands without importing them: its lines must stay true."""
+    for name, (_, help_line) in COMMANDS.items():
+        command = load_command(name)
+        assert command.name in (name, f"{name}_command", f"{name}_group"), name
+        assert command.get_short_help_str(limit=1000) == help_line, name

@@ -113,3 +113,17 @@ def test_state_equals_a_rebuild_after_a_mixed_history(example_gate: Gate) -> Non
     conn = g.log.connection()
     assert g.state.snapshot(conn) == g.state.rebuilt_snapshot(g.log)
     assert g.verify().ok
+
+
+def test_create_only_refuses_an_existing_node_but_fills_a_stub(gate: Gate) -> None:
+    assert gate.write_node(**person("Alice", create_only=True)).status == "written"
+    again = gate.write_node(**person("Alice", properties={"age": 99}, create_only=True))
+    assert isinstance(again, Rejected)
+    assert again.error_code == "NODE_ALREADY_EXISTS"
+    assert again.details == {"label": "Person", "keys": {"name": "Alice"}, "version": 1}
+    gate.write_relationship(
+        **relationship(to_keys={"name": "Stubby"}, endpoint_policy="merge_endpoints")
+    )
+    filled = gate.write_node(**person("Stubby", create_only=True))
+    assert filled.status == "written"
+    assert gate.write_node(**person("Alice", properties={"age": 99})).status == "written"

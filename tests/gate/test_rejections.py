@@ -95,6 +95,21 @@ CASES: list[tuple[str, str, Call]] = [
         lambda g: g.write_node(**person(merge_keys={"name": "A", "age": 3}, properties={})),
     ),
     (
+        "SCHEMA_MERGE_KEY_MISMATCH",
+        "node: merge key names another property, the declared one in properties",
+        lambda g: g.write_node(**person(merge_keys={"age": 3}, properties={"name": "X"})),
+    ),
+    (
+        "NODE_ALREADY_EXISTS",
+        "node: create_only over an existing node",
+        lambda g: g.write_node(**person("Alice", create_only=True)),
+    ),
+    (
+        "LIMIT_EXCEEDED",
+        "node: a five-megabyte value",
+        lambda g: g.write_node(**person(properties={"notes": "x" * 5_000_000})),
+    ),
+    (
         "SCHEMA_MISSING_REQUIRED_PROPERTY",
         "node: required removed with null",
         lambda g: g.write_node(**person(merge_keys={}, properties={"name": None})),
@@ -223,3 +238,20 @@ def test_version_conflict_reports_current_version(gate: Gate) -> None:
     assert result.details["current_version"] == 2
     assert result.details["expected_version"] == 1
     assert gate.write_node(**person("Alice", if_version=2)).status == "written"
+
+
+def test_a_wrong_merge_key_is_named_and_the_message_states_only_facts(gate: Gate) -> None:
+    """Issue 10 D: `name` sits in properties; the merge key named `age` is the mistake."""
+    result = gate.write_node(**person(merge_keys={"age": 3}, properties={"name": "X"}))
+    assert isinstance(result, Rejected)
+    assert result.error_code == "SCHEMA_MERGE_KEY_MISMATCH"
+    assert result.details == {"label": "Person", "merge_keys": ["name"], "got": ["age"]}
+    assert "absent" not in result.message
+
+
+def test_missing_required_says_where_it_looked(gate: Gate) -> None:
+    nothing = gate.write_node(**person(merge_keys={}, properties={}))
+    assert isinstance(nothing, Rejected)
+    assert nothing.error_code == "SCHEMA_MISSING_REQUIRED_PROPERTY"
+    assert "stored node" not in nothing.message  # no node was looked up
+    assert nothing.details["missing"] == ["name"]

@@ -121,7 +121,7 @@ def projection_checkpoints(settings: Settings, log: EventLog) -> list[Projection
 def status_command(ctx: Context, as_json: bool) -> None:
     """Each projection's checkpoint, the log head and the lag."""
     settings = ctx.settings()
-    with opened(ctx) as gate:
+    with opened(ctx, readonly=True) as gate:
         rows = projection_checkpoints(settings, gate.log)
         head = gate.log.head()[0]
     if as_json:

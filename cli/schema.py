@@ -1,0 +1,96 @@
+"""``writegate schema …``: publish, show and move schema documents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from writegate.cli.common import Context, emit_result, fail, opened, pass_ctx
+from writegate.cli.imports import schema_import_memorymesh
+from writegate.gate.schema import SchemaDocumentError, SchemaSourceUnavailable, load_document
+from writegate.gate.schema.registry import relationship_types
+
+
+@click.group()
+def schema() -> None:
+    """Publish and inspect schemas."""
+
+
+@schema.command("publish")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@pass_ctx
+def schema_publish(ctx: Context, path: Path) -> None:
+    """Validate a YAML/JSON schema and append it to the log."""
+    with opened(ctx) as gate:
+        emit_result(gate.publish_schema(path, actor=ctx.actor))
+
+
+@schema.command("push-graph")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--projection",
+    default="graph",
+    show_default=True,
+    help="The graph projection whose server holds the registry.",
+)
+@pass_ctx
+def schema_push_graph(ctx: Context, path: Path, projection: str) -> None:
+    """Write a schema document into the graph as seed 000's (:Schema) registry nodes."""
+    from writegate.cli.config import GraphConfig
+    from writegate.gate.schema.graph import GraphSchemaSource
+
+    settings = ctx.settings()
+    config = settings.projections.get(projection)
+    if not isinstance(config, GraphConfig):
+        fail(f"{projection!r} is not a configured graph projection", 2)
+    try:
+        document = load_document(path)
+        GraphSchemaSource(config.target()).publish(document)
+    except SchemaDocumentError as exc:
+        fail(str(exc))
+    except Exception as exc:  # the driver's connection errors
+        fail(f"cannot write to {config.describe()}: {exc}")
+    click.echo(
+        f"{len(document.nodes)} labels, {len(document.relationships)} relationship types "
+        f"written to {config.describe()}"
+    )
+
+
+@schema.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole document as JSON.")
+@pass_ctx
+def schema_show(ctx: Context, as_json: bool) -> None:
+    """Show the schema writes are checked against."""
+    with opened(ctx, readonly=True) as gate:
+        try:
+            snapshot = gate.current_schema()
+        except (SchemaSourceUnavailable, SchemaDocumentError) as exc:
+            fail(f"SCHEMA_SOURCE_UNAVAILABLE: {exc}")
+        registry = snapshot.registry
+        document = getattr(registry, "document", None)
+        if as_json and document is not None:
+            body = document.model_dump(mode="json", by_alias=True)
+            click.echo(json.dumps({"version": snapshot.version, "document": body}, indent=2))
+            return
+        click.echo(f"schema {snapshot.version} from {gate.schema.source.describe()}")
+        click.echo(f"unknown-label policy: {gate.unknown_label_policy(snapshot)}")
+        click.echo(f"fallback label: {registry.fallback_label() or '(none)'}")
+        for label in registry.all_canonical_labels():
+            entry = registry.get_entry(label)
+            assert entry is not None
+            keys = ",".join(entry.merge_keys) or "-"
+            aliases = ",".join(entry.remaps_from) or "-"
+            click.echo(
+                f"  :{label}  keys={keys}  required={','.join(entry.required_properties) or '-'}"
+                f"  remaps_from={aliases}"
+            )
+        for rtype in relationship_types(registry):
+            rel = registry.get_relationship_type(rtype)
+            assert rel is not None
+            ends = f"{'|'.join(rel.from_labels) or '*'} -> {'|'.join(rel.to_labels) or '*'}"
+            click.echo(f"  [{rtype}]  {ends}  remaps_from={','.join(rel.remaps_from) or '-'}")
+
+
+schema.add_command(schema_import_memorymesh)
