@@ -1,8 +1,11 @@
 # The two quick-start targets: `make run` (the main job on the embedded SQLite log) and
-# `make test` (lint, types and the whole test suite). Both set up .venv on first use.
+# `make test` (lint, types and the whole test suite). Both set up .venv on first use:
+# `make run` installs only what running needs; `make test` adds the dev extras (pytest,
+# ruff, mypy, and ArcadeDB with its own Java runtime for the graph tests).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+DEV    := $(VENV)/.dev-extras
 DEMO   := var/demo.db
 PEERS  := tests/peers/node_modules/.bin/mcp-inspector
 WG     := $(BIN)/writegate --db $(DEMO) --as demo-operator
@@ -12,6 +15,10 @@ WG     := $(BIN)/writegate --db $(DEMO) --as demo-operator
 $(BIN)/writegate: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(DEV): $(BIN)/writegate
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
@@ -34,18 +41,19 @@ $(PEERS): tests/peers/package.json tests/peers/package-lock.json
 	npm ci --prefix tests/peers --no-audit --no-fund --loglevel=error
 	touch $@
 
-test: $(BIN)/writegate $(PEERS) lint
+test: $(DEV) $(PEERS) lint
 	$(BIN)/python -m pytest
 
-lint: $(BIN)/writegate
+lint: $(DEV)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-bench: $(BIN)/writegate $(PEERS)
+bench: $(DEV) $(PEERS)
 	$(BIN)/python bench/bench_gate.py
 	$(BIN)/python bench/bench_mcp.py
 	$(BIN)/python bench/bench_projections.py
 	$(BIN)/python bench/bench_import.py
+	$(BIN)/python bench/bench_startup.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis tests/peers/node_modules

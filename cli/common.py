@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # loaded when a command opens the log, not for --help
     from writegate.gate import Gate
 
 DB_ENV = "WRITEGATE_DB"
+DEFAULT_CONFIG = Path("writegate.toml")  # read by ``cli.config`` when no --config is given
+SETTINGS_ENV = ("WRITEGATE_PROJECTIONS", "WRITEGATE_SCHEMA_SOURCE")  # ``cli.config.Settings``
 
 
 class Context:
@@ -52,13 +54,21 @@ class Context:
         except ConfigError as exc:
             fail(str(exc), 2)
 
+    def configured(self) -> bool:
+        """Whether there are settings to read (a config file, ``WRITEGATE_<SETTING>…``
+        variables): reading them loads pydantic-settings (~40 ms), which a write without
+        any configuration need not pay."""
+        if self.config is not None or DEFAULT_CONFIG.exists():
+            return True
+        return any(name.upper().startswith(SETTINGS_ENV) for name in os.environ)
+
     def gate(self, *, create: bool = False, readonly: bool = False) -> Gate:
         from writegate.eventlog import EventLog
         from writegate.gate import Gate
         from writegate.projections.state import StateProjection
 
-        settings = self.settings()
-        if self.schema_file is None and settings.schema_source is not None:
+        settings = self.settings() if self.schema_file is None and self.configured() else None
+        if settings is not None and settings.schema_source is not None:
             log = EventLog(self.db, inline=[StateProjection()], create=create, readonly=readonly)
             source = settings.schema_source.open(settings.projections)
             return Gate(log, source, default_actor=self.actor)

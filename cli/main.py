@@ -34,6 +34,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "List events, oldest first, filtered and paginated (continue with --after).",
     ),
     "verify": ("verify:verify", "Check that the history is what was written."),
+    "backup": (
+        "backup:backup",
+        "Copy the log while agents write, verify the copy, and copy the tokens file beside it.",
+    ),
     "audit": (
         "audit:audit",
         "The provenance trail: who wrote what, when, from which source, how trusted.",

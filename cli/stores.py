@@ -28,7 +28,7 @@ from rich.progress import (
 from rich.table import Table
 
 from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
-from writegate.cli.config import ProvConfig, Settings
+from writegate.cli.config import GraphConfig, ProvConfig, Settings
 from writegate.eventlog import EventLog
 from writegate.gate import Gate
 from writegate.projections.contract import ProjectionError, Projector
@@ -83,12 +83,13 @@ def progress_bar(total: int, label: str) -> Iterator[Any]:
 def _run(
     projector: Projector,
     label: str,
-    total: int,
+    total: Callable[[], int],
     work: Callable[[Callable[[int], None]], ReplayResult],
 ) -> None:
-    """Run a replay or rebuild behind a progress bar; report it, or fail in one line."""
+    """Run a replay or rebuild behind a progress bar; report it, or fail in one line (a
+    store that cannot be reached fails before the bar, when ``total`` asks its checkpoint)."""
     try:
-        with progress_bar(total, label) as advance:
+        with progress_bar(max(total(), 0), label) as advance:
             result = work(advance)
     except ProjectionError as exc:
         fail(str(exc))
@@ -106,10 +107,24 @@ def _report(result: ReplayResult) -> None:
 
 
 def projection_checkpoints(settings: Settings, log: EventLog) -> list[ProjectionStatus]:
-    """Every configured projection's checkpoint (``None`` with the error if unreachable)."""
-    projectors = {name: _projector(settings, name, log) for name in settings.projections}
+    """Every configured projection's checkpoint (``None`` with the error if it cannot be
+    asked). One attempt per store, no retries: a look, so a store that is down is reported
+    as such at once (within the connect timeout) instead of after the replay's retries."""
+    projectors: dict[str, Projector] = {}
+    failed: list[ProjectionStatus] = []
+    for name, configured in settings.projections.items():
+        config = (
+            configured.model_copy(update={"retry_seconds": 0.0})
+            if isinstance(configured, GraphConfig)
+            else configured
+        )
+        try:
+            projectors[name] = config.open(name, log)
+        except (OSError, ValueError) as exc:
+            failed.append(ProjectionStatus(name, None, log.head()[0], f"cannot open: {exc}"))
     try:
-        return status(log, projectors)
+        found = {row.name: row for row in [*status(log, projectors), *failed]}
+        return [found[name] for name in settings.projections]
     finally:
         for projector in projectors.values():
             projector.close()
@@ -143,7 +158,7 @@ def status_command(ctx: Context, as_json: bool) -> None:
     for row in rows:
         store = settings.projections[row.name].describe()
         if row.error:
-            table.add_row(row.name, store, "?", str(row.head), f"[red]{row.error}")
+            table.add_row(row.name, store, "?", str(row.head), f"[red]unreachable: {row.error}")
         else:
             table.add_row(row.name, store, str(row.checkpoint), str(row.head), str(row.lag))
     Console().print(table)
@@ -158,7 +173,7 @@ def _row(settings: Settings, row: ProjectionStatus) -> dict[str, Any]:
         "checkpoint": row.checkpoint,
         "head": row.head,
         "lag": row.lag,
-        "error": row.error,
+        "error": f"unreachable: {row.error}" if row.error else None,
     }
 
 
@@ -177,11 +192,10 @@ def replay_command(
     settings = ctx.settings()
     with opened(ctx) as gate:
         projector = _projector(settings, name, gate.log)
-        total = (to_seq or gate.log.head()[0]) - projector.checkpoint()
         _run(
             projector,
             f"replay {name}",
-            max(total, 0),
+            lambda: (to_seq or gate.log.head()[0]) - projector.checkpoint(),
             lambda advance: replay(
                 gate.log,
                 projector,
@@ -211,7 +225,7 @@ def rebuild_command(ctx: Context, name: str, regate: bool) -> None:
         _run(
             projector,
             f"rebuild {name}",
-            gate.log.head()[0],
+            lambda: gate.log.head()[0],
             lambda advance: rebuild(
                 gate.log,
                 projector,

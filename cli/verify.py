@@ -1,4 +1,5 @@
-"""``writegate verify``: is the history what was written? (a face over ``Gate.verify``)"""
+"""``writegate verify``: is the history what was written? (a face over ``check_integrity``,
+the function ``Gate.verify`` and the ``integrity_report`` tool call)"""
 
 from __future__ import annotations
 
@@ -18,23 +19,29 @@ def verify(ctx: Context, anchor: bool, expect_head: str | None) -> None:
     """Check that the history is what was written.
 
     The hash chain, the append-only triggers, the state read model against a replay and
-    every configured projection's checkpoint; exit non-zero naming the first failure."""
+    every configured projection's checkpoint, all read from one snapshot of the log (agents
+    may keep writing); exit non-zero naming the first failure. A projection that cannot be
+    reached fails its check after the log's own checks have run and printed."""
+    from writegate.gate.integrity import check_integrity
+
     expected = _anchor_argument(expect_head) if expect_head else None
     settings = ctx.settings()
     with opened(ctx, readonly=True) as gate:
-        checkpoints: dict[str, int] = {}
-        for row in projection_checkpoints(settings, gate.log):
-            if row.checkpoint is None:
-                fail(f"projection {row.name} could not be read: {row.error}")
-            checkpoints[row.name] = row.checkpoint
-        report = gate.verify(checkpoints=checkpoints, expect_head=expected)
-        head = gate.log.head()
+        rows = projection_checkpoints(settings, gate.log)  # before the snapshot
+        report = check_integrity(
+            gate.log,
+            gate.state,
+            checkpoints={r.name: r.checkpoint for r in rows if r.checkpoint is not None},
+            unreachable={r.name: r.error or "?" for r in rows if r.checkpoint is None},
+            expect_head=expected,
+        )
     for check in report.checks:
         click.echo(f"{'ok  ' if check.ok else 'FAIL'}  {check.name}: {check.detail}")
+    click.echo(f"verified up to seq {report.head_seq}")
     if (failure := report.first_failure) is not None:
         fail(f"{failure.name}: {failure.detail}")
     if anchor:
-        click.echo(f"{head[0]}:{head[1]}")
+        click.echo(f"{report.head_seq}:{report.head_hash}")
 
 
 def _anchor_argument(text: str) -> tuple[int, str]:

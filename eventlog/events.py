@@ -40,10 +40,11 @@ class EventCore(BaseModel):
     Replays build these rather than whole ``Event`` objects: a replay decodes every event
     in the log, and the request an event answered and its chain fields are a third of the
     decoding while no projection reads them (``verify`` reads raw rows). An ``Event`` is an
-    ``EventCore``, so a projector takes either.
+    ``EventCore``, so a projector takes either. Built by ``trusted``, they are rarely
+    validated: their validators are built on first use (``defer_build``), not at import.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     seq: int
     event_id: str

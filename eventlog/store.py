@@ -14,6 +14,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -21,7 +22,6 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import orjson
-import sqlite_utils
 
 from writegate.eventlog.canonical import GENESIS_HASH, canonical_json, chain_hash, event_body
 from writegate.eventlog.errors import (
@@ -317,9 +317,6 @@ class EventLog:
                 raise
             return connect(f"{uri}?immutable=1", uri=True)
 
-    def db(self) -> sqlite_utils.Database:
-        return sqlite_utils.Database(self.connection())
-
     def close(self) -> None:
         with self._lock:
             for conn in self._all:
@@ -581,6 +578,27 @@ class EventLog:
 
     # -- integrity -------------------------------------------------------------------
 
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction on this thread's connection: everything read through this log
+        on this thread inside the block sees the log as of one commit, whatever writers append
+        meanwhile (WAL keeps the pages it needs). Checks that compare two reads — the chain
+        with the read model, the read model with a replay — are only sound inside one.
+
+        Nested, it joins the outer snapshot; nothing may be appended on this thread inside.
+        """
+        conn = self.connection()
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN")  # deferred: the snapshot is taken by the first read, just below
+        try:
+            conn.execute(_HEAD).fetchall()
+            yield conn
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+
     def verify(self, *, batch: int = 5000) -> VerifyReport:
         """Recompute the whole hash chain; the report names the first bad seq, if any."""
         conn = self.connection()
@@ -591,6 +609,24 @@ class EventLog:
                 yield from chunk
 
         return verify_rows(rows())
+
+    def backup(self, dest: str | Path) -> tuple[int, str]:
+        """Copy the whole file, as of one commit, to ``dest`` (a new file) while writers go
+        on; returns the copy's head. SQLite's online backup in a single step reads one
+        snapshot, page for page (rowids, triggers, read models, rejections: all as they
+        were). The copy is left in rollback-journal mode, so it can be opened read-only
+        without WAL files; opened for writing it returns to WAL."""
+        target = Path(dest)
+        if target.exists() and target.stat().st_size > 0:
+            raise FileExistsError(f"{target} exists (a backup never overwrites)")
+        copy = sqlite3.connect(target, isolation_level=None)
+        try:
+            self.connection().backup(copy, pages=-1)
+            copy.execute("PRAGMA journal_mode = DELETE")
+            row = copy.execute(_HEAD).fetchone()
+        finally:
+            copy.close()
+        return (row[0], row[1]) if row else (0, GENESIS_HASH)
 
     def missing_triggers(self) -> list[str]:
         """Append-only triggers that should exist but do not (someone dropped them)."""

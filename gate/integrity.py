@@ -1,12 +1,24 @@
-"""Integrity checks an operator or auditor runs: is the history what was written?"""
+"""Integrity checks an operator or auditor runs: is the history what was written?
+
+Every check reads one snapshot of the log (one read transaction), so a live log — agents
+appending while an auditor verifies — is checked as it stood at one commit, and the report
+says which: ``head_seq``. Nothing is compared across two moments.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import sqlite3
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import zip_longest
+from typing import Any
 
 from writegate.eventlog import EventLog
 from writegate.projections.state import StateProjection
+
+# The replay is built in a private temporary database: SQLite keeps it in this much memory
+# and spills the rest to a file it deletes on close, so verifying a large log stays flat.
+_SCRATCH_CACHE_KIB = 32 * 1024
 
 
 @dataclass(frozen=True)
@@ -19,6 +31,8 @@ class IntegrityCheck:
 @dataclass(frozen=True)
 class IntegrityReport:
     checks: list[IntegrityCheck]
+    head_seq: int = 0  # verified up to here: the snapshot's head (the last good seq if broken)
+    head_hash: str = ""
 
     @property
     def ok(self) -> bool:
@@ -34,63 +48,111 @@ def check_integrity(
     state: StateProjection,
     *,
     checkpoints: Mapping[str, int] | None = None,
+    unreachable: Mapping[str, str] | None = None,
     expect_head: tuple[int, str] | None = None,
 ) -> IntegrityReport:
-    """The hash chain, the append-only triggers, and the state model against a replay.
+    """The hash chain, the append-only triggers, the state model against a replay, projection
+    checkpoints (``unreachable``: projections that could not be asked, and why) and an anchor.
 
-    Later checks run only when the chain holds: comparing state with a replay of an
-    altered log would only restate the chain's failure.
+    All from one snapshot. Projection checkpoints must be read before the call: a
+    checkpoint read then cannot be ahead of the snapshot's head unless it is wrong. Later
+    checks run only when the chain holds: comparing state with a replay of an altered log
+    would only restate the chain's failure.
     """
-    chain = log.verify()
-    checks = [IntegrityCheck("hash chain", chain.ok, chain.describe())]
-    missing = log.missing_triggers()
-    checks.append(
-        IntegrityCheck(
-            "append-only triggers",
-            not missing,
-            "all present" if not missing else f"missing: {', '.join(missing)}",
+    with log.snapshot() as conn:
+        chain = log.verify()
+        checks = [IntegrityCheck("hash chain", chain.ok, chain.describe())]
+        missing = log.missing_triggers()
+        checks.append(
+            IntegrityCheck(
+                "append-only triggers",
+                not missing,
+                "all present" if not missing else f"missing: {', '.join(missing)}",
+            )
         )
+        if chain.ok:
+            checks.append(_state_check(log, state, conn, chain.head_seq))
+        if checkpoints is not None or unreachable:
+            checks.append(_projections(checkpoints or {}, unreachable or {}, chain.head_seq))
+        if expect_head is not None:
+            checks.append(_anchor(conn, chain.ok, *expect_head))
+    return IntegrityReport(checks, chain.head_seq, chain.head_hash)
+
+
+def _state_check(
+    log: EventLog, state: StateProjection, conn: sqlite3.Connection, head: int
+) -> IntegrityCheck:
+    checkpoint = state.checkpoint(conn)
+    if checkpoint != head:
+        return IntegrityCheck(
+            "state read model", False, f"checkpoint {checkpoint} but log head {head}"
+        )
+    if not _equals_replay(log, state, conn):
+        return IntegrityCheck(
+            "state read model", False, "differs from a replay of the log (edited outside the gate?)"
+        )
+    return IntegrityCheck("state read model", True, f"equals a replay of the log up to seq {head}")
+
+
+def _equals_replay(log: EventLog, state: StateProjection, conn: sqlite3.Connection) -> bool:
+    """Replay the log into a scratch store and compare every table row by row, both read in
+    primary-key order: no side is ever held whole in memory."""
+    scratch = sqlite3.connect("", isolation_level=None)  # private, temporary, deleted on close
+    try:
+        scratch.execute(f"PRAGMA cache_size = -{_SCRATCH_CACHE_KIB}")
+        scratch.execute("PRAGMA journal_mode = OFF")
+        scratch.execute("BEGIN")
+        state.install(scratch)
+        for event in log.iter_replayed():
+            state.apply_event(scratch, event)
+        scratch.execute("COMMIT")
+        return all(
+            all(a == b for a, b in zip_longest(_rows(conn, sql), _rows(scratch, sql)))
+            for sql in _ordered_selects(scratch)
+        )
+    finally:
+        scratch.close()
+
+
+def _ordered_selects(scratch: sqlite3.Connection) -> Iterator[str]:
+    """A ``SELECT *`` in primary-key order for each table of the read model, as the replay
+    built it (its own checkpoint aside). A live table changed in shape differs row by row."""
+    tables = scratch.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' "
+        "AND name != 'projection_checkpoints' ORDER BY name"
+    ).fetchall()
+    for (table,) in tables:
+        info = scratch.execute(f"PRAGMA table_info({table})").fetchall()
+        keys = [row[1] for row in sorted(info, key=lambda row: row[5]) if row[5]] or ["rowid"]
+        yield f"SELECT * FROM {table} ORDER BY {', '.join(keys)}"
+
+
+def _rows(conn: sqlite3.Connection, sql: str) -> Iterator[tuple[Any, ...]]:
+    try:
+        cursor = conn.execute(sql)
+    except sqlite3.OperationalError:  # a table of the read model dropped from the log's file
+        yield ("missing table",)
+        return
+    while chunk := cursor.fetchmany(1000):
+        yield from chunk
+
+
+def _projections(
+    checkpoints: Mapping[str, int], unreachable: Mapping[str, str], head: int
+) -> IntegrityCheck:
+    ahead = {n: c for n, c in checkpoints.items() if c > head}
+    problems = [f"{n} is at {c}, ahead of the log head {head}" for n, c in ahead.items()]
+    problems += [f"{n} could not be read ({why})" for n, why in unreachable.items()]
+    return IntegrityCheck(
+        "projection checkpoints",
+        not problems,
+        "; ".join(problems) if problems else f"{len(checkpoints)} at or behind the head",
     )
-    if chain.ok:
-        conn = log.connection()
-        checkpoint = state.checkpoint(conn)
-        same = state.snapshot(conn) == state.rebuilt_snapshot(log)
-        in_step = checkpoint == chain.head_seq
-        checks.append(
-            IntegrityCheck(
-                "state read model",
-                same and in_step,
-                "equals a replay of the log"
-                if same and in_step
-                else (
-                    "differs from a replay of the log (edited outside the gate?)"
-                    if not same
-                    else f"checkpoint {checkpoint} but log head {chain.head_seq}"
-                ),
-            )
-        )
-    if checkpoints is not None:
-        ahead = {n: c for n, c in checkpoints.items() if c > chain.head_seq}
-        checks.append(
-            IntegrityCheck(
-                "projection checkpoints",
-                not ahead,
-                f"{len(checkpoints)} at or behind the head"
-                if not ahead
-                else "; ".join(
-                    f"{n} is at {c}, ahead of the log head {chain.head_seq}"
-                    for n, c in ahead.items()
-                ),
-            )
-        )
-    if expect_head is not None:
-        checks.append(_anchor(log, chain.ok, *expect_head))
-    return IntegrityReport(checks)
 
 
-def _anchor(log: EventLog, chain_ok: bool, seq: int, digest: str) -> IntegrityCheck:
+def _anchor(conn: sqlite3.Connection, chain_ok: bool, seq: int, digest: str) -> IntegrityCheck:
     """History up to ``seq`` is unchanged iff the chain holds and event ``seq`` has ``digest``."""
-    row = log.connection().execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
+    row = conn.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
     if row is None:
         return IntegrityCheck(
             "anchor", False, f"no event {seq}: the log is shorter than the anchor"

@@ -29,7 +29,7 @@ Reliability = Annotated[StrictFloat, Field(allow_inf_nan=False)]  # ints are acc
 EndpointPolicy = Literal["fail_if_missing", "merge_endpoints"]
 
 _REQUEST = ConfigDict(extra="forbid", frozen=True)
-_RESULT = ConfigDict(extra="forbid", frozen=True)
+_RESULT = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built when first used
 M = TypeVar("M", bound=BaseModel)
 
 

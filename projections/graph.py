@@ -4,7 +4,10 @@ Each ``apply`` is one write transaction: the batched ``UNWIND … MERGE`` statem
 ``projections.cypher`` and the checkpoint node ``(:_WritegateCheckpoint {name})``, so the
 graph and its checkpoint move together or not at all. Transient failures (server gone,
 leader switch) are retried by the driver with backoff for ``retry_seconds``; then apply
-raises ``ProjectionUnavailable`` and the checkpoint stays where it was.
+raises ``ProjectionUnavailable`` and the checkpoint stays where it was. Every driver failure
+leaves this module as a ``ProjectionError`` with a one-line message; the driver's own log
+records (e.g. each retry) go to the ``neo4j`` logger, which prints nothing unless the
+application configures logging.
 
 The projection owns its database: ``reset`` deletes every node except seed 000's
 registry nodes (``:Schema``, ``:SchemaRelationship``), which operators manage there.
@@ -13,13 +16,20 @@ Dialects differ only in DDL (index creation).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 from neo4j import Driver, GraphDatabase, ManagedTransaction
-from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired, TransientError
+from neo4j.exceptions import (
+    DriverError,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
 from neo4j.time import DateTime
 
 from writegate.eventlog import EventCore
@@ -34,6 +44,11 @@ from writegate.projections.cypher import (
 
 Dialect = Literal["memgraph", "neo4j"]
 DIALECTS: tuple[Dialect, ...] = ("memgraph", "neo4j")
+BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+# A library's records are the application's to show: without a handler of its own, Python
+# would print the driver's warnings ("Transaction failed and will be retried…") on stderr.
+logging.getLogger("neo4j").addHandler(logging.NullHandler())
 
 
 class ProjectionUnavailable(ProjectionError):
@@ -47,13 +62,23 @@ class BoltTarget:
     password: str = ""
     database: str | None = None
     dialect: Dialect = "memgraph"
-    retry_seconds: float = 30.0
+    retry_seconds: float = 30.0  # how long a transaction is retried (0: tried once)
+    connect_timeout: float = 5.0  # one connection attempt (the driver's default is 30 s)
 
     def driver(self) -> Driver:
+        scheme = self.uri.partition("://")[0]
+        if scheme not in BOLT_SCHEMES:
+            raise ValueError(f"{self.uri!r} is not a Bolt URI ({', '.join(BOLT_SCHEMES)})")
         auth = (self.user, self.password) if self.user else None
-        return GraphDatabase.driver(
-            self.uri, auth=auth, max_transaction_retry_time=self.retry_seconds
-        )
+        try:
+            return GraphDatabase.driver(
+                self.uri,
+                auth=auth,
+                max_transaction_retry_time=self.retry_seconds,
+                connection_timeout=self.connect_timeout,
+            )
+        except DriverError as exc:  # a malformed URI or option
+            raise ValueError(f"{self.uri}: {exc}") from exc
 
 
 def index_statement(dialect: Dialect, label: str, key: str) -> str:
@@ -84,11 +109,14 @@ class GraphProjector:
                 return (session.execute_write if write else session.execute_read)(work)
         except (ServiceUnavailable, SessionExpired, TransientError) as exc:
             raise self._unavailable(exc) from exc
+        except (DriverError, Neo4jError) as exc:  # refused credentials, a failed statement…
+            raise ProjectionError(
+                f"{self.name}: graph server {self.target.uri}: {_one_line(exc)}"
+            ) from exc
 
     def _unavailable(self, exc: Exception) -> ProjectionUnavailable:
-        reason = " ".join(str(exc).split())
         return ProjectionUnavailable(
-            f"{self.name}: graph server {self.target.uri} unavailable: {reason}"
+            f"{self.name}: graph server {self.target.uri} unavailable: {_one_line(exc)}"
         )
 
     # -- the contract ----------------------------------------------------------------
@@ -182,6 +210,10 @@ class GraphProjector:
 
     def close(self) -> None:
         self._driver.close()
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())
 
 
 def _plain(props: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from writegate.eventlog import EventCore, EventLog
-from writegate.projections.contract import ProjectionGap, Projector
+from writegate.projections.contract import ProjectionError, ProjectionGap, Projector
 from writegate.projections.regate import Regater
 
 STAGED_BATCH = 128  # events per apply while a projector builds aside (see ``_apply``)
@@ -51,14 +51,18 @@ class ReplayResult:
 
 
 def status(log: EventLog, projectors: Mapping[str, Projector]) -> list[ProjectionStatus]:
-    head = log.head()[0]
-    rows = []
+    """Each projector's checkpoint, then the head: read in this order, a live log's head is
+    never behind a checkpoint (no negative lag)."""
+    asked: dict[str, tuple[int | None, str | None]] = {}
     for name, projector in projectors.items():
         try:
-            rows.append(ProjectionStatus(name, projector.checkpoint(), head))
-        except Exception as exc:  # one unreachable store must not hide the others
-            rows.append(ProjectionStatus(name, None, head, f"{type(exc).__name__}: {exc}"))
-    return rows
+            asked[name] = (projector.checkpoint(), None)
+        except ProjectionError as exc:  # one unreachable store must not hide the others
+            asked[name] = (None, str(exc))
+        except Exception as exc:
+            asked[name] = (None, f"{type(exc).__name__}: {exc}")
+    head = log.head()[0]
+    return [ProjectionStatus(name, seq, head, error) for name, (seq, error) in asked.items()]
 
 
 @contextmanager

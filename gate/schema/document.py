@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from writegate.eventlog import canonical_json
@@ -208,6 +207,8 @@ def load_document(path: str | Path) -> SchemaDocument:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SchemaDocumentError(f"cannot read schema {path}: {exc.strerror or exc}") from exc
+    import yaml  # noqa: PLC0415 (~15 ms, and only schema files are YAML: the log holds JSON)
+
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:

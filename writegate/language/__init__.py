@@ -1,0 +1,59 @@
+"""The event language: what the gate writes into the log and every reader takes out of it.
+
+``eventlog`` stores opaque events; this package gives them meaning. Each event type has
+one pydantic model for its payload (``NodeWritten``, ``RelationshipWritten``, …), a
+write's provenance has one model, identities and the identifier pattern are defined
+here once, and ``payload_of`` turns a stored event into its typed payload. The gate
+builds these models; projections, audit, reads and regating read them — nobody reads a
+payload by string key or compares event-type strings outside this package.
+"""
+
+from writegate.language.identities import (
+    IDENTIFIER,
+    NodeRef,
+    is_identifier,
+    node_identity,
+    node_stream,
+    parse_node_identity,
+    relationship_identity,
+    relationship_stream,
+)
+from writegate.language.payloads import (
+    EVENT_TYPES,
+    GRAPH_EVENT_TYPES,
+    NodeDeleted,
+    NodeWritten,
+    Payload,
+    RelationshipDeleted,
+    RelationshipWritten,
+    SchemaPublished,
+    UnknownPayload,
+    WriteProvenance,
+    draft,
+    payload_of,
+    provenance_of,
+)
+
+__all__ = [
+    "EVENT_TYPES",
+    "GRAPH_EVENT_TYPES",
+    "IDENTIFIER",
+    "NodeDeleted",
+    "NodeRef",
+    "NodeWritten",
+    "Payload",
+    "RelationshipDeleted",
+    "RelationshipWritten",
+    "SchemaPublished",
+    "UnknownPayload",
+    "WriteProvenance",
+    "draft",
+    "is_identifier",
+    "node_identity",
+    "node_stream",
+    "parse_node_identity",
+    "payload_of",
+    "provenance_of",
+    "relationship_identity",
+    "relationship_stream",
+]
