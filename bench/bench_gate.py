@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from writegate.eventlog import Actor
-from writegate.eventlog.store import _INSERT_EVENT, _INSERT_STREAM
+from writegate.eventlog.tables import INSERT_EVENT as _INSERT_EVENT
+from writegate.eventlog.tables import INSERT_STREAM as _INSERT_STREAM
 from writegate.gate import Gate
 
 SCHEMA = Path(__file__).resolve().parent.parent / "fixtures" / "seed000_schema.yaml"

@@ -8,13 +8,9 @@ versions, and lets callers read them back.
 from writegate.eventlog.canonical import GENESIS_HASH, canonical_json
 from writegate.eventlog.errors import EventLogError, IdempotencyKeyReused, VersionConflict
 from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore
-from writegate.eventlog.store import (
-    AppendOutcome,
-    EventLog,
-    EventPage,
-    InlineProjector,
-    Transaction,
-)
+from writegate.eventlog.reading import EventPage
+from writegate.eventlog.store import EventLog
+from writegate.eventlog.transaction import AppendOutcome, InlineProjector, Transaction
 from writegate.eventlog.verify import VerifyReport
 
 __all__ = [

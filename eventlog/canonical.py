@@ -51,5 +51,42 @@ def event_body(parts: Mapping[str, bytes]) -> bytes:
     )
 
 
+def stored_body(
+    *,
+    seq: int,
+    event_id: str,
+    type: str,
+    occurred_at: str,
+    actor: str,
+    streams: str,
+    payload: str,
+    provenance: str,
+    request: str,
+    idempotency_key: str | None,
+    prev_hash: str,
+) -> bytes:
+    """The canonical body of an event from its stored columns (the JSON columns as stored).
+
+    The one definition of the hash body: appends compute it before they insert, ``verify``
+    recomputes it from the rows, and a second backend stores the same columns.
+    """
+    dumps = orjson.dumps
+    return event_body(
+        {
+            "actor": actor.encode(),
+            "event_id": dumps(event_id),
+            "idempotency_key": dumps(idempotency_key),
+            "occurred_at": dumps(occurred_at),
+            "payload": payload.encode(),
+            "prev_hash": dumps(prev_hash),
+            "provenance": provenance.encode(),
+            "request": request.encode(),
+            "seq": str(seq).encode(),
+            "streams": streams.encode(),
+            "type": dumps(type),
+        }
+    )
+
+
 def chain_hash(prev_hash: str, body: bytes) -> str:
     return hashlib.sha256(prev_hash.encode("ascii") + body).hexdigest()

@@ -6,9 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
-from writegate.eventlog.canonical import GENESIS_HASH, chain_hash, event_body
+from writegate.eventlog.canonical import GENESIS_HASH, chain_hash, stored_body
 
 
 @dataclass(frozen=True)
@@ -28,7 +26,6 @@ class VerifyReport:
 
 def verify_rows(rows: Iterable[Sequence[Any]]) -> VerifyReport:
     """Check rows (``EVENT_COLUMNS`` order, by seq): gapless seq, links, and each hash."""
-    dumps = orjson.dumps
     expected_seq = 1
     prev_hash = GENESIS_HASH
     checked = 0
@@ -52,20 +49,20 @@ def verify_rows(rows: Iterable[Sequence[Any]]) -> VerifyReport:
                 seq,
                 "prev_hash does not match the hash of the event before it",
             )
-        parts = {
-            "actor": row[4].encode(),
-            "event_id": dumps(row[1]),
-            "idempotency_key": dumps(row[9]),
-            "occurred_at": dumps(row[3]),
-            "payload": row[6].encode(),
-            "prev_hash": dumps(row[10]),
-            "provenance": row[7].encode(),
-            "request": row[8].encode(),
-            "seq": str(seq).encode(),
-            "streams": row[5].encode(),
-            "type": dumps(row[2]),
-        }
-        if chain_hash(prev_hash, event_body(parts)) != row[11]:
+        body = stored_body(
+            seq=seq,
+            event_id=row[1],
+            type=row[2],
+            occurred_at=row[3],
+            actor=row[4],
+            streams=row[5],
+            payload=row[6],
+            provenance=row[7],
+            request=row[8],
+            idempotency_key=row[9],
+            prev_hash=row[10],
+        )
+        if chain_hash(prev_hash, body) != row[11]:
             return VerifyReport(
                 False,
                 checked,

@@ -75,7 +75,7 @@ def check_integrity(
         if checkpoints is not None or unreachable:
             checks.append(_projections(checkpoints or {}, unreachable or {}, chain.head_seq))
         if expect_head is not None:
-            checks.append(_anchor(conn, chain.ok, *expect_head))
+            checks.append(_anchor(log, chain.ok, *expect_head))
     return IntegrityReport(checks, chain.head_seq, chain.head_hash)
 
 
@@ -150,16 +150,16 @@ def _projections(
     )
 
 
-def _anchor(conn: sqlite3.Connection, chain_ok: bool, seq: int, digest: str) -> IntegrityCheck:
+def _anchor(log: EventLog, chain_ok: bool, seq: int, digest: str) -> IntegrityCheck:
     """History up to ``seq`` is unchanged iff the chain holds and event ``seq`` has ``digest``."""
-    row = conn.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
-    if row is None:
+    stored = log.hash_at(seq)
+    if stored is None:
         return IntegrityCheck(
             "anchor", False, f"no event {seq}: the log is shorter than the anchor"
         )
-    if row[0] != digest:
+    if stored != digest:
         return IntegrityCheck(
-            "anchor", False, f"event {seq} has hash {row[0]}, not the anchored {digest}"
+            "anchor", False, f"event {seq} has hash {stored}, not the anchored {digest}"
         )
     if not chain_ok:
         return IntegrityCheck("anchor", False, "the hash chain does not verify")

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from tests.server.harness import WRITEGATE
-from writegate.eventlog.store import APPEND_ONLY_TRIGGERS
+from writegate.eventlog.tables import APPEND_ONLY_TRIGGERS
 
 
 def verify(db: Path, *args: str, config: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from tests.conftest import person
 from writegate.cli.main import cli
 from writegate.eventlog.canonical import chain_hash, event_body
-from writegate.eventlog.store import APPEND_ONLY_TRIGGERS
+from writegate.eventlog.tables import APPEND_ONLY_TRIGGERS
 from writegate.gate import Gate
 
 

@@ -1,0 +1,201 @@
+"""Reading the log back: the head, pages of events filtered, replays, earlier appends.
+
+A mixin of ``EventLog``: every method reads through ``connection()``, so inside
+``EventLog.snapshot()`` all of them see the log as of one commit.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from writegate.eventlog.canonical import GENESIS_HASH
+from writegate.eventlog.errors import IdempotencyKeyReused
+from writegate.eventlog.events import Actor, Event, EventCore, format_timestamp
+from writegate.eventlog.rows import row_to_core, row_to_event
+from writegate.eventlog.tables import (
+    CORE_COLUMNS,
+    EVENT_COLUMNS,
+    FIND_IDEMPOTENCY,
+    HEAD,
+    STREAM_VERSION,
+)
+from writegate.eventlog.transaction import request_hash
+
+
+@dataclass(frozen=True)
+class EventPage:
+    events: list[Event]
+    next_after: int | None  # pass as ``after_seq`` for the next page; None when done
+
+
+class LogReader:
+    """The reading half of the log contract (see ``writegate.eventlog.contract``)."""
+
+    def connection(self) -> sqlite3.Connection:
+        raise NotImplementedError
+
+    def head(self) -> tuple[int, str]:
+        """(seq, hash) of the newest event; (0, genesis) for an empty log."""
+        row = self.connection().execute(HEAD).fetchone()
+        return (row[0], row[1]) if row else (0, GENESIS_HASH)
+
+    def hash_at(self, seq: int) -> str | None:
+        """The stored hash of event ``seq`` (None if the log is shorter): what anchors compare."""
+        row = self.connection().execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
+        return str(row[0]) if row else None
+
+    def latest(self, event_type: str) -> EventCore | None:
+        """The newest event of one type (the schema in force, say), or None."""
+        row = (
+            self.connection()
+            .execute(
+                f"SELECT {CORE_COLUMNS} FROM events WHERE type = ? ORDER BY seq DESC LIMIT 1",
+                (event_type,),
+            )
+            .fetchone()
+        )
+        return row_to_core(row) if row else None
+
+    def stream_version(self, stream: str) -> int:
+        return int(self.connection().execute(STREAM_VERSION, (stream,)).fetchone()[0] or 0)
+
+    def earlier_append(
+        self,
+        actor: Actor,
+        idempotency_key: str,
+        request: Any = None,
+        *,
+        digest: str | None = None,
+    ) -> list[Event] | None:
+        """The events an earlier append under this key produced, or None if there was none.
+
+        Callers may ask before ``append`` as a lock-free fast path for retries; ``append``
+        asks again inside its transaction. The same key with another request (``digest``:
+        its ``request_hash``) raises ``IdempotencyKeyReused``.
+        """
+        earlier = (
+            self.connection().execute(FIND_IDEMPOTENCY, (actor.agent, idempotency_key)).fetchone()
+        )
+        if earlier is None:
+            return None
+        if earlier[0] != (digest or request_hash(request)):
+            raise IdempotencyKeyReused(idempotency_key)
+        return self.read_range(earlier[1], earlier[2])
+
+    def read(
+        self,
+        *,
+        after_seq: int = 0,
+        limit: int = 100,
+        types: Sequence[str] | None = None,
+        agent: str | None = None,
+        stream: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        to_seq: int | None = None,
+    ) -> EventPage:
+        """One page of events in seq order, filtered; continue with ``next_after``."""
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        where = ["e.seq > :after"]
+        params: dict[str, Any] = {"after": after_seq, "limit": limit + 1}
+        source = "events e"
+        if stream is not None:
+            source = "event_streams s JOIN events e ON e.seq = s.seq"
+            where.append("s.stream = :stream")
+            params["stream"] = stream
+        if agent is not None:
+            where.append("json_extract(e.actor, '$.agent') = :agent")
+            params["agent"] = agent
+        if types:
+            names = [f":t{i}" for i in range(len(types))]
+            where.append(f"e.type IN ({', '.join(names)})")
+            params.update({f"t{i}": t for i, t in enumerate(types)})
+        if since is not None:
+            params["after"] = max(after_seq, self._first_seq_from(since) - 1)
+        if until is not None:
+            at = self.last_seq_at(until)
+            to_seq = min(to_seq, at) if to_seq is not None else at
+        if to_seq is not None:
+            where.append("e.seq <= :to_seq")
+            params["to_seq"] = to_seq
+        columns = ", ".join(f"e.{c.strip()}" for c in EVENT_COLUMNS.split(","))
+        sql = (
+            f"SELECT {columns} FROM {source} WHERE {' AND '.join(where)} "
+            "ORDER BY e.seq LIMIT :limit"
+        )
+        rows = self.connection().execute(sql, params).fetchall()
+        events = [row_to_event(r) for r in rows[:limit]]
+        more = len(rows) > limit
+        return EventPage(events, events[-1].seq if more else None)
+
+    def iter_events(
+        self,
+        *,
+        after_seq: int = 0,
+        to_seq: int | None = None,
+        batch: int = 1000,
+        **filters: Any,
+    ) -> Iterator[Event]:
+        """Every event after ``after_seq`` (up to ``to_seq``) in order, read in pages;
+        ``filters`` are those of ``read`` (types, agent, stream, since, until)."""
+        cursor: int | None = after_seq
+        while cursor is not None:
+            page = self.read(after_seq=cursor, limit=batch, to_seq=to_seq, **filters)
+            yield from page.events
+            cursor = page.next_after
+
+    def iter_replayed(
+        self, *, after_seq: int = 0, to_seq: int | None = None, page: int = 256
+    ) -> Iterator[EventCore]:
+        """Every event after ``after_seq`` (up to ``to_seq``) in order, as projections read
+        them. Each page is read whole before it is handed out, so the caller may write to
+        this connection between events; small pages stay in cache."""
+        conn = self.connection()
+        last = self.head()[0] if to_seq is None else to_seq
+        sql = f"SELECT {CORE_COLUMNS} FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?"
+        while after_seq < last:
+            rows = conn.execute(sql, (after_seq, last, page)).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield row_to_core(row)
+            after_seq = rows[-1][0]
+
+    def read_range(self, first: int, last: int) -> list[Event]:
+        """Events ``first`` to ``last``, inclusive."""
+        rows = (
+            self.connection()
+            .execute(
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE seq BETWEEN ? AND ? ORDER BY seq",
+                (first, last),
+            )
+            .fetchall()
+        )
+        return [row_to_event(r) for r in rows]
+
+    def last_seq_at(self, moment: datetime) -> int:
+        """The newest seq that occurred at or before ``moment`` (0 if none)."""
+        return self._first_seq_from(moment, inclusive=False) - 1
+
+    def _first_seq_from(self, moment: datetime, *, inclusive: bool = True) -> int:
+        """The first seq at (or, not ``inclusive``, after) ``moment``; head + 1 if none.
+
+        ``occurred_at`` never decreases along ``seq``, so a bisection over seq replaces a
+        time index, which would cost every append another page write.
+        """
+        stamp = format_timestamp(moment)
+        conn = self.connection()
+        low, high = 1, self.head()[0] + 1
+        while low < high:
+            mid = (low + high) // 2
+            at = conn.execute("SELECT occurred_at FROM events WHERE seq = ?", (mid,)).fetchone()[0]
+            if at < stamp or (not inclusive and at == stamp):
+                low = mid + 1
+            else:
+                high = mid
+        return low

@@ -1,0 +1,162 @@
+"""One append: the write transaction handed to a caller's ``decide``.
+
+``decide`` runs while the log's write lock is held, so what it reads through the
+transaction (stream versions, a read model kept inline) cannot change before its events
+commit. Each ``emit`` checks the expected versions, gives the event the next ``seq``,
+chains its hash to the one before and updates the inline read models in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from writegate.eventlog.canonical import GENESIS_HASH, canonical_json, chain_hash, stored_body
+from writegate.eventlog.errors import VersionConflict
+from writegate.eventlog.events import (
+    Actor,
+    DraftEvent,
+    Event,
+    EventCore,
+    format_timestamp,
+    parse_timestamp,
+    trusted,
+)
+from writegate.eventlog.tables import HEAD, INSERT_EVENT, INSERT_STREAM, STREAM_VERSION
+
+
+class InlineProjector(Protocol):
+    """A read model kept in the log's own database, updated inside each append's transaction."""
+
+    name: str
+
+    def install(self, conn: sqlite3.Connection) -> None: ...
+
+    def apply_event(self, conn: sqlite3.Connection, event: EventCore) -> None: ...
+
+    def set_checkpoint(self, conn: sqlite3.Connection, seq: int) -> None: ...
+
+    def checkpoint(self, conn: sqlite3.Connection) -> int: ...
+
+
+@dataclass(frozen=True)
+class AppendOutcome:
+    """What an append produced; ``replayed`` means an idempotency key matched an earlier append."""
+
+    events: list[Event]
+    replayed: bool = False
+
+
+def new_event_id() -> str:
+    """A random (version 4) UUID as 32 hex digits: ``uuid.uuid4().hex`` without building a
+    ``UUID`` object, which costs more than the random bytes."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = raw[6] & 0x0F | 0x40  # version 4
+    raw[8] = raw[8] & 0x3F | 0x80  # RFC 4122 variant
+    return raw.hex()
+
+
+def request_hash(request: Any) -> str:
+    """What an idempotency key is bound to: the digest of the request it first answered."""
+    return hashlib.sha256(canonical_json(request)).hexdigest()
+
+
+class Transaction:
+    """The open write transaction handed to ``decide``: read versions, emit events."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        actor: Actor,
+        idempotency_key: str | None,
+        inline: Sequence[InlineProjector],
+    ) -> None:
+        self.conn = conn
+        self._inline = inline
+        self._idempotency_key = idempotency_key
+        self._actor = actor
+        self._actor_text = canonical_json(actor.model_dump()).decode()
+        head = conn.execute(HEAD).fetchone()
+        self.head_seq: int = head[0] if head else 0
+        self._prev_hash: str = head[1] if head else GENESIS_HASH
+        now = format_timestamp(datetime.now(UTC))
+        # occurred_at never runs backwards along the log, so time ranges are seq ranges.
+        self.occurred_at: str = max(now, head[2]) if head else now
+        self._occurred = parse_timestamp(self.occurred_at)
+        self._versions: dict[str, int] = {}
+        self.events: list[Event] = []
+
+    def stream_version(self, stream: str) -> int:
+        """The stream's version including anything emitted earlier in this transaction."""
+        version = self._versions.get(stream)
+        if version is None:
+            version = self.conn.execute(STREAM_VERSION, (stream,)).fetchone()[0] or 0
+            self._versions[stream] = version
+        return version
+
+    def emit(self, draft: DraftEvent) -> Event:
+        for stream, expected in draft.expected_versions.items():
+            current = self.stream_version(stream)
+            if current != expected:
+                raise VersionConflict(stream, expected, current)
+        seq = self.head_seq + 1
+        streams = {s: self.stream_version(s) + 1 for s in dict.fromkeys(draft.streams)}
+        event_id = new_event_id()
+        columns: dict[str, Any] = {
+            "seq": seq,
+            "event_id": event_id,
+            "type": draft.type,
+            "occurred_at": self.occurred_at,
+            "actor": self._actor_text,
+            "streams": canonical_json(streams).decode(),
+            "payload": canonical_json(draft.payload).decode(),
+            "provenance": canonical_json(draft.provenance).decode(),
+            "request": canonical_json(draft.request).decode(),
+            "idempotency_key": self._idempotency_key,
+            "prev_hash": self._prev_hash,
+        }
+        digest = chain_hash(self._prev_hash, stored_body(**columns))
+        self.conn.execute(INSERT_EVENT, (*columns.values(), digest))
+        if streams:
+            self.conn.executemany(INSERT_STREAM, [(s, v, seq) for s, v in streams.items()])
+            self._versions.update(streams)
+        event = trusted(
+            Event,
+            {
+                "seq": seq,
+                "event_id": event_id,
+                "type": draft.type,
+                "occurred_at": self._occurred,
+                "actor": self._actor,
+                "streams": streams,
+                "payload": draft.payload,
+                "provenance": draft.provenance,
+                "request": draft.request,
+                "idempotency_key": self._idempotency_key,
+                "prev_hash": self._prev_hash,
+                "hash": digest,
+            },
+        )
+        for projector in self._inline:
+            projector.apply_event(self.conn, event)
+        self.head_seq = seq
+        self._prev_hash = digest
+        self.events.append(event)
+        return event
+
+
+Decide = Callable[[Transaction], None]
+
+__all__ = [
+    "AppendOutcome",
+    "Decide",
+    "InlineProjector",
+    "Transaction",
+    "new_event_id",
+    "request_hash",
+]
