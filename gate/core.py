@@ -357,7 +357,10 @@ class Gate:
                     {"field": "items"},
                 )
             _json_safe(request)
-            if key is not None and (earlier := self.log.earlier_append(actor, key, request)) is not None:
+            if (
+                key is not None
+                and (earlier := self.log.earlier_append(actor, key, request)) is not None
+            ):
                 return _batch_result(earlier)
             snapshot = self._snapshot()
             emitters: list[Emitter] = []
@@ -411,7 +414,10 @@ class Gate:
             request = parse_request(model, arguments)
             raw = {**arguments, **({"idempotency_key": key} if key is not None else {})}
             _json_safe(raw)
-            if key is not None and (earlier := self.log.earlier_append(actor, key, raw)) is not None:
+            if (
+                key is not None
+                and (earlier := self.log.earlier_append(actor, key, raw)) is not None
+            ):
                 return result_type.model_validate(_result_fields(earlier))
             emit = plan(request, self._snapshot(), raw)
 
