@@ -146,3 +146,47 @@ async def test_writegate_serve_runs_from_the_wheel(installed: Installed, tmp_pat
         )
     assert not outcome.is_error, outcome.data
     assert outcome.data["seq"] == 2
+
+
+CONTRACT_RUN = """
+import sqlite3, sys, unittest
+from writegate.eventlog import EventLog
+from writegate.eventlog.tables import APPEND_ONLY_TRIGGERS, create_tables
+from writegate.eventlog import testing as log_contract
+from writegate.projections import testing as projector_contract
+from writegate.projections.statestore import StateStore
+
+class TestLog(log_contract.LogContractTestCase):
+    __test__ = True
+    def create_log(self):
+        return EventLog(self.scratch / "log.db")
+    def rewrite(self, log, sql):
+        conn = sqlite3.connect(log.path, isolation_level=None)
+        try:
+            conn.execute(sql)
+        finally:
+            conn.close()
+    def tamper(self, log, seq):
+        conn = sqlite3.connect(log.path, isolation_level=None)
+        for trigger in APPEND_ONLY_TRIGGERS:
+            conn.execute(f"DROP TRIGGER {trigger}")
+        conn.execute("UPDATE events SET payload = '{}' WHERE seq = ?", (seq,))
+        conn.close()
+
+class TestState(projector_contract.ProjectorContractTestCase):
+    __test__ = True
+    def create(self):
+        return StateStore(self.scratch / "state.db")
+
+# (the base cases are not in this module's namespace, so unittest runs only these)
+result = unittest.main(argv=["contract"], exit=False).result
+sys.exit(0 if result.wasSuccessful() and result.testsRun > 20 else 1)
+"""
+
+
+def test_the_contract_test_cases_ship_and_pass_from_the_wheel(
+    installed: Installed, tmp_path: Path
+) -> None:
+    script = tmp_path / "run_contracts.py"
+    script.write_text(CONTRACT_RUN)
+    _run(installed.bin / "python", script, cwd=tmp_path)

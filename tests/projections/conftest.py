@@ -23,22 +23,29 @@ def arcadedb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoltTarget]:
         yield BoltTarget(server.uri, server.user, server.password, server.database, "neo4j")
 
 
+def memgraph_target() -> BoltTarget | None:
+    """A Memgraph server this machine was given (MEMGRAPH_URI), if any."""
+    uri = os.environ.get("MEMGRAPH_URI")
+    if not uri:
+        return None
+    return BoltTarget(
+        uri,
+        os.environ.get("MEMGRAPH_USER", ""),
+        os.environ.get("MEMGRAPH_PASSWORD", ""),
+        None,
+        "memgraph",
+    )
+
+
 def _targets() -> list[str]:
-    return ["arcadedb", *(["memgraph"] if os.environ.get("MEMGRAPH_URI") else [])]
+    return ["arcadedb", *(["memgraph"] if memgraph_target() else [])]
 
 
 @pytest.fixture(params=_targets())
 def bolt(request: pytest.FixtureRequest) -> BoltTarget:
     """Every live graph server this machine has: ArcadeDB always; Memgraph if MEMGRAPH_URI."""
-    if request.param == "memgraph":
-        target = BoltTarget(
-            os.environ["MEMGRAPH_URI"],
-            os.environ.get("MEMGRAPH_USER", ""),
-            os.environ.get("MEMGRAPH_PASSWORD", ""),
-            None,
-            "memgraph",
-        )
-    else:
+    target = memgraph_target() if request.param == "memgraph" else None
+    if target is None:
         target = request.getfixturevalue("arcadedb")
     wipe(target)
     return target

@@ -1,68 +1,71 @@
-"""The projector contract, run against every projector."""
+"""The projector contract (``writegate.projections.testing``), run against every projector."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.projections.contract import ProjectorContract
+from tests.projections.conftest import memgraph_target, wipe
 from writegate.projections.contract import Projector
 from writegate.projections.graph import BoltTarget, GraphProjector
 from writegate.projections.jsonl import JsonlProjector
 from writegate.projections.prov import ProvProjector
 from writegate.projections.statestore import StateStore
+from writegate.projections.testing import ProjectorContractTestCase
 
 
-def _tmp(request: pytest.FixtureRequest) -> Path:
-    path: Path = request.getfixturevalue("tmp_path")
-    return path
+class TestStateStore(ProjectorContractTestCase):
+    __test__ = True
+
+    def create(self) -> Projector:
+        return StateStore(self.scratch / "state.db")
 
 
-class TestStateStore(ProjectorContract):
-    def make(self, request: pytest.FixtureRequest) -> Projector:
-        return StateStore(_tmp(request) / "state.db")
+class TestMemoryMeshJsonl(ProjectorContractTestCase):
+    __test__ = True
 
-    def reopen(self, projector: Projector, request: pytest.FixtureRequest) -> Projector:
-        projector.close()
-        return StateStore(_tmp(request) / "state.db")
+    def create(self) -> Projector:
+        return JsonlProjector(self.scratch / "graph.jsonl", self.gate.log, fmt="memorymesh")
 
 
-class TestJsonl(ProjectorContract):
-    @pytest.fixture(params=["memorymesh", "mcp-memory"], autouse=True)
-    def fmt(self, request: pytest.FixtureRequest) -> str:
-        return str(request.param)
+class TestMcpMemoryJsonl(ProjectorContractTestCase):
+    __test__ = True
 
-    def make(self, request: pytest.FixtureRequest) -> Projector:
-        return JsonlProjector(
-            _tmp(request) / "graph.jsonl",
-            request.getfixturevalue("history_gate").log,
-            fmt=request.getfixturevalue("fmt"),
-        )
-
-    def reopen(self, projector: Projector, request: pytest.FixtureRequest) -> Projector:
-        projector.close()
-        return self.make(request)
+    def create(self) -> Projector:
+        return JsonlProjector(self.scratch / "graph.jsonl", self.gate.log, fmt="mcp-memory")
 
 
-class TestProv(ProjectorContract):
-    def make(self, request: pytest.FixtureRequest) -> Projector:
-        return ProvProjector(_tmp(request) / "prov.nt")
+class TestProv(ProjectorContractTestCase):
+    __test__ = True
 
-    def reopen(self, projector: Projector, request: pytest.FixtureRequest) -> Projector:
-        projector.close()
-        return self.make(request)
+    def create(self) -> Projector:
+        return ProvProjector(self.scratch / "prov.nt")
 
 
-class TestGraph(ProjectorContract):
+class TestGraphOnArcadeDB(ProjectorContractTestCase):
+    """The graph projection on the live Bolt server the harness starts (ArcadeDB)."""
+
+    __test__ = True
+    server: BoltTarget
+
     @pytest.fixture(autouse=True)
-    def server(self, bolt: BoltTarget) -> BoltTarget:
-        return bolt
+    def _server(self, arcadedb: BoltTarget) -> None:
+        wipe(arcadedb)
+        self.server = arcadedb
 
-    def make(self, request: pytest.FixtureRequest) -> Projector:
-        target: BoltTarget = request.getfixturevalue("server")
-        return GraphProjector(target)
+    def create(self) -> Projector:
+        return GraphProjector(self.server)
 
-    def reopen(self, projector: Projector, request: pytest.FixtureRequest) -> Projector:
-        projector.close()
-        return GraphProjector(request.getfixturevalue("server"))
+
+if memgraph := memgraph_target():  # a Memgraph this machine was given (MEMGRAPH_URI)
+
+    class TestGraphOnMemgraph(ProjectorContractTestCase):
+        __test__ = True
+
+        def setUp(self) -> None:
+            assert memgraph is not None
+            wipe(memgraph)
+            super().setUp()
+
+        def create(self) -> Projector:
+            assert memgraph is not None
+            return GraphProjector(memgraph)

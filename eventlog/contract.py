@@ -1,0 +1,94 @@
+"""What every log backend promises: the contract the gate, projections and audit rely on.
+
+``EventLog`` (SQLite) fills it; a second backend fills the same protocol and passes the
+same reusable test case (``writegate.eventlog.testing.LogContractTestCase``). Whatever
+the backend: seqs are gapless and each hash chains to the one before; an append is all
+or nothing; an idempotency key (scoped to the agent) returns its first append's events;
+expected stream versions are checked under the write lock; reads see committed events in
+seq order, and ``snapshot()`` holds one commit's view while writers go on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore
+from writegate.eventlog.reading import EventPage
+from writegate.eventlog.transaction import AppendOutcome
+from writegate.eventlog.verify import VerifyReport
+
+
+class LogTransaction(Protocol):
+    """The write transaction ``decide`` receives."""
+
+    head_seq: int
+    events: list[Event]
+
+    def stream_version(self, stream: str) -> int: ...
+
+    def emit(self, draft: DraftEvent) -> Event: ...
+
+
+@runtime_checkable
+class Log(Protocol):
+    readonly: bool
+
+    # appending
+    def append(
+        self,
+        actor: Actor,
+        decide: Callable[[Any], None],
+        *,
+        idempotency_key: str | None = None,
+        request: Any = None,
+    ) -> AppendOutcome: ...
+
+    def earlier_append(
+        self, actor: Actor, idempotency_key: str, request: Any = None, *, digest: str | None = None
+    ) -> list[Event] | None: ...
+
+    # reading
+    def head(self) -> tuple[int, str]: ...
+
+    def hash_at(self, seq: int) -> str | None: ...
+
+    def latest(self, event_type: str) -> EventCore | None: ...
+
+    def stream_version(self, stream: str) -> int: ...
+
+    def read(
+        self,
+        *,
+        after_seq: int = 0,
+        limit: int = 100,
+        types: Sequence[str] | None = None,
+        agent: str | None = None,
+        stream: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        to_seq: int | None = None,
+    ) -> EventPage: ...
+
+    def iter_events(
+        self, *, after_seq: int = 0, to_seq: int | None = None, batch: int = 1000, **filters: Any
+    ) -> Iterator[Event]: ...
+
+    def iter_replayed(
+        self, *, after_seq: int = 0, to_seq: int | None = None, page: int = 256
+    ) -> Iterator[EventCore]: ...
+
+    def read_range(self, first: int, last: int) -> list[Event]: ...
+
+    def last_seq_at(self, moment: datetime) -> int: ...
+
+    # integrity
+    def snapshot(self) -> AbstractContextManager[Any]: ...
+
+    def verify(self) -> VerifyReport: ...
+
+    def missing_triggers(self) -> list[str]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,47 @@
+"""The SQLite log passes the log contract (``writegate.eventlog.testing``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from writegate.eventlog import EventLog
+from writegate.eventlog.contract import Log
+from writegate.eventlog.tables import APPEND_ONLY_TRIGGERS, create_tables
+from writegate.eventlog.testing import LogContractTestCase
+
+
+def _path(log: Log) -> str:
+    assert isinstance(log, EventLog)
+    return str(log.path)
+
+
+class TestSQLiteLog(LogContractTestCase):
+    __test__ = True
+
+    def create_log(self) -> Log:
+        return EventLog(self.scratch / "log.db")
+
+    def rewrite(self, log: Log, sql: str) -> None:
+        conn = sqlite3.connect(_path(log), isolation_level=None)
+        try:
+            conn.execute(sql)
+        finally:
+            conn.close()
+
+    def tamper(self, log: Log, seq: int) -> None:
+        conn = sqlite3.connect(_path(log), isolation_level=None)
+        try:
+            conn.execute("BEGIN")
+            for trigger in APPEND_ONLY_TRIGGERS:
+                conn.execute(f"DROP TRIGGER {trigger}")
+            conn.execute('UPDATE events SET payload = \'{"text":"forged"}\' WHERE seq = ?', (seq,))
+            create_tables(conn)  # the triggers back, so only verify can tell
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+
+
+def test_the_sqlite_log_is_a_log(tmp_path: Path) -> None:
+    with EventLog(tmp_path / "log.db") as log:
+        assert isinstance(log, Log)
