@@ -13,14 +13,17 @@ from typing import Any
 
 from writegate.eventlog import EventCore
 from writegate.eventlog.events import format_timestamp
-from writegate.projections.vocabulary import (
-    NODE_DELETED,
-    NODE_WRITTEN,
-    RELATIONSHIP_DELETED,
-    RELATIONSHIP_WRITTEN,
+from writegate.language import (
+    NodeDeleted,
+    NodeRef,
+    NodeWritten,
+    RelationshipDeleted,
+    RelationshipWritten,
     is_identifier,
-    parse_node_identity,
+    payload_of,
+    provenance_of,
 )
+from writegate.language.payloads import GraphPayload
 
 CHECKPOINT_LABEL = "_WritegateCheckpoint"
 REGISTRY_LABELS = ("Schema", "SchemaRelationship")  # seed 000's graph-backed registry
@@ -60,89 +63,93 @@ class Statement:
 
 
 def _common(event: EventCore) -> dict[str, Any]:
-    provenance = event.provenance or {}
+    provenance = provenance_of(event)
     return {
-        "confidence": provenance.get("confidence"),
-        "source": provenance.get("source"),
-        "extraction_method": provenance.get("extraction_method"),
-        "write_gate_version": provenance.get("write_gate_version"),
+        "confidence": provenance.confidence if provenance else None,
+        "source": provenance.source if provenance else None,
+        "extraction_method": provenance.extraction_method if provenance else None,
+        "write_gate_version": provenance.write_gate_version if provenance else None,
         "at": format_timestamp(event.occurred_at),
     }
 
 
-def _node_written(event: EventCore) -> tuple[tuple[Any, ...], str, dict[str, Any]]:
-    node = event.payload["node"]
-    keys = sorted(node["keys"])
-    key = ("node", node["label"], tuple(keys))
+Built = tuple[tuple[Any, ...], str, dict[str, Any]]  # (grouping key, cypher, row)
+
+
+def _node_written(event: EventCore, written: NodeWritten) -> Built:
+    node = written.node
+    keys = sorted(node.keys)
     cypher = (
-        f"UNWIND $rows AS r MERGE {_pattern('n', node['label'], keys, 'r.keys')} "
+        f"UNWIND $rows AS r MERGE {_pattern('n', node.label, keys, 'r.keys')} "
         f"SET n += r.props, {_stamp('n')}, n._stub = null, "
         "n._schema_remap_from = coalesce(r.remap, n._schema_remap_from)"
     )
     row = {
         **_common(event),
-        "keys": node["keys"],
-        "props": event.payload["properties"],
-        "remap": node.get("remapped_from"),
+        "keys": node.keys,
+        "props": written.properties,
+        "remap": node.remapped_from,
     }
-    return key, cypher, row
+    return ("node", node.label, tuple(keys)), cypher, row
 
 
-def _relationship_written(event: EventCore) -> tuple[tuple[Any, ...], str, dict[str, Any]]:
-    payload = event.payload
-    start, end = payload["from"], payload["to"]
-    start_keys, end_keys = sorted(start["keys"]), sorted(end["keys"])
-    key = ("rel", payload["type"], start["label"], tuple(start_keys), end["label"], tuple(end_keys))
+def _relationship_written(event: EventCore, written: RelationshipWritten) -> Built:
+    start, end = written.from_node, written.to_node
+    start_keys, end_keys = sorted(start.keys), sorted(end.keys)
+    key = ("rel", written.type, start.label, tuple(start_keys), end.label, tuple(end_keys))
     cypher = (
         f"UNWIND $rows AS r "
-        f"MERGE {_pattern('a', start['label'], start_keys, 'r.from')} "
+        f"MERGE {_pattern('a', start.label, start_keys, 'r.from')} "
         f"ON CREATE SET a._stub = true, {_stamp('a')} "
-        f"MERGE {_pattern('b', end['label'], end_keys, 'r.to')} "
+        f"MERGE {_pattern('b', end.label, end_keys, 'r.to')} "
         f"ON CREATE SET b._stub = true, {_stamp('b')} "
-        f"MERGE (a)-[x:{quoted(payload['type'])}]->(b) "
+        f"MERGE (a)-[x:{quoted(written.type)}]->(b) "
         f"SET x += r.props, {_stamp('x')}, "
         "x._schema_remap_from = coalesce(r.remap, x._schema_remap_from)"
     )
     row = {
         **_common(event),
-        "from": start["keys"],
-        "to": end["keys"],
-        "props": payload["properties"],
-        "remap": payload.get("remapped_from"),
+        "from": start.keys,
+        "to": end.keys,
+        "props": written.properties,
+        "remap": written.remapped_from,
     }
     return key, cypher, row
 
 
-def _node_deleted(event: EventCore) -> tuple[tuple[Any, ...], str, dict[str, Any]]:
-    node = event.payload["node"]
-    keys = sorted(node["keys"])
-    match = _pattern("n", node["label"], keys, "r.keys")
+def _node_deleted(deleted: NodeDeleted) -> Built:
+    node = deleted.node
+    keys = sorted(node.keys)
+    match = _pattern("n", node.label, keys, "r.keys")
     cypher = f"UNWIND $rows AS r MATCH {match} DETACH DELETE n"
-    return ("delnode", node["label"], tuple(keys)), cypher, {"keys": node["keys"]}
+    return ("delnode", node.label, tuple(keys)), cypher, {"keys": node.keys}
 
 
-def _relationship_deleted(event: EventCore) -> tuple[tuple[Any, ...], str, dict[str, Any]]:
-    payload = event.payload
-    start_label, start = parse_node_identity(payload["from"])
-    end_label, end = parse_node_identity(payload["to"])
-    start_keys, end_keys = sorted(start), sorted(end)
-    key = ("delrel", payload["type"], start_label, tuple(start_keys), end_label, tuple(end_keys))
+def _relationship_deleted(deleted: RelationshipDeleted) -> Built:
+    start, end = NodeRef.parse(deleted.from_identity), NodeRef.parse(deleted.to_identity)
+    start_keys, end_keys = sorted(start.keys), sorted(end.keys)
+    key = ("delrel", deleted.type, start.label, tuple(start_keys), end.label, tuple(end_keys))
     cypher = (
-        f"UNWIND $rows AS r MATCH {_pattern('a', start_label, start_keys, 'r.from')}"
-        f"-[x:{quoted(payload['type'])}]->{_pattern('b', end_label, end_keys, 'r.to')} DELETE x"
+        f"UNWIND $rows AS r MATCH {_pattern('a', start.label, start_keys, 'r.from')}"
+        f"-[x:{quoted(deleted.type)}]->{_pattern('b', end.label, end_keys, 'r.to')} DELETE x"
     )
-    return key, cypher, {"from": start, "to": end}
+    return key, cypher, {"from": start.keys, "to": end.keys}
 
 
-_BUILDERS = {
-    NODE_WRITTEN: _node_written,
-    RELATIONSHIP_WRITTEN: _relationship_written,
-    NODE_DELETED: _node_deleted,
-    RELATIONSHIP_DELETED: _relationship_deleted,
-}
+def _build(event: EventCore, payload: GraphPayload) -> Built:
+    match payload:
+        case NodeWritten():
+            return _node_written(event, payload)
+        case RelationshipWritten():
+            return _relationship_written(event, payload)
+        case NodeDeleted():
+            return _node_deleted(payload)
+        case RelationshipDeleted():
+            return _relationship_deleted(payload)
+    raise TypeError(f"no Cypher for {type(payload).__name__}")
 
 
-_WRITES = (NODE_WRITTEN, RELATIONSHIP_WRITTEN)
+Graphed = tuple[EventCore, GraphPayload]
 
 
 def statements(events: Sequence[EventCore]) -> Iterator[Statement]:
@@ -156,24 +163,25 @@ def statements(events: Sequence[EventCore]) -> Iterator[Statement]:
     relationship deleted before or after its endpoint's detaching delete is gone either
     way); writes never cross a deletion.
     """
-    segment: list[EventCore] = []
+    segment: list[Graphed] = []
     writing = True
     for event in events:
-        if event.type not in _BUILDERS:
+        payload = payload_of(event)
+        if not isinstance(payload, GraphPayload):
             continue  # schema events: nothing to project into the graph
-        if (event.type in _WRITES) != writing:
+        if isinstance(payload, NodeWritten | RelationshipWritten) != writing:
             yield from _grouped(segment)
             segment, writing = [], not writing
-        segment.append(event)
+        segment.append((event, payload))
     yield from _grouped(segment)
 
 
-def _grouped(events: Sequence[EventCore]) -> Iterator[Statement]:
+def _grouped(events: Sequence[Graphed]) -> Iterator[Statement]:
     groups: dict[tuple[Any, ...], Statement] = {}
-    ordered = [e for e in events if e.type == NODE_WRITTEN]
-    ordered += [e for e in events if e.type != NODE_WRITTEN]
-    for event in ordered:
-        key, cypher, row = _BUILDERS[event.type](event)
+    ordered = [e for e in events if isinstance(e[1], NodeWritten)]
+    ordered += [e for e in events if not isinstance(e[1], NodeWritten)]
+    for event, payload in ordered:
+        key, cypher, row = _build(event, payload)
         groups.setdefault(key, Statement(cypher)).rows.append(row)
     yield from groups.values()
 
@@ -182,11 +190,12 @@ def merge_key_indexes(events: Sequence[EventCore]) -> set[tuple[str, str]]:
     """(label, key) pairs the batch merges on: each deserves an index."""
     wanted: set[tuple[str, str]] = set()
     for event in events:
-        if event.type == NODE_WRITTEN:
-            refs = [event.payload["node"]]
-        elif event.type == RELATIONSHIP_WRITTEN:
-            refs = [event.payload["from"], event.payload["to"]]
-        else:
-            continue
-        wanted |= {(ref["label"], k) for ref in refs for k in ref["keys"]}
+        match payload_of(event):
+            case NodeWritten(node=node):
+                refs = [node]
+            case RelationshipWritten(from_node=start, to_node=end):
+                refs = [start, end]
+            case _:
+                continue
+        wanted |= {(ref.label, k) for ref in refs for k in ref.keys}
     return wanted

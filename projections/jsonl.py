@@ -1,7 +1,7 @@
 """The current graph as a JSONL snapshot: MemoryMesh's format (seed 001 §2.4) or the MCP memory
 server's, for tools that read those files.
 
-The graph is held in memory (``projections.memory``) and rendered after every applied
+The graph is held in memory (``projections.jsonl_model``) and rendered after every applied
 batch, swapped in atomically; ``<path>.checkpoint.json`` records the checkpoint. After a
 restart the graph is rebuilt from the log up to that checkpoint. Output is deterministic:
 nodes sorted by identity, then edges sorted by identity, keys sorted, so the same log gives
@@ -26,7 +26,7 @@ from writegate.eventlog import EventCore, EventLog
 from writegate.eventlog.events import format_timestamp
 from writegate.projections.contract import check_batch
 from writegate.projections.files import write_atomically
-from writegate.projections.memory import CITED, GraphModel, NodeRecord
+from writegate.projections.jsonl_model import CITED, GraphModel, NodeRecord
 
 Format = Literal["memorymesh", "mcp-memory"]
 FORMATS: tuple[Format, ...] = ("memorymesh", "mcp-memory")

@@ -44,17 +44,17 @@ from rdflib.term import Node
 
 from writegate.eventlog import EventCore
 from writegate.eventlog.events import format_timestamp
+from writegate.language import (
+    NodeDeleted,
+    NodeWritten,
+    RelationshipDeleted,
+    RelationshipWritten,
+    SchemaPublished,
+    payload_of,
+    provenance_of,
+)
 from writegate.projections.contract import check_batch
 from writegate.projections.files import write_atomically
-from writegate.projections.vocabulary import (
-    NODE_DELETED,
-    NODE_WRITTEN,
-    RELATIONSHIP_DELETED,
-    RELATIONSHIP_WRITTEN,
-    SCHEMA_PUBLISHED,
-    node_stream,
-    relationship_stream,
-)
 
 WG = Namespace("https://writegate.dev/ns#")
 BASE = "urn:writegate:"
@@ -205,63 +205,61 @@ class ProvProjector:
         yield activity, PROV.wasAssociatedWith, agent
         if event.actor.session:
             yield activity, WG.session, RDFLiteral(event.actor.session)
-        provenance = event.provenance or {}
-        if gate_version := provenance.get("write_gate_version"):
-            gate = iri("gate", gate_version)
-            yield from self._declare(gate, PROV.SoftwareAgent, f"writegate {gate_version}")
+        provenance = provenance_of(event)
+        if provenance is not None:
+            gate = iri("gate", provenance.write_gate_version)
+            label = f"writegate {provenance.write_gate_version}"
+            yield from self._declare(gate, PROV.SoftwareAgent, label)
             yield activity, PROV.wasAssociatedWith, gate
-        if source := provenance.get("source"):
-            used = iri("source", source)
-            yield from self._declare(used, PROV.Entity, source)
+            used = iri("source", provenance.source)
+            yield from self._declare(used, PROV.Entity, provenance.source)
             yield activity, PROV.used, used
 
-        payload = event.payload
         made = (activity, agent, at)
-        if event.type == NODE_WRITTEN:
-            node = payload["node"]
-            yield from self._version(
-                event,
-                node_iri(node["identity"]),
-                node_stream(node["identity"]),
-                made,
-                {
-                    WG.label: node["label"],
-                    WG.remappedFrom: node.get("remapped_from"),
-                    WG.changes: _json(payload["properties"]),
-                },
-            )
-        elif event.type == RELATIONSHIP_WRITTEN:
-            for stub in payload["stubs_created"]:
-                stream = node_stream(stub["identity"])
-                stub_extra = {WG.label: stub["label"], WG.stub: True}
+        match payload_of(event):
+            case NodeWritten(node=node, properties=properties):
                 yield from self._version(
-                    event, node_iri(stub["identity"]), stream, made, stub_extra
+                    event,
+                    node_iri(node.identity),
+                    node.stream,
+                    made,
+                    {
+                        WG.label: node.label,
+                        WG.remappedFrom: node.remapped_from,
+                        WG.changes: _json(properties),
+                    },
                 )
-            yield from self._version(
-                event,
-                relationship_iri(payload["identity"]),
-                relationship_stream(payload["identity"]),
-                made,
-                {
-                    WG.type: payload["type"],
-                    WG.remappedFrom: payload.get("remapped_from"),
-                    WG.changes: _json(payload["properties"]),
-                    WG["from"]: node_iri(payload["from"]["identity"]),
-                    WG.to: node_iri(payload["to"]["identity"]),
-                },
-            )
-        elif event.type == NODE_DELETED:
-            identity = payload["node"]["identity"]
-            yield from self._invalidate(node_iri(identity), node_stream(identity), event, made)
-        elif event.type == RELATIONSHIP_DELETED:
-            identity = payload["identity"]
-            rel = relationship_iri(identity)
-            yield from self._invalidate(rel, relationship_stream(identity), event, made)
-        elif event.type == SCHEMA_PUBLISHED:
-            schema = iri("schema", payload["version"])
-            yield schema, RDF.type, PROV.Entity
-            yield schema, PROV.wasGeneratedBy, activity
-            yield schema, PROV.wasAttributedTo, agent
+            case RelationshipWritten() as written:
+                for stub in written.stubs_created:
+                    stub_extra = {WG.label: stub.label, WG.stub: True}
+                    yield from self._version(
+                        event, node_iri(stub.identity), stub.stream, made, stub_extra
+                    )
+                yield from self._version(
+                    event,
+                    relationship_iri(written.identity),
+                    written.stream,
+                    made,
+                    {
+                        WG.type: written.type,
+                        WG.remappedFrom: written.remapped_from,
+                        WG.changes: _json(written.properties),
+                        WG["from"]: node_iri(written.from_node.identity),
+                        WG.to: node_iri(written.to_node.identity),
+                    },
+                )
+            case NodeDeleted(node=node):
+                yield from self._invalidate(node_iri(node.identity), node.stream, event, made)
+            case RelationshipDeleted() as deleted:
+                rel = relationship_iri(deleted.identity)
+                yield from self._invalidate(rel, deleted.stream, event, made)
+            case SchemaPublished(version=version):
+                schema = iri("schema", version)
+                yield schema, RDF.type, PROV.Entity
+                yield schema, PROV.wasGeneratedBy, activity
+                yield schema, PROV.wasAttributedTo, agent
+            case _:
+                pass
 
     def _version(
         self,
@@ -274,7 +272,7 @@ class ProvProjector:
         activity, agent, at = made
         number = event.streams[stream]
         version = version_iri(entity, number)
-        provenance = event.provenance or {}
+        provenance = provenance_of(event)
         yield entity, RDF.type, PROV.Entity
         yield version, RDF.type, PROV.Entity
         yield version, PROV.specializationOf, entity
@@ -286,14 +284,14 @@ class ProvProjector:
             previous = version_iri(entity, number - 1)
             yield version, PROV.wasDerivedFrom, previous
             yield version, PROV.wasRevisionOf, previous
-        for predicate, key in (
-            (WG.confidence, "confidence"),
-            (WG.reliability, "reliability"),
-            (WG.extractionMethod, "extraction_method"),
-            (WG.schemaVersion, "schema_version"),
-            (WG.formula, "formula"),
-        ):
-            if (value := provenance.get(key)) is not None:
+        if provenance is not None:
+            for predicate, value in (
+                (WG.confidence, provenance.confidence),
+                (WG.reliability, provenance.reliability),
+                (WG.extractionMethod, provenance.extraction_method),
+                (WG.schemaVersion, provenance.schema_version),
+                (WG.formula, provenance.formula),
+            ):
                 yield version, predicate, _literal(value)
         for predicate, value in extra.items():
             if value is not None:

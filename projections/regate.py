@@ -16,14 +16,14 @@ from typing import Any, Protocol
 
 from writegate.eventlog import EventCore
 from writegate.eventlog.events import trusted
-from writegate.projections.vocabulary import (
-    NODE_DELETED,
-    NODE_WRITTEN,
-    RELATIONSHIP_DELETED,
-    RELATIONSHIP_WRITTEN,
-    node_ref,
-    node_stream,
-    parse_node_identity,
+from writegate.language import (
+    NodeDeleted,
+    NodeRef,
+    NodeWritten,
+    Payload,
+    RelationshipDeleted,
+    RelationshipWritten,
+    payload_of,
     relationship_identity,
     relationship_stream,
 )
@@ -44,7 +44,7 @@ class Vocabulary(Protocol):
 class Regater:
     def __init__(self, vocabulary: Vocabulary) -> None:
         self.vocabulary = vocabulary
-        self._moved: dict[str, dict[str, Any]] = {}  # identity in the log -> regated ref
+        self._moved: dict[str, NodeRef] = {}  # identity in the log -> regated reference
 
     def _label(self, written: str, current: str) -> str:
         if self.vocabulary.get_entry(written) is not None:
@@ -56,58 +56,66 @@ class Regater:
             return written
         return self.vocabulary.relationship_remap_target(written) or current
 
-    def node(self, ref: dict[str, Any]) -> dict[str, Any]:
-        """A payload node reference, resolved again (and remembered for later events)."""
-        breadcrumb = ref.get("remapped_from")
-        if breadcrumb is None and ref["identity"] in self._moved:
-            return self._moved[ref["identity"]]
-        written = breadcrumb.removeprefix(":") if breadcrumb else ref["label"]
-        label = self._label(written, ref["label"])
-        moved = node_ref(label, ref["keys"], f":{written}" if label != written else None)
-        self._moved[ref["identity"]] = moved
+    def node(self, ref: NodeRef) -> NodeRef:
+        """A node reference, resolved again (and remembered for later events)."""
+        breadcrumb = ref.remapped_from
+        if breadcrumb is None and ref.identity in self._moved:
+            return self._moved[ref.identity]
+        written = breadcrumb.removeprefix(":") if breadcrumb else ref.label
+        label = self._label(written, ref.label)
+        moved = NodeRef.of(label, ref.keys, f":{written}" if label != written else None)
+        self._moved[ref.identity] = moved
         return moved
 
     def _identity(self, identity: str) -> str:
         if identity in self._moved:
-            return str(self._moved[identity]["identity"])
-        label, keys = parse_node_identity(identity)
-        return str(self.node(node_ref(label, keys))["identity"])
+            return self._moved[identity].identity
+        return self.node(NodeRef.parse(identity)).identity
 
     def event(self, event: EventCore) -> EventCore:
         """The event as the current schema would have written it (itself if untouched)."""
-        payload = dict(event.payload)
         renamed: dict[str, str] = {}
-        if event.type in (NODE_WRITTEN, NODE_DELETED):
-            old = payload["node"]
-            payload["node"] = self.node(old)
-            renamed[node_stream(old["identity"])] = node_stream(payload["node"]["identity"])
-        elif event.type == RELATIONSHIP_WRITTEN:
-            written = (payload.get("remapped_from") or "").removeprefix(":") or payload["type"]
-            rtype = self._type(written, payload["type"])
-            payload["type"] = rtype
-            payload["remapped_from"] = f":{written}" if rtype != written else None
-            payload["from"], payload["to"] = self.node(payload["from"]), self.node(payload["to"])
-            payload["stubs_created"] = [self.node(s) for s in payload["stubs_created"]]
-            for old, new in zip(
-                event.payload["stubs_created"], payload["stubs_created"], strict=True
-            ):
-                renamed[node_stream(old["identity"])] = node_stream(new["identity"])
-            identity = relationship_identity(
-                rtype, payload["from"]["identity"], payload["to"]["identity"]
-            )
-            renamed[relationship_stream(payload["identity"])] = relationship_stream(identity)
-            payload["identity"] = identity
-        elif event.type == RELATIONSHIP_DELETED:
-            rtype = self._type(payload["type"], payload["type"])
-            payload["from"], payload["to"] = (
-                self._identity(payload["from"]),
-                self._identity(payload["to"]),
-            )
-            identity = relationship_identity(rtype, payload["from"], payload["to"])
-            renamed[relationship_stream(payload["identity"])] = relationship_stream(identity)
-            payload["type"], payload["identity"] = rtype, identity
-        else:
-            return event
+        regated: Payload
+        match payload_of(event):
+            case NodeWritten() | NodeDeleted() as node_event:
+                moved = self.node(node_event.node)
+                renamed[node_event.node.stream] = moved.stream
+                regated = node_event.model_copy(update={"node": moved})
+            case RelationshipWritten() as written:
+                original = (written.remapped_from or "").removeprefix(":") or written.type
+                rtype = self._type(original, written.type)
+                start, end = self.node(written.from_node), self.node(written.to_node)
+                stubs = [self.node(s) for s in written.stubs_created]
+                for old, new in zip(written.stubs_created, stubs, strict=True):
+                    renamed[old.stream] = new.stream
+                identity = relationship_identity(rtype, start.identity, end.identity)
+                renamed[written.stream] = relationship_stream(identity)
+                regated = written.model_copy(
+                    update={
+                        "type": rtype,
+                        "remapped_from": f":{original}" if rtype != original else None,
+                        "from_node": start,
+                        "to_node": end,
+                        "stubs_created": stubs,
+                        "identity": identity,
+                    }
+                )
+            case RelationshipDeleted() as deleted:
+                rtype = self._type(deleted.type, deleted.type)
+                start_id = self._identity(deleted.from_identity)
+                end_id = self._identity(deleted.to_identity)
+                identity = relationship_identity(rtype, start_id, end_id)
+                renamed[deleted.stream] = relationship_stream(identity)
+                regated = deleted.model_copy(
+                    update={
+                        "type": rtype,
+                        "from_identity": start_id,
+                        "to_identity": end_id,
+                        "identity": identity,
+                    }
+                )
+            case _:
+                return event
         streams = {renamed.get(s, s): v for s, v in event.streams.items()}
         core = {name: getattr(event, name) for name in EventCore.model_fields}
-        return trusted(EventCore, {**core, "payload": payload, "streams": streams})
+        return trusted(EventCore, {**core, "payload": regated.stored(), "streams": streams})

@@ -17,13 +17,13 @@ import orjson
 from writegate.eventlog import EventCore, EventLog, canonical_json
 from writegate.eventlog.events import format_timestamp
 from writegate.eventlog.sql import run_script
-from writegate.projections.vocabulary import (
-    NODE_DELETED,
-    NODE_WRITTEN,
-    RELATIONSHIP_DELETED,
-    RELATIONSHIP_WRITTEN,
-    node_stream,
-    relationship_stream,
+from writegate.language import (
+    NodeDeleted,
+    NodeRef,
+    NodeWritten,
+    RelationshipDeleted,
+    RelationshipWritten,
+    payload_of,
 )
 
 _TABLES = """
@@ -108,9 +108,7 @@ class StateProjection:
         run_script(conn, _TABLES)
 
     def apply_event(self, conn: sqlite3.Connection, event: EventCore) -> None:
-        handler = _HANDLERS.get(event.type)
-        if handler is not None:
-            handler(conn, event)
+        apply_to_state(conn, event)
 
     def set_checkpoint(self, conn: sqlite3.Connection, seq: int) -> None:
         conn.execute(
@@ -209,31 +207,25 @@ def _stamp(event: EventCore) -> tuple[str, int, str, str]:
 
 
 def _upsert_node(
-    conn: sqlite3.Connection,
-    event: EventCore,
-    ref: dict[str, Any],
-    changes: dict[str, Any],
-    *,
-    stub: bool,
+    conn: sqlite3.Connection, event: EventCore, ref: NodeRef, changes: dict[str, Any], *, stub: bool
 ) -> None:
-    identity = ref["identity"]
     row = conn.execute(
         "SELECT properties, remapped_from, created_seq FROM state_nodes WHERE identity = ?",
-        (identity,),
+        (ref.identity,),
     ).fetchone()
     current = orjson.loads(row[0]) if row else {}
-    properties = merge_properties({**current, **ref["keys"]}, changes)
-    remapped_from = ref.get("remapped_from") or (row[1] if row else None)
+    properties = merge_properties({**current, **ref.keys}, changes)
+    remapped_from = ref.remapped_from or (row[1] if row else None)
     provenance, seq, at, by = _stamp(event)
     conn.execute(
         f"INSERT OR REPLACE INTO state_nodes ({_NODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
         (
-            identity,
-            ref["label"],
-            _text(ref["keys"]),
+            ref.identity,
+            ref.label,
+            _text(ref.keys),
             _text(properties),
             provenance,
-            event.streams[node_stream(identity)],
+            event.streams[ref.stream],
             int(stub),
             remapped_from,
             row[2] if row else seq,
@@ -244,39 +236,31 @@ def _upsert_node(
     )
 
 
-def _node_written(conn: sqlite3.Connection, event: EventCore) -> None:
-    _upsert_node(conn, event, event.payload["node"], event.payload["properties"], stub=False)
-
-
-def _relationship_written(conn: sqlite3.Connection, event: EventCore) -> None:
-    payload = event.payload
-    for stub in payload["stubs_created"]:
-        if (
-            conn.execute(
-                "SELECT 1 FROM state_nodes WHERE identity = ?", (stub["identity"],)
-            ).fetchone()
-            is None
-        ):
+def _relationship_written(
+    conn: sqlite3.Connection, event: EventCore, written: RelationshipWritten
+) -> None:
+    for stub in written.stubs_created:
+        exists = conn.execute("SELECT 1 FROM state_nodes WHERE identity = ?", (stub.identity,))
+        if exists.fetchone() is None:
             _upsert_node(conn, event, stub, {}, stub=True)
-    identity = payload["identity"]
     row = conn.execute(
         "SELECT properties, remapped_from, created_seq FROM state_relationships WHERE identity = ?",
-        (identity,),
+        (written.identity,),
     ).fetchone()
-    properties = merge_properties(orjson.loads(row[0]) if row else {}, payload["properties"])
+    properties = merge_properties(orjson.loads(row[0]) if row else {}, written.properties)
     provenance, seq, at, by = _stamp(event)
     conn.execute(
         f"INSERT OR REPLACE INTO state_relationships ({_REL_COLUMNS}) "
         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
         (
-            identity,
-            payload["type"],
-            payload["from"]["identity"],
-            payload["to"]["identity"],
+            written.identity,
+            written.type,
+            written.from_node.identity,
+            written.to_node.identity,
             _text(properties),
             provenance,
-            event.streams[relationship_stream(identity)],
-            payload.get("remapped_from") or (row[1] if row else None),
+            event.streams[written.stream],
+            written.remapped_from or (row[1] if row else None),
             row[2] if row else seq,
             seq,
             at,
@@ -285,17 +269,16 @@ def _relationship_written(conn: sqlite3.Connection, event: EventCore) -> None:
     )
 
 
-def _node_deleted(conn: sqlite3.Connection, event: EventCore) -> None:
-    conn.execute("DELETE FROM state_nodes WHERE identity = ?", (event.payload["node"]["identity"],))
-
-
-def _relationship_deleted(conn: sqlite3.Connection, event: EventCore) -> None:
-    conn.execute("DELETE FROM state_relationships WHERE identity = ?", (event.payload["identity"],))
-
-
-_HANDLERS = {
-    NODE_WRITTEN: _node_written,
-    RELATIONSHIP_WRITTEN: _relationship_written,
-    NODE_DELETED: _node_deleted,
-    RELATIONSHIP_DELETED: _relationship_deleted,
-}
+def apply_to_state(conn: sqlite3.Connection, event: EventCore) -> None:
+    """One event's effect on the state tables (events that change no graph: none)."""
+    match payload_of(event):
+        case NodeWritten() as written:
+            _upsert_node(conn, event, written.node, written.properties, stub=False)
+        case RelationshipWritten() as written:
+            _relationship_written(conn, event, written)
+        case NodeDeleted(node=node):
+            conn.execute("DELETE FROM state_nodes WHERE identity = ?", (node.identity,))
+        case RelationshipDeleted(identity=identity):
+            conn.execute("DELETE FROM state_relationships WHERE identity = ?", (identity,))
+        case _:
+            pass

@@ -16,22 +16,26 @@ from datetime import datetime
 from typing import Any
 
 from writegate.eventlog import EventCore
-from writegate.projections.state import merge_properties
-from writegate.projections.vocabulary import (
-    NODE_DELETED,
-    NODE_WRITTEN,
-    RELATIONSHIP_DELETED,
-    RELATIONSHIP_WRITTEN,
+from writegate.language import (
+    NodeDeleted,
+    NodeRef,
+    NodeWritten,
+    RelationshipDeleted,
+    RelationshipWritten,
+    WriteProvenance,
+    payload_of,
+    provenance_of,
 )
+from writegate.projections.state import merge_properties
 
 CITED = ("confidence", "source", "extraction_method")  # the provenance a snapshot shows
 
 
-def cited(provenance: dict[str, Any] | None) -> tuple[Any, ...]:
+def cited(provenance: WriteProvenance | None) -> tuple[Any, ...]:
     """The ``CITED`` provenance values, in that order."""
-    if not provenance:
+    if provenance is None:
         return (None,) * len(CITED)
-    return tuple(map(provenance.get, CITED))
+    return (provenance.confidence, provenance.source, provenance.extraction_method)
 
 
 @dataclass(slots=True)
@@ -65,38 +69,41 @@ class GraphModel:
         self.edges.clear()
 
     def apply(self, event: EventCore) -> None:
-        payload = event.payload
-        if event.type == NODE_WRITTEN:
-            self._upsert(event, payload["node"], payload["properties"], stub=False)
-        elif event.type == RELATIONSHIP_WRITTEN:
-            for ref in payload["stubs_created"]:
-                if ref["identity"] not in self.nodes:
-                    self._upsert(event, ref, {}, stub=True)
-            current = self.edges.get(payload["identity"])
-            self.edges[payload["identity"]] = EdgeRecord(
-                payload["type"],
-                payload["from"]["identity"],
-                payload["to"]["identity"],
-                merge_properties(current.properties if current else {}, payload["properties"]),
-                (event.provenance or {}).get("confidence"),
-            )
-        elif event.type == NODE_DELETED:
-            self.nodes.pop(payload["node"]["identity"], None)
-        elif event.type == RELATIONSHIP_DELETED:
-            self.edges.pop(payload["identity"], None)
+        match payload_of(event):
+            case NodeWritten(node=node, properties=properties):
+                self._upsert(event, node, properties, stub=False)
+            case RelationshipWritten() as written:
+                for ref in written.stubs_created:
+                    if ref.identity not in self.nodes:
+                        self._upsert(event, ref, {}, stub=True)
+                current = self.edges.get(written.identity)
+                provenance = provenance_of(event)
+                self.edges[written.identity] = EdgeRecord(
+                    written.type,
+                    written.from_node.identity,
+                    written.to_node.identity,
+                    merge_properties(current.properties if current else {}, written.properties),
+                    provenance.confidence if provenance else None,
+                )
+            case NodeDeleted(node=node):
+                self.nodes.pop(node.identity, None)
+            case RelationshipDeleted(identity=identity):
+                self.edges.pop(identity, None)
+            case _:
+                pass
 
     def _upsert(
-        self, event: EventCore, ref: dict[str, Any], changes: dict[str, Any], *, stub: bool
+        self, event: EventCore, ref: NodeRef, changes: dict[str, Any], *, stub: bool
     ) -> None:
-        current = self.nodes.get(ref["identity"])
+        current = self.nodes.get(ref.identity)
         base = current.properties if current else {}
-        self.nodes[ref["identity"]] = NodeRecord(
-            ref["label"],
-            ref["keys"],
-            merge_properties({**base, **ref["keys"]}, changes),
-            cited(event.provenance),
+        self.nodes[ref.identity] = NodeRecord(
+            ref.label,
+            ref.keys,
+            merge_properties({**base, **ref.keys}, changes),
+            cited(provenance_of(event)),
             stub,
-            ref.get("remapped_from") or (current.remapped_from if current else None),
+            ref.remapped_from or (current.remapped_from if current else None),
             event.occurred_at,
             event.actor.agent,
         )
