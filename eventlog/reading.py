@@ -48,13 +48,15 @@ class LogReader:
         row = self.connection().execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
         return str(row[0]) if row else None
 
-    def latest(self, event_type: str) -> EventCore | None:
-        """The newest event of one type (the schema in force, say), or None."""
+    def latest(self, stream: str) -> EventCore | None:
+        """The newest event of a stream (the schema in force, say), or None: an index probe,
+        whatever the length of the log."""
         row = (
             self.connection()
             .execute(
-                f"SELECT {CORE_COLUMNS} FROM events WHERE type = ? ORDER BY seq DESC LIMIT 1",
-                (event_type,),
+                f"SELECT {CORE_COLUMNS} FROM events WHERE seq = ("
+                "SELECT seq FROM event_streams WHERE stream = ? ORDER BY version DESC LIMIT 1)",
+                (stream,),
             )
             .fetchone()
         )

@@ -185,13 +185,13 @@ class LogContractTestCase(unittest.TestCase):
         self.assertEqual([c.seq for c in self.log.iter_replayed(after_seq=1, to_seq=2)], [2])
 
     def test_latest_and_hash_at(self) -> None:
-        self.assertIsNone(self.log.latest("test.noted"))
-        self.append(note("a"), note("b"))
-        latest = self.log.latest("test.noted")
+        self.assertIsNone(self.log.latest("s"))
+        self.append(note("a", "s"), note("b", "s"), note("c", "t"))
+        latest = self.log.latest("s")
         assert latest is not None
         self.assertEqual((latest.seq, latest.payload), (2, {"text": "b"}))
-        self.assertEqual(self.log.hash_at(2), self.log.head()[1])
-        self.assertIsNone(self.log.hash_at(3))
+        self.assertEqual(self.log.hash_at(3), self.log.head()[1])
+        self.assertIsNone(self.log.hash_at(4))
 
     def test_time_never_runs_backwards_and_ranges_are_inclusive(self) -> None:
         for text in ("a", "b", "c"):

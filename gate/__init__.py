@@ -3,7 +3,7 @@
 ``Gate`` is the whole Python API; the CLI and the MCP tools are thin faces over it.
 """
 
-from writegate.gate.core import Gate
+from writegate.gate.api import Gate
 from writegate.gate.errors import ERROR_MEANINGS, ErrorCode, GateRejection
 from writegate.gate.formula import DefaultFormulaProvider, FormulaProvider, load_formula_provider
 from writegate.gate.models import (

@@ -84,6 +84,16 @@ class NodeState:
     remapped_from: str | None
 
 
+@dataclass(frozen=True)
+class Attached:
+    """A relationship as seen from one of its nodes."""
+
+    identity: str
+    type: str
+    from_identity: str
+    to_identity: str
+
+
 def merge_properties(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     """``SET n += $changes``: a null value removes the property, as in Cypher."""
     merged = dict(current)
@@ -153,8 +163,8 @@ class StateProjection:
         found = conn.execute("SELECT 1 FROM state_relationships WHERE identity = ?", (identity,))
         return found.fetchone() is not None
 
-    def relationships_of(self, conn: sqlite3.Connection, identity: str) -> list[dict[str, Any]]:
-        """Every relationship touching the node, as payload-style references."""
+    def relationships_of(self, conn: sqlite3.Connection, identity: str) -> list[Attached]:
+        """Every relationship touching the node, by identity."""
         rows = conn.execute(
             "SELECT identity, type, from_identity, to_identity FROM state_relationships "
             "WHERE from_identity = ?1 UNION "
@@ -162,7 +172,7 @@ class StateProjection:
             "WHERE to_identity = ?1 ORDER BY 1",
             (identity,),
         ).fetchall()
-        return [{"identity": r[0], "type": r[1], "from": r[2], "to": r[3]} for r in rows]
+        return [Attached(*row) for row in rows]
 
     def snapshot(self, conn: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
         """Every row, ordered: two equal snapshots mean two equal states."""

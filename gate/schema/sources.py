@@ -10,13 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-import orjson
-
 from writegate.eventlog import EventLog
 from writegate.gate.limits import Limits
 from writegate.gate.schema.document import SchemaDocumentError, load_document, parse_document
+from writegate.gate.schema.publishing import published
 from writegate.gate.schema.registry import Schema, SchemaRegistry
-from writegate.projections.vocabulary import SCHEMA_PUBLISHED
 
 
 class SchemaSourceUnavailable(Exception):
@@ -69,22 +67,15 @@ class LogSchemaSource:
 
     def load(self) -> LoadedSchema:
         try:
-            row = (
-                self.log.connection()
-                .execute(
-                    "SELECT payload FROM events WHERE type = ? ORDER BY seq DESC LIMIT 1",
-                    (SCHEMA_PUBLISHED,),
-                )
-                .fetchone()
-            )
+            newest = published(self.log)
         except Exception as exc:
             raise SchemaSourceUnavailable(f"cannot read the log {self.log.path}: {exc}") from exc
-        if row is None:
+        if newest is None:
             raise SchemaSourceUnavailable(
                 f"no schema has been published to {self.log.path} (`writegate schema publish FILE`)"
             )
         try:
-            document = parse_document(orjson.loads(row[0])["document"], "published schema")
-        except (SchemaDocumentError, KeyError) as exc:
+            document = parse_document(newest.document, "published schema")
+        except SchemaDocumentError as exc:
             raise SchemaSourceUnavailable(str(exc)) from exc
         return loaded(Schema(document))

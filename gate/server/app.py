@@ -44,7 +44,7 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from writegate.gate.core import Gate
+from writegate.gate.api import Gate
 from writegate.gate.errors import GateRejection
 from writegate.gate.models import RefreshResult, Rejected, dump
 from writegate.gate.reads import GraphReader

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, TypeAda
 
 from writegate.eventlog import Actor
 from writegate.eventlog.events import format_timestamp
-from writegate.gate.core import Gate, WriteGuard
+from writegate.gate.api import Gate
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import (
     BatchResult,
@@ -39,6 +39,7 @@ from writegate.gate.models import (
 )
 from writegate.gate.reads import MAX_DEPTH, GraphReader, NodeHistory, PathResult, Subgraph
 from writegate.gate.schema.registry import describe_registry
+from writegate.gate.writing import WriteGuard
 from writegate.projections.vocabulary import node_stream
 
 _ARGS = ConfigDict(extra="forbid", frozen=True)

@@ -236,7 +236,7 @@ class _LabelTools:
             merge_keys=keys,
             detach=True,
             **envelope.fields(),
-            **({"idempotency_key": envelope.idempotency_key} if envelope.idempotency_key else {}),
+            idempotency_key=envelope.idempotency_key,
         )
 
     def specs(self) -> list[ToolSpec]:

@@ -46,8 +46,8 @@ CASES: list[tuple[str, str, Call]] = [
     ),
     (
         "INVALID_ARGUMENT",
-        "node: unexpected argument",
-        lambda g: g.write_node(**person(agent="mallory")),
+        "node: unexpected argument (as an agent sends it)",
+        lambda g: g.call("write_node", person(agent="mallory")),
     ),
     (
         "INVALID_ARGUMENT",

@@ -21,6 +21,7 @@ from writegate.language.identities import (
 from writegate.language.payloads import (
     EVENT_TYPES,
     GRAPH_EVENT_TYPES,
+    GraphPayload,
     NodeDeleted,
     NodeWritten,
     Payload,
@@ -37,6 +38,7 @@ from writegate.language.payloads import (
 __all__ = [
     "EVENT_TYPES",
     "GRAPH_EVENT_TYPES",
+    "GraphPayload",
     "IDENTIFIER",
     "NodeDeleted",
     "NodeRef",

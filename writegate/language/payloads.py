@@ -29,7 +29,7 @@ def _unset(value: object) -> bool:
 class Payload(BaseModel):
     """What one event says happened; ``event_type`` is the type the log records it under."""
 
-    model_config = _MODEL
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
     event_type: ClassVar[str]
 
     def stored(self) -> dict[str, Any]:

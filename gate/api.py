@@ -1,0 +1,398 @@
+"""The Write Gate: validate against the schema, compute provenance, append — or refuse.
+
+``Gate`` is the whole Python API; the CLI and the MCP tools are thin faces over it. Its
+typed methods (``write_node`` …) are the path a call takes; ``call`` is the same path for
+arguments exactly as an agent sent them (the MCP tools), by operation name.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from writegate.eventlog import Actor, EventLog
+from writegate.eventlog.store import Durability
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.formula import FormulaProvider, formula_name, load_formula_provider
+from writegate.gate.integrity import IntegrityReport, check_integrity
+from writegate.gate.limits import DEFAULT_LIMITS, Limits
+from writegate.gate.models import (
+    BatchResult,
+    DeleteNodeResult,
+    DeleteRelationshipResult,
+    PublishResult,
+    RefreshResult,
+    Rejected,
+    WriteNodeResult,
+    WriteRelationshipResult,
+)
+from writegate.gate.planning import Planner
+from writegate.gate.rejections import RejectionLog
+from writegate.gate.results import rejected
+from writegate.gate.schema import (
+    FileSchemaSource,
+    LoadedSchema,
+    LogSchemaSource,
+    SchemaCache,
+    SchemaDocument,
+    SchemaSource,
+    SchemaSourceUnavailable,
+)
+from writegate.gate.schema.publishing import publish_schema
+from writegate.gate.schema.registry import relationship_types
+from writegate.gate.writing import (
+    DELETE_NODE,
+    DELETE_RELATIONSHIP,
+    OPERATIONS,
+    WRITE_NODE,
+    WRITE_RELATIONSHIP,
+    WriteGuard,
+    Writer,
+)
+from writegate.projections.state import StateProjection
+
+POLICY_ENV = "WRITE_GATE_UNKNOWN_LABEL_POLICY"
+POLICIES = ("remap", "reject")
+
+
+class Gate:
+    """The gate over one log. Thread-safe; share one per process."""
+
+    def __init__(
+        self,
+        log: EventLog,
+        schema: SchemaSource | SchemaCache | None = None,
+        *,
+        formula: FormulaProvider | str | None = None,
+        unknown_label_policy: str | None = None,
+        default_actor: Actor | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        states = [p for p in log.inline if isinstance(p, StateProjection)]
+        if not states:
+            raise ValueError("the gate needs a log opened with the StateProjection inline")
+        self.log = log
+        self.state = states[0]
+        if schema is None:
+            schema = LogSchemaSource(log)
+        self.schema = schema if isinstance(schema, SchemaCache) else SchemaCache(schema)
+        self.formula = (
+            formula
+            if formula is not None and not isinstance(formula, str)
+            else load_formula_provider(formula or os.environ.get("WRITE_GATE_FORMULA_PROVIDER"))
+        )
+        self.formula_name = formula_name(self.formula)
+        self._policy_override = _policy(unknown_label_policy, "unknown_label_policy")
+        self._policy_env = _policy(os.environ.get(POLICY_ENV), POLICY_ENV)
+        self.default_actor = default_actor or Actor(agent="python-api")
+        self._limits = limits
+        self.rejections = RejectionLog(log)
+        planner = Planner(self.state, self.formula, self.formula_name, self.unknown_label_policy)
+        self.writer = Writer(log, planner, self.rejections, self._snapshot, self.limits)
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        create: bool = True,
+        schema_file: str | Path | None = None,
+        formula: FormulaProvider | str | None = None,
+        unknown_label_policy: str | None = None,
+        durability: Durability = "normal",
+        default_actor: Actor | None = None,
+        limits: Limits | None = None,
+        readonly: bool = False,
+    ) -> Gate:
+        """Open (or create) the log at ``path`` with its state read model; schemas come from the
+        log unless ``schema_file`` names a document on disk. ``readonly`` opens an existing log
+        without writing anything to its file (an auditor's copy): reads work, writes fail."""
+        log = EventLog(
+            path,
+            inline=[StateProjection()],
+            create=create,
+            durability=durability,
+            readonly=readonly,
+        )
+        source: SchemaSource = (
+            FileSchemaSource(schema_file) if schema_file else LogSchemaSource(log)
+        )
+        return cls(
+            log,
+            source,
+            formula=formula,
+            unknown_label_policy=unknown_label_policy,
+            default_actor=default_actor,
+            limits=limits,
+        )
+
+    def close(self) -> None:
+        self.log.close()
+
+    def __enter__(self) -> Gate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def verify(
+        self,
+        *,
+        checkpoints: Mapping[str, int] | None = None,
+        expect_head: tuple[int, str] | None = None,
+        unreachable: Mapping[str, str] | None = None,
+    ) -> IntegrityReport:
+        """Chain, triggers, state, projection checkpoints, an anchor: see ``gate.integrity``."""
+        return check_integrity(
+            self.log,
+            self.state,
+            checkpoints=checkpoints,
+            expect_head=expect_head,
+            unreachable=unreachable,
+        )
+
+    # -- settings and the schema -------------------------------------------------------
+
+    def limits(self) -> Limits:
+        """Explicit setting > the schema document's ``limits`` > the defaults."""
+        if self._limits is not None:
+            return self._limits
+        try:
+            snapshot = self.schema.current()
+        except SchemaSourceUnavailable:
+            return DEFAULT_LIMITS
+        return snapshot.limits or DEFAULT_LIMITS
+
+    def unknown_label_policy(self, snapshot: LoadedSchema | None = None) -> str:
+        """Explicit setting > WRITE_GATE_UNKNOWN_LABEL_POLICY > the schema's own > remap."""
+        document = snapshot.unknown_label_policy if snapshot else None
+        return self._policy_override or self._policy_env or document or "remap"
+
+    def refresh_schema_cache(self) -> RefreshResult | Rejected:
+        """Reload the schema from its source and swap it in; on failure keep the old one."""
+        try:
+            snapshot = self.schema.refresh()
+        except SchemaSourceUnavailable as exc:
+            return rejected(_unavailable(exc, self.schema.has_snapshot))
+        registry = snapshot.registry
+        return RefreshResult(
+            loaded=len(registry.all_canonical_labels()),
+            relationship_types=len(relationship_types(registry)),
+            schema_version=snapshot.version,
+            source=self.schema.source.describe(),
+        )
+
+    def current_schema(self) -> LoadedSchema:
+        """The snapshot writes are checked against now (loading it on first use)."""
+        return self.schema.current()
+
+    def publish_schema(
+        self,
+        document: SchemaDocument | Mapping[str, Any] | str | Path,
+        *,
+        actor: Actor | None = None,
+    ) -> PublishResult | Rejected:
+        """Append a schema to the log (``schema.published``); writes use it after a refresh."""
+        return publish_schema(self.log, document, actor or self.default_actor)
+
+    def _snapshot(self) -> LoadedSchema:
+        try:
+            return self.schema.current()
+        except SchemaSourceUnavailable as exc:
+            raise _unavailable(exc, False) from exc
+
+    # -- the write operations ----------------------------------------------------------
+
+    def write_node(
+        self,
+        *,
+        label: str,
+        merge_keys: Mapping[str, Any],
+        source: str,
+        extraction_method: str,
+        properties: Mapping[str, Any] | None = None,
+        reliability: float | None = None,
+        if_version: int | None = None,
+        create_only: bool | None = None,
+        idempotency_key: str | None = None,
+        actor: Actor | None = None,
+        guard: WriteGuard | None = None,
+    ) -> WriteNodeResult | Rejected:
+        """Create or update (merge) one node on its canonical label and merge keys."""
+        arguments = _given(
+            label=label,
+            merge_keys=merge_keys,
+            properties=properties,
+            source=source,
+            extraction_method=extraction_method,
+            reliability=reliability,
+            if_version=if_version,
+            create_only=create_only,
+            idempotency_key=idempotency_key,
+        )
+        return self.writer.single(WRITE_NODE, arguments, actor or self.default_actor, guard)
+
+    def write_relationship(
+        self,
+        *,
+        type: str,
+        from_label: str,
+        from_keys: Mapping[str, Any],
+        to_label: str,
+        to_keys: Mapping[str, Any],
+        source: str,
+        extraction_method: str,
+        properties: Mapping[str, Any] | None = None,
+        endpoint_policy: str | None = None,
+        reliability: float | None = None,
+        if_version: int | None = None,
+        idempotency_key: str | None = None,
+        actor: Actor | None = None,
+        guard: WriteGuard | None = None,
+    ) -> WriteRelationshipResult | Rejected:
+        """Create or update one relationship between two nodes named by label and keys."""
+        arguments = _given(
+            type=type,
+            from_label=from_label,
+            from_keys=from_keys,
+            to_label=to_label,
+            to_keys=to_keys,
+            properties=properties,
+            endpoint_policy=endpoint_policy,
+            source=source,
+            extraction_method=extraction_method,
+            reliability=reliability,
+            if_version=if_version,
+            idempotency_key=idempotency_key,
+        )
+        return self.writer.single(WRITE_RELATIONSHIP, arguments, actor or self.default_actor, guard)
+
+    def delete_node(
+        self,
+        *,
+        label: str,
+        merge_keys: Mapping[str, Any],
+        source: str,
+        extraction_method: str,
+        detach: bool | None = None,
+        reliability: float | None = None,
+        if_version: int | None = None,
+        idempotency_key: str | None = None,
+        actor: Actor | None = None,
+        guard: WriteGuard | None = None,
+    ) -> DeleteNodeResult | Rejected:
+        """Delete one node (an event; history keeps it); ``detach`` its relationships too."""
+        arguments = _given(
+            label=label,
+            merge_keys=merge_keys,
+            detach=detach,
+            source=source,
+            extraction_method=extraction_method,
+            reliability=reliability,
+            if_version=if_version,
+            idempotency_key=idempotency_key,
+        )
+        return self.writer.single(DELETE_NODE, arguments, actor or self.default_actor, guard)
+
+    def delete_relationship(
+        self,
+        *,
+        type: str,
+        from_label: str,
+        from_keys: Mapping[str, Any],
+        to_label: str,
+        to_keys: Mapping[str, Any],
+        source: str,
+        extraction_method: str,
+        reliability: float | None = None,
+        if_version: int | None = None,
+        idempotency_key: str | None = None,
+        actor: Actor | None = None,
+        guard: WriteGuard | None = None,
+    ) -> DeleteRelationshipResult | Rejected:
+        """Delete one relationship (an event; history keeps it)."""
+        arguments = _given(
+            type=type,
+            from_label=from_label,
+            from_keys=from_keys,
+            to_label=to_label,
+            to_keys=to_keys,
+            source=source,
+            extraction_method=extraction_method,
+            reliability=reliability,
+            if_version=if_version,
+            idempotency_key=idempotency_key,
+        )
+        return self.writer.single(
+            DELETE_RELATIONSHIP, arguments, actor or self.default_actor, guard
+        )
+
+    def write_batch(
+        self,
+        *,
+        items: Any,
+        idempotency_key: str | None = None,
+        actor: Actor | None = None,
+        guard: WriteGuard | None = None,
+        dry_run: bool = False,
+    ) -> BatchResult | Rejected:
+        """Several writes accepted or rejected as one; a rejection names the failing item.
+
+        ``dry_run`` runs every check, inside the transaction too, then rolls back: the
+        result says what would have been written (its ``seq`` values are hypothetical).
+        """
+        actor = actor or self.default_actor
+        return self.writer.batch(items, idempotency_key, actor, guard, dry_run=dry_run)
+
+    def call(
+        self,
+        operation: str,
+        arguments: Mapping[str, Any],
+        *,
+        actor: Actor | None = None,
+        guard: WriteGuard | None = None,
+    ) -> BaseModel:
+        """Run a write operation on its arguments exactly as an agent sent them.
+
+        The entry point of the tools: ``actor`` and ``guard`` come from the transport,
+        so an argument of the same name is just an unknown argument (``INVALID_ARGUMENT``).
+        """
+        actor = actor or self.default_actor
+        if operation == "write_batch":
+            if extra := sorted(set(arguments) - {"items", "idempotency_key"}):
+                return Rejected(
+                    error_code=ErrorCode.INVALID_ARGUMENT,
+                    message=f"write_batch takes items and idempotency_key, not {extra}",
+                    details={"field": extra[0]},
+                )
+            return self.writer.batch(
+                arguments.get("items"), arguments.get("idempotency_key"), actor, guard
+            )
+        if operation not in OPERATIONS:
+            raise ValueError(f"no gate operation {operation!r}")
+        return self.writer.single(OPERATIONS[operation], arguments, actor, guard)
+
+
+def _given(**arguments: Any) -> dict[str, Any]:
+    """The arguments a Python caller gave (None: left to the operation's default)."""
+    return {name: value for name, value in arguments.items() if value is not None}
+
+
+def _policy(value: str | None, where: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if value not in POLICIES:
+        raise ValueError(f"{where} must be one of {POLICIES}, not {value!r}")
+    return value
+
+
+def _unavailable(exc: SchemaSourceUnavailable, kept: bool) -> GateRejection:
+    return GateRejection(
+        ErrorCode.SCHEMA_SOURCE_UNAVAILABLE,
+        str(exc),
+        {"previous_snapshot_kept": kept},
+    )

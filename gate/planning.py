@@ -1,0 +1,356 @@
+"""Planning a write: the stateless checks now, an emitter for the write transaction later.
+
+Each planner takes one parsed request and the schema snapshot, runs every check that
+needs no state (``INVALID_…``, ``SCHEMA_…``, the formula), computes the provenance, and
+returns an ``Emitter``: the function the write transaction calls, under the log's write
+lock, to run the checks that read current state (endpoints, existence, required
+properties of the stored node, versions) and emit the typed events. A rejection anywhere
+on the way appends nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from writegate.eventlog import Transaction
+from writegate.gate import checks
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.formula import FormulaProvider, compute_confidence
+from writegate.gate.models import (
+    DeleteNodeRequest,
+    DeleteRelationshipRequest,
+    Provenanced,
+    WriteNodeRequest,
+    WriteRelationshipRequest,
+)
+from writegate.gate.schema import LoadedSchema
+from writegate.gate.version import __version__
+from writegate.language import (
+    NodeDeleted,
+    NodeRef,
+    NodeWritten,
+    RelationshipDeleted,
+    RelationshipWritten,
+    WriteProvenance,
+    draft,
+    relationship_identity,
+    relationship_stream,
+)
+from writegate.projections.state import StateProjection
+
+# emits one operation's events; the int is the batch item index (None outside a batch)
+Emitter = Callable[[Transaction, int | None], None]
+
+
+@dataclass(frozen=True)
+class _Endpoint:
+    ref: NodeRef
+    entry_label: str  # the canonical label whose schema entry applies
+
+
+class Planner:
+    """The planners of the four graph operations, over one state model and formula."""
+
+    def __init__(
+        self,
+        state: StateProjection,
+        formula: FormulaProvider,
+        formula_name: str,
+        label_policy: Callable[[LoadedSchema], str],
+    ) -> None:
+        self.state = state
+        self.formula = formula
+        self.formula_name = formula_name
+        self.label_policy = label_policy
+
+    # -- shared ------------------------------------------------------------------------
+
+    def provenance(self, request: Provenanced, snapshot: LoadedSchema) -> WriteProvenance:
+        return WriteProvenance(
+            source=request.source,
+            extraction_method=request.extraction_method,
+            reliability=request.reliability,
+            confidence=compute_confidence(
+                self.formula, request.reliability, request.extraction_method
+            ),
+            formula=self.formula_name,
+            write_gate_version=__version__,
+            schema_version=snapshot.version,
+        )
+
+    def _endpoint(
+        self, label: str, keys: Mapping[str, Any], snapshot: LoadedSchema, end: str
+    ) -> _Endpoint:
+        resolved = checks.resolve_label(
+            label, snapshot.registry, self.label_policy(snapshot), f"{end}_label"
+        )
+        if not keys:
+            raise GateRejection(
+                ErrorCode.INVALID_ARGUMENT,
+                f"{end}_keys must identify the node",
+                {"field": f"{end}_keys"},
+            )
+        checks.check_keys(keys, resolved.entry, f"{end}_keys")
+        return _Endpoint(NodeRef.of(resolved.label, keys, resolved.remapped_from), resolved.label)
+
+    def _relationship_target(
+        self, request: WriteRelationshipRequest | DeleteRelationshipRequest, snapshot: LoadedSchema
+    ) -> tuple[checks.ResolvedType, _Endpoint, _Endpoint, str]:
+        rtype = checks.resolve_type(request.type, snapshot.registry)
+        start = self._endpoint(request.from_label, request.from_keys, snapshot, "from")
+        end = self._endpoint(request.to_label, request.to_keys, snapshot, "to")
+        for side, endpoint, allowed in (
+            ("from", start, rtype.entry.from_labels),
+            ("to", end, rtype.entry.to_labels),
+        ):
+            if allowed and endpoint.entry_label not in allowed:
+                raise GateRejection(
+                    ErrorCode.SCHEMA_ENDPOINT_LABEL_NOT_ALLOWED,
+                    f"{rtype.type} may not start/end at {endpoint.entry_label} ({side} must be one "
+                    f"of {list(allowed)})",
+                    {
+                        "type": rtype.type,
+                        "end": side,
+                        "label": endpoint.entry_label,
+                        "allowed": list(allowed),
+                    },
+                )
+        identity = relationship_identity(rtype.type, start.ref.identity, end.ref.identity)
+        return rtype, start, end, identity
+
+    # -- the four operations ---------------------------------------------------------------
+
+    def write_node(
+        self, request: WriteNodeRequest, snapshot: LoadedSchema, raw: Mapping[str, Any]
+    ) -> Emitter:
+        checks.check_names(request.merge_keys, "merge_keys")
+        checks.check_names(request.properties, "properties")
+        provenance = self.provenance(request, snapshot)
+        resolved = checks.resolve_label(
+            request.label, snapshot.registry, self.label_policy(snapshot)
+        )
+        entry = resolved.entry
+        keys = request.merge_keys
+        if keys:  # keys that name other properties than the declared ones: say so first
+            checks.check_keys(keys, entry, "merge_keys")
+        checks.check_properties(
+            request.properties, entry.properties, entry.additional_properties, resolved.label
+        )
+        changes = checks.reconcile_keys_and_properties(keys, request.properties, "merge_keys")
+        required = list(dict.fromkeys([*entry.merge_keys, *entry.required_properties]))
+        statically_missing = checks.missing_required(required, keys, changes, {})
+        if not keys and statically_missing:  # seed 000 row 6: nothing names the node
+            raise missing(resolved.label, statically_missing, required, "request")
+        if not keys:
+            raise GateRejection(
+                ErrorCode.INVALID_ARGUMENT,
+                "merge_keys must not be empty: they are the node's identity",
+                {"field": "merge_keys"},
+            )
+        ref = NodeRef.of(resolved.label, keys, resolved.remapped_from)
+        expected = {ref.stream: request.if_version} if request.if_version is not None else {}
+        request_json = dict(raw)
+        create_only = request.create_only
+
+        def emit(tx: Transaction, item: int | None) -> None:
+            existing = self.state.node(tx.conn, ref.identity)
+            if create_only and existing is not None and not existing.stub:
+                raise GateRejection(
+                    ErrorCode.NODE_ALREADY_EXISTS,
+                    f"{ref.identity} already exists (version {existing.version}); "
+                    "change it with an update, or write_node without create_only",
+                    {"label": ref.label, "keys": ref.keys, "version": existing.version},
+                )
+            if statically_missing:
+                stored = existing.properties if existing else {}
+                still = checks.missing_required(statically_missing, keys, changes, stored)
+                if still:
+                    raise missing(resolved.label, still, required)
+            written = NodeWritten(
+                node=ref,
+                properties=changes,
+                created=existing is None,
+                stub_resolved=bool(existing and existing.stub),
+                batch_item=item,
+            )
+            tx.emit(
+                draft(
+                    written,
+                    [ref.stream],
+                    provenance=provenance,
+                    request=request_json,
+                    expected=expected,
+                )
+            )
+
+        return emit
+
+    def write_relationship(
+        self, request: WriteRelationshipRequest, snapshot: LoadedSchema, raw: Mapping[str, Any]
+    ) -> Emitter:
+        checks.check_names(request.from_keys, "from_keys")
+        checks.check_names(request.to_keys, "to_keys")
+        checks.check_names(request.properties, "properties")
+        provenance = self.provenance(request, snapshot)
+        rtype, start, end, identity = self._relationship_target(request, snapshot)
+        entry = rtype.entry
+        checks.check_properties(
+            request.properties, entry.properties, entry.additional_properties, rtype.type
+        )
+        changes = dict(request.properties)
+        statically_missing = checks.missing_required(entry.required_properties, {}, changes, {})
+        stream = relationship_stream(identity)
+        expected = {stream: request.if_version} if request.if_version is not None else {}
+        merge = request.endpoint_policy == "merge_endpoints"
+        request_json = dict(raw)
+
+        def emit(tx: Transaction, item: int | None) -> None:
+            absent: list[NodeRef] = []
+            for side, endpoint in (("from", start), ("to", end)):
+                ref = endpoint.ref
+                if not self.state.node_exists(tx.conn, ref.identity) and ref not in absent:
+                    absent.append(ref)
+                    if not merge:
+                        raise GateRejection(
+                            ErrorCode.ENDPOINT_NOT_FOUND,
+                            f"{side} node {ref.identity} does not exist (write it first, or "
+                            "use endpoint_policy='merge_endpoints')",
+                            {"end": side, "label": ref.label, "keys": ref.keys},
+                        )
+            exists = self.state.relationship_exists(tx.conn, identity)
+            if statically_missing and not exists:
+                raise missing(
+                    rtype.type, statically_missing, entry.required_properties, "relationship"
+                )
+            written = RelationshipWritten(
+                identity=identity,
+                type=rtype.type,
+                remapped_from=rtype.remapped_from,
+                from_node=start.ref,
+                to_node=end.ref,
+                properties=changes,
+                created=not exists,
+                stubs_created=absent,
+                batch_item=item,
+            )
+            streams = [stream, *(ref.stream for ref in absent)]
+            tx.emit(
+                draft(
+                    written, streams, provenance=provenance, request=request_json, expected=expected
+                )
+            )
+
+        return emit
+
+    def delete_node(
+        self, request: DeleteNodeRequest, snapshot: LoadedSchema, raw: Mapping[str, Any]
+    ) -> Emitter:
+        checks.check_names(request.merge_keys, "merge_keys")
+        provenance = self.provenance(request, snapshot)
+        target = self._endpoint(request.label, request.merge_keys, snapshot, "node")
+        ref = target.ref.model_copy(update={"remapped_from": None})
+        expected = {ref.stream: request.if_version} if request.if_version is not None else {}
+        request_json = dict(raw)
+
+        def emit(tx: Transaction, item: int | None) -> None:
+            if not self.state.node_exists(tx.conn, ref.identity):
+                raise GateRejection(
+                    ErrorCode.NODE_NOT_FOUND,
+                    f"node {ref.identity} does not exist",
+                    {"label": ref.label, "keys": ref.keys},
+                )
+            attached = self.state.relationships_of(tx.conn, ref.identity)
+            if attached and not request.detach:
+                raise GateRejection(
+                    ErrorCode.NODE_HAS_RELATIONSHIPS,
+                    f"node {ref.identity} has {len(attached)} relationship(s); "
+                    "delete them first, or detach them with the node (detach: true)",
+                    {
+                        "count": len(attached),
+                        "relationships": [r.identity for r in attached[:20]],
+                    },
+                )
+            for rel in attached:
+                cascade = RelationshipDeleted(
+                    identity=rel.identity,
+                    type=rel.type,
+                    from_identity=rel.from_identity,
+                    to_identity=rel.to_identity,
+                    cascade_of=ref.identity,
+                    batch_item=item,
+                )
+                tx.emit(
+                    draft(cascade, [cascade.stream], provenance=provenance, request=request_json)
+                )
+            deleted = NodeDeleted(
+                node=ref, detached=[r.identity for r in attached], batch_item=item
+            )
+            tx.emit(
+                draft(
+                    deleted,
+                    [ref.stream],
+                    provenance=provenance,
+                    request=request_json,
+                    expected=expected,
+                )
+            )
+
+        return emit
+
+    def delete_relationship(
+        self, request: DeleteRelationshipRequest, snapshot: LoadedSchema, raw: Mapping[str, Any]
+    ) -> Emitter:
+        checks.check_names(request.from_keys, "from_keys")
+        checks.check_names(request.to_keys, "to_keys")
+        provenance = self.provenance(request, snapshot)
+        rtype, start, end, identity = self._relationship_target(request, snapshot)
+        stream = relationship_stream(identity)
+        expected = {stream: request.if_version} if request.if_version is not None else {}
+        request_json = dict(raw)
+
+        def emit(tx: Transaction, item: int | None) -> None:
+            if not self.state.relationship_exists(tx.conn, identity):
+                raise GateRejection(
+                    ErrorCode.RELATIONSHIP_NOT_FOUND,
+                    f"relationship {identity} does not exist",
+                    {"identity": identity},
+                )
+            deleted = RelationshipDeleted(
+                identity=identity,
+                type=rtype.type,
+                from_identity=start.ref.identity,
+                to_identity=end.ref.identity,
+                cascade_of=None,
+                batch_item=item,
+            )
+            tx.emit(
+                draft(
+                    deleted,
+                    [stream],
+                    provenance=provenance,
+                    request=request_json,
+                    expected=expected,
+                )
+            )
+
+        return emit
+
+
+def missing(
+    owner: str, absent: list[str], required: list[str], where: str = "node"
+) -> GateRejection:
+    looked = {
+        "node": "merge_keys, properties and the stored node",
+        "request": "merge_keys and properties",
+        "relationship": "the properties of this new relationship",
+    }[where]
+    return GateRejection(
+        ErrorCode.SCHEMA_MISSING_REQUIRED_PROPERTY,
+        f"{owner} requires {absent} (absent from {looked}, or set to null)",
+        {"missing": absent, "required": required, "label": owner},
+    )
+
+
+__all__: Sequence[str] = ("Emitter", "Planner", "missing")

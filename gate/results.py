@@ -1,0 +1,130 @@
+"""What a write returns, built from the events it appended (and nothing else).
+
+Because results come from events alone, an idempotent retry — which reads the events of
+the first attempt back from the log — returns the identical result. A refusal is a value
+(``Rejected``), never an exception, so every transport returns it the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from writegate.eventlog import Event, IdempotencyKeyReused, VersionConflict
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.models import (
+    BatchResult,
+    DeleteNodeResult,
+    DeleteRelationshipResult,
+    ItemResult,
+    NodeRef,
+    Rejected,
+    WriteNodeResult,
+    WriteRelationshipResult,
+)
+from writegate.language import (
+    GraphPayload,
+    NodeDeleted,
+    NodeWritten,
+    RelationshipDeleted,
+    RelationshipWritten,
+    payload_of,
+    provenance_of,
+)
+from writegate.language import NodeRef as PayloadRef
+
+# the failures an operation turns into a ``Rejected`` result
+REFUSALS = (GateRejection, VersionConflict, IdempotencyKeyReused)
+
+
+def _ref(ref: PayloadRef) -> NodeRef:
+    return NodeRef(label=ref.label, merge_keys=ref.keys)
+
+
+def _parsed(identity: str) -> NodeRef:
+    return _ref(PayloadRef.parse(identity))
+
+
+def result_of(events: Sequence[Event]) -> ItemResult:
+    """The result of one operation from the events it appended (the last one names it)."""
+    last = events[-1]
+    provenance = provenance_of(last)
+    if provenance is None:
+        raise ValueError(f"event {last.seq} is not a write (no provenance)")
+    common = {
+        "write_gate_version": provenance.write_gate_version,
+        "seq": last.seq,
+        "event_id": last.event_id,
+    }
+    match payload_of(last):
+        case NodeWritten() as written:
+            return WriteNodeResult(
+                **common,
+                label=written.node.label,
+                merge_keys=written.node.keys,
+                confidence=provenance.confidence,
+                remapped_from=written.node.remapped_from,
+                created=written.created,
+                version=last.streams[written.node.stream],
+                schema_version=provenance.schema_version,
+            )
+        case RelationshipWritten() as written:
+            return WriteRelationshipResult(
+                **common,
+                type=written.type,
+                from_node=_ref(written.from_node),
+                to_node=_ref(written.to_node),
+                confidence=provenance.confidence,
+                remapped_from=written.remapped_from,
+                stubs_created=[_ref(s) for s in written.stubs_created],
+                created=written.created,
+                version=last.streams[written.stream],
+                schema_version=provenance.schema_version,
+            )
+        case NodeDeleted() as deleted:
+            return DeleteNodeResult(
+                **common,
+                label=deleted.node.label,
+                merge_keys=deleted.node.keys,
+                relationships_deleted=len(deleted.detached),
+                version=last.streams[deleted.node.stream],
+            )
+        case RelationshipDeleted() as deleted:
+            return DeleteRelationshipResult(
+                **common,
+                type=deleted.type,
+                from_node=_parsed(deleted.from_identity),
+                to_node=_parsed(deleted.to_identity),
+                version=last.streams[deleted.stream],
+            )
+    raise ValueError(f"no result shape for event type {last.type!r}")
+
+
+def batch_result(events: Sequence[Event]) -> BatchResult:
+    """One result per batch item, from the events each item appended."""
+    by_item: dict[int, list[Event]] = {}
+    for event in events:
+        payload = payload_of(event)
+        if isinstance(payload, GraphPayload) and payload.batch_item is not None:
+            by_item.setdefault(payload.batch_item, []).append(event)
+    return BatchResult(
+        results=[result_of(by_item[index]) for index in sorted(by_item)],
+        first_seq=events[0].seq,
+        last_seq=events[-1].seq,
+    )
+
+
+def conflict_details(exc: VersionConflict) -> dict[str, object]:
+    return {"stream": exc.stream, "expected_version": exc.expected, "current_version": exc.current}
+
+
+def rejected(exc: Exception) -> Rejected:
+    """A refusal (one of ``REFUSALS``) as the seed's rejection shape."""
+    if isinstance(exc, GateRejection):
+        return Rejected(error_code=exc.code, message=exc.message, details=exc.details)
+    if isinstance(exc, VersionConflict):
+        return Rejected(
+            error_code=ErrorCode.VERSION_CONFLICT, message=str(exc), details=conflict_details(exc)
+        )
+    if isinstance(exc, IdempotencyKeyReused):
+        return Rejected(error_code=ErrorCode.IDEMPOTENCY_KEY_REUSED, message=str(exc))
+    raise exc

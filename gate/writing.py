@@ -1,0 +1,262 @@
+"""The path every write takes: limits, parsing, idempotency, planning, one append, a result.
+
+Every operation has the same shape: check the request's size (``gate.limits``), parse
+it (``INVALID_ARGUMENT``), answer an idempotent retry from the log, run the stateless
+checks against one schema snapshot (``gate.planning``), then open one write transaction
+in which the stateful checks run, the events are emitted and the transport's write guard
+sees exactly what would be appended. Any refusal on the way appends nothing and is
+recorded in the rejections table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from writegate.eventlog import Actor, Event, EventLog, Transaction, VersionConflict, canonical_json
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.limits import Limits, check_request
+from writegate.gate.models import (
+    BATCH_OPERATIONS,
+    MAX_BATCH,
+    BatchResult,
+    DeleteNodeRequest,
+    DeleteNodeResult,
+    DeleteRelationshipRequest,
+    DeleteRelationshipResult,
+    ItemResult,
+    Provenanced,
+    Rejected,
+    WriteNodeRequest,
+    WriteNodeResult,
+    WriteRelationshipRequest,
+    WriteRelationshipResult,
+    parse_request,
+)
+from writegate.gate.planning import Emitter, Planner
+from writegate.gate.rejections import RejectionLog
+from writegate.gate.results import REFUSALS, batch_result, conflict_details, rejected, result_of
+from writegate.gate.schema import LoadedSchema
+
+# the last word on what an actor may append: sees the exact events a write would add and
+# raises GateRejection(POLICY_DENIED) to refuse them all (the transaction rolls back)
+WriteGuard = Callable[[Actor, Sequence[Event]], None]
+
+Req = TypeVar("Req", bound=Provenanced)
+Res = TypeVar("Res", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Operation(Generic[Req, Res]):
+    """One graph operation: the model its arguments follow, how it is planned, what it returns."""
+
+    name: str
+    request: type[Req]
+    plan: Callable[[Planner, Req, LoadedSchema, Mapping[str, Any]], Emitter]
+    result: type[Res]
+
+
+WRITE_NODE = Operation("write_node", WriteNodeRequest, Planner.write_node, WriteNodeResult)
+WRITE_RELATIONSHIP = Operation(
+    "write_relationship",
+    WriteRelationshipRequest,
+    Planner.write_relationship,
+    WriteRelationshipResult,
+)
+DELETE_NODE = Operation("delete_node", DeleteNodeRequest, Planner.delete_node, DeleteNodeResult)
+DELETE_RELATIONSHIP = Operation(
+    "delete_relationship",
+    DeleteRelationshipRequest,
+    Planner.delete_relationship,
+    DeleteRelationshipResult,
+)
+OPERATIONS: dict[str, Operation[Any, Any]] = {
+    op.name: op for op in (WRITE_NODE, WRITE_RELATIONSHIP, DELETE_NODE, DELETE_RELATIONSHIP)
+}
+assert tuple(OPERATIONS) == BATCH_OPERATIONS
+
+
+class Writer:
+    """Runs operations against one log; the ``Gate`` supplies the snapshot and limits."""
+
+    def __init__(
+        self,
+        log: EventLog,
+        planner: Planner,
+        rejections: RejectionLog,
+        snapshot: Callable[[], LoadedSchema],
+        limits: Callable[[], Limits],
+    ) -> None:
+        self.log = log
+        self.planner = planner
+        self.rejections = rejections
+        self._snapshot = snapshot
+        self._limits = limits
+
+    def single(
+        self,
+        operation: Operation[Req, Res],
+        arguments: Mapping[str, Any],
+        actor: Actor,
+        guard: WriteGuard | None,
+    ) -> Res | Rejected:
+        """One operation on its arguments exactly as sent (they become the event's request)."""
+        arguments = dict(arguments)
+        try:
+            check_request(arguments, self._limits())
+            key = _idempotency_key(arguments.pop("idempotency_key", None))
+            request = parse_request(operation.request, arguments)
+            raw = {**arguments, **({"idempotency_key": key} if key is not None else {})}
+            _json_safe(raw)
+            earlier = self.log.earlier_append(actor, key, raw) if key is not None else None
+            if earlier is not None:
+                return _as(operation.result, result_of(earlier))
+            emit = operation.plan(self.planner, request, self._snapshot(), raw)
+
+            def decide(tx: Transaction) -> None:
+                emit(tx, None)
+                if guard is not None:
+                    guard(actor, tx.events)
+
+            outcome = self.log.append(actor, decide, idempotency_key=key, request=raw)
+            return _as(operation.result, result_of(outcome.events))
+        except REFUSALS as exc:
+            return self.refused(actor, operation.name, exc, arguments)
+
+    def batch(
+        self,
+        items: Any,
+        idempotency_key: Any,
+        actor: Actor,
+        guard: WriteGuard | None,
+        *,
+        dry_run: bool = False,
+    ) -> BatchResult | Rejected:
+        """Several operations accepted or refused as one; a refusal names the failing item."""
+        request = {"items": items, "idempotency_key": idempotency_key}
+        try:
+            check_request(request, self._limits())
+            key = _idempotency_key(idempotency_key)
+            if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
+                raise GateRejection(
+                    ErrorCode.INVALID_ARGUMENT,
+                    f"items must be a list of 1 to {MAX_BATCH} operations",
+                    {"field": "items"},
+                )
+            _json_safe(request)
+            earlier = self.log.earlier_append(actor, key, request) if key is not None else None
+            if earlier is not None:
+                return batch_result(earlier)
+            snapshot = self._snapshot()
+            emitters: list[Emitter] = []
+            for index, item in enumerate(items):
+                with _Item(index, item):
+                    emitters.append(self._plan_item(item, snapshot))
+
+            def decide(tx: Transaction) -> None:
+                for index, (emit, item) in enumerate(zip(emitters, items, strict=True)):
+                    with _Item(index, item):
+                        emit(tx, index)
+                if guard is not None:
+                    guard(actor, tx.events)
+                if dry_run:
+                    raise _DryRun(list(tx.events))
+
+            try:
+                outcome = self.log.append(actor, decide, idempotency_key=key, request=request)
+            except _DryRun as rehearsal:
+                return batch_result(rehearsal.events)
+            return batch_result(outcome.events)
+        except REFUSALS as exc:
+            if dry_run:
+                return rejected(exc)
+            return self.refused(actor, "write_batch", exc, request)
+
+    def _plan_item(self, item: Any, snapshot: LoadedSchema) -> Emitter:
+        if not isinstance(item, dict) or item.get("op") not in OPERATIONS:
+            raise GateRejection(
+                ErrorCode.INVALID_ARGUMENT,
+                f"each item must be an object whose 'op' is one of {list(OPERATIONS)}",
+                {"field": "op"},
+            )
+        operation = OPERATIONS[item["op"]]
+        arguments = {k: v for k, v in item.items() if k != "op"}
+        if "idempotency_key" in arguments:
+            raise GateRejection(
+                ErrorCode.INVALID_ARGUMENT,
+                "batch items may not carry their own idempotency_key",
+                {"field": "idempotency_key"},
+            )
+        request = parse_request(operation.request, arguments)
+        return operation.plan(self.planner, request, snapshot, item)
+
+    def refused(self, actor: Actor, operation: str, exc: Exception, request: Any) -> Rejected:
+        """The refusal as a result, and a line in the rejections audit table."""
+        refusal = rejected(exc)
+        self.rejections.record(actor, operation, refusal.error_code, refusal.message, request)
+        return refusal
+
+
+def _as(kind: type[Res], result: ItemResult) -> Res:
+    if not isinstance(result, kind):
+        raise TypeError(f"expected a {kind.__name__}, the events made a {type(result).__name__}")
+    return result
+
+
+def _idempotency_key(key: Any) -> str | None:
+    if key is None:
+        return None
+    if not isinstance(key, str) or not 1 <= len(key) <= 200:
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT,
+            "idempotency_key must be a string of 1 to 200 characters",
+            {"field": "idempotency_key"},
+        )
+    return key
+
+
+def _json_safe(arguments: Any) -> None:
+    try:
+        canonical_json(arguments)
+    except TypeError as exc:
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT,
+            f"arguments are not representable as JSON: {exc}",
+            {"field": "arguments"},
+        ) from exc
+
+
+class _DryRun(Exception):
+    def __init__(self, events: list[Event]) -> None:
+        self.events = events
+
+
+class _Item:
+    """Re-label a refusal raised while handling batch item ``index``."""
+
+    def __init__(self, index: int, item: Any) -> None:
+        self.index = index
+        self.op = item.get("op") if isinstance(item, dict) else None
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, GateRejection):
+            raise GateRejection(
+                exc.code,
+                f"item {self.index} ({self.op}): {exc.message}",
+                {"item": self.index, "op": self.op, **exc.details},
+            ) from exc
+        if isinstance(exc, VersionConflict):
+            raise GateRejection(
+                ErrorCode.VERSION_CONFLICT,
+                f"item {self.index} ({self.op}): {exc}",
+                {"item": self.index, "op": self.op, **conflict_details(exc)},
+            ) from exc
+
+
+__all__ = ["OPERATIONS", "ItemResult", "Operation", "WriteGuard", "Writer"]
