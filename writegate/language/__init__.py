@@ -38,8 +38,8 @@ from writegate.language.payloads import (
 __all__ = [
     "EVENT_TYPES",
     "GRAPH_EVENT_TYPES",
-    "GraphPayload",
     "IDENTIFIER",
+    "GraphPayload",
     "NodeDeleted",
     "NodeRef",
     "NodeWritten",
