@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.projections.vocabulary import IDENTIFIER, is_identifier
+from writegate.language import IDENTIFIER, is_identifier
 
 __all__ = [
     "IDENTIFIER",
