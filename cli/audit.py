@@ -210,11 +210,7 @@ def report(ctx: Context, markdown: bool, as_json: bool) -> None:
             ProjectionLag(name=r.name, checkpoint=r.checkpoint, lag=r.lag, error=r.error)
             for r in projection_checkpoints(settings, gate.log)
         ]
-        stubs = (
-            gate.log.connection()
-            .execute("SELECT count(*) FROM state_nodes WHERE stub")
-            .fetchone()[0]
-        )
+        stubs = gate.state.counts(gate.log.connection()).stubs
         data = build_report(Auditor(gate.log), stubs, lags)
     if as_json:
         _emit_json(data)

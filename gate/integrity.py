@@ -8,17 +8,11 @@ says which: ``head_seq``. Nothing is compared across two moments.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import zip_longest
-from typing import Any
 
 from writegate.eventlog import EventLog
 from writegate.projections.state import StateProjection
-
-# The replay is built in a private temporary database: SQLite keeps it in this much memory
-# and spills the rest to a file it deletes on close, so verifying a large log stays flat.
-_SCRATCH_CACHE_KIB = 32 * 1024
 
 
 @dataclass(frozen=True)
@@ -87,54 +81,11 @@ def _state_check(
         return IntegrityCheck(
             "state read model", False, f"checkpoint {checkpoint} but log head {head}"
         )
-    if not _equals_replay(log, state, conn):
+    if not state.equals_replay(log, conn):
         return IntegrityCheck(
             "state read model", False, "differs from a replay of the log (edited outside the gate?)"
         )
     return IntegrityCheck("state read model", True, f"equals a replay of the log up to seq {head}")
-
-
-def _equals_replay(log: EventLog, state: StateProjection, conn: sqlite3.Connection) -> bool:
-    """Replay the log into a scratch store and compare every table row by row, both read in
-    primary-key order: no side is ever held whole in memory."""
-    scratch = sqlite3.connect("", isolation_level=None)  # private, temporary, deleted on close
-    try:
-        scratch.execute(f"PRAGMA cache_size = -{_SCRATCH_CACHE_KIB}")
-        scratch.execute("PRAGMA journal_mode = OFF")
-        scratch.execute("BEGIN")
-        state.install(scratch)
-        for event in log.iter_replayed():
-            state.apply_event(scratch, event)
-        scratch.execute("COMMIT")
-        return all(
-            all(a == b for a, b in zip_longest(_rows(conn, sql), _rows(scratch, sql)))
-            for sql in _ordered_selects(scratch)
-        )
-    finally:
-        scratch.close()
-
-
-def _ordered_selects(scratch: sqlite3.Connection) -> Iterator[str]:
-    """A ``SELECT *`` in primary-key order for each table of the read model, as the replay
-    built it (its own checkpoint aside). A live table changed in shape differs row by row."""
-    tables = scratch.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' "
-        "AND name != 'projection_checkpoints' ORDER BY name"
-    ).fetchall()
-    for (table,) in tables:
-        info = scratch.execute(f"PRAGMA table_info({table})").fetchall()
-        keys = [row[1] for row in sorted(info, key=lambda row: row[5]) if row[5]] or ["rowid"]
-        yield f"SELECT * FROM {table} ORDER BY {', '.join(keys)}"
-
-
-def _rows(conn: sqlite3.Connection, sql: str) -> Iterator[tuple[Any, ...]]:
-    try:
-        cursor = conn.execute(sql)
-    except sqlite3.OperationalError:  # a table of the read model dropped from the log's file
-        yield ("missing table",)
-        return
-    while chunk := cursor.fetchmany(1000):
-        yield from chunk
 
 
 def _projections(

@@ -66,8 +66,9 @@ def test_mcp_memory_import(example_gate: Gate, memory_file: Path) -> None:
     assert ada.properties["role"] == "engineer"  # "role: engineer" -> a declared property
     assert ada.properties["age"] == 36  # typed as the schema declares
     assert ada.properties["observations"] == ["Wrote the first published algorithm"]
-    assert ada.provenance["source"] == "memory.jsonl"
-    assert ada.provenance["extraction_method"] == "llm"
+    assert ada.provenance is not None
+    assert ada.provenance.source == "memory.jsonl"
+    assert ada.provenance.extraction_method == "llm"
     events = list(gate.log.iter_events(after_seq=head[0]))
     assert {e.actor.agent for e in events} == {"operator:migration"}
 

@@ -1,0 +1,185 @@
+"""What reads return: bounded views of the graph, each node and edge with its provenance.
+
+Agents weigh what they read by where it came from, so every view carries the last
+write's source, method, confidence, agent and time. ``from_row`` builds them from the
+state model's rows (``projections.state``) and the log's events.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from writegate.eventlog import Event
+from writegate.eventlog.events import format_timestamp
+from writegate.gate.models import NodeRef
+from writegate.language import NodeRef as PayloadRef
+from writegate.language import NodeWritten, RelationshipWritten, payload_of, provenance_of
+from writegate.projections.state import EdgeRow, NodeRow
+
+_OUT = ConfigDict(extra="forbid", frozen=True)
+
+
+class Provenance(BaseModel):
+    """Who last wrote this, from what, and how much to trust it."""
+
+    model_config = _OUT
+
+    source: str
+    extraction_method: str
+    confidence: float
+    agent: str
+    written_at: str
+    seq: int
+
+
+class NodeView(BaseModel):
+    model_config = _OUT
+
+    label: str
+    merge_keys: dict[str, Any]
+    properties: dict[str, Any]
+    version: int
+    stub: bool
+    remapped_from: str | None
+    provenance: Provenance
+
+
+class EdgeView(BaseModel):
+    model_config = _OUT
+
+    type: str
+    from_node: NodeRef = Field(serialization_alias="from")
+    to_node: NodeRef = Field(serialization_alias="to")
+    properties: dict[str, Any]
+    version: int
+    provenance: Provenance
+
+
+class Subgraph(BaseModel):
+    """Nodes and the edges between them; ``next_cursor`` pages matches, ``truncated`` flags caps."""
+
+    model_config = _OUT
+
+    nodes: list[NodeView]
+    edges: list[EdgeView]
+    next_cursor: str | None = None
+    truncated: bool = False
+
+
+class PathResult(BaseModel):
+    model_config = _OUT
+
+    found: bool
+    length: int | None  # edges on the path
+    nodes: list[NodeView]
+    edges: list[EdgeView]
+
+
+class HistoryEntry(BaseModel):
+    model_config = _OUT
+
+    seq: int
+    event_id: str
+    type: str
+    occurred_at: str
+    agent: str
+    session: str | None
+    source: str | None
+    extraction_method: str | None
+    reliability: float | None
+    confidence: float | None
+    schema_version: str | None
+    remapped_from: str | None
+    changes: dict[str, Any]
+
+
+class NodeHistory(BaseModel):
+    model_config = _OUT
+
+    node: NodeRef
+    entries: list[HistoryEntry]
+    next_cursor: str | None = None
+
+
+class Stats(BaseModel):
+    model_config = _OUT
+
+    events: int
+    head_hash: str
+    nodes: int
+    relationships: int
+    stubs: int
+    labels: dict[str, int]
+    relationship_types: dict[str, int]
+    schema_version: str | None
+
+
+def _provenance(row: NodeRow | EdgeRow) -> Provenance:
+    p = row.provenance
+    return Provenance(
+        source=p.source if p else "",
+        extraction_method=p.extraction_method if p else "",
+        confidence=p.confidence if p else 0.0,
+        agent=row.updated_by,
+        written_at=row.updated_at,
+        seq=row.updated_seq,
+    )
+
+
+def ref_of(identity: str) -> NodeRef:
+    parsed = PayloadRef.parse(identity)
+    return NodeRef(label=parsed.label, merge_keys=parsed.keys)
+
+
+def node_view(row: NodeRow) -> NodeView:
+    return NodeView(
+        label=row.label,
+        merge_keys=row.keys,
+        properties=row.properties,
+        version=row.version,
+        stub=row.stub,
+        remapped_from=row.remapped_from,
+        provenance=_provenance(row),
+    )
+
+
+def edge_view(row: EdgeRow) -> EdgeView:
+    return EdgeView(
+        type=row.type,
+        from_node=ref_of(row.from_identity),
+        to_node=ref_of(row.to_identity),
+        properties=row.properties,
+        version=row.version,
+        provenance=_provenance(row),
+    )
+
+
+def history_entry(event: Event) -> HistoryEntry:
+    """One event as a line of a node's provenance trail."""
+    provenance = provenance_of(event)
+    changes: dict[str, Any] = {}
+    remapped = None
+    match payload_of(event):
+        case NodeWritten(node=node, properties=properties):
+            changes, remapped = properties, node.remapped_from
+        case RelationshipWritten():  # in a node's stream: it was created as a stub
+            changes = {"_stub": True}
+        case _:
+            pass
+    return HistoryEntry(
+        seq=event.seq,
+        event_id=event.event_id,
+        type=event.type,
+        occurred_at=format_timestamp(event.occurred_at),
+        agent=event.actor.agent,
+        session=event.actor.session,
+        source=provenance.source if provenance else None,
+        extraction_method=provenance.extraction_method if provenance else None,
+        reliability=provenance.reliability if provenance else None,
+        confidence=provenance.confidence if provenance else None,
+        schema_version=provenance.schema_version if provenance else None,
+        remapped_from=remapped,
+        changes=changes,
+    )

@@ -1,0 +1,126 @@
+"""How each event changes the state tables: ``SET n += changes`` semantics, stubs, removal.
+
+The one definition of the state model's rules; the JSONL model (``projections.jsonl_model``)
+follows the same ones and a test compares the two on a full history.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import orjson
+
+from writegate.eventlog import EventCore, canonical_json
+from writegate.eventlog.events import format_timestamp
+from writegate.language import (
+    NodeDeleted,
+    NodeRef,
+    NodeWritten,
+    RelationshipDeleted,
+    RelationshipWritten,
+    payload_of,
+)
+from writegate.projections.state.tables import NODE_COLUMNS, REL_COLUMNS
+
+
+def merge_properties(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``SET n += $changes``: a null value removes the property, as in Cypher."""
+    merged = dict(current)
+    for name, value in changes.items():
+        if value is None:
+            merged.pop(name, None)
+        else:
+            merged[name] = value
+    return merged
+
+
+def _text(value: Any) -> str:
+    return canonical_json(value).decode()
+
+
+def _stamp(event: EventCore) -> tuple[str, int, str, str]:
+    return (
+        _text(event.provenance),
+        event.seq,
+        format_timestamp(event.occurred_at),
+        event.actor.agent,
+    )
+
+
+def _upsert_node(
+    conn: sqlite3.Connection, event: EventCore, ref: NodeRef, changes: dict[str, Any], *, stub: bool
+) -> None:
+    row = conn.execute(
+        "SELECT properties, remapped_from, created_seq FROM state_nodes WHERE identity = ?",
+        (ref.identity,),
+    ).fetchone()
+    current = orjson.loads(row[0]) if row else {}
+    properties = merge_properties({**current, **ref.keys}, changes)
+    remapped_from = ref.remapped_from or (row[1] if row else None)
+    provenance, seq, at, by = _stamp(event)
+    conn.execute(
+        f"INSERT OR REPLACE INTO state_nodes ({NODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            ref.identity,
+            ref.label,
+            _text(ref.keys),
+            _text(properties),
+            provenance,
+            event.streams[ref.stream],
+            int(stub),
+            remapped_from,
+            row[2] if row else seq,
+            seq,
+            at,
+            by,
+        ),
+    )
+
+
+def _relationship_written(
+    conn: sqlite3.Connection, event: EventCore, written: RelationshipWritten
+) -> None:
+    for stub in written.stubs_created:
+        exists = conn.execute("SELECT 1 FROM state_nodes WHERE identity = ?", (stub.identity,))
+        if exists.fetchone() is None:
+            _upsert_node(conn, event, stub, {}, stub=True)
+    row = conn.execute(
+        "SELECT properties, remapped_from, created_seq FROM state_relationships WHERE identity = ?",
+        (written.identity,),
+    ).fetchone()
+    properties = merge_properties(orjson.loads(row[0]) if row else {}, written.properties)
+    provenance, seq, at, by = _stamp(event)
+    conn.execute(
+        f"INSERT OR REPLACE INTO state_relationships ({REL_COLUMNS}) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            written.identity,
+            written.type,
+            written.from_node.identity,
+            written.to_node.identity,
+            _text(properties),
+            provenance,
+            event.streams[written.stream],
+            written.remapped_from or (row[1] if row else None),
+            row[2] if row else seq,
+            seq,
+            at,
+            by,
+        ),
+    )
+
+
+def apply_to_state(conn: sqlite3.Connection, event: EventCore) -> None:
+    """One event's effect on the state tables (events that change no graph: none)."""
+    match payload_of(event):
+        case NodeWritten() as written:
+            _upsert_node(conn, event, written.node, written.properties, stub=False)
+        case RelationshipWritten() as written:
+            _relationship_written(conn, event, written)
+        case NodeDeleted(node=node):
+            conn.execute("DELETE FROM state_nodes WHERE identity = ?", (node.identity,))
+        case RelationshipDeleted(identity=identity):
+            conn.execute("DELETE FROM state_relationships WHERE identity = ?", (identity,))
+        case _:
+            pass

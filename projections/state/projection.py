@@ -1,0 +1,101 @@
+"""The state read model as a projection: installed in the log's file and updated inside each
+append's transaction (an inline projector), so the gate's checks read exactly what the log
+says; also an ordinary projection that can be reset and rebuilt, and compared with a replay.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from itertools import zip_longest
+from typing import Any
+
+from writegate.eventlog import EventCore, EventLog
+from writegate.eventlog.sql import run_script
+from writegate.projections.state.changes import apply_to_state
+from writegate.projections.state.queries import StateReader
+from writegate.projections.state.tables import TABLES
+
+_SCRATCH_CACHE_KIB = 32 * 1024  # the replay's page cache: bounded, whatever the log's length
+
+
+class StateProjection(StateReader):
+    name = "state"
+
+    # -- InlineProjector -----------------------------------------------------------
+
+    def install(self, conn: sqlite3.Connection) -> None:
+        run_script(conn, TABLES)
+
+    def apply_event(self, conn: sqlite3.Connection, event: EventCore) -> None:
+        apply_to_state(conn, event)
+
+    def set_checkpoint(self, conn: sqlite3.Connection, seq: int) -> None:
+        conn.execute(
+            "INSERT INTO projection_checkpoints (name, seq) VALUES (?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",
+            (self.name, seq),
+        )
+
+    def reset(self, conn: sqlite3.Connection) -> None:
+        conn.execute("DELETE FROM state_nodes")
+        conn.execute("DELETE FROM state_relationships")
+        conn.execute("DELETE FROM projection_checkpoints WHERE name = ?", (self.name,))
+
+    # -- against a replay --------------------------------------------------------------
+
+    def rebuilt_snapshot(self, log: EventLog) -> dict[str, list[tuple[Any, ...]]]:
+        """Replay the whole log into a fresh in-memory database and snapshot it."""
+        scratch = sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            self.install(scratch)
+            scratch.execute("BEGIN")
+            for event in log.iter_replayed():
+                self.apply_event(scratch, event)
+            scratch.execute("COMMIT")
+            return self.snapshot(scratch)
+        finally:
+            scratch.close()
+
+    def equals_replay(self, log: EventLog, conn: sqlite3.Connection) -> bool:
+        """Whether the tables on ``conn`` equal a replay of ``log``: the replay is built in a
+        private temporary database and every table compared row by row, both read in key
+        order, so neither side is ever held whole in memory. Read both inside one snapshot."""
+        scratch = sqlite3.connect("", isolation_level=None)  # private, deleted on close
+        try:
+            scratch.execute(f"PRAGMA cache_size = -{_SCRATCH_CACHE_KIB}")
+            scratch.execute("PRAGMA journal_mode = OFF")
+            scratch.execute("BEGIN")
+            self.install(scratch)
+            for event in log.iter_replayed():
+                self.apply_event(scratch, event)
+            scratch.execute("COMMIT")
+            return all(
+                all(a == b for a, b in zip_longest(_rows(conn, sql), _rows(scratch, sql)))
+                for sql in _ordered_selects(scratch)
+            )
+        finally:
+            scratch.close()
+
+
+def _ordered_selects(scratch: sqlite3.Connection) -> Iterator[str]:
+    """A ``SELECT *`` in primary-key order for each table of the read model, as the replay
+    built it (its own checkpoint aside). A live table changed in shape differs row by row."""
+    tables = scratch.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' "
+        "AND name != 'projection_checkpoints' ORDER BY name"
+    ).fetchall()
+    for (table,) in tables:
+        info = scratch.execute(f"PRAGMA table_info({table})").fetchall()
+        keys = [row[1] for row in sorted(info, key=lambda row: row[5]) if row[5]] or ["rowid"]
+        yield f"SELECT * FROM {table} ORDER BY {', '.join(keys)}"
+
+
+def _rows(conn: sqlite3.Connection, sql: str) -> Iterator[tuple[Any, ...]]:
+    try:
+        cursor = conn.execute(sql)
+    except sqlite3.OperationalError:  # a table of the read model dropped from the log's file
+        yield ("missing table",)
+        return
+    while chunk := cursor.fetchmany(1000):
+        yield from chunk

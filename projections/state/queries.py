@@ -1,0 +1,228 @@
+"""Asking the state read model: typed rows, lookups, neighbourhoods, search and counts.
+
+Everything that reads the state tables — the gate's stateful checks, the agents' reads,
+audit and reports — asks through ``StateReader``, so the tables have one owner and a
+second backend has one place to answer. Every method takes the connection to read on,
+so a caller can hold one snapshot (``EventLog.snapshot()``) across several questions.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from writegate.eventlog.events import trusted
+from writegate.language import WriteProvenance
+from writegate.projections.state.tables import NODE_COLUMNS, REL_COLUMNS
+
+_NODE_READ = (
+    "identity, label, keys, properties, provenance, version, stub, remapped_from, "
+    "updated_seq, updated_at, updated_by"
+)
+_EDGE_READ = (
+    "identity, type, from_identity, to_identity, properties, provenance, version, "
+    "remapped_from, updated_seq, updated_at, updated_by"
+)
+_CHUNK = 500  # identities per IN (...) lookup
+
+
+@dataclass(frozen=True)
+class NodeRow:
+    identity: str
+    label: str
+    keys: dict[str, Any]
+    properties: dict[str, Any]
+    provenance: WriteProvenance | None  # the last write's
+    version: int
+    stub: bool
+    remapped_from: str | None
+    updated_seq: int
+    updated_at: str
+    updated_by: str
+
+
+@dataclass(frozen=True)
+class EdgeRow:
+    identity: str
+    type: str
+    from_identity: str
+    to_identity: str
+    properties: dict[str, Any]
+    provenance: WriteProvenance | None
+    version: int
+    remapped_from: str | None
+    updated_seq: int
+    updated_at: str
+    updated_by: str
+
+
+@dataclass(frozen=True)
+class Attached:
+    """A relationship as seen from one of its nodes."""
+
+    identity: str
+    type: str
+    from_identity: str
+    to_identity: str
+
+
+@dataclass(frozen=True)
+class StateCounts:
+    labels: dict[str, int]
+    relationship_types: dict[str, int]
+    stubs: int
+
+
+def _provenance(text: str) -> WriteProvenance | None:
+    data = orjson.loads(text)
+    return trusted(WriteProvenance, data) if data else None
+
+
+def _node(row: tuple[Any, ...]) -> NodeRow:
+    loads = orjson.loads
+    return NodeRow(
+        row[0],
+        row[1],
+        loads(row[2]),
+        loads(row[3]),
+        _provenance(row[4]),
+        row[5],
+        bool(row[6]),
+        row[7],
+        row[8],
+        row[9],
+        row[10],
+    )
+
+
+def _edge(row: tuple[Any, ...]) -> EdgeRow:
+    return EdgeRow(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        orjson.loads(row[4]),
+        _provenance(row[5]),
+        row[6],
+        row[7],
+        row[8],
+        row[9],
+        row[10],
+    )
+
+
+def _like(text: str) -> str:
+    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+class StateReader:
+    """The read half of the state model (``StateProjection`` is one)."""
+
+    name: str
+
+    def checkpoint(self, conn: sqlite3.Connection) -> int:
+        row = conn.execute(
+            "SELECT seq FROM projection_checkpoints WHERE name = ?", (self.name,)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def node(self, conn: sqlite3.Connection, identity: str) -> NodeRow | None:
+        row = conn.execute(
+            f"SELECT {_NODE_READ} FROM state_nodes WHERE identity = ?", (identity,)
+        ).fetchone()
+        return _node(row) if row is not None else None
+
+    def node_exists(self, conn: sqlite3.Connection, identity: str) -> bool:
+        found = conn.execute("SELECT 1 FROM state_nodes WHERE identity = ?", (identity,))
+        return found.fetchone() is not None
+
+    def relationship_exists(self, conn: sqlite3.Connection, identity: str) -> bool:
+        found = conn.execute("SELECT 1 FROM state_relationships WHERE identity = ?", (identity,))
+        return found.fetchone() is not None
+
+    def relationships_of(self, conn: sqlite3.Connection, identity: str) -> list[Attached]:
+        """Every relationship touching the node, by identity."""
+        rows = conn.execute(
+            "SELECT identity, type, from_identity, to_identity FROM state_relationships "
+            "WHERE from_identity = ?1 UNION "
+            "SELECT identity, type, from_identity, to_identity FROM state_relationships "
+            "WHERE to_identity = ?1 ORDER BY 1",
+            (identity,),
+        ).fetchall()
+        return [Attached(*row) for row in rows]
+
+    def nodes(self, conn: sqlite3.Connection, identities: Iterable[str]) -> list[NodeRow]:
+        """The nodes that exist among ``identities``, in their order, each once."""
+        wanted = list(dict.fromkeys(identities))
+        found: dict[str, NodeRow] = {}
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for row in conn.execute(
+                f"SELECT {_NODE_READ} FROM state_nodes WHERE identity IN ({marks})", chunk
+            ):
+                found[row[0]] = _node(row)
+        return [found[i] for i in wanted if i in found]
+
+    def edges_touching(
+        self,
+        conn: sqlite3.Connection,
+        identities: Iterable[str],
+        relationship_type: str | None,
+        cap: int,
+    ) -> tuple[list[EdgeRow], bool]:
+        """Relationships starting or ending at any of ``identities`` (of one type, if given),
+        at most ``cap``; the flag says whether there were more."""
+        rows: dict[str, EdgeRow] = {}
+        type_clause = " AND type = ?" if relationship_type else ""
+        for identity in identities:
+            for column in ("from_identity", "to_identity"):
+                params: list[Any] = [identity, *([relationship_type] if relationship_type else [])]
+                query = (
+                    f"SELECT {_EDGE_READ} FROM state_relationships WHERE {column} = ?"
+                    f"{type_clause} ORDER BY identity LIMIT {cap + 1}"
+                )
+                for row in conn.execute(query, params):
+                    rows.setdefault(row[0], _edge(row))
+                    if len(rows) > cap:
+                        return list(rows.values())[:cap], True
+        return list(rows.values()), False
+
+    def search(self, conn: sqlite3.Connection, text: str, after: str, limit: int) -> list[str]:
+        """Identities of nodes whose label, keys or properties contain ``text`` (any case),
+        after the identity ``after``, in identity order."""
+        rows = conn.execute(
+            "SELECT identity FROM state_nodes WHERE identity > ?1 AND ("
+            "lower(label) LIKE ?2 ESCAPE '\\' OR lower(keys) LIKE ?2 ESCAPE '\\' "
+            "OR lower(properties) LIKE ?2 ESCAPE '\\') ORDER BY identity LIMIT ?3",
+            (after, _like(text), limit),
+        ).fetchall()
+        return [row[0] for row in rows]
+
+    def counts(self, conn: sqlite3.Connection) -> StateCounts:
+        labels = dict(
+            conn.execute("SELECT label, count(*) FROM state_nodes GROUP BY label ORDER BY label")
+        )
+        types = dict(
+            conn.execute(
+                "SELECT type, count(*) FROM state_relationships GROUP BY type ORDER BY type"
+            )
+        )
+        stubs = conn.execute("SELECT count(*) FROM state_nodes WHERE stub").fetchone()[0]
+        return StateCounts(labels, types, int(stubs))
+
+    def snapshot(self, conn: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
+        """Every row, ordered: two equal snapshots mean two equal states."""
+        return {
+            "nodes": conn.execute(
+                f"SELECT {NODE_COLUMNS} FROM state_nodes ORDER BY identity"
+            ).fetchall(),
+            "relationships": conn.execute(
+                f"SELECT {REL_COLUMNS} FROM state_relationships ORDER BY identity"
+            ).fetchall(),
+        }
