@@ -1,0 +1,203 @@
+"""How alike two names are, why, and what may be done about it.
+
+``score`` gives a number in [0, 1] from a few rapidfuzz measures, names the rule that set it,
+and lists *vetoes*: reasons the pair may be proposed but never auto-resolved, whatever the
+number (a short name or an acronym, two different legal forms or generations, an initial or
+a nickname standing for a name, a word one side lacks). ``decide`` turns a match and a
+policy's thresholds into "same", "possible" or "different".
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from rapidfuzz import fuzz
+from rapidfuzz.distance import JaroWinkler
+
+from writegate.gate.resolution.keys import acronym
+from writegate.gate.resolution.normalize import NormalizedName, normalize
+from writegate.gate.resolution.vocabulary import DEFAULT_RULES, Kind, NameRules
+
+Rule = Literal["exact_normalized", "joined", "acronym", "fuzzy"]
+Veto = Literal[
+    "short_name",
+    "acronym",
+    "single_word",
+    "qualifier_conflict",
+    "initials",
+    "nickname",
+    "word_count",
+]
+Verdict = Literal["same", "possible", "different"]
+
+SHORT_WORD = 3
+"""A name none of whose words is longer than this never auto-resolves: "IBM"/"IBN",
+"Al"/"Ali", "Ed Lee"/"Ed Li" (and two "Li Wei"s are as likely two people as one)."""
+JOINED_SCORE = 0.99
+"""The same letters, spaced differently ("Black Rock"/"BlackRock")."""
+FUZZY_CEILING = 0.97
+"""The best a *fuzzy* match can score. A letter's difference is just what tells "Hoffmann"
+from "Hoffman" or "Louis" from "Louise", so letter-level likeness alone never scores as high
+as names that normalization (1.0) or spacing (``JOINED_SCORE``) makes equal."""
+ACRONYM_SCORE = 0.9
+"""One name is the other's initials ("IBM"/"International Business Machines")."""
+WEIGHTS = {"monge_elkan": 0.35, "worst_word": 0.35, "ratio": 0.15, "jaro_winkler": 0.15}
+"""How the measures add up to a fuzzy score (see ``_fuzzy``)."""
+
+_VETO_REASONS: dict[Veto, str] = {
+    "short_name": f"a name with no word longer than {SHORT_WORD} letters",
+    "acronym": "an acronym",
+    "single_word": "a person named by one word",
+    "qualifier_conflict": "different legal forms or generations",
+    "initials": "an initial standing for a name",
+    "nickname": "a nickname standing for a name",
+    "word_count": "a word one name has and the other lacks",
+}
+
+
+class Match(BaseModel):
+    """The score of one pair, the rule that set it, its measures and its vetoes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    score: float = Field(ge=0.0, le=1.0)
+    rule: Rule
+    measures: dict[str, float]
+    vetoes: tuple[Veto, ...]
+    reasons: tuple[str, ...]
+    """One sentence per rule and veto, for an agent or a reviewer to read."""
+
+
+class Thresholds(BaseModel):
+    """A resolution policy's cut-offs: ``auto`` merges, ``propose`` asks."""
+
+    model_config = ConfigDict(frozen=True)
+
+    auto: float = Field(ge=0.0, le=1.0)
+    propose: float = Field(ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Thresholds:
+        if self.propose > self.auto:
+            raise ValueError("propose must not exceed auto")
+        return self
+
+
+DEFAULT_THRESHOLDS = Thresholds(auto=0.98, propose=0.70)
+"""Tuned on the fixture's tuning half only (see fixtures/resolution/README.md)."""
+
+
+def decide(match: Match, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Verdict:
+    """ "same" only at or above ``auto`` with no veto; "possible" at or above ``propose``."""
+    if match.score >= thresholds.auto and not match.vetoes:
+        return "same"
+    return "possible" if match.score >= thresholds.propose else "different"
+
+
+def score(a: str, b: str, kind: Kind, rules: NameRules | None = None) -> Match:
+    """Score two raw names of one kind."""
+    rules = rules or DEFAULT_RULES[kind]
+    return score_normalized(normalize(a, kind, rules), normalize(b, kind, rules), kind, rules)
+
+
+def score_normalized(
+    a: NormalizedName, b: NormalizedName, kind: Kind, rules: NameRules | None = None
+) -> Match:
+    """Score two names already normalized (the gate normalizes a write's name once)."""
+    rules = rules or DEFAULT_RULES[kind]
+    vetoes: list[Veto] = []
+    if _short(a) or _short(b):
+        vetoes.append("short_name")
+    if a.acronym or b.acronym:
+        vetoes.append("acronym")
+    if kind == "person" and min(len(a.tokens), len(b.tokens)) == 1:
+        vetoes.append("single_word")
+    if _qualifiers_conflict(a.qualifiers, b.qualifiers, rules.strict_qualifiers):
+        vetoes.append("qualifier_conflict")
+    measures, word_vetoes = _measures(a, b, rules)
+    rule: Rule
+    if a.key == b.key:
+        rule, value, why = "exact_normalized", 1.0, f"equal once normalized: {a.key!r}"
+    elif a.joined == b.joined:
+        rule, value, why = "joined", JOINED_SCORE, f"the same letters spaced apart: {a.joined!r}"
+    elif _is_acronym_of(a, b) or _is_acronym_of(b, a):
+        rule, value, why = "acronym", ACRONYM_SCORE, "one name is the other's initials"
+        vetoes.append("acronym")
+    else:
+        rule, value = "fuzzy", _fuzzy(measures)
+        why = "weighted " + ", ".join(f"{name} {measures[name]:.2f}" for name in WEIGHTS)
+        vetoes.extend(word_vetoes)
+    unique = tuple(dict.fromkeys(vetoes))
+    reasons = (why, *(f"never auto-resolves: {_VETO_REASONS[v]}" for v in unique))
+    return Match(score=value, rule=rule, measures=measures, vetoes=unique, reasons=reasons)
+
+
+def _short(name: NormalizedName) -> bool:
+    return max(map(len, name.tokens), default=0) <= SHORT_WORD
+
+
+def _qualifiers_conflict(a: frozenset[str], b: frozenset[str], strict: bool) -> bool:
+    if strict:
+        return a != b
+    return bool(a and b and not a & b)
+
+
+def _fuzzy(measures: dict[str, float]) -> float:
+    return round(FUZZY_CEILING * sum(w * measures[name] for name, w in WEIGHTS.items()), 4)
+
+
+def _is_acronym_of(short: NormalizedName, long: NormalizedName) -> bool:
+    return len(short.tokens) == 1 and len(long.tokens) > 1 and acronym(long) == short.joined
+
+
+def _measures(
+    a: NormalizedName, b: NormalizedName, rules: NameRules
+) -> tuple[dict[str, float], list[Veto]]:
+    """The measures of the pair, and the word-level vetoes its best word alignment raised.
+
+    ``monge_elkan`` is the mean, over each name's words, of the best Jaro-Winkler match in the
+    other name (taking the lower of the two directions, so an extra word costs);
+    ``worst_word`` is the weakest of those best matches ("John"/"Jane" in an otherwise equal
+    name): of every distinctive word where ``rules.extra_words_count`` ("Acme"/"Acme Bank"),
+    else of the shorter name's words only (a left-out middle name costs in ``monge_elkan``
+    and vetoes auto instead). An initial matches a word it begins, a nickname its name.
+    """
+    vetoes: list[Veto] = []
+    rows = [[_word_similarity(x, y, rules, vetoes) for y in b.tokens] for x in a.tokens]
+    forward = [max(row, default=0.0) for row in rows]
+    backward = [max(col) for col in zip(*rows, strict=True)] if rows else [0.0] * len(b.tokens)
+    if len(a.tokens) != len(b.tokens):
+        vetoes.append("word_count")
+    if rules.extra_words_count:
+        pairs = [*zip(a.tokens, forward, strict=True), *zip(b.tokens, backward, strict=True)]
+        counted = [best for word, best in pairs if word not in rules.generic]
+    elif len(forward) == len(backward):
+        counted = forward + backward
+    else:
+        counted = forward if len(forward) < len(backward) else backward
+    measures = {
+        "monge_elkan": min(_mean(forward), _mean(backward)),
+        "worst_word": min(counted, default=0.0),
+        "ratio": fuzz.ratio(a.text, b.text) / 100,
+        "jaro_winkler": JaroWinkler.similarity(a.text, b.text),
+    }
+    return {name: round(value, 4) for name, value in measures.items()}, vetoes
+
+
+def _word_similarity(x: str, y: str, rules: NameRules, vetoes: list[Veto]) -> float:
+    if x == y:
+        return 1.0
+    if len(x) == 1 or len(y) == 1:
+        if x[0] == y[0]:
+            vetoes.append("initials")
+            return 1.0
+        return 0.0
+    if y in rules.nicknames.get(x, ()):
+        vetoes.append("nickname")
+        return 1.0
+    return JaroWinkler.similarity(x, y)
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
