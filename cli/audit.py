@@ -28,7 +28,7 @@ from writegate.cli.common import (
 from writegate.cli.stores import projection_checkpoints
 from writegate.gate import Gate
 from writegate.gate.audit import Auditor, Facet, ProjectionLag, Report, Summary, Trail, build_report
-from writegate.projections.vocabulary import node_identity, relationship_identity
+from writegate.language import node_identity, relationship_identity
 
 FORMATS = ("table", "json", "jsonl")
 

@@ -30,6 +30,7 @@ nested environment variables); the password is a secret and never printed.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -84,6 +85,13 @@ class GraphConfig(BaseModel):
         from writegate.projections.graph import GraphProjector
 
         return GraphProjector(self.target(), name)
+
+    def registry(self) -> GraphSchemaSource:
+        """Seed 000's registry on this server, read without retries: every write waits on it."""
+        from writegate.gate.schema.graph import GraphSchemaSource
+
+        fast = replace(self.target(), retry_seconds=0.0)
+        return GraphSchemaSource(fast.driver, fast.database, fast.uri)
 
 
 class JsonlConfig(BaseModel):
@@ -153,9 +161,7 @@ class GraphSchemaConfig(BaseModel):
         graph = projections.get(self.projection)
         if not isinstance(graph, GraphConfig):
             raise ConfigError(f"[schema_source] names {self.projection!r}, not a graph projection")
-        from writegate.gate.schema.graph import GraphSchemaSource
-
-        return GraphSchemaSource(graph.target())
+        return graph.registry()
 
 
 class ConfigError(ValueError):

@@ -9,7 +9,7 @@ import orjson
 
 from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
 from writegate.eventlog import Event
-from writegate.projections.vocabulary import node_identity, node_stream
+from writegate.language import node_identity, node_stream, payload_of, provenance_of
 
 
 @click.command()
@@ -69,14 +69,8 @@ def _node_argument(text: str) -> str:
 
 
 def _line(event: Event) -> str:
-    payload = event.payload
-    subject = (
-        payload.get("node", {}).get("identity")
-        or payload.get("identity")
-        or payload.get("version")
-        or ""
-    )
-    confidence = (event.provenance or {}).get("confidence")
-    extra = f"  confidence={confidence}" if confidence is not None else ""
+    subject = payload_of(event).subject
+    provenance = provenance_of(event)
+    extra = f"  confidence={provenance.confidence}" if provenance else ""
     when = event.occurred_at.strftime("%Y-%m-%dT%H:%M:%SZ")
     return f"{event.seq:>6}  {when}  {event.actor.agent:<20}  {event.type:<20}  {subject}{extra}"

@@ -39,7 +39,6 @@ def schema_publish(ctx: Context, path: Path) -> None:
 def schema_push_graph(ctx: Context, path: Path, projection: str) -> None:
     """Write a schema document into the graph as seed 000's (:Schema) registry nodes."""
     from writegate.cli.config import GraphConfig
-    from writegate.gate.schema.graph import GraphSchemaSource
 
     settings = ctx.settings()
     config = settings.projections.get(projection)
@@ -47,7 +46,7 @@ def schema_push_graph(ctx: Context, path: Path, projection: str) -> None:
         fail(f"{projection!r} is not a configured graph projection", 2)
     try:
         document = load_document(path)
-        GraphSchemaSource(config.target()).publish(document)
+        config.registry().publish(document)
     except SchemaDocumentError as exc:
         fail(str(exc))
     except Exception as exc:  # the driver's connection errors

@@ -10,7 +10,7 @@ seq order, and ``snapshot()`` holds one commit's view while writers go on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -45,6 +45,8 @@ class Log(Protocol):
         idempotency_key: str | None = None,
         request: Any = None,
     ) -> AppendOutcome: ...
+
+    def append_existing(self, events: Iterable[Event]) -> tuple[int, str]: ...
 
     def earlier_append(
         self, actor: Actor, idempotency_key: str, request: Any = None, *, digest: str | None = None

@@ -12,19 +12,21 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from writegate.eventlog.canonical import GENESIS_HASH
+from writegate.eventlog.canonical import GENESIS_HASH, chain_hash, stored_body
 from writegate.eventlog.errors import EventLogError, NotAnEventLog
-from writegate.eventlog.events import Actor
+from writegate.eventlog.events import Actor, Event
 from writegate.eventlog.reading import LogReader
 from writegate.eventlog.tables import (
     EVENT_COLUMNS,
     HEAD,
+    INSERT_EVENT,
     INSERT_IDEMPOTENCY,
+    INSERT_STREAM,
     create_tables,
     file_format,
     missing_triggers,
@@ -35,6 +37,7 @@ from writegate.eventlog.transaction import (
     InlineProjector,
     Transaction,
     request_hash,
+    stored_columns,
 )
 from writegate.eventlog.verify import VerifyReport, verify_rows
 
@@ -204,6 +207,41 @@ class EventLog(LogReader):
         return AppendOutcome(tx.events)
 
     # -- integrity -------------------------------------------------------------------
+
+    def append_existing(self, events: Iterable[Event]) -> tuple[int, str]:
+        """Append events that already have their place in a chain — a copy of another log —
+        exactly as they are, in one transaction: each must come next (its seq the head's
+        plus one, its ``prev_hash`` the head's hash) and hash to its own ``hash``, so the copy's
+        chain is the original's. Inline read models follow. Returns the new head."""
+        if self.readonly:
+            raise EventLogError(f"{self.path} is open read-only")
+        conn = self.connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            seq, digest = self.head()
+            for event in events:
+                if event.seq != seq + 1 or event.prev_hash != digest:
+                    raise EventLogError(
+                        f"event {event.seq} does not follow the head {seq} of {self.path}"
+                    )
+                columns = stored_columns(event)
+                if chain_hash(event.prev_hash, stored_body(**columns)) != event.hash:
+                    raise EventLogError(f"event {event.seq} does not hash to its stored hash")
+                conn.execute(INSERT_EVENT, (*columns.values(), event.hash))
+                conn.executemany(
+                    INSERT_STREAM, [(s, v, event.seq) for s, v in event.streams.items()]
+                )
+                for projector in self.inline:
+                    projector.apply_event(conn, event)
+                seq, digest = event.seq, event.hash
+            for projector in self.inline:
+                projector.set_checkpoint(conn, seq)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return seq, digest
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:

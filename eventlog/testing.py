@@ -5,7 +5,7 @@ to go behind the log's back, and must pass every test.
     class TestMyLog(LogContractTestCase):
         __test__ = True
 
-        def create_log(self) -> Log: ...
+        def create_log_at(self, name) -> Log: ...
         def rewrite(self, log, sql) -> None: ...   # run SQL with the backend's own tools
 
 Plain ``unittest``, so neither pytest nor any plug-in is needed to run it. (Under plain
@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from writegate.eventlog.canonical import GENESIS_HASH
 from writegate.eventlog.contract import Log, LogTransaction
-from writegate.eventlog.errors import IdempotencyKeyReused, VersionConflict
+from writegate.eventlog.errors import EventLogError, IdempotencyKeyReused, VersionConflict
 from writegate.eventlog.events import Actor, DraftEvent
 
 ADA = Actor(agent="ada", session="s-1", transport="test")
@@ -56,9 +56,13 @@ def emitting(*drafts: DraftEvent) -> Callable[[LogTransaction], None]:
 class LogContractTestCase(unittest.TestCase):
     """Every promise of ``writegate.eventlog.contract.Log``, checked against a real backend."""
 
-    __test__: ClassVar[bool] = False  # the subclasses that fill ``create_log`` are the tests
+    __test__: ClassVar[bool] = False  # the subclasses that fill ``create_log_at`` are the tests
 
     def create_log(self) -> Log:
+        return self.create_log_at("log")
+
+    def create_log_at(self, name: str) -> Log:
+        """A new, empty log of the backend under test, distinct for each ``name``."""
         raise NotImplementedError
 
     def rewrite(self, log: Log, sql: str) -> None:
@@ -129,6 +133,29 @@ class LogContractTestCase(unittest.TestCase):
         self.assertEqual([e.streams for e in outcome.events], [{"a": 1, "b": 1}, {"a": 2}])
         self.assertEqual((self.log.stream_version("a"), self.log.stream_version("b")), (2, 1))
         self.assertEqual(self.log.stream_version("never"), 0)
+
+    def test_a_copy_of_the_events_has_the_same_chain(self) -> None:
+        self.append(note("a", "s"), note("b"))
+        self.append(note("c", "s"), actor=BOB)
+        events = list(self.log.iter_events())
+        copy = self.create_log_at("copy")
+        self.addCleanup(copy.close)
+        self.assertEqual(copy.append_existing(events), self.log.head())
+        self.assertEqual(list(copy.iter_events()), events)
+        self.assertEqual(copy.stream_version("s"), 2)
+        self.assertTrue(copy.verify().ok)
+
+    def test_a_copy_refuses_events_out_of_place_or_altered(self) -> None:
+        self.append(note("a"), note("b"))
+        first, second = list(self.log.iter_events())
+        copy = self.create_log_at("copy")
+        self.addCleanup(copy.close)
+        with self.assertRaises(EventLogError):
+            copy.append_existing([second])  # not next
+        forged = first.model_copy(update={"payload": {"text": "forged"}})
+        with self.assertRaises(EventLogError):
+            copy.append_existing([forged])  # does not hash to its hash
+        self.assertEqual(copy.head(), (0, GENESIS_HASH))
 
     # -- idempotency -------------------------------------------------------------------
 

@@ -66,6 +66,24 @@ def request_hash(request: Any) -> str:
     return hashlib.sha256(canonical_json(request)).hexdigest()
 
 
+def stored_columns(event: Event) -> dict[str, Any]:
+    """The columns an appended event is stored as (its hash aside), in ``INSERT_EVENT`` order:
+    what ``emit`` writes, and what a copy of the event into another log writes again."""
+    return {
+        "seq": event.seq,
+        "event_id": event.event_id,
+        "type": event.type,
+        "occurred_at": format_timestamp(event.occurred_at),
+        "actor": canonical_json(event.actor.model_dump()).decode(),
+        "streams": canonical_json(event.streams).decode(),
+        "payload": canonical_json(event.payload).decode(),
+        "provenance": canonical_json(event.provenance).decode(),
+        "request": canonical_json(event.request).decode(),
+        "idempotency_key": event.idempotency_key,
+        "prev_hash": event.prev_hash,
+    }
+
+
 class Transaction:
     """The open write transaction handed to ``decide``: read versions, emit events."""
 

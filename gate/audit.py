@@ -17,18 +17,23 @@ from pydantic import BaseModel, ConfigDict
 from writegate.eventlog import Event, EventLog
 from writegate.eventlog.events import format_timestamp
 from writegate.gate.rejections import RejectionLog
-from writegate.projections.state import merge_properties
-from writegate.projections.vocabulary import (
-    NODE_DELETED,
-    NODE_WRITTEN,
-    RELATIONSHIP_DELETED,
-    RELATIONSHIP_WRITTEN,
+from writegate.language import (
+    GRAPH_EVENT_TYPES,
+    GraphPayload,
+    NodeDeleted,
+    NodeWritten,
+    Payload,
+    RelationshipDeleted,
+    RelationshipWritten,
+    WriteProvenance,
     node_stream,
+    payload_of,
+    provenance_of,
     relationship_stream,
 )
+from writegate.projections.state import merge_properties
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
-GRAPH_EVENTS = (NODE_WRITTEN, NODE_DELETED, RELATIONSHIP_WRITTEN, RELATIONSHIP_DELETED)
 Facet = Literal["agent", "source", "method"]
 
 
@@ -137,14 +142,19 @@ def _diff(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Change]:
     }
 
 
-def _subject(event: Event) -> tuple[str, str] | None:
+def _subject(payload: Payload) -> tuple[str, str] | None:
     """(label or type, identity) the event is mainly about."""
-    payload = event.payload
-    if event.type in (NODE_WRITTEN, NODE_DELETED):
-        return payload["node"]["label"], payload["node"]["identity"]
-    if event.type in (RELATIONSHIP_WRITTEN, RELATIONSHIP_DELETED):
-        return payload["type"], payload["identity"]
+    match payload:
+        case NodeWritten(node=node) | NodeDeleted(node=node):
+            return node.label, node.identity
+        case RelationshipWritten() | RelationshipDeleted():
+            return payload.type, payload.identity
     return None
+
+
+def _stubbed(written: RelationshipWritten, identity: str) -> dict[str, Any]:
+    """The keys of the endpoint ``identity`` a relationship write created as a stub."""
+    return next(dict(s.keys) for s in written.stubs_created if s.identity == identity)
 
 
 class Auditor:
@@ -160,27 +170,25 @@ class Auditor:
         exists = False
         for event in self.log.iter_events(stream=stream):
             before = dict(properties)
-            payload = event.payload
             remapped = None
-            if event.type == NODE_WRITTEN:
-                remapped = payload["node"].get("remapped_from")
-                properties = merge_properties(
-                    {**properties, **payload["node"]["keys"]}, payload["properties"]
-                )
-                exists = True
-            elif event.type == RELATIONSHIP_WRITTEN and kind == "relationship":
-                remapped = payload.get("remapped_from")
-                properties = merge_properties(properties, payload["properties"])
-                exists = True
-            elif event.type == RELATIONSHIP_WRITTEN:  # this node was created as a stub endpoint
-                ref = next(s for s in payload["stubs_created"] if s["identity"] == identity)
-                properties = {**ref["keys"], "_stub": True}
-                exists = True
-            elif event.type in (NODE_DELETED, RELATIONSHIP_DELETED):
-                properties, exists = {}, False
-            if event.type == NODE_WRITTEN:
-                properties.pop("_stub", None)
-            provenance = event.provenance or {}
+            match payload_of(event):
+                case NodeWritten(node=node, properties=changes):
+                    remapped = node.remapped_from
+                    properties = merge_properties({**properties, **node.keys}, changes)
+                    properties.pop("_stub", None)
+                    exists = True
+                case RelationshipWritten() as written if kind == "relationship":
+                    remapped = written.remapped_from
+                    properties = merge_properties(properties, written.properties)
+                    exists = True
+                case RelationshipWritten() as written:  # this node was created as a stub
+                    properties = {**_stubbed(written, identity), "_stub": True}
+                    exists = True
+                case NodeDeleted() | RelationshipDeleted():
+                    properties, exists = {}, False
+                case _:
+                    pass
+            provenance = provenance_of(event)
             entries.append(
                 TrailEntry(
                     seq=event.seq,
@@ -190,13 +198,13 @@ class Auditor:
                     agent=event.actor.agent,
                     session=event.actor.session,
                     transport=event.actor.transport,
-                    source=provenance.get("source"),
-                    extraction_method=provenance.get("extraction_method"),
-                    reliability=provenance.get("reliability"),
-                    confidence=provenance.get("confidence"),
-                    formula=provenance.get("formula"),
-                    write_gate_version=provenance.get("write_gate_version"),
-                    schema_version=provenance.get("schema_version"),
+                    source=provenance.source if provenance else None,
+                    extraction_method=provenance.extraction_method if provenance else None,
+                    reliability=provenance.reliability if provenance else None,
+                    confidence=provenance.confidence if provenance else None,
+                    formula=provenance.formula if provenance else None,
+                    write_gate_version=provenance.write_gate_version if provenance else None,
+                    schema_version=provenance.schema_version if provenance else None,
                     remapped_from=remapped,
                     changes=_diff(before, properties),
                 )
@@ -211,18 +219,18 @@ class Auditor:
         stream = node_stream(identity)
         for event in self.log.iter_events(stream=stream, until=moment):
             version, last = event.streams[stream], event
-            if event.type == NODE_WRITTEN:
-                base = properties if state == "present" else {}
-                properties = merge_properties(
-                    {**base, **event.payload["node"]["keys"]}, event.payload["properties"]
-                )
-                state, stub = "present", False
-            elif event.type == RELATIONSHIP_WRITTEN:
-                ref = next(s for s in event.payload["stubs_created"] if s["identity"] == identity)
-                properties, state, stub = dict(ref["keys"]), "present", True
-            elif event.type == NODE_DELETED:
-                properties, state, stub = {}, "deleted", False
-        provenance = (last.provenance or {}) if last else {}
+            match payload_of(event):
+                case NodeWritten(node=node, properties=changes):
+                    base = properties if state == "present" else {}
+                    properties = merge_properties({**base, **node.keys}, changes)
+                    state, stub = "present", False
+                case RelationshipWritten() as written:
+                    properties, state, stub = _stubbed(written, identity), "present", True
+                case NodeDeleted():
+                    properties, state, stub = {}, "deleted", False
+                case _:
+                    pass
+        provenance = provenance_of(last) if last else None
         return NodeAsOf(
             identity=identity,
             as_of=format_timestamp(moment),
@@ -232,8 +240,8 @@ class Auditor:
             stub=stub,
             last_seq=last.seq if last else None,
             last_agent=last.actor.agent if last else None,
-            last_source=provenance.get("source"),
-            confidence=provenance.get("confidence"),
+            last_source=provenance.source if provenance else None,
+            confidence=provenance.confidence if provenance else None,
         )
 
     def summary(
@@ -245,18 +253,23 @@ class Auditor:
         until: datetime | None = None,
     ) -> Summary:
         """What one agent, source or extraction method wrote."""
-        events = list(self.log.iter_events(types=GRAPH_EVENTS, since=since, until=until))
-
-        def matches(event: Event) -> bool:
-            provenance = event.provenance or {}
+        events = self.log.iter_events(types=GRAPH_EVENT_TYPES, since=since, until=until)
+        chosen: list[tuple[Event, Payload, WriteProvenance | None]] = []
+        for event in events:
+            provenance = provenance_of(event)
             if facet == "agent":
-                return event.actor.agent == value
-            key = "source" if facet == "source" else "extraction_method"
-            return provenance.get(key) == value
-
-        chosen = [e for e in events if matches(e)]
-        labels = Counter(subject[0] for e in chosen if (subject := _subject(e)))
-        written = [e for e in chosen if e.type in (NODE_WRITTEN, RELATIONSHIP_WRITTEN)]
+                hit = event.actor.agent == value
+            elif facet == "source":
+                hit = provenance is not None and provenance.source == value
+            else:
+                hit = provenance is not None and provenance.extraction_method == value
+            if hit:
+                chosen.append((event, payload_of(event), provenance))
+        labels = Counter(subject[0] for _, p, _ in chosen if (subject := _subject(p)))
+        written = [
+            (e, prov) for e, p, prov in chosen if isinstance(p, NodeWritten | RelationshipWritten)
+        ]
+        first, last = (chosen[0][0], chosen[-1][0]) if chosen else (None, None)
         return Summary(
             facet=facet,
             value=value,
@@ -264,11 +277,11 @@ class Auditor:
             written=len(written),
             deleted=len(chosen) - len(written),
             by_label=dict(sorted(labels.items())),
-            first_seq=chosen[0].seq if chosen else None,
-            last_seq=chosen[-1].seq if chosen else None,
-            first_at=format_timestamp(chosen[0].occurred_at) if chosen else None,
-            last_at=format_timestamp(chosen[-1].occurred_at) if chosen else None,
-            confidence=histogram((e.provenance or {}).get("confidence", 0.0) for e in written),
+            first_seq=first.seq if first else None,
+            last_seq=last.seq if last else None,
+            first_at=format_timestamp(first.occurred_at) if first else None,
+            last_at=format_timestamp(last.occurred_at) if last else None,
+            confidence=histogram(prov.confidence if prov else 0.0 for _, prov in written),
         )
 
 
@@ -312,31 +325,33 @@ def build_report(
     auditor: Auditor, unresolved_stubs: int, projections: list[ProjectionLag]
 ) -> Report:
     log = auditor.log
-    verified = log.verify()
-    head_seq, head_hash = log.head()
-    by_agent: Counter[str] = Counter()
-    by_method: Counter[str] = Counter()
-    by_label: Counter[str] = Counter()
-    remaps: Counter[str] = Counter()
-    confidences: list[float] = []
-    first = last = None
-    for event in log.iter_events():
-        first = first or event
-        last = event
-        if event.type not in GRAPH_EVENTS:
-            continue
-        provenance = event.provenance or {}
-        by_agent[event.actor.agent] += 1
-        by_method[provenance.get("extraction_method", "?")] += 1
-        subject = _subject(event)
-        if subject:
-            by_label[subject[0]] += 1
-        if event.type == NODE_WRITTEN and (crumb := event.payload["node"].get("remapped_from")):
-            remaps[f"{crumb} -> {event.payload['node']['label']}"] += 1
-        if event.type == RELATIONSHIP_WRITTEN and (crumb := event.payload.get("remapped_from")):
-            remaps[f"{crumb} -> {event.payload['type']}"] += 1
-        if event.type in (NODE_WRITTEN, RELATIONSHIP_WRITTEN):
-            confidences.append(provenance.get("confidence", 0.0))
+    with log.snapshot():  # the chain, the head and the counts from one commit
+        verified = log.verify()
+        head_seq, head_hash = log.head()
+        by_agent: Counter[str] = Counter()
+        by_method: Counter[str] = Counter()
+        by_label: Counter[str] = Counter()
+        remaps: Counter[str] = Counter()
+        confidences: list[float] = []
+        first = last = None
+        for event in log.iter_events():
+            first = first or event
+            last = event
+            payload = payload_of(event)
+            if not isinstance(payload, GraphPayload):
+                continue
+            provenance = provenance_of(event)
+            by_agent[event.actor.agent] += 1
+            by_method[provenance.extraction_method if provenance else "?"] += 1
+            if subject := _subject(payload):
+                by_label[subject[0]] += 1
+            match payload:
+                case NodeWritten(node=node) if node.remapped_from:
+                    remaps[f"{node.remapped_from} -> {node.label}"] += 1
+                case RelationshipWritten(remapped_from=crumb) if crumb:
+                    remaps[f"{crumb} -> {payload.type}"] += 1
+            if isinstance(payload, NodeWritten | RelationshipWritten) and provenance:
+                confidences.append(provenance.confidence)
     rejected = list(auditor.rejections.read())
     return Report(
         events=head_seq,

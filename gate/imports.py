@@ -36,10 +36,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from writegate.eventlog import Actor
+from writegate.eventlog.bulk import bulk
 from writegate.gate.api import Gate
 from writegate.gate.models import BatchResult, Rejected, WriteNodeResult, WriteRelationshipResult
 from writegate.gate.schema import SchemaDocument, SchemaRegistry, parse_document
-from writegate.projections.runner import bulk
 
 Format = Literal["mcp-memory", "memorymesh"]
 CHUNK = 2000

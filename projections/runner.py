@@ -8,16 +8,16 @@ whatever stops a run, running again continues from the checkpoint.
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from writegate.eventlog import EventCore, EventLog
+from writegate.eventlog.bulk import bulk
 from writegate.projections.contract import ProjectionError, ProjectionGap, Projector
 from writegate.projections.regate import Regater
 
@@ -63,19 +63,6 @@ def status(log: EventLog, projectors: Mapping[str, Projector]) -> list[Projectio
             asked[name] = (None, f"{type(exc).__name__}: {exc}")
     head = log.head()[0]
     return [ProjectionStatus(name, seq, head, error) for name, (seq, error) in asked.items()]
-
-
-@contextmanager
-def bulk() -> Iterator[None]:
-    """No cyclic GC during a replay: events are acyclic, and collection passes over
-    millions of short-lived dicts would otherwise cost about half the time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _batches(

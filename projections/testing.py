@@ -2,161 +2,37 @@
 ``eventsourcing`` library ships its recorder tests), and the history it replays.
 
 A projector's test subclasses ``ProjectorContractTestCase`` and says how to make a fresh
-store and how to reopen it (as after a restart). The history, written through the real
-gate, takes every path a projector has: remaps, stubs, updates, property removal,
-batches, cascades and deletions. Plain ``unittest``: nothing else is needed to run it.
+store (and, if it differs, how to reopen it, as after a restart). The history
+(``contract_history.jsonl`` beside this module) was written through the real gate by
+writegate 0.1: remaps, stubs, updates, property removal, a batch, cascades, deletions,
+a step a minute. It is loaded into a fresh log as it was, hashes and all. Plain
+``unittest``: nothing else is needed to run it.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
-import time
 import unittest
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from writegate.eventlog import Actor, EventCore
-from writegate.gate import Gate
+from writegate.eventlog import Event, EventCore, EventLog
+from writegate.eventlog.rows import row_to_event
+from writegate.eventlog.tables import EVENT_COLUMNS
 from writegate.projections import runner
 from writegate.projections.contract import ProjectionGap, Projector
 
-ADA = Actor(agent="ada-bot", session="s-ada", transport="mcp")
-BOB = Actor(agent="bob-bot", session="s-bob", transport="http")
-SCHEMA: dict[str, Any] = {  # seed 000's matrix schema: the history's remaps and fallbacks
-    "name": "contract-history",
-    "unknown_label_policy": "remap",
-    "fallback_label": "Entity",
-    "case_insensitive_remap": False,
-    "nodes": {
-        "Person": {
-            "merge_keys": ["name"],
-            "required": ["name"],
-            "remaps_from": ["person"],
-            "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
-        },
-        "Organization": {"merge_keys": ["name"], "required": ["name"]},
-        "Entity": {"merge_keys": ["name"], "required": ["name"]},
-    },
-    "relationships": {
-        "WORKS_FOR": {"from": ["Person"], "to": ["Organization"]},
-        "KNOWS": {"from": ["Person"], "to": ["Person"]},
-    },
-}
+HISTORY = Path(__file__).resolve().parent / "contract_history.jsonl"
 
 
-def prov(
-    source: str = "https://example.org/team", method: str = "parsed", rel: float = 0.9
-) -> dict[str, Any]:
-    return {"source": source, "extraction_method": method, "reliability": rel}
-
-
-def write_history(gate: Gate, step: Callable[[], None]) -> None:
-    """Eleven steps of writes; ``step`` runs after each (tests move a frozen clock there)."""
-    gate.write_node(
-        actor=ADA,
-        label="Person",
-        merge_keys={"name": "Alice"},
-        properties={"age": 30, "skills": ["go", "sql"]},
-        **prov(),
-    )
-    step()
-    gate.write_node(
-        actor=BOB,
-        label=":person",
-        merge_keys={"name": "Bob"},
-        properties={"age": 41},
-        **prov("chat-2032-01-01", "llm", 0.6),
-    )
-    step()
-    gate.write_node(
-        actor=ADA,
-        label="Organization",
-        merge_keys={"name": "Initech"},
-        properties={"kind": "company"},
-        **prov(),
-    )
-    step()
-    gate.write_relationship(
-        actor=ADA,
-        type="WORKS_FOR",
-        from_label="Person",
-        from_keys={"name": "Alice"},
-        to_label="Organization",
-        to_keys={"name": "Initech"},
-        properties={"since": 2029},
-        **prov(),
-    )
-    step()
-    gate.write_relationship(
-        actor=BOB,
-        type="KNOWS",
-        from_label="Person",
-        from_keys={"name": "Bob"},
-        to_label="Person",
-        to_keys={"name": "Carol"},
-        endpoint_policy="merge_endpoints",
-        **prov("chat-2032-01-01", "llm", 0.6),
-    )
-    step()
-    gate.write_node(
-        actor=ADA,
-        label="Person",
-        merge_keys={"name": "Alice"},
-        properties={"age": 31, "skills": None},
-        **prov("hr.csv", "api", 1.0),
-    )
-    step()
-    gate.write_node(
-        actor=BOB,
-        label="Gizmo",
-        merge_keys={"name": "Widget"},
-        properties={},
-        **prov("chat-2032-01-01", "llm", 0.6),
-    )
-    step()
-    gate.write_node(
-        actor=ADA,
-        label="Person",
-        merge_keys={"name": "Carol"},
-        properties={"age": 25},
-        **prov(),
-    )  # resolves the stub
-    step()
-    gate.write_batch(
-        actor=ADA,
-        items=[
-            {"op": "write_node", "label": "Person", "merge_keys": {"name": "Dan"}, **prov()},
-            {
-                "op": "write_relationship",
-                "type": "KNOWS",
-                "from_label": "Person",
-                "from_keys": {"name": "Dan"},
-                "to_label": "Person",
-                "to_keys": {"name": "Alice"},
-                **prov(),
-            },
-        ],
-    )
-    step()
-    gate.delete_relationship(
-        actor=BOB,
-        type="KNOWS",
-        from_label="Person",
-        from_keys={"name": "Bob"},
-        to_label="Person",
-        to_keys={"name": "Carol"},
-        **prov("cleanup", "manual", 1.0),
-    )
-    step()
-    gate.delete_node(
-        actor=ADA,
-        label="Person",
-        merge_keys={"name": "Dan"},
-        detach=True,
-        **prov("cleanup", "manual", 1.0),
-    )
-    step()
+def history() -> list[Event]:
+    """The recorded history's events, as the log stored them."""
+    columns = [c.strip() for c in EVENT_COLUMNS.split(",")]
+    return [
+        row_to_event(tuple(json.loads(line)[c] for c in columns))
+        for line in HISTORY.read_text().splitlines()
+    ]
 
 
 class ProjectorContractTestCase(unittest.TestCase):
@@ -177,21 +53,15 @@ class ProjectorContractTestCase(unittest.TestCase):
         directory = tempfile.TemporaryDirectory()
         self.addCleanup(directory.cleanup)
         self.scratch = Path(directory.name)
-        self.gate = Gate.open(self.scratch / "history.db")
-        self.addCleanup(self.gate.close)
-        self.gate.publish_schema(SCHEMA)
-        self.steps: list[int] = []  # the head after each step
-        write_history(self.gate, self._step)
-        self.events: list[EventCore] = list(self.gate.log.iter_replayed())
+        self.log = EventLog(self.scratch / "history.db")
+        self.addCleanup(self.log.close)
+        self.log.append_existing(history())
+        self.events: list[EventCore] = list(self.log.iter_replayed())
         self.projector = self.create()
         self.addCleanup(self._close)
 
     def _close(self) -> None:
         self.projector.close()  # the store open now (a restart test reopens it)
-
-    def _step(self) -> None:
-        self.steps.append(self.gate.log.head()[0])
-        time.sleep(0.002)  # each step at its own time, for --as-of
 
     def test_apply_moves_the_checkpoint_to_the_last_event(self) -> None:
         assert self.projector.checkpoint() == 0
@@ -252,7 +122,7 @@ class ProjectorContractTestCase(unittest.TestCase):
         whole = self.projector.snapshot()
         staged, runner.STAGED_BATCH = runner.STAGED_BATCH, 3
         try:
-            result = runner.rebuild(self.gate.log, self.projector, batch=5000)
+            result = runner.rebuild(self.log, self.projector, batch=5000)
         finally:
             runner.STAGED_BATCH = staged
         assert result.applied == len(self.events)
@@ -260,10 +130,9 @@ class ProjectorContractTestCase(unittest.TestCase):
         assert self.projector.snapshot() == whole
 
     def test_as_of_replays_the_store_as_it_was(self) -> None:
-        log, events = self.gate.log, self.events
-        cut = self.steps[4]  # the head after the fifth step
-        moment = next(e for e in events if e.seq == cut).occurred_at
-        assert log.last_seq_at(moment) == cut
+        log, events = self.log, self.events
+        moment = events[len(events) // 2].occurred_at  # the steps are a minute apart
+        cut = log.last_seq_at(moment)
         self.projector.apply([e for e in events if e.seq <= cut])
         expected = self.projector.snapshot()
         runner.rebuild(log, self.projector)

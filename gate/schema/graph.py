@@ -11,15 +11,15 @@ document, validated like any other, so a bad node in the graph is a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from neo4j import ManagedTransaction
+from neo4j import Driver, ManagedTransaction
 from neo4j.exceptions import Neo4jError
 
 from writegate.gate.schema.document import SchemaDocument, SchemaDocumentError, parse_document
 from writegate.gate.schema.registry import Schema
 from writegate.gate.schema.sources import LoadedSchema, SchemaSourceUnavailable, loaded
-from writegate.projections.graph import BoltTarget
 
 NODES_QUERY = (
     "MATCH (s:Schema {allowed: true}) "
@@ -34,18 +34,24 @@ RELATIONSHIPS_QUERY = (
 
 
 class GraphSchemaSource:
-    def __init__(self, target: BoltTarget) -> None:
-        self.target = target
+    """The registry on a Bolt server. The caller hands it a driver factory (the graph
+    projection's connection, configured to fail fast: a schema read that waits on an
+    unreachable server holds up every write) and the database to read."""
+
+    def __init__(self, driver: Callable[[], Driver], database: str | None, address: str) -> None:
+        self._driver = driver
+        self.database = database
+        self.address = address
 
     def describe(self) -> str:
-        return f"graph:{self.target.uri}"
+        return f"graph:{self.address}"
 
     def _read(self, tx: ManagedTransaction) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         return tx.run(NODES_QUERY).data(), tx.run(RELATIONSHIPS_QUERY).data()
 
     def load(self) -> LoadedSchema:
         try:
-            with self.target.driver() as driver, driver.session(database=self.target.database) as s:
+            with self._driver() as driver, driver.session(database=self.database) as s:
                 nodes, relationships = s.execute_read(self._read)
         except (Neo4jError, OSError) as exc:
             raise SchemaSourceUnavailable(f"{self.describe()}: {exc}") from exc
@@ -98,7 +104,7 @@ class GraphSchemaSource:
                 ],
             ).consume()
 
-        with self.target.driver() as driver, driver.session(database=self.target.database) as s:
+        with self._driver() as driver, driver.session(database=self.database) as s:
             s.execute_write(write)
 
 

@@ -40,7 +40,7 @@ from writegate.gate.models import (
 from writegate.gate.reads import MAX_DEPTH, GraphReader, NodeHistory, PathResult, Subgraph
 from writegate.gate.schema.registry import describe_registry
 from writegate.gate.writing import WriteGuard
-from writegate.projections.vocabulary import node_stream
+from writegate.language import node_stream
 
 _ARGS = ConfigDict(extra="forbid", frozen=True)
 IdempotencyKey = StrictStr | None

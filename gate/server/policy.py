@@ -22,11 +22,12 @@ import cedarpy
 
 from writegate.eventlog import Actor, Event
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.projections.vocabulary import (
-    NODE_DELETED,
-    NODE_WRITTEN,
-    RELATIONSHIP_DELETED,
-    RELATIONSHIP_WRITTEN,
+from writegate.language import (
+    NodeDeleted,
+    NodeWritten,
+    RelationshipDeleted,
+    RelationshipWritten,
+    payload_of,
 )
 
 # shipped inside the package, so an installed writegate serves without --policy
@@ -159,12 +160,14 @@ class Policy:
 def _touched(events: Sequence[Event]) -> Iterable[tuple[str, str]]:
     """The labels and relationship types an append would create, change or delete."""
     for event in events:
-        payload = event.payload
-        if event.type in (NODE_WRITTEN, NODE_DELETED):
-            yield "Label", payload["node"]["label"]
-        elif event.type == RELATIONSHIP_WRITTEN:
-            yield "RelationshipType", payload["type"]
-            for stub in payload["stubs_created"]:
-                yield "Label", stub["label"]
-        elif event.type == RELATIONSHIP_DELETED:
-            yield "RelationshipType", payload["type"]
+        match payload_of(event):
+            case NodeWritten(node=node) | NodeDeleted(node=node):
+                yield "Label", node.label
+            case RelationshipWritten() as written:
+                yield "RelationshipType", written.type
+                for stub in written.stubs_created:
+                    yield "Label", stub.label
+            case RelationshipDeleted() as deleted:
+                yield "RelationshipType", deleted.type
+            case _:
+                pass

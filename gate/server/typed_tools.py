@@ -25,7 +25,7 @@ from writegate.gate.models import BatchResult, DeleteNodeResult, Reliability, pa
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.registry import PropertySpec, SchemaEntry
 from writegate.gate.server.catalog import ToolCall, ToolSpec
-from writegate.projections.vocabulary import node_identity, relationship_identity
+from writegate.language import node_identity, relationship_identity
 
 
 class _Provenance(BaseModel):

@@ -158,8 +158,8 @@ from writegate.projections.statestore import StateStore
 
 class TestLog(log_contract.LogContractTestCase):
     __test__ = True
-    def create_log(self):
-        return EventLog(self.scratch / "log.db")
+    def create_log_at(self, name):
+        return EventLog(self.scratch / f"{name}.db")
     def rewrite(self, log, sql):
         conn = sqlite3.connect(log.path, isolation_level=None)
         try:

@@ -19,8 +19,8 @@ def _path(log: Log) -> str:
 class TestSQLiteLog(LogContractTestCase):
     __test__ = True
 
-    def create_log(self) -> Log:
-        return EventLog(self.scratch / "log.db")
+    def create_log_at(self, name: str) -> Log:
+        return EventLog(self.scratch / f"{name}.db")
 
     def rewrite(self, log: Log, sql: str) -> None:
         conn = sqlite3.connect(_path(log), isolation_level=None)

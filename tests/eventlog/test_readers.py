@@ -10,7 +10,7 @@ from freezegun import freeze_time
 from tests.conftest import person
 from writegate.eventlog import Actor, Event, EventCore
 from writegate.gate import Gate
-from writegate.projections.vocabulary import node_stream
+from writegate.language import node_stream
 
 T0 = datetime(2031, 3, 1, 12, 0, tzinfo=UTC)  # after the fixture publishes its schema
 

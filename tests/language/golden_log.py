@@ -1,6 +1,6 @@
 """A log written by writegate 0.1.0 before the typed event language, and what it replays to.
 
-``fixtures/logs/history-0.1.events.jsonl`` holds the raw rows (every column, as stored) of
+``projections/contract_history.jsonl`` holds the raw rows (every column, as stored) of
 the projection tests' history written at commit bcff521; the ``history-0.1.*`` files
 beside it are what that code's projectors made of it. The event-language tests load the
 rows into a fresh file without going through the gate and check that today's code
@@ -15,7 +15,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from tests.conftest import FIXTURES, SEED_SCHEMA
+from tests.conftest import FIXTURES, ROOT, SEED_SCHEMA
 from tests.projections.history import build_history
 from writegate.eventlog import EventLog
 from writegate.gate import Gate
@@ -24,7 +24,7 @@ from writegate.projections.prov import ProvProjector
 from writegate.projections.statestore import StateStore
 
 LOGS = FIXTURES / "logs"
-ROWS = LOGS / "history-0.1.events.jsonl"
+ROWS = ROOT / "projections" / "contract_history.jsonl"  # also the projector contract's
 COLUMNS = (
     "seq",
     "event_id",

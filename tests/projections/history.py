@@ -1,16 +1,134 @@
-"""The projector contract's history (``writegate.projections.testing``) on a frozen clock."""
+"""A history that exercises every projection path, written through the real gate (the one
+``projections/contract_history.jsonl`` was recorded from), on a frozen clock."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from freezegun import freeze_time
 
+from writegate.eventlog import Actor
 from writegate.gate import Gate
-from writegate.projections.testing import ADA, BOB, prov, write_history
 
 T0 = datetime(2032, 1, 1, 9, 0, tzinfo=UTC)
-__all__ = ["ADA", "BOB", "T0", "build_history", "prov"]
+ADA = Actor(agent="ada-bot", session="s-ada", transport="mcp")
+BOB = Actor(agent="bob-bot", session="s-bob", transport="http")
+
+
+def prov(
+    source: str = "https://example.org/team", method: str = "parsed", rel: float = 0.9
+) -> dict[str, Any]:
+    return {"source": source, "extraction_method": method, "reliability": rel}
+
+
+def write_history(gate: Gate, step: Callable[[], None]) -> None:
+    """Eleven steps of writes; ``step`` runs after each (tests move a frozen clock there)."""
+    gate.write_node(
+        actor=ADA,
+        label="Person",
+        merge_keys={"name": "Alice"},
+        properties={"age": 30, "skills": ["go", "sql"]},
+        **prov(),
+    )
+    step()
+    gate.write_node(
+        actor=BOB,
+        label=":person",
+        merge_keys={"name": "Bob"},
+        properties={"age": 41},
+        **prov("chat-2032-01-01", "llm", 0.6),
+    )
+    step()
+    gate.write_node(
+        actor=ADA,
+        label="Organization",
+        merge_keys={"name": "Initech"},
+        properties={"kind": "company"},
+        **prov(),
+    )
+    step()
+    gate.write_relationship(
+        actor=ADA,
+        type="WORKS_FOR",
+        from_label="Person",
+        from_keys={"name": "Alice"},
+        to_label="Organization",
+        to_keys={"name": "Initech"},
+        properties={"since": 2029},
+        **prov(),
+    )
+    step()
+    gate.write_relationship(
+        actor=BOB,
+        type="KNOWS",
+        from_label="Person",
+        from_keys={"name": "Bob"},
+        to_label="Person",
+        to_keys={"name": "Carol"},
+        endpoint_policy="merge_endpoints",
+        **prov("chat-2032-01-01", "llm", 0.6),
+    )
+    step()
+    gate.write_node(
+        actor=ADA,
+        label="Person",
+        merge_keys={"name": "Alice"},
+        properties={"age": 31, "skills": None},
+        **prov("hr.csv", "api", 1.0),
+    )
+    step()
+    gate.write_node(
+        actor=BOB,
+        label="Gizmo",
+        merge_keys={"name": "Widget"},
+        properties={},
+        **prov("chat-2032-01-01", "llm", 0.6),
+    )
+    step()
+    gate.write_node(
+        actor=ADA,
+        label="Person",
+        merge_keys={"name": "Carol"},
+        properties={"age": 25},
+        **prov(),
+    )  # resolves the stub
+    step()
+    gate.write_batch(
+        actor=ADA,
+        items=[
+            {"op": "write_node", "label": "Person", "merge_keys": {"name": "Dan"}, **prov()},
+            {
+                "op": "write_relationship",
+                "type": "KNOWS",
+                "from_label": "Person",
+                "from_keys": {"name": "Dan"},
+                "to_label": "Person",
+                "to_keys": {"name": "Alice"},
+                **prov(),
+            },
+        ],
+    )
+    step()
+    gate.delete_relationship(
+        actor=BOB,
+        type="KNOWS",
+        from_label="Person",
+        from_keys={"name": "Bob"},
+        to_label="Person",
+        to_keys={"name": "Carol"},
+        **prov("cleanup", "manual", 1.0),
+    )
+    step()
+    gate.delete_node(
+        actor=ADA,
+        label="Person",
+        merge_keys={"name": "Dan"},
+        detach=True,
+        **prov("cleanup", "manual", 1.0),
+    )
+    step()
 
 
 def build_history(gate: Gate, minutes: int = 1) -> list[datetime]:

@@ -24,14 +24,14 @@ class TestMemoryMeshJsonl(ProjectorContractTestCase):
     __test__ = True
 
     def create(self) -> Projector:
-        return JsonlProjector(self.scratch / "graph.jsonl", self.gate.log, fmt="memorymesh")
+        return JsonlProjector(self.scratch / "graph.jsonl", self.log, fmt="memorymesh")
 
 
 class TestMcpMemoryJsonl(ProjectorContractTestCase):
     __test__ = True
 
     def create(self) -> Projector:
-        return JsonlProjector(self.scratch / "graph.jsonl", self.gate.log, fmt="mcp-memory")
+        return JsonlProjector(self.scratch / "graph.jsonl", self.log, fmt="mcp-memory")
 
 
 class TestProv(ProjectorContractTestCase):

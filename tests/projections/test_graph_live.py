@@ -97,7 +97,7 @@ def test_an_unreachable_server_is_a_clear_error_and_moves_nothing(history_gate: 
 
 @pytest.fixture
 def graph_gate(db_path: Path, bolt: BoltTarget) -> Any:
-    registry = GraphSchemaSource(bolt)
+    registry = GraphSchemaSource(bolt.driver, bolt.database, bolt.uri)
     registry.publish(load_document(SEED_SCHEMA))
     with Gate(EventLog(db_path, inline=[StateProjection()]), registry) as g:
         yield g, registry
@@ -157,7 +157,8 @@ def test_row_10_refresh_after_adding_event_to_the_graph(graph_gate: Any, bolt: B
 def test_an_unreachable_registry_keeps_the_previous_snapshot(graph_gate: Any) -> None:
     gate, registry = graph_gate
     gate.refresh_schema_cache()
-    registry.target = BoltTarget("bolt://127.0.0.1:9", "x", "y", None, "neo4j", retry_seconds=0.5)
+    gone = BoltTarget("bolt://127.0.0.1:9", "x", "y", None, "neo4j", retry_seconds=0.5)
+    registry._driver = gone.driver  # the server went away
     with pytest.raises(SchemaSourceUnavailable):
         registry.load()
     refreshed = gate.refresh_schema_cache()

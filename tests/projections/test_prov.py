@@ -9,8 +9,8 @@ from rdflib import Graph
 from rdflib.namespace import PROV
 
 from writegate.eventlog import Event
+from writegate.language import node_identity
 from writegate.projections.prov import WG, ProvProjector, export, node_iri
-from writegate.projections.vocabulary import node_identity
 
 PREFIXES = f"PREFIX prov: <{PROV}>\nPREFIX wg: <{WG}>\nPREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
 ALICE = node_iri(node_identity("Person", {"name": "Alice"}))

@@ -36,6 +36,11 @@ class Payload(BaseModel):
         """The payload as the log stores it (JSON-ready, aliases, unset markers left out)."""
         return self.model_dump(mode="json", by_alias=True)
 
+    @property
+    def subject(self) -> str:
+        """What the event is about, in one string (an identity, a schema version)."""
+        return ""
+
 
 class GraphPayload(Payload):
     """A change to the graph; ``batch_item`` numbers it within the batch it came in."""
@@ -50,6 +55,10 @@ class NodeWritten(GraphPayload):
     properties: dict[str, Any]  # the change, as SET n += properties (null removes)
     created: bool
     stub_resolved: bool  # the node existed only as a relationship's endpoint until now
+
+    @property
+    def subject(self) -> str:
+        return self.node.identity
 
 
 class RelationshipWritten(GraphPayload):
@@ -68,12 +77,20 @@ class RelationshipWritten(GraphPayload):
     def stream(self) -> str:
         return relationship_stream(self.identity)
 
+    @property
+    def subject(self) -> str:
+        return self.identity
+
 
 class NodeDeleted(GraphPayload):
     event_type: ClassVar[str] = "node.deleted"
 
     node: NodeRef
     detached: list[str]  # identities of the relationships deleted first (detach)
+
+    @property
+    def subject(self) -> str:
+        return self.node.identity
 
 
 class RelationshipDeleted(GraphPayload):
@@ -89,12 +106,20 @@ class RelationshipDeleted(GraphPayload):
     def stream(self) -> str:
         return relationship_stream(self.identity)
 
+    @property
+    def subject(self) -> str:
+        return self.identity
+
 
 class SchemaPublished(Payload):
     event_type: ClassVar[str] = "schema.published"
 
     document: dict[str, Any]  # the schema document, as published (gate.schema parses it)
     version: str
+
+    @property
+    def subject(self) -> str:
+        return self.version
 
 
 class UnknownPayload(Payload):

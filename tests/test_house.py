@@ -1,0 +1,114 @@
+"""House rules that keep the code base navigable, checked on the source itself.
+
+* the event language is read through its models: no payload or provenance is read by
+  string key, and no event type is spelled, outside ``writegate.language``;
+* dependencies follow the arrows of DESIGN.md (``docs/design.md``);
+* each table has one owner: SQL naming it appears only in its owner's package;
+* modules stay small.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from writegate.language import EVENT_TYPES
+
+PARTS = {  # package part -> its folder in the checkout
+    "eventlog": ROOT / "eventlog",
+    "gate": ROOT / "gate",
+    "projections": ROOT / "projections",
+    "cli": ROOT / "cli",
+    "language": ROOT / "writegate" / "language",
+}
+MAX_LINES = 400
+
+
+def modules(*parts: str) -> Iterator[tuple[str, Path]]:
+    for part in parts or tuple(PARTS):
+        for path in sorted(PARTS[part].rglob("*.py")):
+            yield part, path
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+def test_payloads_and_event_types_are_read_only_through_the_language() -> None:
+    key_read = re.compile(r"\b(payload|provenance)(\[\s*['\"]|\.get\()")
+    type_literal = re.compile("|".join(re.escape(f'"{t}"') for t in EVENT_TYPES))
+    offenders = []
+    for _, path in modules("eventlog", "gate", "projections", "cli"):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if key_read.search(line) or type_literal.search(line):
+                offenders.append(f"{_name(path)}:{number}: {line.strip()}")
+    assert offenders == []
+
+
+ALLOWED = {  # what each part may import from the others (prefixes of writegate.<module>)
+    "eventlog": set(),
+    "language": {"eventlog"},
+    "projections": {"eventlog", "language", "projections"},
+    "gate": {"eventlog", "language", "gate", "projections.state"},
+    "cli": {"eventlog", "language", "gate", "projections", "cli"},
+}
+
+
+def _imports(path: Path) -> Iterator[str]:
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        for name in names:
+            if name.startswith("writegate."):
+                yield name.removeprefix("writegate.")
+
+
+def test_dependencies_follow_the_arrows() -> None:
+    offenders = []
+    for part, path in modules():
+        for target in _imports(path):
+            own = target.split(".")[0] == part
+            allowed = own or any(
+                target == prefix or target.startswith(prefix + ".") for prefix in ALLOWED[part]
+            )
+            if not allowed:
+                offenders.append(f"{_name(path)} imports writegate.{target}")
+    assert offenders == []
+
+
+OWNERS = {  # table -> the only folder whose code may name it in SQL
+    r"events|event_streams|idempotency": PARTS["eventlog"],
+    r"state_nodes|state_relationships": PARTS["projections"] / "state",
+    r"rejections": PARTS["gate"] / "rejections.py",
+}
+SQL = r"\b(?:FROM|INTO|UPDATE|JOIN|TABLE(?: IF NOT EXISTS)?|ON)\s+(?:{tables})\b"
+
+
+@pytest.mark.parametrize("tables", list(OWNERS))
+def test_each_table_has_one_owner(tables: str) -> None:
+    pattern = re.compile(SQL.format(tables=tables))
+    owner = OWNERS[tables]
+    offenders = [
+        _name(path)
+        for _, path in modules()
+        if pattern.search(path.read_text()) and not (path == owner or owner in path.parents)
+    ]
+    assert offenders == []
+
+
+def test_modules_stay_small() -> None:
+    large = [
+        f"{_name(path)}: {count} lines"
+        for _, path in modules()
+        if (count := len(path.read_text().splitlines())) > MAX_LINES
+    ]
+    assert large == []
