@@ -27,7 +27,8 @@ from writegate.cli.common import (
 )
 from writegate.cli.stores import projection_checkpoints
 from writegate.gate import Gate
-from writegate.gate.audit import Auditor, Facet, ProjectionLag, Report, Summary, Trail, build_report
+from writegate.gate.audit import Auditor, Facet, Summary, Trail
+from writegate.gate.report import ProjectionLag, Report, build_report
 from writegate.language import node_identity, relationship_identity
 
 FORMATS = ("table", "json", "jsonl")

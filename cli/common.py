@@ -28,7 +28,12 @@ if TYPE_CHECKING:  # loaded when a command opens the log, not for --help
 
 DB_ENV = "WRITEGATE_DB"
 DEFAULT_CONFIG = Path("writegate.toml")  # read by ``cli.config`` when no --config is given
-SETTINGS_ENV = ("WRITEGATE_PROJECTIONS", "WRITEGATE_SCHEMA_SOURCE")  # ``cli.config.Settings``
+SETTINGS_ENV = (  # the variables ``cli.config.Settings`` reads
+    "WRITEGATE_PROJECTIONS",
+    "WRITEGATE_SCHEMA_SOURCE",
+    "WRITEGATE_SERVE",
+    "WRITEGATE_LIMITS",
+)
 
 
 class Context:
@@ -67,17 +72,27 @@ class Context:
         from writegate.gate import Gate
         from writegate.projections.state import StateProjection
 
-        settings = self.settings() if self.schema_file is None and self.configured() else None
-        if settings is not None and settings.schema_source is not None:
+        settings = self.settings() if self.configured() else None
+        limits = settings.limits if settings is not None else None
+        policy = settings.serve.unknown_label_policy if settings is not None else None
+        if self.schema_file is None and settings is not None and settings.schema_source:
             log = EventLog(self.db, inline=[StateProjection()], create=create, readonly=readonly)
             source = settings.schema_source.open(settings.projections)
-            return Gate(log, source, default_actor=self.actor)
+            return Gate(
+                log,
+                source,
+                default_actor=self.actor,
+                limits=limits,
+                unknown_label_policy=policy,
+            )
         return Gate.open(
             self.db,
             create=create,
             schema_file=self.schema_file,
             default_actor=self.actor,
             readonly=readonly,
+            limits=limits,
+            unknown_label_policy=policy,
         )
 
 

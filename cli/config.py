@@ -43,6 +43,7 @@ from pydantic_settings import (
 )
 
 from writegate.eventlog import EventLog
+from writegate.gate.limits import Limits
 
 if TYPE_CHECKING:  # each store's code (the Bolt driver, rdflib) loads only when it is opened
     from writegate.gate.schema.graph import GraphSchemaSource
@@ -164,6 +165,32 @@ class GraphSchemaConfig(BaseModel):
         return graph.registry()
 
 
+Role = Literal["writer", "reader", "auditor", "admin"]
+
+
+class ServeSettings(BaseModel):
+    """Every ``writegate serve`` option, settable in ``[serve]`` and as
+    ``WRITEGATE_SERVE__<OPTION>``; an option given on the command line wins."""
+
+    model_config = _STRICT
+
+    http: bool = False
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=1, le=65535)
+    public_hosts: list[str] = Field(default_factory=list)
+    allow_origins: list[str] = Field(default_factory=list)
+    tokens: Path | None = None
+    agent_id: str = "stdio-agent"
+    roles: list[Role] = Field(default_factory=lambda: list[Role](["writer"]))
+    policy: list[Path] = Field(default_factory=list)
+    tools: Literal["all", "generic", "labels"] = "all"
+    log_level: Literal["debug", "info", "warning", "error"] = "warning"
+    log_format: Literal["plain", "json"] = "plain"
+    access_log: bool = False
+    metrics: bool = False
+    unknown_label_policy: Literal["remap", "reject"] | None = None
+
+
 class ConfigError(ValueError):
     """The configuration file is unreadable or invalid; the message says where."""
 
@@ -175,6 +202,8 @@ class Settings(BaseSettings):
 
     projections: dict[str, ProjectionConfig] = Field(default_factory=dict)
     schema_source: GraphSchemaConfig | None = None
+    serve: ServeSettings = Field(default_factory=ServeSettings)
+    limits: Limits | None = None  # how large a write may be (over the schema's own)
 
     @classmethod
     def settings_customise_sources(

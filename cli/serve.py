@@ -1,49 +1,50 @@
 """``writegate serve`` and ``writegate token``: the MCP server and its credentials.
 
-Thin faces over ``gate.server``: ``serve`` builds a ``WritegateServer`` over the
-same ``Gate`` the other commands use; ``token create`` calls ``create_token``.
+Thin faces over ``gate.server``: ``serve`` builds a ``WritegateServer`` over the same
+``Gate`` the other commands use; ``token create`` calls ``create_token``. Every ``serve``
+option can also come from ``[serve]`` in ``writegate.toml`` or ``WRITEGATE_SERVE__<OPTION>``
+(a flag given on the command line wins); the tokens file lives beside the log unless
+told otherwise, and ``serve`` says which one it reads.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
-import anyio
 import click
 
 from writegate.cli.common import Context, fail, opened, pass_ctx
-from writegate.gate.identifiers import is_agent_id
-from writegate.gate.server.app import HostPolicy, WritegateServer, serve_http
-from writegate.gate.server.policy import ROLES, Policy, PolicyError, Principal
-from writegate.gate.server.tokens import TokenFileError, TokenStore, create_token, revoke_agent
 
 AGENT_ENV = "WRITEGATE_AGENT_ID"
 ROLES_ENV = "WRITEGATE_AGENT_ROLES"
 TOKENS_ENV = "WRITEGATE_TOKENS"
+ROLES = ("writer", "reader", "auditor", "admin")
 
 
-def tokens_path(ctx: Context, given: Path | None) -> Path:
-    """The tokens file: ``--tokens``, env WRITEGATE_TOKENS, else beside the log."""
+def tokens_path(ctx: Context, given: Path | None, configured: Path | None = None) -> Path:
+    """The tokens file: ``--tokens``, env WRITEGATE_TOKENS, ``[serve] tokens``, else beside
+    the log (``<db>.tokens.json``): one home per log, so tokens and log cannot drift apart."""
     if given is not None:
         return given
     if env := os.environ.get(TOKENS_ENV):
         return Path(env)
-    return ctx.db.with_name(ctx.db.name + ".tokens.json")
+    return configured or ctx.db.with_name(ctx.db.name + ".tokens.json")
 
 
 tokens_option = click.option(
     "--tokens",
     "tokens_file",
     type=click.Path(dir_okay=False, path_type=Path),
-    help=f"Tokens file (env {TOKENS_ENV}; default: <db>.tokens.json).",
+    help=f"Tokens file (env {TOKENS_ENV}; default: <db>.tokens.json beside the log).",
 )
 
 
 @click.command()
-@click.option("--http", "use_http", is_flag=True, help="Serve Streamable HTTP instead of stdio.")
-@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
-@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
+@click.option("--http", "use_http", is_flag=True, default=None, help="Serve Streamable HTTP.")
+@click.option("--host", help="HTTP bind address [default: 127.0.0.1].")
+@click.option("--port", type=click.IntRange(1, 65535), help="HTTP port [default: 8765].")
 @click.option(
     "--public-host",
     "public_hosts",
@@ -57,16 +58,14 @@ tokens_option = click.option(
 @click.option(
     "--agent-id",
     envvar=AGENT_ENV,
-    default="stdio-agent",
-    show_default=True,
-    help=f"The agent a stdio client is (env {AGENT_ENV}); over HTTP the token says.",
+    help=f"The agent a stdio client is (env {AGENT_ENV}) [default: stdio-agent].",
 )
 @click.option(
     "--role",
     "roles",
     multiple=True,
     type=click.Choice(ROLES),
-    help=f"Role(s) of the stdio agent (env {ROLES_ENV}, comma-separated; default writer).",
+    help=f"Role(s) of the stdio agent (env {ROLES_ENV}, comma-separated) [default: writer].",
 )
 @click.option(
     "--policy",
@@ -75,50 +74,172 @@ tokens_option = click.option(
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="Cedar policy file(s) replacing the default roles (repeatable; joined in order).",
 )
+@click.option(
+    "--tools",
+    type=click.Choice(("all", "generic", "labels")),
+    help="Which write tools to offer: the generic ones, the per-label ones, or all.",
+)
+@click.option(
+    "--log-level", type=click.Choice(("debug", "info", "warning", "error")), help="[warning]"
+)
+@click.option("--log-format", type=click.Choice(("plain", "json")), help="Log lines [plain].")
+@click.option("--access-log", is_flag=True, default=None, help="Log every HTTP request.")
+@click.option("--metrics", is_flag=True, default=None, help="Serve Prometheus /metrics (HTTP).")
 @pass_ctx
-def serve(
-    ctx: Context,
-    use_http: bool,
-    host: str,
-    port: int,
-    public_hosts: tuple[str, ...],
-    origins: tuple[str, ...],
-    tokens_file: Path | None,
-    agent_id: str,
-    roles: tuple[str, ...],
-    policy_files: tuple[Path, ...],
-) -> None:
+def serve(ctx: Context, /, **flags: Any) -> None:
     """Serve the gate to agents over MCP (stdio by default, or --http with bearer tokens)."""
-    if not is_agent_id(agent_id):
-        fail(f"--agent-id {agent_id!r} must be 1-64 letters, digits, '_', '-' or '.'", 2)
-    if not roles:
-        env_roles = os.environ.get(ROLES_ENV, "")
-        roles = tuple(r.strip() for r in env_roles.split(",") if r.strip()) or ("writer",)
-        if unknown := [r for r in roles if r not in ROLES]:
-            fail(f"{ROLES_ENV} names unknown role(s) {unknown}; use some of {list(ROLES)}", 2)
+    from writegate.gate.identifiers import is_agent_id
+    from writegate.gate.server.observe import Metrics, configure_logging
+    from writegate.gate.server.policy import Policy, PolicyError, Principal
+
+    options = _options(ctx, flags)
+    if not is_agent_id(options["agent_id"]):
+        fail(f"--agent-id {options['agent_id']!r} must be 1-64 letters, digits, '_', '-' or '.'", 2)
     try:
-        policy = Policy.load(policy_files)
+        policy = Policy.load(options["policy"])
     except PolicyError as exc:
         fail(str(exc), 2)
+    configure_logging(options["log_level"], options["log_format"])
+    sock = _bind(options) if options["http"] else None  # a taken port: one line, no banner
     with opened(ctx, create=True) as gate:
+        _warn_without_schema(gate, ctx)
+        from writegate.gate.server.app import WritegateServer
+
+        metrics = Metrics(_lags(ctx, gate)) if options["metrics"] else None
         server = WritegateServer(
-            gate, policy, stdio_principal=Principal(agent_id, roles, transport="stdio")
+            gate,
+            policy,
+            stdio_principal=Principal(options["agent_id"], options["roles"], transport="stdio"),
+            tools=options["tools"],
+            metrics=metrics,
         )
-        if not use_http:
-            anyio.run(server.run_stdio)
+        if sock is None:
+            import anyio
+
+            from writegate.gate.server.stdio import run_stdio
+
+            anyio.run(run_stdio, server.server, server.too_deep)
             return
-        path = tokens_path(ctx, tokens_file)
-        try:
-            tokens = TokenStore(path)
-        except TokenFileError as exc:
-            fail(str(exc))
-        click.echo(f"writegate MCP on http://{host}:{port}/mcp (tokens: {path})", err=True)
-        serve_http(server, tokens, HostPolicy(host, port, public_hosts, origins))
+        _serve_http(ctx, server, sock, options)
+
+
+def _options(ctx: Context, flags: dict[str, Any]) -> dict[str, Any]:
+    """Flags over ``[serve]`` settings over defaults (settings also read the environment)."""
+    from writegate.cli.config import ServeSettings
+
+    configured = ctx.settings().serve if ctx.configured() else ServeSettings()
+    roles = flags["roles"] or _env_roles() or tuple(configured.roles)
+    return {
+        "http": flags["use_http"] if flags["use_http"] is not None else configured.http,
+        "host": flags["host"] or configured.host,
+        "port": flags["port"] or configured.port,
+        "public_hosts": flags["public_hosts"] or tuple(configured.public_hosts),
+        "origins": flags["origins"] or tuple(configured.allow_origins),
+        "tokens": tokens_path(ctx, flags["tokens_file"], configured.tokens),
+        "agent_id": flags["agent_id"] or configured.agent_id,
+        "roles": roles,
+        "policy": flags["policy_files"] or tuple(configured.policy),
+        "tools": flags["tools"] or configured.tools,
+        "log_level": flags["log_level"] or configured.log_level,
+        "log_format": flags["log_format"] or configured.log_format,
+        "access_log": flags["access_log"] or configured.access_log,
+        "metrics": flags["metrics"] or configured.metrics,
+    }
+
+
+def _env_roles() -> tuple[str, ...]:
+    roles = tuple(r.strip() for r in os.environ.get(ROLES_ENV, "").split(",") if r.strip())
+    if unknown := [r for r in roles if r not in ROLES]:
+        fail(f"{ROLES_ENV} names unknown role(s) {unknown}; use some of {list(ROLES)}", 2)
+    return roles
+
+
+def _bind(options: dict[str, Any]) -> Any:
+    from writegate.gate.server.http import PortTaken, bind
+
+    try:
+        return bind(options["host"], options["port"])
+    except PortTaken as exc:
+        fail(str(exc))
+
+
+def _warn_without_schema(gate: Any, ctx: Context) -> None:
+    from writegate.gate.schema import SchemaSourceUnavailable
+
+    try:
+        gate.current_schema()
+    except SchemaSourceUnavailable as exc:
+        click.echo(
+            f"warning: no schema to check writes against ({exc}); every write is refused "
+            f"until one is published: writegate --db {ctx.db} schema publish FILE",
+            err=True,
+        )
+
+
+def _lags(ctx: Context, gate: Any) -> Any:
+    """The projections' lag for /metrics (NaN for one that cannot be asked)."""
+    if not ctx.configured():
+        return None
+    settings = ctx.settings()
+
+    def lags() -> dict[str, float]:
+        from writegate.cli.stores import projection_checkpoints
+
+        rows = projection_checkpoints(settings, gate.log)
+        return {r.name: float("nan") if r.lag is None else float(r.lag) for r in rows}
+
+    return lags
+
+
+def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -> None:
+    from writegate.gate.server.http import HostPolicy, Probes, http_app, serve
+    from writegate.gate.server.tokens import TokenFileError, TokenStore
+
+    try:
+        tokens = TokenStore(options["tokens"])
+    except TokenFileError as exc:
+        fail(str(exc))
+    agents = tokens.agents()
+    hosts = HostPolicy(
+        options["host"], options["port"], options["public_hosts"], options["origins"]
+    )
+    metrics = server.metrics if options["metrics"] else None
+    probes = Probes(
+        health=server.health,
+        metrics=(lambda: metrics.exposition(server.gate.log.head()[0])) if metrics else None,
+    )
+    app = http_app(
+        server.server.streamable_http_app,
+        tokens,
+        hosts,
+        probes,
+        max_body=server.gate.limits().max_request_bytes,
+    )
+    click.echo(
+        f"writegate MCP on http://{options['host']}:{options['port']}/mcp; tokens: "
+        f"{options['tokens']} ({len(agents)} agent{'s' * (len(agents) != 1)})",
+        err=True,
+    )
+    if not agents:
+        click.echo(
+            f"warning: no agent holds a token, so every request is refused (401): "
+            f"writegate --db {ctx.db} token create AGENT --role writer",
+            err=True,
+        )
+    serve(app, sock, access_log=options["access_log"])
 
 
 @click.group()
 def token() -> None:
     """Bearer tokens for the HTTP transport (the file keeps only their SHA-256)."""
+
+
+def _token_file(ctx: Context, given: Path | None) -> Path:
+    """The tokens file of the log at --db, which must exist (or --tokens, explicitly):
+    a token made for a log nobody serves is a token nobody can use."""
+    if given is None and not os.environ.get(TOKENS_ENV) and not ctx.db.exists():
+        fail(f"no writegate log at {ctx.db}: pass the --db you serve (or --tokens FILE)", 2)
+    return tokens_path(ctx, given)
 
 
 @token.command("create")
@@ -133,7 +254,9 @@ def token_create(
     ctx: Context, agent: str, roles: tuple[str, ...], note: str, tokens_file: Path | None
 ) -> None:
     """Create a token for AGENT and print it once (only its hash is stored)."""
-    path = tokens_path(ctx, tokens_file)
+    from writegate.gate.server.tokens import TokenFileError, create_token
+
+    path = _token_file(ctx, tokens_file)
     try:
         secret = create_token(path, agent, roles, note)
     except TokenFileError as exc:
@@ -148,7 +271,9 @@ def token_create(
 @pass_ctx
 def token_revoke(ctx: Context, agent: str, tokens_file: Path | None) -> None:
     """Remove every token of AGENT."""
-    path = tokens_path(ctx, tokens_file)
+    from writegate.gate.server.tokens import TokenFileError, revoke_agent
+
+    path = _token_file(ctx, tokens_file)
     try:
         removed = revoke_agent(path, agent)
     except TokenFileError as exc:

@@ -19,7 +19,6 @@ from writegate.eventlog.events import format_timestamp
 from writegate.gate.rejections import RejectionLog
 from writegate.language import (
     GRAPH_EVENT_TYPES,
-    GraphPayload,
     NodeDeleted,
     NodeWritten,
     Payload,
@@ -74,6 +73,39 @@ class Trail(BaseModel):
     identity: str
     exists: bool
     entries: list[TrailEntry]
+
+
+class AuditEvent(BaseModel):
+    """An event as an auditor reads it: all of it, and its place in the chain."""
+
+    model_config = _OUT
+
+    seq: int
+    occurred_at: str
+    type: str
+    agent: str
+    session: str | None
+    transport: str
+    payload: dict[str, Any]
+    provenance: dict[str, Any] | None
+    hash: str
+
+
+class AuditEvents(BaseModel):
+    model_config = _OUT
+
+    events: list[AuditEvent]
+    next_cursor: str | None
+
+
+class NewestEvents(BaseModel):
+    """The newest events that pass the filters, newest first; older ones continue from
+    ``next_to_seq`` (pass it as ``to_seq``)."""
+
+    model_config = _OUT
+
+    events: list[Event]
+    next_to_seq: int | None
 
 
 class Histogram(BaseModel):
@@ -142,7 +174,7 @@ def _diff(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Change]:
     }
 
 
-def _subject(payload: Payload) -> tuple[str, str] | None:
+def subject_of(payload: Payload) -> tuple[str, str] | None:
     """(label or type, identity) the event is mainly about."""
     match payload:
         case NodeWritten(node=node) | NodeDeleted(node=node):
@@ -244,6 +276,81 @@ class Auditor:
             confidence=provenance.confidence if provenance else None,
         )
 
+    def events(
+        self,
+        *,
+        after: int = 0,
+        limit: int = 50,
+        agent: str | None = None,
+        types: list[str] | None = None,
+        stream: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> AuditEvents:
+        """One page of the log, filtered: every accepted write with its actor, provenance
+        and hash; continue with ``next_cursor``."""
+        page = self.log.read(
+            after_seq=after,
+            limit=limit,
+            agent=agent,
+            types=types,
+            stream=stream,
+            since=since,
+            until=until,
+        )
+        return AuditEvents(
+            events=[
+                AuditEvent(
+                    seq=e.seq,
+                    occurred_at=format_timestamp(e.occurred_at),
+                    type=e.type,
+                    agent=e.actor.agent,
+                    session=e.actor.session,
+                    transport=e.actor.transport,
+                    payload=e.payload,
+                    provenance=e.provenance,
+                    hash=e.hash,
+                )
+                for e in page.events
+            ],
+            next_cursor=str(page.next_after) if page.next_after is not None else None,
+        )
+
+    def newest(
+        self,
+        *,
+        limit: int = 50,
+        to_seq: int | None = None,
+        agent: str | None = None,
+        types: list[str] | None = None,
+        stream: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> NewestEvents:
+        """The log read backwards from ``to_seq`` (or the head): seq windows that double in
+        size until ``limit`` events pass the filters, so a recent page costs a recent read,
+        however long the log."""
+        filters: dict[str, Any] = {"agent": agent, "types": types, "stream": stream}
+        log = self.log
+        with log.snapshot():
+            high = log.head()[0] if to_seq is None else to_seq
+            if until is not None:
+                high = min(high, log.last_seq_at(until))
+            floor = 0
+            if since is not None:
+                first = log.read(since=since, limit=1).events
+                floor = first[0].seq - 1 if first else high
+            found: list[Event] = []
+            window = max(limit + 1, 256)
+            while high > floor and len(found) <= limit:
+                low = max(high - window, floor)
+                found = [*log.iter_events(after_seq=low, to_seq=high, **filters), *found]
+                high, window = low, window * 2
+        newest_first = found[::-1]
+        events = newest_first[:limit]
+        more = len(newest_first) > limit
+        return NewestEvents(events=events, next_to_seq=events[-1].seq - 1 if more else None)
+
     def summary(
         self,
         facet: Facet,
@@ -265,7 +372,7 @@ class Auditor:
                 hit = provenance is not None and provenance.extraction_method == value
             if hit:
                 chosen.append((event, payload_of(event), provenance))
-        labels = Counter(subject[0] for _, p, _ in chosen if (subject := _subject(p)))
+        labels = Counter(subject[0] for _, p, _ in chosen if (subject := subject_of(p)))
         written = [
             (e, prov) for e, p, prov in chosen if isinstance(p, NodeWritten | RelationshipWritten)
         ]
@@ -283,91 +390,3 @@ class Auditor:
             last_at=format_timestamp(last.occurred_at) if last else None,
             confidence=histogram(prov.confidence if prov else 0.0 for _, prov in written),
         )
-
-
-class ProjectionLag(BaseModel):
-    model_config = _OUT
-
-    name: str
-    checkpoint: int | None
-    lag: int | None
-    error: str | None = None
-
-
-class Report(BaseModel):
-    """One page an auditor can hand on."""
-
-    model_config = _OUT
-
-    events: int
-    head_seq: int
-    head_hash: str
-    chain_ok: bool
-    chain_detail: str
-    first_at: str | None
-    last_at: str | None
-    writes_by_agent: dict[str, int]
-    rejections_by_agent: dict[str, int]
-    rejections_by_code: dict[str, int]
-    writes_by_method: dict[str, int]
-    writes_by_label: dict[str, int]
-    confidence: Histogram
-    remaps: dict[str, int]  # "':person' -> Person": how often schema drift was caught
-    unresolved_stubs: int
-    projections: list[ProjectionLag]
-
-
-def _sorted(counter: Counter[str]) -> dict[str, int]:
-    return dict(sorted(counter.items(), key=lambda item: (-item[1], item[0])))
-
-
-def build_report(
-    auditor: Auditor, unresolved_stubs: int, projections: list[ProjectionLag]
-) -> Report:
-    log = auditor.log
-    with log.snapshot():  # the chain, the head and the counts from one commit
-        verified = log.verify()
-        head_seq, head_hash = log.head()
-        by_agent: Counter[str] = Counter()
-        by_method: Counter[str] = Counter()
-        by_label: Counter[str] = Counter()
-        remaps: Counter[str] = Counter()
-        confidences: list[float] = []
-        first = last = None
-        for event in log.iter_events():
-            first = first or event
-            last = event
-            payload = payload_of(event)
-            if not isinstance(payload, GraphPayload):
-                continue
-            provenance = provenance_of(event)
-            by_agent[event.actor.agent] += 1
-            by_method[provenance.extraction_method if provenance else "?"] += 1
-            if subject := _subject(payload):
-                by_label[subject[0]] += 1
-            match payload:
-                case NodeWritten(node=node) if node.remapped_from:
-                    remaps[f"{node.remapped_from} -> {node.label}"] += 1
-                case RelationshipWritten(remapped_from=crumb) if crumb:
-                    remaps[f"{crumb} -> {payload.type}"] += 1
-            if isinstance(payload, NodeWritten | RelationshipWritten) and provenance:
-                confidences.append(provenance.confidence)
-    rejected = list(auditor.rejections.read())
-    return Report(
-        events=head_seq,
-        head_seq=head_seq,
-        head_hash=head_hash,
-        chain_ok=verified.ok,
-        chain_detail=verified.describe(),
-        first_at=format_timestamp(first.occurred_at) if first else None,
-        last_at=format_timestamp(last.occurred_at) if last else None,
-        writes_by_agent=_sorted(by_agent),
-        rejections_by_agent=_sorted(Counter(r.agent for r in rejected)),
-        rejections_by_code=_sorted(Counter(r.error_code for r in rejected)),
-        writes_by_method=_sorted(by_method),
-        writes_by_label=_sorted(by_label),
-        confidence=histogram(confidences),
-        remaps=_sorted(remaps),
-        unresolved_stubs=unresolved_stubs,
-        projections=projections,
-    )

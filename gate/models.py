@@ -7,7 +7,7 @@ not an exception, so every transport returns it the same way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
@@ -33,48 +33,76 @@ _RESULT = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built whe
 M = TypeVar("M", bound=BaseModel)
 
 
+def _text(description: str, longest: int = 200) -> Any:
+    return Field(min_length=1, max_length=longest, description=description)
+
+
+LABEL = "The node's label, e.g. Person; a synonym the schema knows is remapped to it."
+KEYS = "The properties that identify the node (its merge keys), e.g. {\"name\": \"Ada\"}."
+RTYPE = "The relationship type, e.g. WORKS_FOR; a synonym the schema knows is remapped."
+
+
 class Provenanced(BaseModel):
     """Fields every write declares; the gate turns them into computed provenance."""
 
     model_config = _REQUEST
 
-    source: StrictStr = Field(min_length=1, max_length=2000)
-    extraction_method: StrictStr = Field(min_length=1, max_length=100)
-    reliability: Reliability = 0.5
-    if_version: StrictInt | None = Field(default=None, ge=0)
+    source: StrictStr = _text("Where the claim came from: a URL, a file, a tool.", 2000)
+    extraction_method: StrictStr = _text("How the claim was obtained; it sets the confidence.", 100)
+    reliability: Reliability = Field(
+        default=0.5,
+        description="How reliable the source is, from 0 to 1 (outside values are clamped).",
+        json_schema_extra={"minimum": 0, "maximum": 1},
+    )
+    if_version: StrictInt | None = Field(
+        default=None,
+        ge=0,
+        description="Write only if the target is at this version (0: must not exist yet).",
+    )
 
 
 class WriteNodeRequest(Provenanced):
-    label: StrictStr = Field(min_length=1, max_length=200)
-    merge_keys: Keys
-    properties: dict[str, Any] = Field(default_factory=dict)
-    # reject (NODE_ALREADY_EXISTS) instead of merging into an existing node; a stub (an
-    # endpoint a relationship created) is filled in, since nobody wrote it as a node
-    create_only: StrictBool = False
+    label: StrictStr = _text(LABEL)
+    merge_keys: Keys = Field(description=KEYS)
+    properties: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Properties to set (scalars or lists of scalars); null removes one.",
+    )
+    create_only: StrictBool = Field(
+        default=False,
+        description="Refuse (NODE_ALREADY_EXISTS) rather than merge into an existing node.",
+    )
 
 
 class WriteRelationshipRequest(Provenanced):
-    type: StrictStr = Field(min_length=1, max_length=200)
-    from_label: StrictStr = Field(min_length=1, max_length=200)
-    from_keys: Keys
-    to_label: StrictStr = Field(min_length=1, max_length=200)
-    to_keys: Keys
-    properties: dict[str, Any] = Field(default_factory=dict)
-    endpoint_policy: EndpointPolicy = "fail_if_missing"
+    type: StrictStr = _text(RTYPE)
+    from_label: StrictStr = _text("The start node's label.")
+    from_keys: Keys = Field(description="The start node's merge keys.")
+    to_label: StrictStr = _text("The end node's label.")
+    to_keys: Keys = Field(description="The end node's merge keys.")
+    properties: dict[str, Any] = Field(
+        default_factory=dict, description="Properties of the relationship; null removes one."
+    )
+    endpoint_policy: EndpointPolicy = Field(
+        default="fail_if_missing",
+        description="fail_if_missing, or merge_endpoints: create missing endpoints as stubs.",
+    )
 
 
 class DeleteNodeRequest(Provenanced):
-    label: StrictStr = Field(min_length=1, max_length=200)
-    merge_keys: Keys
-    detach: StrictBool = False
+    label: StrictStr = _text(LABEL)
+    merge_keys: Keys = Field(description=KEYS)
+    detach: StrictBool = Field(
+        default=False, description="Also delete the node's relationships (each an event)."
+    )
 
 
 class DeleteRelationshipRequest(Provenanced):
-    type: StrictStr = Field(min_length=1, max_length=200)
-    from_label: StrictStr = Field(min_length=1, max_length=200)
-    from_keys: Keys
-    to_label: StrictStr = Field(min_length=1, max_length=200)
-    to_keys: Keys
+    type: StrictStr = _text(RTYPE)
+    from_label: StrictStr = _text("The start node's label.")
+    from_keys: Keys = Field(description="The start node's merge keys.")
+    to_label: StrictStr = _text("The end node's label.")
+    to_keys: Keys = Field(description="The end node's merge keys.")
 
 
 BATCH_OPERATIONS = ("write_node", "write_relationship", "delete_node", "delete_relationship")
@@ -197,18 +225,25 @@ def dump(result: BaseModel) -> dict[str, Any]:
     return result.model_dump(mode="json", by_alias=True)
 
 
-def parse_request(model: type[M], arguments: Mapping[str, Any]) -> M:
-    """Strict validation; any failure is one ``INVALID_ARGUMENT`` listing the fields."""
+CodeOf = Callable[[Mapping[str, Any]], ErrorCode]  # a pydantic error -> the gate's code
+
+
+def parse_request(
+    model: type[M], arguments: Mapping[str, Any], code_of: CodeOf | None = None
+) -> M:
+    """Strict validation; any failure is one rejection listing the fields, whose code is
+    ``INVALID_ARGUMENT`` unless ``code_of`` names a more precise one for the first error."""
     try:
         return model.model_validate(arguments)
     except ValidationError as exc:
+        raw = exc.errors(include_url=False)
         errors = [
             {"field": ".".join(str(p) for p in e["loc"]) or "arguments", "problem": e["msg"]}
-            for e in exc.errors(include_url=False)
+            for e in raw
         ]
         first = errors[0]
         raise GateRejection(
-            ErrorCode.INVALID_ARGUMENT,
+            code_of(raw[0]) if code_of is not None else ErrorCode.INVALID_ARGUMENT,
             f"{first['field']}: {first['problem']}"
             + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
             {"errors": errors[:20]},

@@ -1,4 +1,4 @@
-"""The MCP server: the tool catalog behind the official SDK's lowlevel ``Server``, stdio or HTTP.
+"""The MCP server: the tool catalog behind the official SDK's lowlevel ``Server``.
 
 One place decides every call (``WritegateServer._call_tool``):
 
@@ -6,61 +6,53 @@ One place decides every call (``WritegateServer._call_tool``):
    server's configured agent over stdio; arguments never name the actor;
 2. a tool the agent may not use is answered exactly like a tool that does not
    exist (seed 002 §B.8), so the catalog cannot be probed;
-3. the tool runs in a worker thread (SQLite blocks) and its outcome goes through
-   ``classify``: a gate rejection is a tool result with ``isError`` and the seed
-   000 shape; anything else is an internal failure and a JSON-RPC error.
+3. the tool's outcome goes through ``classify``: a gate rejection is a tool result
+   with ``isError`` and the seed 000 shape; anything else is an internal failure,
+   logged once with its traceback and answered as a JSON-RPC error.
 
-The catalog is the built-in tools plus the per-type tools of the current schema
-snapshot; when ``refresh_schema_cache`` changes the snapshot, clients are told
+The catalog (``gate.server.catalog``) follows the schema snapshot; when
+``refresh_schema_cache`` changes it, clients are told
 (``notifications/tools/list_changed``, or a ``subscriptions/listen`` event on the
-2026-07-28 wire).
+2026-07-28 wire). Transports: ``gate.server.stdio`` and ``gate.server.http``.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+import weakref
+from dataclasses import replace
 from typing import Any
 
 import anyio
 import mcp_types as types
 import orjson
-import uvicorn
-from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 from pydantic import BaseModel
-from starlette.applications import Starlette
-from starlette.datastructures import Headers
-from starlette.responses import PlainTextResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from writegate.gate.api import Gate
-from writegate.gate.errors import GateRejection
+from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import RefreshResult, Rejected, dump
 from writegate.gate.reads import GraphReader
 from writegate.gate.schema import SchemaSourceUnavailable
 from writegate.gate.schema.registry import describe_registry
-from writegate.gate.server.catalog import BUILTIN_TOOLS, ToolCall, ToolSpec
+from writegate.gate.server.catalog import build_catalog
+from writegate.gate.server.observe import Metrics
 from writegate.gate.server.policy import Policy, Principal
-from writegate.gate.server.tokens import TokenStore, principal_from_access
-from writegate.gate.server.typed_tools import typed_tools
+from writegate.gate.server.tokens import principal_from_access
+from writegate.gate.server.tools import ToolCall, ToolSpec
 from writegate.gate.version import __version__
 
 log = logging.getLogger("writegate.server")
 
 SCHEMA_URI = "writegate://schema"
 STATS_URI = "writegate://stats"
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 INSTRUCTIONS = (
     "writegate is a write gate in front of a shared knowledge graph. Every write is checked "
     "against a schema (labels may be remapped to canonical ones), stamped with provenance you "
@@ -73,9 +65,8 @@ INSTRUCTIONS = (
 def classify(result: BaseModel) -> types.CallToolResult:
     """The one mapping from a gate outcome to a tool result (rejections are ``isError``)."""
     data = dump(result)
-    text = orjson.dumps(data).decode()
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)],
+        content=[types.TextContent(type="text", text=orjson.dumps(data).decode())],
         structured_content=data,
         is_error=isinstance(result, Rejected),
     )
@@ -88,60 +79,6 @@ def unknown_tool(name: str) -> MCPError:
 
 def unknown_resource(uri: str) -> MCPError:
     return MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource: {uri}")
-
-
-@dataclass(frozen=True)
-class HostPolicy:
-    """Seed 002 §B.3.1: the Host/Origin policy follows from where the server binds."""
-
-    bind: str
-    port: int
-    public_hosts: tuple[str, ...] = ()
-    allowed_origins: tuple[str, ...] = ()
-
-    def settings(self) -> TransportSecuritySettings:
-        if self.bind in LOOPBACK:
-            hosts = [f"{h}:{self.port}" for h in ("127.0.0.1", "localhost", "[::1]")]
-            return TransportSecuritySettings(
-                enable_dns_rebinding_protection=True,
-                allowed_hosts=[*hosts, *self.public_hosts],
-                allowed_origins=list(self.allowed_origins),
-            )
-        if self.public_hosts:
-            return TransportSecuritySettings(
-                enable_dns_rebinding_protection=True,
-                allowed_hosts=list(self.public_hosts),
-                allowed_origins=list(self.allowed_origins),
-            )
-        log.warning(
-            "binding %s without --public-host: Host checking is off; bearer tokens are the control",
-            self.bind,
-        )
-        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-
-    @property
-    def checks_hosts(self) -> bool:
-        return self.bind in LOOPBACK or bool(self.public_hosts)
-
-
-class OriginGuard:
-    """Origin checking on its own, for the one deployment where Host checking is off
-    (non-loopback, no public host): the SDK ties both to one switch. Requests without an
-    ``Origin`` header (every non-browser MCP client) pass; a browser's must be listed."""
-
-    def __init__(self, app: ASGIApp, allowed: tuple[str, ...]) -> None:
-        self.app = app
-        self.allowed = set(allowed)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            origin = Headers(scope=scope).get("origin")
-            if origin is not None and origin not in self.allowed:
-                await PlainTextResponse("Invalid Origin header", status_code=403)(
-                    scope, receive, send
-                )
-                return
-        await self.app(scope, receive, send)
 
 
 class _Server(Server[Any]):
@@ -169,6 +106,8 @@ class WritegateServer:
         policy: Policy | None = None,
         *,
         stdio_principal: Principal | None = None,
+        tools: str = "all",
+        metrics: Metrics | None = None,
     ) -> None:
         self.gate = gate
         self.policy = policy or Policy.load()
@@ -176,9 +115,15 @@ class WritegateServer:
         self.stdio_principal = stdio_principal or Principal(agent="stdio-agent", transport="stdio")
         if self.stdio_principal.session is None:
             self.stdio_principal = replace(self.stdio_principal, session=uuid.uuid4().hex)
+        self.tool_choice = tools
+        self.metrics = metrics or Metrics()
+        self.methods = tuple(sorted(gate.formula.allowed_extraction_methods()))
         self._catalog_key: object = object()
         self._tools: dict[str, ToolSpec] = {}
-        self._sessions: dict[str, ServerSession] = {}
+        # sessions to tell of a changed tool list; a closed one drops out by itself
+        self._sessions: weakref.WeakValueDictionary[str, ServerSession] = (
+            weakref.WeakValueDictionary()
+        )
         self.bus = InMemorySubscriptionBus()
         self.server = _Server(
             "writegate",
@@ -191,33 +136,48 @@ class WritegateServer:
             on_read_resource=self._read_resource,
             on_subscriptions_listen=ListenHandler(self.bus),
         )
+        self.catalog()  # the policy knows every tool's group from the first request on
 
     # -- the catalog -----------------------------------------------------------------------
 
     def catalog(self) -> dict[str, ToolSpec]:
-        """Built-ins plus the current snapshot's per-type tools, rebuilt when the schema changes."""
+        """The tools for the current snapshot, rebuilt when the schema changes."""
         try:
             snapshot = self.gate.current_schema()
         except SchemaSourceUnavailable:
             snapshot = None
         key = snapshot.version if snapshot else None
         if key != self._catalog_key:
-            tools = {spec.name: spec for spec in BUILTIN_TOOLS}
-            if snapshot is not None:
-                tools |= {spec.name: spec for spec in typed_tools(snapshot, tools)}
-            self._tools = tools
-            self.policy.declare_tools({name: spec.group for name, spec in tools.items()})
+            self._tools = build_catalog(snapshot, self.methods, self.tool_choice)
+            self.policy.declare_tools({name: spec.group for name, spec in self._tools.items()})
             self._catalog_key = key
         return self._tools
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         """For the SDK's Mcp-Param header check; the catalog is public (``get_schema`` shows it)."""
         spec = self.catalog().get(name)
-        return spec.json_input_schema() if spec is not None else None
+        return spec.input_schema() if spec is not None else None
 
     def visible_tools(self, principal: Principal) -> list[ToolSpec]:
         return [
             spec for spec in self.catalog().values() if self.policy.may_use(principal, spec.name)
+        ]
+
+    def tool_list(self, principal: Principal) -> list[types.Tool]:
+        return [
+            types.Tool(
+                name=spec.name,
+                description=spec.description,
+                input_schema=spec.input_schema(),
+                output_schema=spec.output_schema(),
+                annotations=types.ToolAnnotations(
+                    read_only_hint=spec.read_only,
+                    destructive_hint=spec.destructive,
+                    idempotent_hint=spec.read_only,
+                    open_world_hint=False,
+                ),
+            )
+            for spec in self.visible_tools(principal)
         ]
 
     # -- who is calling ----------------------------------------------------------------------
@@ -254,24 +214,7 @@ class WritegateServer:
     ) -> types.ListToolsResult:
         principal = self.principal(ctx)
         self._remember(ctx, principal)
-        specs = await anyio.to_thread.run_sync(self.visible_tools, principal)
-        return types.ListToolsResult(
-            tools=[
-                types.Tool(
-                    name=spec.name,
-                    description=spec.description,
-                    input_schema=spec.json_input_schema(),
-                    output_schema=spec.json_output_schema(),
-                    annotations=types.ToolAnnotations(
-                        read_only_hint=spec.read_only,
-                        destructive_hint=spec.name.startswith("delete_"),
-                        idempotent_hint=spec.read_only,
-                        open_world_hint=False,
-                    ),
-                )
-                for spec in specs
-            ]
-        )
+        return types.ListToolsResult(tools=self.tool_list(principal))
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -287,20 +230,44 @@ class WritegateServer:
             reader=self.reader,
             actor=principal.actor(),
             guard=self.policy.write_guard(principal, name),
+            raw=dict(params.arguments or {}),
         )
-        arguments = dict(params.arguments or {})
-        try:
-            result = await anyio.to_thread.run_sync(_run, spec, call, arguments)
-        except Exception as exc:
-            log.exception("tool %s failed", name)
-            raise MCPError(
-                code=types.INTERNAL_ERROR, message=f"internal error in {name}: {type(exc).__name__}"
-            ) from exc
+        with self.metrics.timed(name):
+            try:
+                result = await anyio.to_thread.run_sync(_run, spec, call)
+            except Exception as exc:
+                self.metrics.outcome(name, principal.agent, "error")
+                log.exception("tool %s failed for agent %s", name, principal.agent)
+                raise MCPError(
+                    code=types.INTERNAL_ERROR,
+                    message=f"internal error in {name}: {type(exc).__name__}",
+                ) from exc
+        if isinstance(result, Rejected):
+            self.metrics.outcome(name, principal.agent, "rejected", result.error_code)
+            log.info(
+                "rejected %s for agent %s: %s %s",
+                name,
+                principal.agent,
+                result.error_code,
+                result.message[:200],
+            )
+        else:
+            self.metrics.outcome(name, principal.agent, "ok")
         if isinstance(result, RefreshResult):
             before = set(self._tools)
             if set(self.catalog()) != before:
                 await self._announce_tools_changed()
         return classify(result)
+
+    def too_deep(self, request_id: Any, tool: str) -> types.CallToolResult:
+        """The answer to a call whose arguments the transport could not even parse."""
+        return classify(
+            Rejected(
+                error_code=ErrorCode.INVALID_ARGUMENT,
+                message=f"the arguments of {tool} nest too deeply to be read",
+                details={"limit": "max_depth", "max": self.gate.limits().max_depth},
+            )
+        )
 
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -356,53 +323,30 @@ class WritegateServer:
         stats = self.reader.stats(self.gate.log.head(), snapshot.version if snapshot else None)
         return stats.model_dump(mode="json")
 
-    # -- transports ------------------------------------------------------------------------
-
-    async def run_stdio(self) -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await self.server.run(
-                read_stream, write_stream, self.server.create_initialization_options()
-            )
-
-    def http_app(self, tokens: TokenStore, hosts: HostPolicy, *, path: str = "/mcp") -> Starlette:
-        """Streamable HTTP at ``path``; no or a bad bearer token is a 401 before any tool runs."""
-        app = self.server.streamable_http_app(
-            streamable_http_path=path,
-            transport_security=hosts.settings(),
-            host=hosts.bind,
-            auth=AuthSettings(
-                issuer_url=f"http://{_url_host(hosts.bind)}:{hosts.port}",
-                resource_server_url=None,
-            ),
-            token_verifier=tokens,
-        )
-        if not hosts.checks_hosts:
-            app.add_middleware(OriginGuard, allowed=hosts.allowed_origins)
-        return app
+    def health(self) -> dict[str, object]:
+        """For ``/healthz``: the log reachable, the schema loaded, the head seq."""
+        try:
+            head = self.gate.log.head()[0]
+        except Exception as exc:
+            return {"status": "unavailable", "log": f"unreachable: {exc}"}
+        try:
+            version: str | None = self.gate.current_schema().version
+        except SchemaSourceUnavailable:
+            version = None
+        return {
+            "status": "ok",
+            "log": "reachable",
+            "head_seq": head,
+            "schema_loaded": version is not None,
+            "schema_version": version,
+        }
 
 
-def _run(spec: ToolSpec, call: ToolCall, arguments: dict[str, Any]) -> BaseModel:
+def _run(spec: ToolSpec, call: ToolCall) -> BaseModel:
     try:
-        return spec.run(call, arguments)
+        return spec.invoke(call)
     except GateRejection as exc:
         return Rejected(error_code=exc.code, message=exc.message, details=exc.details)
 
 
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
-
-
-def serve_http(
-    server: WritegateServer,
-    tokens: TokenStore,
-    hosts: HostPolicy,
-    *,
-    log_level: str = "warning",
-) -> None:
-    """Run the HTTP transport until interrupted (uvicorn, as the SDK's own runner does)."""
-    uvicorn.run(
-        server.http_app(tokens, hosts), host=hosts.bind, port=hosts.port, log_level=log_level
-    )
-
-
-__all__: Sequence[str] = ("HostPolicy", "WritegateServer", "classify", "serve_http", "unknown_tool")
+__all__ = ["WritegateServer", "classify", "unknown_tool"]

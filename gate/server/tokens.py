@@ -118,6 +118,11 @@ class TokenStore:
             self._by_digest = {r.sha256: r for r in _read(self.path)}
             self._stamp = stamp
 
+    def agents(self) -> list[str]:
+        """The agents that hold a token, each once."""
+        self._reload()
+        return sorted({r.agent for r in self._by_digest.values()})
+
     def principal(self, token: str) -> Principal | None:
         self._reload()
         record = self._by_digest.get(digest(token))

@@ -7,12 +7,13 @@ import json
 from pathlib import Path
 
 from tests.cli.test_cli import run
-from writegate.gate.server.app import HostPolicy
+from writegate.gate.server.http import HostPolicy
 from writegate.gate.server.tokens import TokenStore
 
 
 def test_token_create_prints_once_and_stores_only_the_hash(tmp_path: Path) -> None:
     db = tmp_path / "t.db"
+    run(db, "init")
     created = run(db, "token", "create", "alice", "--role", "writer", "--role", "reader")
     token = created.stdout.strip()
     assert token.startswith("wg_")
@@ -34,8 +35,17 @@ def test_token_create_prints_once_and_stores_only_the_hash(tmp_path: Path) -> No
     assert again.stderr.startswith("error: no token for agent 'alice'")
 
 
+def test_a_token_for_a_log_that_does_not_exist_is_refused(tmp_path: Path) -> None:
+    """Issue 10, newcomer 1: a token made beside the wrong log would give 401 forever."""
+    missing = run(tmp_path / "writegate.db", "token", "create", "a", "--role", "writer", ok=False)
+    assert missing.returncode == 2
+    assert missing.stderr == f"error: no writegate log at {tmp_path / 'writegate.db'}: pass the --db you serve (or --tokens FILE)\n"
+    assert not (tmp_path / "writegate.db.tokens.json").exists()
+
+
 def test_token_create_refuses_bad_agents_and_roles(tmp_path: Path) -> None:
     db = tmp_path / "t.db"
+    run(db, "init")
     bad_agent = run(db, "token", "create", "al ice", "--role", "writer", ok=False)
     assert bad_agent.returncode == 2
     assert bad_agent.stderr.count("\n") == 1
@@ -57,17 +67,14 @@ def test_serve_refuses_a_bad_agent_id(tmp_path: Path) -> None:
 
 
 def test_host_policy_follows_the_bind_address() -> None:
-    loopback = HostPolicy("127.0.0.1", 8765).settings()
-    assert loopback.enable_dns_rebinding_protection
-    assert "127.0.0.1:8765" in loopback.allowed_hosts
-    assert "evil.example:8765" not in loopback.allowed_hosts
-    assert loopback.allowed_origins == []
+    loopback = HostPolicy("127.0.0.1", 8765).hosts()
+    assert loopback is not None
+    assert "127.0.0.1:8765" in loopback
+    assert "evil.example:8765" not in loopback
 
     public = HostPolicy("0.0.0.0", 443, ("memory.example.org",), ("https://app.example",))
-    settings = public.settings()
-    assert settings.enable_dns_rebinding_protection
-    assert settings.allowed_hosts == ["memory.example.org"]
-    assert settings.allowed_origins == ["https://app.example"]
+    assert public.hosts() == {"memory.example.org"}
 
-    anywhere = HostPolicy("0.0.0.0", 8765).settings()
-    assert not anywhere.enable_dns_rebinding_protection  # bearer auth is the control
+    anywhere = HostPolicy("0.0.0.0", 8765)
+    assert anywhere.hosts() is None  # bearer auth is the control
+    assert not anywhere.checks_hosts

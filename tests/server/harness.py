@@ -78,8 +78,9 @@ async def stdio_agent(
     env: dict[str, str] | None = None,
     mode: str = "auto",
     command: str = WRITEGATE,
+    extra: tuple[str, ...] = (),
 ) -> AsyncIterator[Agent]:
-    args = ["--db", str(db), "serve", "--agent-id", agent_id]
+    args = ["--db", str(db), "serve", "--agent-id", agent_id, *extra]
     for role in roles:
         args += ["--role", role]
     params = StdioServerParameters(command=command, args=args, env={**os.environ, **(env or {})})

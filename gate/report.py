@@ -1,0 +1,107 @@
+"""The one page an auditor can hand on: size, chain, who wrote and who was refused, drift."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pydantic import BaseModel, ConfigDict
+
+from writegate.eventlog.events import format_timestamp
+from writegate.gate.audit import Auditor, Histogram, histogram, subject_of
+from writegate.language import (
+    GraphPayload,
+    NodeWritten,
+    RelationshipWritten,
+    payload_of,
+    provenance_of,
+)
+
+_OUT = ConfigDict(extra="forbid", frozen=True)
+
+
+class ProjectionLag(BaseModel):
+    model_config = _OUT
+
+    name: str
+    checkpoint: int | None
+    lag: int | None
+    error: str | None = None
+
+
+class Report(BaseModel):
+    """One page an auditor can hand on."""
+
+    model_config = _OUT
+
+    events: int
+    head_seq: int
+    head_hash: str
+    chain_ok: bool
+    chain_detail: str
+    first_at: str | None
+    last_at: str | None
+    writes_by_agent: dict[str, int]
+    rejections_by_agent: dict[str, int]
+    rejections_by_code: dict[str, int]
+    writes_by_method: dict[str, int]
+    writes_by_label: dict[str, int]
+    confidence: Histogram
+    remaps: dict[str, int]  # "':person' -> Person": how often schema drift was caught
+    unresolved_stubs: int
+    projections: list[ProjectionLag]
+
+
+def _sorted(counter: Counter[str]) -> dict[str, int]:
+    return dict(sorted(counter.items(), key=lambda item: (-item[1], item[0])))
+
+
+def build_report(
+    auditor: Auditor, unresolved_stubs: int, projections: list[ProjectionLag]
+) -> Report:
+    log = auditor.log
+    with log.snapshot():  # the chain, the head and the counts from one commit
+        verified = log.verify()
+        head_seq, head_hash = log.head()
+        by_agent: Counter[str] = Counter()
+        by_method: Counter[str] = Counter()
+        by_label: Counter[str] = Counter()
+        remaps: Counter[str] = Counter()
+        confidences: list[float] = []
+        first = last = None
+        for event in log.iter_events():
+            first = first or event
+            last = event
+            payload = payload_of(event)
+            if not isinstance(payload, GraphPayload):
+                continue
+            provenance = provenance_of(event)
+            by_agent[event.actor.agent] += 1
+            by_method[provenance.extraction_method if provenance else "?"] += 1
+            if subject := subject_of(payload):
+                by_label[subject[0]] += 1
+            match payload:
+                case NodeWritten(node=node) if node.remapped_from:
+                    remaps[f"{node.remapped_from} -> {node.label}"] += 1
+                case RelationshipWritten(remapped_from=crumb) if crumb:
+                    remaps[f"{crumb} -> {payload.type}"] += 1
+            if isinstance(payload, NodeWritten | RelationshipWritten) and provenance:
+                confidences.append(provenance.confidence)
+    rejected = list(auditor.rejections.read())
+    return Report(
+        events=head_seq,
+        head_seq=head_seq,
+        head_hash=head_hash,
+        chain_ok=verified.ok,
+        chain_detail=verified.describe(),
+        first_at=format_timestamp(first.occurred_at) if first else None,
+        last_at=format_timestamp(last.occurred_at) if last else None,
+        writes_by_agent=_sorted(by_agent),
+        rejections_by_agent=_sorted(Counter(r.agent for r in rejected)),
+        rejections_by_code=_sorted(Counter(r.error_code for r in rejected)),
+        writes_by_method=_sorted(by_method),
+        writes_by_label=_sorted(by_label),
+        confidence=histogram(confidences),
+        remaps=_sorted(remaps),
+        unresolved_stubs=unresolved_stubs,
+        projections=projections,
+    )

@@ -1,0 +1,105 @@
+"""Tools for the auditor role: the log itself, filtered, and the integrity checks.
+
+Faces over ``gate.audit.Auditor`` and ``Gate.verify``, the same calls as ``writegate
+audit`` and ``writegate verify``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+from writegate.gate.audit import AuditEvents, Auditor
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.server.read_tools import NodeRefArgs, schema_or_none
+from writegate.gate.server.tools import ToolCall, ToolSpec, tool
+from writegate.gate.server.write_tools import NoArgs
+from writegate.language import node_stream
+
+_ARGS = ConfigDict(extra="forbid", frozen=True)
+
+
+class AuditEventsArgs(BaseModel):
+    model_config = _ARGS
+
+    agent: StrictStr | None = Field(default=None, description="Only events by this agent.")
+    types: list[StrictStr] | None = Field(
+        default=None, description="Only events of these types (e.g. node.written)."
+    )
+    node: NodeRefArgs | None = Field(default=None, description="Only events touching this node.")
+    since: StrictStr | None = Field(default=None, description="From this ISO 8601 time.")
+    until: StrictStr | None = Field(default=None, description="Up to this ISO 8601 time.")
+    limit: StrictInt = Field(default=50, ge=1, le=500, description="At most this many events.")
+    cursor: StrictStr | None = Field(
+        default=None, description="The next_cursor of the previous page."
+    )
+
+
+class Check(BaseModel):
+    model_config = _ARGS
+
+    name: str
+    ok: bool
+    detail: str
+
+
+class IntegrityView(BaseModel):
+    model_config = _ARGS
+
+    ok: bool
+    head_seq: int  # verified up to here: the head of the snapshot the checks read
+    head_hash: str
+    checks: list[Check]
+
+
+def _moment(text: str | None, field: str) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT, f"{field} is not an ISO 8601 time", {"field": field}
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+@tool("audit", read_only=True)
+def audit_events(call: ToolCall, args: AuditEventsArgs) -> AuditEvents:
+    """The event log, filtered (agent, event types, one node, time range) and paged: every
+    accepted write with its actor, provenance and hash."""
+    try:
+        after = int(args.cursor) if args.cursor else 0
+    except ValueError:
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT, "cursor is not one this tool returned", {"field": "cursor"}
+        ) from None
+    stream = None
+    if args.node is not None:
+        stream = node_stream(call.reader.identity(args.node.ref(), schema_or_none(call)))
+    return Auditor(call.gate.log).events(
+        after=after,
+        limit=args.limit,
+        agent=args.agent,
+        types=args.types,
+        stream=stream,
+        since=_moment(args.since, "since"),
+        until=_moment(args.until, "until"),
+    )
+
+
+@tool("audit", read_only=True)
+def integrity_report(call: ToolCall, args: NoArgs) -> IntegrityView:
+    """Recompute the hash chain, check the append-only triggers and compare the read model
+    with a replay, all on one snapshot; returns each check and the head it verified."""
+    report = call.gate.verify()
+    return IntegrityView(
+        ok=report.ok,
+        head_seq=report.head_seq,
+        head_hash=report.head_hash,
+        checks=[Check(name=c.name, ok=c.ok, detail=c.detail) for c in report.checks],
+    )
+
+
+AUDIT_TOOLS: tuple[ToolSpec, ...] = (audit_events, integrity_report)

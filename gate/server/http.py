@@ -1,0 +1,168 @@
+"""The Streamable HTTP transport: Host/Origin policy, bearer tokens, health and metrics.
+
+* Host and Origin (seed 002 §B.3.1) are checked here, before anything else, and a
+  wrong one is a 403 (the SDK's own check answers 421 for a Host): bound to loopback,
+  only loopback Hosts; bound elsewhere, the ``--public-host`` values, or — with none —
+  any Host (logged), the bearer token being the control. A browser ``Origin`` is
+  refused unless listed.
+* ``/mcp`` needs a bearer token (no or a bad one: 401 before any tool runs).
+* ``/healthz`` needs none: the log reachable, the schema loaded, the head seq.
+* ``/metrics`` (Prometheus) only when enabled.
+* The port is bound before the server starts, so a taken port is one clear error.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import uvicorn
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from writegate.gate.server.tokens import TokenStore
+
+log = logging.getLogger("writegate.server")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+HEADROOM = 65_536  # JSON-RPC framing around the largest request the gate's limits allow
+
+
+class PortTaken(OSError):
+    """The address to serve on is in use (or not ours to bind); the message says which."""
+
+
+@dataclass(frozen=True)
+class HostPolicy:
+    """Seed 002 §B.3.1: the Host/Origin policy follows from where the server binds."""
+
+    bind: str
+    port: int
+    public_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+
+    def hosts(self) -> set[str] | None:
+        """The Host values accepted (None: any)."""
+        if self.bind in LOOPBACK:
+            loopback = {f"{h}:{self.port}" for h in ("127.0.0.1", "localhost", "[::1]")}
+            return loopback | set(self.public_hosts)
+        if self.public_hosts:
+            return set(self.public_hosts)
+        return None
+
+    @property
+    def checks_hosts(self) -> bool:
+        return self.hosts() is not None
+
+
+class HostGuard:
+    """Host and Origin, before authentication and the MCP app (both 403 when wrong)."""
+
+    def __init__(self, app: ASGIApp, policy: HostPolicy) -> None:
+        self.app = app
+        self.hosts = policy.hosts()
+        self.origins = set(policy.allowed_origins)
+        if self.hosts is None:
+            log.warning(
+                "binding %s without --public-host: Host checking is off; bearer tokens are "
+                "the control",
+                policy.bind,
+            )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = Headers(scope=scope)
+            host, origin = headers.get("host"), headers.get("origin")
+            if self.hosts is not None and host not in self.hosts:
+                await PlainTextResponse("Invalid Host header", status_code=403)(
+                    scope, receive, send
+                )
+                return
+            if origin is not None and origin not in self.origins:
+                await PlainTextResponse("Invalid Origin header", status_code=403)(
+                    scope, receive, send
+                )
+                return
+        await self.app(scope, receive, send)
+
+
+@dataclass(frozen=True)
+class Probes:
+    """What ``/healthz`` and ``/metrics`` answer from."""
+
+    health: Callable[[], dict[str, object]]
+    metrics: Callable[[], bytes] | None = None
+
+
+def probe_routes(probes: Probes) -> list[Route]:
+    async def healthz(_request: Request) -> Response:
+        report = probes.health()
+        return JSONResponse(report, status_code=200 if report.get("status") == "ok" else 503)
+
+    routes = [Route("/healthz", healthz, methods=["GET"])]
+    if probes.metrics is not None:
+        exposition = probes.metrics
+
+        async def metrics(_request: Request) -> Response:
+            return Response(exposition(), media_type="text/plain; version=0.0.4")
+
+        routes.append(Route("/metrics", metrics, methods=["GET"]))
+    return routes
+
+
+def http_app(
+    mcp_app: Callable[..., Starlette],
+    tokens: TokenStore,
+    hosts: HostPolicy,
+    probes: Probes,
+    max_body: int,
+    path: str = "/mcp",
+) -> ASGIApp:
+    """The SDK's Streamable HTTP app (``mcp_app``: the server's ``streamable_http_app``)
+    with bearer tokens, the probes, a body limit, and the Host/Origin guard in front."""
+    app = mcp_app(
+        streamable_http_path=path,
+        # the guard in front checks Host and Origin (403, as the seed says)
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        host=hosts.bind,
+        max_request_body_size=max_body + HEADROOM,
+        auth=AuthSettings(
+            issuer_url=f"http://{_url_host(hosts.bind)}:{hosts.port}",
+            resource_server_url=None,
+        ),
+        token_verifier=tokens,
+        custom_starlette_routes=probe_routes(probes),
+    )
+    return HostGuard(app, hosts)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, or ``PortTaken`` naming the address."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise PortTaken(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(app: ASGIApp, sock: socket.socket, *, access_log: bool = False) -> None:
+    """Run until interrupted (uvicorn, as the SDK's own runner does), on a bound socket."""
+    config = uvicorn.Config(app, log_config=None, access_log=access_log, lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

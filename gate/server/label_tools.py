@@ -1,0 +1,347 @@
+"""Per-label tools (seed 001): ``add_<label>``, ``update_<label>``, ``delete_<label>``.
+
+Each canonical label of the current snapshot yields three tools whose argument model is
+generated from the label's declaration (pydantic's ``create_model``: properties, types,
+enums, required ones) — the same model publishes the input schema and validates the
+call. The entity travels under the label's lower-cased name, as seed 001 does:
+``add_person({"person": {...}, "source": ..., "extraction_method": ...})``; the names
+are the schema's own (a MemoryMesh ``homeBase`` stays ``homeBase``).
+
+They are conveniences over the same gate, never a second path: each call is one
+``write_batch`` (or ``delete_node``), so it is atomic, schema-checked, policy-guarded and
+stamped with provenance like any other write. ``add_`` refuses a node that exists
+(``NODE_ALREADY_EXISTS``, seed 001 §4.2; it fills a stub). A property declared with a
+``relationship`` also makes an edge to the node it names (its target becomes a stub if
+absent); updating it moves the edge (seed 001 §3.4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    create_model,
+)
+
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.models import BatchResult, CodeOf, DeleteNodeResult, Rejected, Reliability
+from writegate.gate.schema import LoadedSchema
+from writegate.gate.schema.registry import PropertySpec, SchemaEntry
+from writegate.gate.server.tools import ToolCall, ToolSpec
+from writegate.gate.server.write_tools import IDEMPOTENCY
+from writegate.language import node_identity, relationship_identity
+
+_SCALARS: dict[str, Any] = {
+    "string": StrictStr,
+    "integer": StrictInt,
+    "number": StrictInt | StrictFloat,
+    "boolean": StrictBool,
+}
+Kind = Literal["add", "update", "delete"]
+
+
+def _annotation(spec: PropertySpec | None) -> Any:
+    if spec is None or spec.type is None:
+        return Any
+    if spec.type == "array":
+        item = Literal[tuple(spec.enum)] if spec.enum else _SCALARS.get(spec.items or "", Any)
+        return list[item]  # type: ignore[valid-type]
+    return Literal[tuple(spec.enum)] if spec.enum else _SCALARS[spec.type]
+
+
+def _describe(spec: PropertySpec | None, name: str) -> str:
+    text = (spec.description if spec else "") or name.replace("_", " ")
+    if spec is not None and spec.relationship is not None:
+        rel = spec.relationship
+        text += f" (also a {rel.type} edge to the {rel.to} whose {rel.key} is this value)"
+    return text
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def entity_model(entry: SchemaEntry, kind: Kind) -> type[BaseModel]:
+    """The entity's fields: all declared ones for add/update (keys and required ones
+    required by add, keys by update), the merge keys alone for delete."""
+    keys = list(entry.merge_keys)
+    if kind == "delete":
+        names = keys
+    else:
+        names = list(dict.fromkeys([*keys, *entry.required_properties, *entry.properties]))
+    required = set(keys) | (set(entry.required_properties) if kind == "add" else set())
+    fields: dict[str, Any] = {}
+    for name in names:
+        spec = entry.properties.get(name)
+        annotation = _annotation(spec)
+        description = _describe(spec, name)
+        if name in required:
+            fields[f"p_{name}"] = (annotation, Field(alias=name, description=description))
+        else:  # optional, not nullable: absent means unchanged
+            fields[f"p_{name}"] = (
+                annotation,
+                Field(
+                    default=None,
+                    alias=name,
+                    description=description,
+                    json_schema_extra=_no_default,
+                ),
+            )
+    extra: Literal["allow", "forbid"] = (
+        "allow" if entry.additional_properties and kind != "delete" else "forbid"
+    )
+    model: type[BaseModel] = create_model(
+        f"{entry.label}{kind.title()}Entity",
+        __config__=ConfigDict(extra=extra, frozen=True, populate_by_name=True),
+        **fields,
+    )
+    return model
+
+
+def arguments_model(entry: SchemaEntry, key: str, kind: Kind) -> type[BaseModel]:
+    entity = entity_model(entry, kind)
+    what = {"add": "The new", "update": "The changes to the", "delete": "Which"}[kind]
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        f"{kind.title()}{entry.label}Args",
+        __config__=ConfigDict(extra="forbid", frozen=True),
+        **{
+            key: (entity, Field(description=f"{what} {entry.label} (its properties).")),
+            "source": (
+                StrictStr,
+                Field(min_length=1, description="Where this came from (URL, file, tool)."),
+            ),
+            "extraction_method": (
+                StrictStr,
+                Field(min_length=1, description="How it was obtained; it sets the confidence."),
+            ),
+            "reliability": (
+                Reliability,
+                Field(
+                    default=0.5,
+                    description="How reliable the source is, from 0 to 1.",
+                    json_schema_extra={"minimum": 0, "maximum": 1},
+                ),
+            ),
+            "idempotency_key": (
+                StrictStr | None,
+                Field(default=None, min_length=1, max_length=200, description=IDEMPOTENCY),
+            ),
+        },
+    )
+
+
+_TYPE_ERRORS = ("string_type", "int_type", "float_type", "bool_type", "list_type", "int_from_float")
+
+
+def entity_code(key: str) -> CodeOf:
+    """A failure inside the entity is the schema's own code, as the gate would give it; one
+    in the envelope (source, method, …) is a malformed call."""
+
+    def code_of(error: Mapping[str, Any]) -> ErrorCode:
+        location = error.get("loc", ())
+        if not location or location[0] != key or len(location) < 2:
+            return ErrorCode.INVALID_ARGUMENT
+        kind = str(error.get("type", ""))
+        if kind == "literal_error":
+            return ErrorCode.SCHEMA_ENUM_VIOLATION
+        if kind in _TYPE_ERRORS:
+            return ErrorCode.SCHEMA_TYPE_MISMATCH
+        if kind == "extra_forbidden":
+            return ErrorCode.SCHEMA_UNKNOWN_PROPERTY
+        if kind == "missing":
+            return ErrorCode.SCHEMA_MISSING_REQUIRED_PROPERTY
+        return ErrorCode.INVALID_ARGUMENT
+
+    return code_of
+
+
+def _values(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+class LabelTools:
+    """The three tools of one label."""
+
+    def __init__(self, entry: SchemaEntry, key: str) -> None:
+        self.entry = entry
+        self.key = key
+        self.label = entry.label
+        self.links = {n: p.relationship for n, p in entry.properties.items() if p.relationship}
+
+    def _entity(self, call: ToolCall) -> dict[str, Any]:
+        """The entity as the agent sent it (validated by the model already)."""
+        entity = call.raw[self.key]
+        assert isinstance(entity, dict)
+        return entity
+
+    def _envelope(self, call: ToolCall) -> dict[str, Any]:
+        fields = ("source", "extraction_method", "reliability")
+        return {k: call.raw[k] for k in fields if k in call.raw}
+
+    def _keys(self, entity: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        keys = {k: entity[k] for k in self.entry.merge_keys if k in entity}
+        return keys, {k: v for k, v in entity.items() if k not in keys}
+
+    def _edge(
+        self, op: str, prop: str, keys: dict[str, Any], value: Any, prov: dict[str, Any]
+    ) -> dict[str, Any]:
+        rel = self.links[prop]
+        assert rel is not None
+        item = {
+            "op": op,
+            "type": rel.type,
+            "from_label": self.label,
+            "from_keys": keys,
+            "to_label": rel.to,
+            "to_keys": {rel.key: value},
+            **prov,
+        }
+        if op == "write_relationship":
+            item["endpoint_policy"] = "merge_endpoints"
+        return item
+
+    def _submit(self, call: ToolCall, items: list[dict[str, Any]]) -> BatchResult | Rejected:
+        key = call.raw.get("idempotency_key")
+        return call.gate.writer.batch(items, key, call.actor, call.guard)
+
+    def add(self, call: ToolCall, _args: BaseModel) -> BaseModel:
+        entity, prov = self._entity(call), self._envelope(call)
+        keys, properties = self._keys(entity)
+        items: list[dict[str, Any]] = [
+            {
+                "op": "write_node",
+                "label": self.label,
+                "merge_keys": keys,
+                "properties": properties,
+                "create_only": True,
+                **prov,
+            }
+        ]
+        for prop in self.links:
+            items += [
+                self._edge("write_relationship", prop, keys, v, prov)
+                for v in _values(entity.get(prop))
+            ]
+        return self._submit(call, items)
+
+    def update(self, call: ToolCall, _args: BaseModel) -> BaseModel:
+        entity, prov = self._entity(call), self._envelope(call)
+        keys, properties = self._keys(entity)
+        conn = call.gate.log.connection()
+        source = node_identity(self.label, keys)
+        current = call.gate.state.node(conn, source)
+        if current is None:
+            raise GateRejection(
+                ErrorCode.NODE_NOT_FOUND,
+                f"no {self.label} with {keys} to update (use add_{self.key} to create it)",
+                {"label": self.label, "keys": keys},
+            )
+        items: list[dict[str, Any]] = [
+            {
+                "op": "write_node",
+                "label": self.label,
+                "merge_keys": keys,
+                "properties": properties,
+                "if_version": current.version,  # nobody changed it since we read the old edges
+                **prov,
+            }
+        ]
+        for prop, rel in self.links.items():
+            if prop not in entity or rel is None:
+                continue
+            old, new = _values(current.properties.get(prop)), _values(entity[prop])
+            for value in old:
+                target = node_identity(rel.to, {rel.key: value})
+                if value not in new and call.gate.state.relationship_exists(
+                    conn, relationship_identity(rel.type, source, target)
+                ):
+                    items.append(self._edge("delete_relationship", prop, keys, value, prov))
+            items += [
+                self._edge("write_relationship", prop, keys, v, prov) for v in new if v not in old
+            ]
+        return self._submit(call, items)
+
+    def delete(self, call: ToolCall, _args: BaseModel) -> BaseModel:
+        keys, _ = self._keys(self._entity(call))
+        return call.gate.delete_node(
+            actor=call.actor,
+            guard=call.guard,
+            label=self.label,
+            merge_keys=keys,
+            detach=True,
+            idempotency_key=call.raw.get("idempotency_key"),
+            **self._envelope(call),
+        )
+
+    def specs(self) -> list[ToolSpec]:
+        entry, key, label = self.entry, self.key, self.label
+        about = f" ({entry.description})" if entry.description else ""
+        a = _article(label)
+        keys = ", ".join(entry.merge_keys)
+        return [
+            ToolSpec(
+                f"add_{key}",
+                "write",
+                f"Add {a} {label}{about}, named by {keys}; refused if it exists. Properties "
+                "that name another node also create the edge to it.",
+                arguments_model(entry, key, "add"),
+                BatchResult,
+                self.add,
+                family="labels",
+                code_of=entity_code(key),
+            ),
+            ToolSpec(
+                f"update_{key}",
+                "write",
+                f"Update an existing {label}: only the properties given change; a changed "
+                "property that names another node moves its edge.",
+                arguments_model(entry, key, "update"),
+                BatchResult,
+                self.update,
+                family="labels",
+                code_of=entity_code(key),
+            ),
+            ToolSpec(
+                f"delete_{key}",
+                "write",
+                f"Delete {a} {label} and its relationships (recorded as events; the log "
+                "keeps their history).",
+                arguments_model(entry, key, "delete"),
+                DeleteNodeResult,
+                self.delete,
+                destructive=True,
+                family="labels",
+                code_of=entity_code(key),
+            ),
+        ]
+
+
+def label_tools(snapshot: LoadedSchema, taken: Iterable[str]) -> list[ToolSpec]:
+    """The per-label tools of a snapshot; a name already ``taken`` (a built-in) wins."""
+    names = set(taken)
+    tools: list[ToolSpec] = []
+    registry = snapshot.registry
+    for label in registry.all_canonical_labels():
+        entry = registry.get_entry(label)
+        if entry is None or not entry.merge_keys:
+            continue  # without merge keys a node cannot be named, so no per-label tools
+        specs = LabelTools(entry, label.lower()).specs()
+        if any(spec.name in names for spec in specs):
+            continue
+        names.update(spec.name for spec in specs)
+        tools += specs
+    return tools

@@ -1,0 +1,175 @@
+"""Bounded reads that carry provenance (seed 001 §4.5, seed 004): what an agent reads back.
+
+Each is the ``GraphReader`` function of the same name (``gate.reads``), which the CLI's
+read commands call too, so an agent and an operator asking the same question get the
+same answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.models import Keys
+from writegate.gate.reads import MAX_DEPTH, NodeHistory, PathResult, Subgraph
+from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
+from writegate.gate.schema.registry import describe_registry
+from writegate.gate.server.tools import ToolCall, ToolSpec, tool
+from writegate.gate.server.write_tools import NoArgs
+
+_ARGS = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+LIMIT = "At most this many nodes (a cursor pages on where the answer was cut)."
+RTYPE = "Follow only relationships of this type."
+
+
+class NodeRefArgs(BaseModel):
+    model_config = _ARGS
+
+    label: StrictStr = Field(description="The node's label (a synonym reads its canonical one).")
+    merge_keys: Keys = Field(description='The node\'s merge keys, e.g. {"name": "Ada"}.')
+
+    def ref(self) -> dict[str, Any]:
+        return {"label": self.label, "merge_keys": dict(self.merge_keys)}
+
+
+class OpenNodesArgs(BaseModel):
+    model_config = _ARGS
+
+    nodes: list[NodeRefArgs] = Field(
+        min_length=1, max_length=500, description="The nodes to open (1 to 500)."
+    )
+
+
+class SearchNodesArgs(BaseModel):
+    model_config = _ARGS
+
+    query: StrictStr = Field(
+        min_length=1, max_length=500, description="Text to find in labels, keys and properties."
+    )
+    limit: StrictInt = Field(default=25, ge=1, le=500, description="At most this many matches.")
+    cursor: StrictStr | None = Field(
+        default=None, description="The next_cursor of the previous page."
+    )
+
+
+class NeighborsArgs(BaseModel):
+    model_config = _ARGS
+
+    node: NodeRefArgs = Field(description="Where to start.")
+    depth: StrictInt = Field(
+        default=1, ge=1, le=MAX_DEPTH, description="How many hops to go (both directions)."
+    )
+    relationship_type: StrictStr | None = Field(default=None, description=RTYPE)
+    limit: StrictInt = Field(default=100, ge=1, le=500, description=LIMIT)
+
+
+class FindPathArgs(BaseModel):
+    model_config = _ARGS
+
+    from_node: NodeRefArgs = Field(alias="from", description="The first node.")
+    to_node: NodeRefArgs = Field(alias="to", description="The last node.")
+    max_depth: StrictInt = Field(
+        default=MAX_DEPTH, ge=1, le=MAX_DEPTH, description="The longest path to look for."
+    )
+    relationship_type: StrictStr | None = Field(default=None, description=RTYPE)
+
+
+class NodeHistoryArgs(BaseModel):
+    model_config = _ARGS
+
+    node: NodeRefArgs = Field(description="The node whose trail to read.")
+    limit: StrictInt = Field(default=50, ge=1, le=500, description="At most this many events.")
+    cursor: StrictStr | None = Field(
+        default=None, description="The next_cursor of the previous page."
+    )
+
+
+class SchemaView(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: str
+    document: dict[str, Any]
+
+
+def schema_or_none(call: ToolCall) -> LoadedSchema | None:
+    """Reads work without a schema: labels are then taken as given."""
+    try:
+        return call.gate.current_schema()
+    except SchemaSourceUnavailable:
+        return None
+
+
+@tool("read", read_only=True)
+def get_schema(call: ToolCall, args: NoArgs) -> SchemaView:
+    """The schema writes are checked against: labels, merge keys, properties (types, enums),
+    relationship types and their endpoints, remaps and the fallback label."""
+    try:
+        snapshot = call.gate.current_schema()
+    except SchemaSourceUnavailable as exc:
+        raise GateRejection(
+            ErrorCode.SCHEMA_SOURCE_UNAVAILABLE,
+            f"{exc} (an operator publishes one: writegate --db LOG schema publish FILE)",
+            {"previous_snapshot_kept": False},
+        ) from exc
+    return SchemaView(
+        schema_version=snapshot.version, document=describe_registry(snapshot.registry)
+    )
+
+
+@tool("read", read_only=True)
+def open_nodes(call: ToolCall, args: OpenNodesArgs) -> Subgraph:
+    """The named nodes, their immediate neighbours and the edges between them, each with
+    its provenance (source, method, confidence, agent, time)."""
+    return call.reader.open_nodes([n.ref() for n in args.nodes], schema_or_none(call))
+
+
+@tool("read", read_only=True)
+def search_nodes(call: ToolCall, args: SearchNodesArgs) -> Subgraph:
+    """Case-insensitive substring search over labels, keys and properties; the matches,
+    their neighbours and the edges between, paged by cursor."""
+    return call.reader.search_nodes(args.query, args.limit, args.cursor)
+
+
+@tool("read", read_only=True)
+def neighbors(call: ToolCall, args: NeighborsArgs) -> Subgraph:
+    """The k-hop neighbourhood of a node (both directions), optionally of one type."""
+    return call.reader.neighbors(
+        args.node.ref(),
+        depth=args.depth,
+        relationship_type=args.relationship_type,
+        limit=args.limit,
+        schema=schema_or_none(call),
+    )
+
+
+@tool("read", read_only=True)
+def find_path(call: ToolCall, args: FindPathArgs) -> PathResult:
+    """The shortest path between two nodes (edges in either direction, at most max_depth)."""
+    return call.reader.find_path(
+        args.from_node.ref(),
+        args.to_node.ref(),
+        max_depth=args.max_depth,
+        relationship_type=args.relationship_type,
+        schema=schema_or_none(call),
+    )
+
+
+@tool("read", read_only=True)
+def node_history(call: ToolCall, args: NodeHistoryArgs) -> NodeHistory:
+    """The provenance trail of one node: every event that touched it, with agent, time,
+    source, extraction method and confidence."""
+    return call.reader.node_history(
+        args.node.ref(), limit=args.limit, cursor=args.cursor, schema=schema_or_none(call)
+    )
+
+
+READ_TOOLS: tuple[ToolSpec, ...] = (
+    get_schema,
+    open_nodes,
+    search_nodes,
+    neighbors,
+    find_path,
+    node_history,
+)
