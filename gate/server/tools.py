@@ -148,13 +148,23 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 @cache
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The success fields and the rejection fields in one object, all optional: a result is
-    one or the other (``status`` says which, where the success has one)."""
+    """The result's top-level fields and the rejection's in one object, each by its JSON
+    type only, all optional (``status`` says which it is, where the success has one): what
+    a client checks on every call should cost little to check and little to read."""
     success = compact(model.model_json_schema(mode="serialization", by_alias=True))
     rejected = compact(Rejected.model_json_schema(mode="serialization"))
-    properties = {**rejected["properties"], **success.get("properties", {})}
+    fields = {**rejected["properties"], **success.get("properties", {})}
+    properties = {name: _shallow(spec) for name, spec in fields.items()}
     properties["status"] = {"type": "string", "enum": [*_statuses(success), "rejected"]}
     return {"type": "object", "properties": properties}
+
+
+def _shallow(spec: dict[str, Any]) -> dict[str, Any]:
+    """A property by its type(s) alone."""
+    if "type" in spec:
+        return {"type": spec["type"]}
+    types = sorted({t for s in spec.get("anyOf", []) if isinstance(t := s.get("type"), str)})
+    return {"type": types} if types else {}
 
 
 def _statuses(schema: dict[str, Any]) -> list[str]:
