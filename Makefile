@@ -10,7 +10,7 @@ DEMO   := var/demo.db
 PEERS  := tests/peers/node_modules/.bin/mcp-inspector
 WG     := $(BIN)/writegate --db $(DEMO) --as demo-operator
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench docs clean
 
 $(BIN)/writegate: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ $(PEERS): tests/peers/package.json tests/peers/package-lock.json
 
 test: $(DEV) $(PEERS) lint
 	$(BIN)/python -m pytest
+
+# the generated parts of docs/ (tests/test_docs.py fails when they are stale)
+docs: $(DEV)
+	$(BIN)/cog -I docs -r docs/cli.md docs/mcp-tools.md docs/errors.md docs/python-api.md
 
 lint: $(DEV)
 	$(BIN)/ruff check .
