@@ -10,7 +10,7 @@ DEMO   := var/demo.db
 PEERS  := tests/peers/node_modules/.bin/mcp-inspector
 WG     := $(BIN)/writegate --db $(DEMO) --as demo-operator
 
-.PHONY: run test lint bench docs clean
+.PHONY: run test lint bench docs clean postgres
 
 $(BIN)/writegate: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,7 +41,12 @@ $(PEERS): tests/peers/package.json tests/peers/package-lock.json
 	npm ci --prefix tests/peers --no-audit --no-fund --loglevel=error
 	touch $@
 
-test: $(DEV) $(PEERS) lint
+# the tests start their own PostgreSQL from Debian's packages (tests/postgres.py)
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql)
+
+test: $(DEV) $(PEERS) postgres lint
 	$(BIN)/python -m pytest
 
 # the generated parts of docs/ (tests/test_docs.py fails when they are stale)

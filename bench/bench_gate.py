@@ -114,6 +114,7 @@ def traced_statements(gate: Gate) -> list[str]:
     reported as its statement again: consecutive repeats are folded)."""
     statements: list[str] = []
     conn = gate.log.connection()
+    assert isinstance(conn, sqlite3.Connection)  # the bench measures the SQLite default
     conn.set_trace_callback(statements.append)
     try:
         gate.write_node(**node("traced"))

@@ -1,74 +1,62 @@
-"""``writegate audit …``, ``show node --as-of`` and ``report``: faces over ``gate.audit``.
+"""``writegate audit …``, ``show node`` and ``report``: faces over ``gate.audit``.
 
 ``--format json`` prints the model as one JSON document, ``jsonl`` one JSON object per
-entry, ``table`` a rich table that fits 80 columns.
+entry, ``table`` rich tables as wide as the terminal. Every command opens the log
+read-only, so an auditor's read-only copy is enough.
 """
 
 from __future__ import annotations
 
-import json
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import click
-from pydantic import BaseModel
-from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
-from writegate.cli.common import (
-    Context,
-    endpoint_options,
-    fail,
-    opened,
-    parse_assignments,
-    parse_time,
-    pass_ctx,
+from writegate.cli.common import Context, endpoint_options, fail, opened, parse_time, pass_ctx
+from writegate.cli.read import node_ref, schema_or_none
+from writegate.cli.render import (
+    assignments,
+    console,
+    emit_json,
+    emit_jsonl,
+    format_option,
+    json_line,
+    plain,
 )
 from writegate.cli.stores import projection_checkpoints
 from writegate.gate import Gate
-from writegate.gate.audit import Auditor, Facet, Summary, Trail
+from writegate.gate.audit import Auditor, Change, Facet, NodeAsOf, Summary, Trail
+from writegate.gate.errors import GateRejection
+from writegate.gate.reads import GraphReader
 from writegate.gate.report import ProjectionLag, Report, build_report
-from writegate.language import node_identity, relationship_identity
-
-FORMATS = ("table", "json", "jsonl")
-
-
-def _console() -> Console:
-    return Console(width=80)
-
-
-def _emit_json(model: BaseModel) -> None:
-    click.echo(json.dumps(model.model_dump(mode="json"), sort_keys=True))
-
-
-format_option = click.option(
-    "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True
-)
+from writegate.language import relationship_identity
 
 
 def _identity(gate: Gate, label: str, keys: tuple[str, ...]) -> str:
-    """The node identity named on the command line (a synonym reads its canonical label)."""
-    merge_keys = parse_assignments(keys, "KEY=VALUE")
-    if not merge_keys:
-        fail("name the node by its keys: LABEL KEY=VALUE...", 2)
-    label = label.removeprefix(":")
+    """The node identity named on the command line (a synonym reads its canonical label),
+    resolved as the MCP reads resolve it."""
     try:
-        registry = gate.current_schema().registry
-        if registry.get_entry(label) is None:
-            label = registry.remap_target(label) or label
-    except Exception:  # no schema: take the label as given
-        pass
-    return node_identity(label, merge_keys)
+        return GraphReader.identity(node_ref(label, keys), schema_or_none(gate))
+    except GateRejection as exc:
+        fail(f"{exc.code}: {exc.message}", 2)
+
+
+def _change(name: str, change: Change) -> str:
+    if change.before is None:
+        return f"{name}: + {plain(change.after)}"
+    if change.after is None:
+        return f"{name}: - {plain(change.before)}"
+    return f"{name}: {plain(change.before)} → {plain(change.after)}"
 
 
 def _trail(trail: Trail, fmt: str) -> None:
     if fmt == "json":
-        _emit_json(trail)
+        emit_json(trail)
         return
     if fmt == "jsonl":
-        for entry in trail.entries:
-            click.echo(json.dumps(entry.model_dump(mode="json"), sort_keys=True))
+        emit_jsonl(trail.entries)
         return
     if not trail.entries:
         fail(f"no history for {trail.identity}")
@@ -76,18 +64,18 @@ def _trail(trail: Trail, fmt: str) -> None:
     for column in ("seq", "time", "agent", "source / method", "conf", "changes"):
         table.add_column(column, overflow="fold")
     for e in trail.entries:
-        changes = ", ".join(f"{k}: {c.before!r}→{c.after!r}" for k, c in e.changes.items())
+        changes = ", ".join(_change(k, c) for k, c in e.changes.items())
         if e.remapped_from:
             changes = f"(as {e.remapped_from}) {changes}"
         table.add_row(
             str(e.seq),
             e.occurred_at[:19],
             e.agent,
-            f"{e.source} / {e.extraction_method}",
-            "" if e.confidence is None else f"{e.confidence:g}",
+            f"{plain(e.source)} / {plain(e.extraction_method)}",
+            plain(e.confidence),
             changes or e.type,
         )
-    _console().print(table)
+    console().print(table)
 
 
 @click.group()
@@ -98,7 +86,7 @@ def audit() -> None:
 @audit.command("node")
 @click.argument("label")
 @click.argument("keys", nargs=-1, required=True, metavar="KEY=VALUE...")
-@format_option
+@format_option()
 @pass_ctx
 def audit_node(ctx: Context, label: str, keys: tuple[str, ...], fmt: str) -> None:
     """Every event in the life of one node, with what each changed."""
@@ -110,7 +98,7 @@ def audit_node(ctx: Context, label: str, keys: tuple[str, ...], fmt: str) -> Non
 @audit.command("relationship")
 @click.argument("rtype", metavar="TYPE")
 @endpoint_options
-@format_option
+@format_option()
 @pass_ctx
 def audit_relationship(
     ctx: Context,
@@ -121,10 +109,14 @@ def audit_relationship(
     to_keys: tuple[str, ...],
     fmt: str,
 ) -> None:
-    """Every event in the life of one relationship."""
+    """Every event in the life of one relationship (a synonym type reads its canonical one)."""
     with opened(ctx, readonly=True) as gate:
+        try:
+            canonical = GraphReader.relationship_type(rtype, schema_or_none(gate))
+        except GateRejection as exc:
+            fail(f"{exc.code}: {exc.message}", 2)
         identity = relationship_identity(
-            rtype, _identity(gate, from_label, from_keys), _identity(gate, to_label, to_keys)
+            canonical, _identity(gate, from_label, from_keys), _identity(gate, to_label, to_keys)
         )
         trail = Auditor(gate.log).trail(identity, "relationship")
     _trail(trail, fmt)
@@ -134,38 +126,47 @@ def _summary(ctx: Context, facet: Facet, value: str, fmt: str, since: Any, until
     with opened(ctx, readonly=True) as gate:
         summary = Auditor(gate.log).summary(facet, value, since=since, until=until)
     if fmt in ("json", "jsonl"):
-        _emit_json(summary)
+        emit_json(summary)
         return
     _summary_table(summary)
 
 
 def _summary_table(summary: Summary) -> None:
-    console = _console()
-    console.print(
+    out = console()
+    out.print(
         f"[bold]{summary.facet} {summary.value}[/]: {summary.events} events "
         f"({summary.written} written, {summary.deleted} deleted), "
-        f"seq {summary.first_seq}–{summary.last_seq}, {summary.first_at} – {summary.last_at}"
+        f"seq {plain(summary.first_seq)}–{plain(summary.last_seq)}, "
+        f"{plain(summary.first_at)} – {plain(summary.last_at)}"
     )
     table = Table("label / type", "events", title="by label")
     for label, count in summary.by_label.items():
         table.add_row(label, str(count))
-    console.print(table)
-    console.print(_histogram_table(summary.confidence.buckets))
+    out.print(table)
+    out.print(_histogram_table(summary.confidence.buckets))
+
+
+BAR = 30  # characters of the longest bar
+
+
+def _bar(count: int, peak: int) -> str:
+    return "█" * round(BAR * count / (peak or 1))
+
+
+def _bucket(i: int) -> str:
+    return f"{i / 10:.1f}–{(i + 1) / 10:.1f}"
 
 
 def _histogram_table(buckets: list[int]) -> Table:
     table = Table("confidence", "writes", "", title="confidence distribution")
-    peak = max(buckets) or 1
     for i, count in enumerate(buckets):
-        table.add_row(
-            f"{i / 10:.1f}–{(i + 1) / 10:.1f}", str(count), "█" * round(30 * count / peak)
-        )
+        table.add_row(_bucket(i), str(count), _bar(count, max(buckets)))
     return table
 
 
 def _facet_command(facet: Facet, help_text: str) -> click.Command:
     @click.argument("value")
-    @format_option
+    @format_option()
     @click.option("--since", callback=parse_time, help="ISO 8601 time (UTC if no offset).")
     @click.option("--until", callback=parse_time)
     @pass_ctx
@@ -191,20 +192,53 @@ def show() -> None:
 @show.command("node")
 @click.argument("label")
 @click.argument("keys", nargs=-1, required=True, metavar="KEY=VALUE...")
-@click.option("--as-of", callback=parse_time, required=True, help="ISO 8601 time.")
+@click.option("--as-of", callback=parse_time, help="ISO 8601 time (default: now).")
+@format_option("table", "json")
 @pass_ctx
-def show_node(ctx: Context, label: str, keys: tuple[str, ...], as_of: datetime) -> None:
-    """The node as it stood at --as-of (JSON)."""
+def show_node(
+    ctx: Context, label: str, keys: tuple[str, ...], as_of: datetime | None, fmt: str
+) -> None:
+    """The node as it stands now, or stood at --as-of: absent, present (maybe a stub), deleted."""
+    moment = as_of or datetime.now(UTC)
     with opened(ctx, readonly=True) as gate:
-        _emit_json(Auditor(gate.log).node_as_of(_identity(gate, label, keys), as_of))
+        node = Auditor(gate.log).node_as_of(_identity(gate, label, keys), moment)
+    if fmt == "json":
+        emit_json(node)
+        return
+    _node_table(node)
+
+
+def _node_table(node: NodeAsOf) -> None:
+    state = f"{node.state} (a stub)" if node.stub else node.state
+    table = Table(show_header=False, title=f"{node.identity} as of {node.as_of}")
+    table.add_column(overflow="fold")
+    table.add_column(overflow="fold")
+    rows = {
+        "state": state,
+        "version": node.version,
+        "properties": assignments(node.properties),
+        "last written": f"seq {node.last_seq} by {node.last_agent}" if node.last_seq else "",
+        "source": node.last_source,
+        "confidence": node.confidence,
+    }
+    for name, value in rows.items():
+        table.add_row(name, plain(value))
+    console().print(table)
+
+
+REPORT_FORMATS = ("table", "json", "markdown")
 
 
 @click.command()
-@click.option("--markdown", is_flag=True, help="Markdown instead of the terminal rendering.")
-@click.option("--json", "as_json", is_flag=True, help="The report's data as JSON.")
+@format_option(*REPORT_FORMATS)
+@click.option("--markdown", is_flag=True, help="The same as --format markdown.")
+@click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
 @pass_ctx
-def report(ctx: Context, markdown: bool, as_json: bool) -> None:
+def report(ctx: Context, fmt: str, markdown: bool, as_json: bool) -> None:
     """One page an auditor can hand on: size, chain, who wrote and who was refused, drift."""
+    if markdown and as_json:
+        fail("give --markdown or --json, not both", 2)
+    fmt = "markdown" if markdown else "json" if as_json else fmt
     settings = ctx.settings()
     with opened(ctx, readonly=True) as gate:
         lags = [
@@ -213,12 +247,12 @@ def report(ctx: Context, markdown: bool, as_json: bool) -> None:
         ]
         stubs = gate.state.counts(gate.log.connection()).stubs
         data = build_report(Auditor(gate.log), stubs, lags)
-    if as_json:
-        _emit_json(data)
-    elif markdown:
+    if fmt == "json":
+        click.echo(json_line(data))
+    elif fmt == "markdown":
         click.echo(render_markdown(data), nl=False)
     else:
-        _render_terminal(data)
+        console().print(Markdown(render_markdown(data)))
 
 
 def _counts(title: str, counts: dict[str, int], what: str = "count") -> list[str]:
@@ -232,10 +266,12 @@ def _counts(title: str, counts: dict[str, int], what: str = "count") -> list[str
 
 def render_markdown(data: Report) -> str:
     chain = "verified" if data.chain_ok else "**FAILED**"
+    buckets = data.confidence.buckets
     lines = [
         "# writegate audit report",
         "",
-        f"- events: {data.events} (seq 1–{data.head_seq}), {data.first_at} – {data.last_at}",
+        f"- events: {data.events} (seq 1–{data.head_seq}), "
+        f"{plain(data.first_at)} – {plain(data.last_at)}",
         f"- head hash: `{data.head_hash}`",
         f"- hash chain: {chain} ({data.chain_detail})",
         f"- unresolved stubs: {data.unresolved_stubs}",
@@ -254,15 +290,15 @@ def render_markdown(data: Report) -> str:
         *_counts("Remap", data.remaps, "writes"),
         "## Confidence",
         "",
-        "| confidence | writes |",
-        "|---|---:|",
+        "| confidence | writes | |",
+        "|---|---:|---|",
         *(
-            f"| {i / 10:.1f}–{(i + 1) / 10:.1f} | {count} |"
-            for i, count in enumerate(data.confidence.buckets)
+            f"| {_bucket(i)} | {count} | {_bar(count, max(buckets))} |"
+            for i, count in enumerate(buckets)
         ),
         "",
-        f"{data.confidence.count} writes, mean {data.confidence.mean}, "
-        f"min {data.confidence.minimum}, max {data.confidence.maximum}",
+        f"{data.confidence.count} writes, mean {plain(data.confidence.mean)}, "
+        f"min {plain(data.confidence.minimum)}, max {plain(data.confidence.maximum)}",
         "",
         "## Projections",
         "",
@@ -271,13 +307,9 @@ def render_markdown(data: Report) -> str:
         lines += ["| projection | checkpoint | lag |", "|---|---:|---:|"]
         lines += [
             f"| {p.name} | {p.checkpoint if p.checkpoint is not None else '?'} | "
-            f"{p.lag if p.lag is not None else p.error} |"
+            f"{p.lag if p.lag is not None else plain(p.error)} |"
             for p in data.projections
         ]
     else:
         lines.append("none configured")
     return "\n".join(lines) + "\n"
-
-
-def _render_terminal(data: Report) -> None:
-    _console().print(Markdown(render_markdown(data)))

@@ -28,13 +28,20 @@ def backup(ctx: Context, dest: Path, tokens: Path | None) -> None:
     from writegate.gate.backup import BackupFailed
     from writegate.gate.backup import backup as take_backup
 
+    if ctx.db_file is None:
+        fail(
+            "backup copies a SQLite log; a log on PostgreSQL is backed up by PostgreSQL "
+            "(pg_dump), or copied to a file with `writegate copy`",
+            2,
+        )
+
     try:
-        with EventLog(ctx.db, readonly=True) as log:
+        with EventLog(ctx.db_file, readonly=True) as log:
             report = take_backup(log, dest, tokens=tokens)
     except (BackupFailed, EventLogError, OSError, sqlite3.DatabaseError) as exc:
         fail(str(exc))
     checked = ", ".join(check.name for check in report.integrity.checks)
-    click.echo(f"backed up {ctx.db} to {report.path} ({report.size:,} bytes)")
+    click.echo(f"backed up {ctx.where} to {report.path} ({report.size:,} bytes)")
     click.echo(f"the copy verifies ({checked}) up to seq {report.head_seq}")
     click.echo(f"tokens: copied to {report.tokens}" if report.tokens else "tokens: none to copy")
     click.echo(f"{report.head_seq}:{report.head_hash}")

@@ -38,12 +38,26 @@ SETTINGS_ENV = (  # the variables ``cli.config.Settings`` reads
 
 class Context:
     def __init__(
-        self, db: Path, schema_file: Path | None, operator: str | None, config: Path | None = None
+        self, db: str, schema_file: Path | None, operator: str | None, config: Path | None = None
     ) -> None:
-        self.db = db
+        self.db = db  # a file, or a postgresql:// address: ``eventlog.open_log`` tells them apart
         self.schema_file = schema_file
         self.config = config
         self.operator = operator or os.environ.get("WRITEGATE_OPERATOR") or _os_user()
+
+    @property
+    def db_file(self) -> Path | None:
+        """The log's file, if it is in one (files such as tokens live beside it)."""
+        return None if "://" in self.db else Path(self.db)
+
+    @property
+    def where(self) -> str:
+        """The log's address for messages: a PostgreSQL password is never printed."""
+        if self.db_file is not None:
+            return self.db
+        from writegate.eventlog.postgres import describe_dsn
+
+        return describe_dsn(self.db)
 
     @cached_property
     def actor(self) -> Actor:
@@ -68,7 +82,7 @@ class Context:
         return any(name.upper().startswith(SETTINGS_ENV) for name in os.environ)
 
     def gate(self, *, create: bool = False, readonly: bool = False) -> Gate:
-        from writegate.eventlog import EventLog
+        from writegate.eventlog import open_log
         from writegate.gate import Gate
         from writegate.projections.state import StateProjection
 
@@ -76,7 +90,7 @@ class Context:
         limits = settings.limits if settings is not None else None
         policy = settings.serve.unknown_label_policy if settings is not None else None
         if self.schema_file is None and settings is not None and settings.schema_source:
-            log = EventLog(self.db, inline=[StateProjection()], create=create, readonly=readonly)
+            log = open_log(self.db, inline=[StateProjection()], create=create, readonly=readonly)
             source = settings.schema_source.open(settings.projections)
             return Gate(
                 log,

@@ -42,7 +42,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from writegate.eventlog import EventLog
+from writegate.eventlog import Log
 from writegate.gate.limits import Limits
 
 if TYPE_CHECKING:  # each store's code (the Bolt driver, rdflib) loads only when it is opened
@@ -82,7 +82,7 @@ class GraphConfig(BaseModel):
             retry_seconds=self.retry_seconds,
         )
 
-    def open(self, name: str, log: EventLog) -> Projector:
+    def open(self, name: str, log: Log) -> Projector:
         from writegate.projections.graph import GraphProjector
 
         return GraphProjector(self.target(), name)
@@ -106,7 +106,7 @@ class JsonlConfig(BaseModel):
     def describe(self) -> str:
         return f"{self.format} JSONL at {self.path}"
 
-    def open(self, name: str, log: EventLog) -> Projector:
+    def open(self, name: str, log: Log) -> Projector:
         from writegate.projections.jsonl import JsonlProjector
 
         return JsonlProjector(self.path, log, name, self.format)
@@ -122,7 +122,7 @@ class ProvConfig(BaseModel):
     def describe(self) -> str:
         return f"PROV-O N-Triples at {self.path}"
 
-    def open(self, name: str, log: EventLog) -> Projector:
+    def open(self, name: str, log: Log) -> Projector:
         from writegate.projections.prov import ProvProjector
 
         return ProvProjector(self.path, name)
@@ -138,7 +138,7 @@ class StateConfig(BaseModel):
     def describe(self) -> str:
         return f"state read model at {self.path}"
 
-    def open(self, name: str, log: EventLog) -> Projector:
+    def open(self, name: str, log: Log) -> Projector:
         from writegate.projections.statestore import StateStore
 
         return StateStore(self.path, name)

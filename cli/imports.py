@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import yaml
 
-from writegate.cli.common import Context, emit_result, fail, opened, pass_ctx
+from writegate.cli.common import Context, fail, opened, pass_ctx
 from writegate.cli.stores import progress_bar
 from writegate.gate.imports import Format, ImportSummary, import_file, memorymesh_schema
 
@@ -80,6 +80,12 @@ def _import_command(fmt: Format, help_text: str) -> click.Command:
             click.echo(json.dumps(summary.model_dump(mode="json"), sort_keys=True))
         else:
             _print(summary)
+        if summary.rejected or summary.malformed:  # a script must not take it for a success
+            verb = "would reject" if dry_run else "rejected"
+            fail(
+                f"{path}: {verb} {summary.rejected} item(s), {summary.malformed} malformed "
+                f"line(s) of {summary.lines}"
+            )
 
     command.__doc__ = help_text
     return _options(click.command(fmt)(command))
@@ -101,18 +107,20 @@ import_group.add_command(_import_command("memorymesh", "MemoryMesh's JSONL (node
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the converted schema here (YAML) instead of publishing it.",
 )
+@click.option("--force", is_flag=True, help="Publish even if it strands or invalidates live data.")
 @pass_ctx
-def schema_import_memorymesh(ctx: Context, folder: Path, output: Path | None) -> None:
+def schema_import_memorymesh(ctx: Context, folder: Path, output: Path | None, force: bool) -> None:
     """Convert MemoryMesh *.schema.json files into one schema and publish it to the log."""
+    from writegate.cli.schema import publish
+
     try:
         document = memorymesh_schema(folder)
     except (ValueError, OSError) as exc:
         fail(str(exc))
     if output is not None:
-        output.write_text(
-            yaml.safe_dump(document.model_dump(mode="json", by_alias=True), sort_keys=False)
-        )
+        body = document.model_dump(mode="json", by_alias=True, exclude_none=True)
+        output.write_text(yaml.safe_dump(body, sort_keys=False))
         click.echo(f"wrote {len(document.nodes)} labels to {output}")
         return
     with opened(ctx) as gate:
-        emit_result(gate.publish_schema(document, actor=ctx.actor))
+        publish(gate.publish_schema(document, actor=ctx.actor, force=force))

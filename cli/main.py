@@ -34,6 +34,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "List events, oldest first, filtered and paginated (continue with --after).",
     ),
     "verify": ("verify:verify", "Check that the history is what was written."),
+    "copy": (
+        "copy:copy",
+        "Copy a log into another database, event by event, each event checked.",
+    ),
     "backup": (
         "backup:backup",
         "Copy the log while agents write, verify the copy, and copy the tokens file beside it.",
@@ -72,7 +76,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "stores:follow_command",
         "Keep projections caught up as events arrive, until SIGINT or SIGTERM.",
     ),
-    "export": ("stores:export_group", "Other serializations of a projection."),
+    "export": (
+        "export:export_group",
+        "Pictures of the graph (dot, graphml, mermaid) and the PROV-O projection.",
+    ),
+    "search": (
+        "read:search",
+        "Nodes whose label, keys or properties contain TEXT, with their neighbours.",
+    ),
+    "neighbors": (
+        "read:neighbors",
+        "The nodes within --depth hops of one node (both directions), and the edges between.",
+    ),
+    "path": ("read:path", "The shortest path between two nodes (edges taken in either direction)."),
 }
 
 
@@ -110,11 +126,10 @@ def _shorten(text: str, limit: int) -> str:
 @click.version_option(package_name="writegate")
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
     envvar=DB_ENV,
     default="writegate.db",
     show_default=True,
-    help=f"The log file (env {DB_ENV}).",
+    help=f"The log: a SQLite file or a postgresql:// address (env {DB_ENV}).",
 )
 @click.option(
     "--schema-file",
@@ -132,7 +147,7 @@ def _shorten(text: str, limit: int) -> str:
 @click.pass_context
 def cli(
     click_ctx: click.Context,
-    db: Path,
+    db: str,
     schema_file: Path | None,
     operator: str | None,
     config: Path | None,

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from writegate.cli.common import Context, emit_result, fail, opened, pass_ctx
 from writegate.cli.imports import schema_import_memorymesh
+from writegate.cli.render import emit_json, format_option
+from writegate.gate.errors import ErrorCode
+from writegate.gate.models import Rejected
 from writegate.gate.schema import SchemaDocumentError, SchemaSourceUnavailable, load_document
+from writegate.gate.schema.publishing import SchemaPublishResult
 from writegate.gate.schema.registry import relationship_types
+
+if TYPE_CHECKING:
+    from writegate.gate.schema.diff import SchemaDiff
 
 
 @click.group()
@@ -20,11 +28,50 @@ def schema() -> None:
 
 @schema.command("publish")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Publish even if it strands or invalidates live data.")
 @pass_ctx
-def schema_publish(ctx: Context, path: Path) -> None:
-    """Validate a YAML/JSON schema and append it to the log."""
+def schema_publish(ctx: Context, path: Path, force: bool) -> None:
+    """Validate a YAML/JSON schema and append it to the log (refused if unsafe)."""
     with opened(ctx) as gate:
-        emit_result(gate.publish_schema(path, actor=ctx.actor))
+        publish(gate.publish_schema(path, actor=ctx.actor, force=force))
+
+
+def publish(result: SchemaPublishResult | Rejected) -> None:
+    """Print what a publish changed and did to live data (on stderr, for people), then the
+    result (on stdout, JSON) or the refusal."""
+    from writegate.gate.schema.diff import SchemaDiff
+
+    if isinstance(result, Rejected) and result.error_code == ErrorCode.SCHEMA_CHANGE_UNSAFE:
+        _describe(SchemaDiff.model_validate(result.details), err=True)
+    elif isinstance(result, SchemaPublishResult) and result.diff is not None:
+        _describe(result.diff, err=True)
+    emit_result(result)
+
+
+def _describe(diff: SchemaDiff, *, err: bool = False) -> None:
+    for line in diff.describe():
+        click.echo(line, err=err)
+
+
+@schema.command("diff")
+@click.argument(
+    "path", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@format_option("table", "json")
+@pass_ctx
+def schema_diff(ctx: Context, path: Path | None, fmt: str) -> None:
+    """What publishing FILE would change and its impact on live data (no FILE: the last publish)."""
+    from writegate.gate.schema.publishing import diff_with_log
+
+    with opened(ctx, readonly=True) as gate:
+        try:
+            diff = diff_with_log(gate.log, gate.state, path)
+        except SchemaDocumentError as exc:
+            fail(str(exc))
+    if fmt == "json":
+        emit_json(diff)
+    else:
+        _describe(diff)
 
 
 @schema.command("push-graph")

@@ -30,7 +30,15 @@ def tokens_path(ctx: Context, given: Path | None, configured: Path | None = None
         return given
     if env := os.environ.get(TOKENS_ENV):
         return Path(env)
-    return configured or ctx.db.with_name(ctx.db.name + ".tokens.json")
+    if configured is not None:
+        return configured
+    if ctx.db_file is None:
+        fail(
+            f"a log on PostgreSQL has no file to keep tokens beside: pass --tokens FILE "
+            f"(or env {TOKENS_ENV})",
+            2,
+        )
+    return ctx.db_file.with_name(ctx.db_file.name + ".tokens.json")
 
 
 tokens_option = click.option(
@@ -171,7 +179,7 @@ def _warn_without_schema(gate: Any, ctx: Context) -> None:
     except SchemaSourceUnavailable as exc:
         click.echo(
             f"warning: no schema to check writes against ({exc}); every write is refused "
-            f"until one is published: writegate --db {ctx.db} schema publish FILE",
+            f"until one is published: writegate --db {ctx.where} schema publish FILE",
             err=True,
         )
 
@@ -223,7 +231,7 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
     if not agents:
         click.echo(
             f"warning: no agent holds a token, so every request is refused (401): "
-            f"writegate --db {ctx.db} token create AGENT --role writer",
+            f"writegate --db {ctx.where} token create AGENT --role writer",
             err=True,
         )
     serve(app, sock, access_log=options["access_log"])
@@ -237,7 +245,12 @@ def token() -> None:
 def _token_file(ctx: Context, given: Path | None) -> Path:
     """The tokens file of the log at --db, which must exist (or --tokens, explicitly):
     a token made for a log nobody serves is a token nobody can use."""
-    if given is None and not os.environ.get(TOKENS_ENV) and not ctx.db.exists():
+    if (
+        given is None
+        and not os.environ.get(TOKENS_ENV)
+        and ctx.db_file
+        and not ctx.db_file.exists()
+    ):
         fail(f"no writegate log at {ctx.db}: pass the --db you serve (or --tokens FILE)", 2)
     return tokens_path(ctx, given)
 

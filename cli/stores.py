@@ -12,7 +12,6 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import click
@@ -28,13 +27,10 @@ from rich.progress import (
 from rich.table import Table
 
 from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
-from writegate.cli.config import GraphConfig, ProvConfig, Settings
-from writegate.eventlog import EventLog
+from writegate.cli.config import GraphConfig, Settings
+from writegate.eventlog import Log, open_log
 from writegate.gate import Gate
 from writegate.projections.contract import ProjectionError, Projector
-from writegate.projections.files import write_atomically
-from writegate.projections.prov import FORMATS as PROV_FORMATS
-from writegate.projections.prov import export
 from writegate.projections.regate import Regater
 from writegate.projections.runner import (
     ProjectionStatus,
@@ -48,7 +44,7 @@ from writegate.projections.runner import (
 INLINE = "state"
 
 
-def _projector(settings: Settings, name: str, log: EventLog) -> Projector:
+def _projector(settings: Settings, name: str, log: Log) -> Projector:
     config = settings.projections.get(name)
     if config is None:
         known = ", ".join(sorted(settings.projections)) or "none configured"
@@ -106,7 +102,7 @@ def _report(result: ReplayResult) -> None:
     )
 
 
-def projection_checkpoints(settings: Settings, log: EventLog) -> list[ProjectionStatus]:
+def projection_checkpoints(settings: Settings, log: Log) -> list[ProjectionStatus]:
     """Every configured projection's checkpoint (``None`` with the error if it cannot be
     asked). One attempt per store, no retries: a look, so a store that is down is reported
     as such at once (within the connect timeout) instead of after the replay's retries."""
@@ -142,7 +138,7 @@ def status_command(ctx: Context, as_json: bool) -> None:
     if as_json:
         inline = {
             "name": INLINE,
-            "store": f"inline in {ctx.db}",
+            "store": f"inline in {ctx.where}",
             "checkpoint": head,
             "head": head,
             "lag": 0,
@@ -154,7 +150,7 @@ def status_command(ctx: Context, as_json: bool) -> None:
             fail("some projections could not be reached")
         return
     table = Table("projection", "store", "checkpoint", "head", "lag", title="projections")
-    table.add_row(INLINE, f"inline in {ctx.db}", str(head), str(head), "0")
+    table.add_row(INLINE, f"inline in {ctx.where}", str(head), str(head), "0")
     for row in rows:
         store = settings.projections[row.name].describe()
         if row.error:
@@ -267,7 +263,7 @@ def follow_command(ctx: Context, interval: float, names: tuple[str, ...]) -> Non
 
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
-    log = EventLog(ctx.db, create=False)
+    log = open_log(ctx.db, create=False)
     projectors = {name: _projector(settings, name, log) for name in chosen}
     click.echo(f"following {', '.join(chosen)} (every {interval}s when idle)", err=True)
 
@@ -283,35 +279,3 @@ def follow_command(ctx: Context, interval: float, names: tuple[str, ...]) -> Non
             projector.close()
         log.close()
     click.echo("stopped", err=True)
-
-
-@click.group("export")
-def export_group() -> None:
-    """Other serializations of a projection."""
-
-
-@export_group.command("prov")
-@click.argument("name")
-@click.option(
-    "--format", "fmt", type=click.Choice(PROV_FORMATS), default="turtle", show_default=True
-)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write here (atomically) instead of standard output.",
-)
-@pass_ctx
-def export_prov(ctx: Context, name: str, fmt: str, output: Path | None) -> None:
-    """The PROV-O projection NAME as Turtle, JSON-LD or N-Triples."""
-    config = ctx.settings().projections.get(name)
-    if not isinstance(config, ProvConfig):
-        fail(f"{name!r} is not a configured prov projection", 2)
-    if not config.path.exists():
-        fail(f"{config.path} does not exist yet: run `writegate replay {name}` first")
-    data = export(config.path, fmt)  # type: ignore[arg-type]
-    if output is None:
-        click.echo(data.decode(), nl=False)
-    else:
-        write_atomically(output, [data])
-        click.echo(f"wrote {len(data):,} bytes of {fmt} to {output}", err=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
@@ -22,6 +22,10 @@ from writegate.cli.common import (
     parse_assignments,
     pass_ctx,
 )
+from writegate.cli.render import did_you_mean
+
+if TYPE_CHECKING:
+    from writegate.gate import Gate
 
 
 def provenance_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -35,7 +39,13 @@ def provenance_options(f: Callable[..., Any]) -> Callable[..., Any]:
                 required=True,
                 help="Extraction method (default formula: api, parsed, manual, llm).",
             ),
-            click.option("--reliability", type=float, default=0.5, show_default=True),
+            click.option(
+                "--reliability",
+                type=click.FloatRange(0, 1),
+                default=0.5,
+                show_default=True,
+                help="How far the source is trusted, 0 to 1.",
+            ),
             click.option(
                 "--if-version", type=int, help="Reject unless the target is at this version."
             ),
@@ -59,13 +69,41 @@ def _write_args(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+def _fallback_note(gate: Gate, given: str, written: str) -> None:
+    """Say so when a label the schema does not know was written as the fallback label:
+    the write is accepted (remap mode), but a typo should not pass in silence."""
+    from writegate.gate.schema import SchemaSourceUnavailable
+
+    try:
+        registry = gate.current_schema().registry
+    except SchemaSourceUnavailable:
+        return
+    name, fallback = given.removeprefix(":"), registry.fallback_label()
+    if written != fallback or name == fallback:
+        return
+    if registry.get_entry(name) is not None or registry.remap_target(name) is not None:
+        return  # a declared label, or a synonym that happens to map to the fallback
+    names: dict[str, str] = {}
+    for label in registry.all_canonical_labels():
+        names[label] = label
+        entry = registry.get_entry(label)
+        for alias in entry.remaps_from if entry else ():
+            names.setdefault(alias.removeprefix(":"), label)
+    click.echo(
+        f"note: {name} is not a label of the schema, so it was written as {fallback} "
+        f"(the fallback label){did_you_mean(name, names)}",
+        err=True,
+    )
+
+
 @click.command()
 @click.option("--schema", "schema_path", type=click.Path(dir_okay=False, path_type=Path))
 @pass_ctx
 def init(ctx: Context, schema_path: Path | None) -> None:
     """Create the log (if missing) and optionally publish a schema to it."""
     with opened(ctx, create=True) as gate:
-        click.echo(f"log ready at {ctx.db} (head seq {gate.log.head()[0]})")
+        gate.rejections.install()  # now, so a server's database role needs no CREATE right
+        click.echo(f"log ready at {ctx.where} (head seq {gate.log.head()[0]})")
         if schema_path is not None:
             emit_result(gate.publish_schema(schema_path, actor=ctx.actor))
 
@@ -85,16 +123,19 @@ def write_node(
     ctx: Context, /, label: str, keys: tuple[str, ...], props: tuple[str, ...], **prov: Any
 ) -> None:
     """Write (merge) one node. Values parse as JSON when they can: age=30, tags='["a"]'."""
+    from writegate.gate import WriteNodeResult
+
     with opened(ctx) as gate:
-        emit_result(
-            gate.write_node(
-                actor=ctx.actor,
-                label=label,
-                merge_keys=parse_assignments(keys, "--key"),
-                properties=parse_assignments(props, "--prop"),
-                **_write_args(**prov),
-            )
+        result = gate.write_node(
+            actor=ctx.actor,
+            label=label,
+            merge_keys=parse_assignments(keys, "--key"),
+            properties=parse_assignments(props, "--prop"),
+            **_write_args(**prov),
         )
+        if isinstance(result, WriteNodeResult):
+            _fallback_note(gate, label, result.label)
+        emit_result(result)
 
 
 @write.command("relationship")
@@ -117,17 +158,21 @@ def write_relationship(
     **prov: Any,
 ) -> None:
     """Write (merge) one relationship between two nodes."""
+    from writegate.gate import WriteRelationshipResult
+
     with opened(ctx) as gate:
-        emit_result(
-            gate.write_relationship(
-                actor=ctx.actor,
-                type=rtype,
-                **_endpoints(from_label, from_keys, to_label, to_keys),
-                properties=parse_assignments(props, "--prop"),
-                endpoint_policy="merge_endpoints" if merge_endpoints else "fail_if_missing",
-                **_write_args(**prov),
-            )
+        result = gate.write_relationship(
+            actor=ctx.actor,
+            type=rtype,
+            **_endpoints(from_label, from_keys, to_label, to_keys),
+            properties=parse_assignments(props, "--prop"),
+            endpoint_policy="merge_endpoints" if merge_endpoints else "fail_if_missing",
+            **_write_args(**prov),
         )
+        if isinstance(result, WriteRelationshipResult):
+            _fallback_note(gate, from_label, result.from_node.label)
+            _fallback_note(gate, to_label, result.to_node.label)
+        emit_result(result)
 
 
 @write.command("batch")
@@ -164,16 +209,23 @@ def delete_node(
     ctx: Context, /, label: str, keys: tuple[str, ...], detach: bool, **prov: Any
 ) -> None:
     """Delete one node."""
+    from writegate.gate import ErrorCode, Rejected
+
     with opened(ctx) as gate:
-        emit_result(
-            gate.delete_node(
-                actor=ctx.actor,
-                label=label,
-                merge_keys=parse_assignments(keys, "--key"),
-                detach=detach,
-                **_write_args(**prov),
-            )
+        result = gate.delete_node(
+            actor=ctx.actor,
+            label=label,
+            merge_keys=parse_assignments(keys, "--key"),
+            detach=detach,
+            **_write_args(**prov),
         )
+    if isinstance(result, Rejected) and result.error_code == ErrorCode.NODE_HAS_RELATIONSHIPS:
+        count = result.details.get("count", "some")
+        fail(
+            f"{result.error_code}: {label} {' '.join(keys)} has {count} relationship(s); "
+            "delete them first, or delete them with the node: --detach"
+        )
+    emit_result(result)
 
 
 @delete.command("relationship")

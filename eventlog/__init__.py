@@ -6,8 +6,10 @@ versions, and lets callers read them back.
 """
 
 from writegate.eventlog.canonical import GENESIS_HASH, canonical_json
+from writegate.eventlog.contract import Log
 from writegate.eventlog.errors import EventLogError, IdempotencyKeyReused, VersionConflict
 from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore
+from writegate.eventlog.opening import open_log
 from writegate.eventlog.reading import EventPage
 from writegate.eventlog.store import EventLog
 from writegate.eventlog.transaction import AppendOutcome, InlineProjector, Transaction
@@ -25,8 +27,10 @@ __all__ = [
     "EventPage",
     "IdempotencyKeyReused",
     "InlineProjector",
+    "Log",
     "Transaction",
     "VerifyReport",
     "VersionConflict",
     "canonical_json",
+    "open_log",
 ]

@@ -10,13 +10,15 @@ seq order, and ``snapshot()`` holds one commit's view while writers go on.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore
 from writegate.eventlog.reading import EventPage
+from writegate.eventlog.sql import Sql
 from writegate.eventlog.transaction import AppendOutcome
 from writegate.eventlog.verify import VerifyReport
 
@@ -35,6 +37,17 @@ class LogTransaction(Protocol):
 @runtime_checkable
 class Log(Protocol):
     readonly: bool
+    inline: Sequence[Any]  # the read models kept in the log's database, in its transactions
+
+    def describe(self) -> str:
+        """Where the log is, for messages: a path, or an address without its password."""
+        ...
+
+    def connection(self) -> Sql:
+        """This thread's connection to the log's database (the inline read models' too)."""
+        ...
+
+    def has_table(self, name: str) -> bool: ...
 
     # appending
     def append(
@@ -87,10 +100,16 @@ class Log(Protocol):
     def last_seq_at(self, moment: datetime) -> int: ...
 
     # integrity
-    def snapshot(self) -> AbstractContextManager[Any]: ...
+    def snapshot(self) -> AbstractContextManager[Sql]: ...
 
-    def verify(self) -> VerifyReport: ...
+    def verify(self, *, batch: int = ...) -> VerifyReport: ...
 
     def missing_triggers(self) -> list[str]: ...
 
+    def wait_for_append(self, timeout: float, stop: threading.Event | None = None) -> None: ...
+
     def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: object) -> None: ...

@@ -6,8 +6,8 @@ A mixin of ``EventLog``: every method reads through ``connection()``, so inside
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -16,6 +16,7 @@ from writegate.eventlog.canonical import GENESIS_HASH
 from writegate.eventlog.errors import IdempotencyKeyReused
 from writegate.eventlog.events import Actor, Event, EventCore, format_timestamp
 from writegate.eventlog.rows import row_to_core, row_to_event
+from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import (
     CORE_COLUMNS,
     EVENT_COLUMNS,
@@ -24,6 +25,7 @@ from writegate.eventlog.tables import (
     STREAM_VERSION,
 )
 from writegate.eventlog.transaction import request_hash
+from writegate.eventlog.verify import VerifyReport, verify_rows
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,33 @@ class EventPage:
 class LogReader:
     """The reading half of the log contract (see ``writegate.eventlog.contract``)."""
 
-    def connection(self) -> sqlite3.Connection:
+    AGENT = "json_extract(e.actor, '$.agent')"  # the actor's agent, in this database's SQL
+
+    def connection(self) -> Sql:
         raise NotImplementedError
+
+    def snapshot(self) -> AbstractContextManager[Sql]:
+        """One read transaction on this thread's connection: everything read through this
+        log inside it sees one commit, whatever writers append meanwhile."""
+        raise NotImplementedError
+
+    def has_table(self, name: str) -> bool:
+        """Whether the log's database holds a table of that name (one created on demand)."""
+        raise NotImplementedError
+
+    def verify(self, *, batch: int = 5000) -> VerifyReport:
+        """Recompute the whole hash chain, as of one commit, in pages of ``batch`` (memory
+        stays flat however long the log); the report names the first bad seq, if any."""
+        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?"
+
+        def rows(conn: Sql) -> Iterator[Any]:
+            after = 0
+            while chunk := conn.execute(sql, (after, batch)).fetchall():
+                yield from chunk
+                after = chunk[-1][0]
+
+        with self.snapshot() as conn:
+            return verify_rows(rows(conn))
 
     def head(self) -> tuple[int, str]:
         """(seq, hash) of the newest event; (0, genesis) for an empty log."""
@@ -111,7 +138,7 @@ class LogReader:
             where.append("s.stream = :stream")
             params["stream"] = stream
         if agent is not None:
-            where.append("json_extract(e.actor, '$.agent') = :agent")
+            where.append(f"{self.AGENT} = :agent")
             params["agent"] = agent
         if types:
             names = [f":t{i}" for i in range(len(types))]

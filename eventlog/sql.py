@@ -1,9 +1,36 @@
-"""Small SQLite helpers shared by the store and the read models kept in its file."""
+"""What the log's code needs of a database connection, and small SQL helpers.
+
+``Sql`` is the part of a DB-API connection the shared code uses; ``sqlite3.Connection``
+is one, and ``postgres.PgConnection`` adapts psycopg's to it (placeholders and all), so
+appending, reading and the inline read models are written once for both databases.
+"""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
+
+
+class Cursor(Protocol):
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def fetchmany(self, size: int = ..., /) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Sql(Protocol):
+    """A connection in autocommit mode whose transactions are explicit (``BEGIN`` …)."""
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> Cursor: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any: ...
+
+    @property
+    def in_transaction(self) -> bool: ...
 
 
 def statements(script: str) -> Iterator[str]:
@@ -23,6 +50,6 @@ def statements(script: str) -> Iterator[str]:
         raise ValueError(f"incomplete SQL statement: {pending.strip()[:80]}")
 
 
-def run_script(conn: sqlite3.Connection, script: str) -> None:
+def run_script(conn: Sql, script: str) -> None:
     for statement in statements(script):
         conn.execute(statement)

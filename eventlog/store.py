@@ -12,39 +12,27 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from writegate.eventlog.canonical import GENESIS_HASH, chain_hash, stored_body
+from writegate.eventlog.appending import Appending
+from writegate.eventlog.canonical import GENESIS_HASH
 from writegate.eventlog.errors import EventLogError, NotAnEventLog
-from writegate.eventlog.events import Actor, Event
-from writegate.eventlog.reading import LogReader
+from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import (
-    EVENT_COLUMNS,
     HEAD,
-    INSERT_EVENT,
-    INSERT_IDEMPOTENCY,
-    INSERT_STREAM,
     create_tables,
     file_format,
     missing_triggers,
 )
-from writegate.eventlog.transaction import (
-    AppendOutcome,
-    Decide,
-    InlineProjector,
-    Transaction,
-    request_hash,
-    stored_columns,
-)
-from writegate.eventlog.verify import VerifyReport, verify_rows
+from writegate.eventlog.transaction import InlineProjector
 
 Durability = Literal["normal", "full"]
 
 
-class EventLog(LogReader):
+class EventLog(Appending):
     """The log in one SQLite file. Safe to share between threads (one connection each)
     and between processes (SQLite's write lock serialises appends)."""
 
@@ -117,6 +105,9 @@ class EventLog(LogReader):
                 raise
             return connect(f"{uri}?immutable=1", uri=True)
 
+    def describe(self) -> str:
+        return str(self.path)
+
     def close(self) -> None:
         with self._lock:
             for conn in self._all:
@@ -149,99 +140,8 @@ class EventLog(LogReader):
             conn.execute("ROLLBACK")
             raise
 
-    def _catch_up(self, conn: sqlite3.Connection, projector: InlineProjector) -> None:
-        """Bring a read model that is behind the log (new, or restored) up to the head."""
-        done = projector.checkpoint(conn)
-        last = done
-        for event in self.iter_replayed(after_seq=done):
-            projector.apply_event(conn, event)
-            last = event.seq
-        if last != done:
-            projector.set_checkpoint(conn, last)
-
-    # -- appending -------------------------------------------------------------------
-
-    def append(
-        self,
-        actor: Actor,
-        decide: Decide,
-        *,
-        idempotency_key: str | None = None,
-        request: Any = None,
-    ) -> AppendOutcome:
-        """Run ``decide`` in a write transaction and commit what it emitted.
-
-        If ``decide`` raises, nothing is written and the exception propagates. With an
-        ``idempotency_key`` (scoped to ``actor.agent``) an earlier append under the same key
-        is returned instead of running ``decide`` again; the same key with a different
-        ``request`` raises ``IdempotencyKeyReused``.
-        """
-        if self.readonly:
-            raise EventLogError(f"{self.path} is open read-only")
-        conn = self.connection()
-        digest = request_hash(request)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if idempotency_key is not None:
-                # checked again under the write lock: a concurrent retry may have just committed
-                earlier = self.earlier_append(actor, idempotency_key, digest=digest)
-                if earlier is not None:
-                    conn.execute("ROLLBACK")
-                    return AppendOutcome(earlier, replayed=True)
-            tx = Transaction(conn, actor, idempotency_key, self.inline)
-            decide(tx)
-            if tx.events:
-                last = tx.events[-1].seq
-                for projector in self.inline:
-                    projector.set_checkpoint(conn, last)
-                if idempotency_key is not None:
-                    conn.execute(
-                        INSERT_IDEMPOTENCY,
-                        (actor.agent, idempotency_key, digest, tx.events[0].seq, last),
-                    )
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        return AppendOutcome(tx.events)
-
-    # -- integrity -------------------------------------------------------------------
-
-    def append_existing(self, events: Iterable[Event]) -> tuple[int, str]:
-        """Append events that already have their place in a chain — a copy of another log —
-        exactly as they are, in one transaction: each must come next (its seq the head's
-        plus one, its ``prev_hash`` the head's hash) and hash to its own ``hash``, so the copy's
-        chain is the original's. Inline read models follow. Returns the new head."""
-        if self.readonly:
-            raise EventLogError(f"{self.path} is open read-only")
-        conn = self.connection()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            seq, digest = self.head()
-            for event in events:
-                if event.seq != seq + 1 or event.prev_hash != digest:
-                    raise EventLogError(
-                        f"event {event.seq} does not follow the head {seq} of {self.path}"
-                    )
-                columns = stored_columns(event)
-                if chain_hash(event.prev_hash, stored_body(**columns)) != event.hash:
-                    raise EventLogError(f"event {event.seq} does not hash to its stored hash")
-                conn.execute(INSERT_EVENT, (*columns.values(), event.hash))
-                conn.executemany(
-                    INSERT_STREAM, [(s, v, event.seq) for s, v in event.streams.items()]
-                )
-                for projector in self.inline:
-                    projector.apply_event(conn, event)
-                seq, digest = event.seq, event.hash
-            for projector in self.inline:
-                projector.set_checkpoint(conn, seq)
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        return seq, digest
+    def _begin_write(self, conn: Sql) -> None:
+        conn.execute("BEGIN IMMEDIATE")  # SQLite's write lock, taken now
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
@@ -264,16 +164,11 @@ class EventLog(LogReader):
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
 
-    def verify(self, *, batch: int = 5000) -> VerifyReport:
-        """Recompute the whole hash chain; the report names the first bad seq, if any."""
-        conn = self.connection()
-        cursor = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY seq")
-
-        def rows() -> Iterator[tuple[Any, ...]]:
-            while chunk := cursor.fetchmany(batch):
-                yield from chunk
-
-        return verify_rows(rows())
+    def has_table(self, name: str) -> bool:
+        found = self.connection().execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+        )
+        return found.fetchone() is not None
 
     def backup(self, dest: str | Path) -> tuple[int, str]:
         """Copy the whole file, as of one commit, to ``dest`` (a new file) while writers go

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,6 +26,7 @@ from writegate.eventlog.events import (
     parse_timestamp,
     trusted,
 )
+from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import HEAD, INSERT_EVENT, INSERT_STREAM, STREAM_VERSION
 
 
@@ -35,13 +35,14 @@ class InlineProjector(Protocol):
 
     name: str
 
-    def install(self, conn: sqlite3.Connection) -> None: ...
+    # conn: the append's connection (``sql.Sql``; SQLite's, or the PostgreSQL adapter)
+    def install(self, conn: Any) -> None: ...
 
-    def apply_event(self, conn: sqlite3.Connection, event: EventCore) -> None: ...
+    def apply_event(self, conn: Any, event: EventCore) -> None: ...
 
-    def set_checkpoint(self, conn: sqlite3.Connection, seq: int) -> None: ...
+    def set_checkpoint(self, conn: Any, seq: int) -> None: ...
 
-    def checkpoint(self, conn: sqlite3.Connection) -> int: ...
+    def checkpoint(self, conn: Any) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ class Transaction:
 
     def __init__(
         self,
-        conn: sqlite3.Connection,
+        conn: Sql,
         actor: Actor,
         idempotency_key: str | None,
         inline: Sequence[InlineProjector],

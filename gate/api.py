@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from writegate.eventlog import Actor, EventLog
+from writegate.eventlog import Actor, Log, open_log
 from writegate.eventlog.store import Durability
-from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.errors import ErrorCode
 from writegate.gate.formula import FormulaProvider, formula_name, load_formula_provider
 from writegate.gate.integrity import IntegrityReport, check_integrity
 from writegate.gate.limits import DEFAULT_LIMITS, Limits
@@ -24,7 +24,6 @@ from writegate.gate.models import (
     BatchResult,
     DeleteNodeResult,
     DeleteRelationshipResult,
-    PublishResult,
     RefreshResult,
     Rejected,
     WriteNodeResult,
@@ -42,7 +41,8 @@ from writegate.gate.schema import (
     SchemaSource,
     SchemaSourceUnavailable,
 )
-from writegate.gate.schema.publishing import publish_schema
+from writegate.gate.schema.cache import unavailable
+from writegate.gate.schema.publishing import SchemaPublishResult, publish_schema
 from writegate.gate.schema.registry import relationship_types
 from writegate.gate.writing import (
     DELETE_NODE,
@@ -64,7 +64,7 @@ class Gate:
 
     def __init__(
         self,
-        log: EventLog,
+        log: Log,
         schema: SchemaSource | SchemaCache | None = None,
         *,
         formula: FormulaProvider | str | None = None,
@@ -92,7 +92,9 @@ class Gate:
         self._limits = limits
         self.rejections = RejectionLog(log)
         planner = Planner(self.state, self.formula, self.formula_name, self.unknown_label_policy)
-        self.writer = Writer(log, planner, self.rejections, self._snapshot, self.limits)
+        self.writer = Writer(
+            log, planner, self.rejections, self.schema.for_write, self.limits, self.schema.reloaded
+        )
 
     @classmethod
     def open(
@@ -108,10 +110,11 @@ class Gate:
         limits: Limits | None = None,
         readonly: bool = False,
     ) -> Gate:
-        """Open (or create) the log at ``path`` with its state read model; schemas come from the
-        log unless ``schema_file`` names a document on disk. ``readonly`` opens an existing log
-        without writing anything to its file (an auditor's copy): reads work, writes fail."""
-        log = EventLog(
+        """Open (or create) the log at ``path`` — a SQLite file, or a ``postgresql://`` address —
+        with its state read model; schemas come from the log unless ``schema_file`` names a
+        document on disk. ``readonly`` opens an existing log without writing anything to it
+        (an auditor's copy): reads work, writes fail."""
+        log = open_log(
             path,
             inline=[StateProjection()],
             create=create,
@@ -177,7 +180,7 @@ class Gate:
         try:
             snapshot = self.schema.refresh()
         except SchemaSourceUnavailable as exc:
-            return rejected(_unavailable(exc, self.schema.has_snapshot))
+            return rejected(unavailable(exc, self.schema.has_snapshot))
         registry = snapshot.registry
         return RefreshResult(
             loaded=len(registry.all_canonical_labels()),
@@ -195,15 +198,16 @@ class Gate:
         document: SchemaDocument | Mapping[str, Any] | str | Path,
         *,
         actor: Actor | None = None,
-    ) -> PublishResult | Rejected:
-        """Append a schema to the log (``schema.published``); writes use it after a refresh."""
-        return publish_schema(self.log, document, actor or self.default_actor)
+        force: bool = False,
+    ) -> SchemaPublishResult | Rejected:
+        """Append a schema to the log (``schema.published``); writes use it after a refresh.
 
-    def _snapshot(self) -> LoadedSchema:
-        try:
-            return self.schema.current()
-        except SchemaSourceUnavailable as exc:
-            raise _unavailable(exc, False) from exc
+        A change that would strand or invalidate live data is ``SCHEMA_CHANGE_UNSAFE`` unless
+        ``force``; the result (and the event) carry the diff: see ``gate.schema.publishing``.
+        """
+        return publish_schema(
+            self.log, self.state, document, actor or self.default_actor, force=force
+        )
 
     # -- the write operations ----------------------------------------------------------
 
@@ -388,11 +392,3 @@ def _policy(value: str | None, where: str) -> str | None:
     if value not in POLICIES:
         raise ValueError(f"{where} must be one of {POLICIES}, not {value!r}")
     return value
-
-
-def _unavailable(exc: SchemaSourceUnavailable, kept: bool) -> GateRejection:
-    return GateRejection(
-        ErrorCode.SCHEMA_SOURCE_UNAVAILABLE,
-        str(exc),
-        {"previous_snapshot_kept": kept},
-    )

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from writegate.eventlog import Event, EventLog
+from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
 from writegate.gate.rejections import RejectionLog
 from writegate.language import (
@@ -190,7 +190,7 @@ def _stubbed(written: RelationshipWritten, identity: str) -> dict[str, Any]:
 
 
 class Auditor:
-    def __init__(self, log: EventLog) -> None:
+    def __init__(self, log: Log) -> None:
         self.log = log
         self.rejections = RejectionLog(log)
 

@@ -32,6 +32,7 @@ class ErrorCode(StrEnum):
     POLICY_DENIED = "POLICY_DENIED"
     LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
     NODE_ALREADY_EXISTS = "NODE_ALREADY_EXISTS"
+    SCHEMA_CHANGE_UNSAFE = "SCHEMA_CHANGE_UNSAFE"
 
 
 # One line each: what the code means and what the caller should do. The README's table and
@@ -60,6 +61,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.POLICY_DENIED: "The agent's policy does not permit writing that label or relationship type; details name it.",
     ErrorCode.LIMIT_EXCEEDED: "The request is larger than a configured limit (value bytes, properties per write, request bytes, batch items); details name the limit and its maximum.",
     ErrorCode.NODE_ALREADY_EXISTS: "A create-only write (add_<label>, or create_only=true) names a node that already exists; use update_<label> or write_node to change it.",
+    ErrorCode.SCHEMA_CHANGE_UNSAFE: "Publishing would strand live nodes (a dropped label) or invalidate them (a new required property, a narrowed enum, ...); details hold the diff and its impact. Publish with force to do it anyway.",
 }
 
 

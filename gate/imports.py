@@ -8,14 +8,15 @@ Two formats of JSONL memory files are read:
   ``{"type":"edge","from","to","edgeType","weight"}``), whose ``*.schema.json`` files
   ``memorymesh_schema`` turns into a writegate schema document.
 
-The rule for observations / metadata: a string ``Key: Value`` whose key, in snake case
-(``Current Location`` → ``current_location``, ``currentLocation`` → ``current_location``), is
-a property the schema declares for the entity's label becomes that property (converted to
-its declared type; arrays split on ``", "``); every other string is kept, in order, in the
-node's ``observations`` list. An entity is ``label = entityType``, ``merge_keys = {"name":
-name}``; a relation's type is upper snake case (``works at`` → ``WORKS_AT``), its endpoints'
-labels come from the file's own entities (else the schema's fallback label), and missing
-endpoints become stubs. Edge ``weight`` becomes a relationship property.
+The rule for observations / metadata: a string ``Key: Value`` whose key names a property the
+schema declares for the entity's label — as written, or written another way (``Current
+Location``, ``currentLocation`` and ``current_location`` name the same property) — becomes
+that property, under the schema's own name (converted to its declared type; arrays split on
+``", "``); every other string is kept, in order, in the node's ``observations`` list. An
+entity is ``label = entityType``, ``merge_keys = {"name": name}``; a relation's type is
+upper snake case (``works at`` → ``WORKS_AT``), its endpoints' labels come from the file's
+own entities (else the schema's fallback label), and missing endpoints become stubs. Edge
+``weight`` becomes a relationship property.
 
 Writes go in batches through ``Gate.write_batch``: one rejected item is reported with its
 line number and the batch is retried without it, so one bad line never stops the rest.
@@ -125,12 +126,17 @@ class _Translator:
         self.labels.setdefault(name, label)
         entry = self._entry(label)
         declared = dict(entry.properties) if entry is not None else {}
+        spelled = {snake(prop): prop for prop in declared}
         properties: dict[str, Any] = {}
         kept: list[str] = []
         for note in notes:
             key, sep, value = note.partition(":")
-            prop = snake(key) if sep else ""
-            if prop and prop in declared and prop != "name":
+            prop = (
+                (key.strip() if key.strip() in declared else spelled.get(snake(key)))
+                if sep
+                else None
+            )
+            if prop is not None and prop != "name":
                 properties[prop] = _typed(value.strip(), declared[prop])
             else:
                 kept.append(note)
@@ -315,9 +321,11 @@ def memorymesh_schema(folder: str | Path, name: str = "memorymesh") -> SchemaDoc
     """MemoryMesh's ``*.schema.json`` files (seed 001 §3) as one writegate schema document.
 
     ``add_npc`` becomes the label ``Npc`` (the entity type ``npc`` remaps to it); properties
-    keep their types, enums and descriptions; ``required`` ones become required; a property
-    with a ``relationship`` becomes a relationship property whose edge type is the upper-snake
-    ``edgeType`` from the label to the target type's label.
+    keep their names exactly (``homeBase`` stays ``homeBase``: agents written for MemoryMesh
+    call the generated tools as they called MemoryMesh's), their types, enums and
+    descriptions; ``required`` ones become required; a property with a ``relationship``
+    becomes a relationship property whose edge type is the upper-snake ``edgeType`` from the
+    label to the target type's label.
     """
     folder = Path(folder)
     files = sorted(folder.glob("*.schema.json"))
@@ -341,7 +349,6 @@ def memorymesh_schema(folder: str | Path, name: str = "memorymesh") -> SchemaDoc
     for entity_type, data in raw.items():
         properties, required = {}, []
         for prop, spec in (data.get("properties") or {}).items():
-            key = snake(prop)
             kind = spec.get("type", "string")
             doc: dict[str, Any] = {
                 "type": kind if kind in ("string", "array") else "string",
@@ -358,9 +365,9 @@ def memorymesh_schema(folder: str | Path, name: str = "memorymesh") -> SchemaDoc
                 entry = relationships.setdefault(rtype, {"from": [], "to": []})
                 entry["from"] = sorted({*entry["from"], label(entity_type)})
                 entry["to"] = sorted({*entry["to"], target})
-            properties[key] = doc
+            properties[prop] = doc
             if spec.get("required"):
-                required.append(key)
+                required.append(prop)
         nodes[label(entity_type)] = {
             "description": data.get("description", ""),
             "merge_keys": ["name"],

@@ -7,11 +7,11 @@ says which: ``head_seq``. Nothing is compared across two moments.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from writegate.eventlog import EventLog
+from writegate.eventlog import Log
+from writegate.eventlog.sql import Sql
 from writegate.projections.state import StateProjection
 
 
@@ -38,7 +38,7 @@ class IntegrityReport:
 
 
 def check_integrity(
-    log: EventLog,
+    log: Log,
     state: StateProjection,
     *,
     checkpoints: Mapping[str, int] | None = None,
@@ -73,9 +73,7 @@ def check_integrity(
     return IntegrityReport(checks, chain.head_seq, chain.head_hash)
 
 
-def _state_check(
-    log: EventLog, state: StateProjection, conn: sqlite3.Connection, head: int
-) -> IntegrityCheck:
+def _state_check(log: Log, state: StateProjection, conn: Sql, head: int) -> IntegrityCheck:
     checkpoint = state.checkpoint(conn)
     if checkpoint != head:
         return IntegrityCheck(
@@ -101,7 +99,7 @@ def _projections(
     )
 
 
-def _anchor(log: EventLog, chain_ok: bool, seq: int, digest: str) -> IntegrityCheck:
+def _anchor(log: Log, chain_ok: bool, seq: int, digest: str) -> IntegrityCheck:
     """History up to ``seq`` is unchanged iff the chain holds and event ``seq`` has ``digest``."""
     stored = log.hash_at(seq)
     if stored is None:

@@ -38,7 +38,7 @@ def _text(description: str, longest: int = 200) -> Any:
 
 
 LABEL = "The node's label, e.g. Person; a synonym the schema knows is remapped to it."
-KEYS = "The properties that identify the node (its merge keys), e.g. {\"name\": \"Ada\"}."
+KEYS = 'The properties that identify the node (its merge keys), e.g. {"name": "Ada"}.'
 RTYPE = "The relationship type, e.g. WORKS_FOR; a synonym the schema knows is remapped."
 
 
@@ -228,9 +228,7 @@ def dump(result: BaseModel) -> dict[str, Any]:
 CodeOf = Callable[[Mapping[str, Any]], ErrorCode]  # a pydantic error -> the gate's code
 
 
-def parse_request(
-    model: type[M], arguments: Mapping[str, Any], code_of: CodeOf | None = None
-) -> M:
+def parse_request(model: type[M], arguments: Mapping[str, Any], code_of: CodeOf | None = None) -> M:
     """Strict validation; any failure is one rejection listing the fields, whose code is
     ``INVALID_ARGUMENT`` unless ``code_of`` names a more precise one for the first error."""
     try:

@@ -8,13 +8,13 @@ mixes two states of it. The CLI's read commands call the same functions.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import deque
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
-from writegate.eventlog import EventLog
+from writegate.eventlog import Log
+from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.identifiers import check_identifier
 from writegate.gate.schema import LoadedSchema
@@ -37,9 +37,11 @@ from writegate.projections.state import EdgeRow, StateProjection
 MAX_LIMIT = 500
 MAX_EDGES = 1000
 MAX_DEPTH = 6
+WHOLE_GRAPH_NODES = 1000  # the default bound of ``whole_graph``; relationships: four times it
 
 __all__ = [
     "MAX_DEPTH",
+    "WHOLE_GRAPH_NODES",
     "GraphReader",
     "HistoryEntry",
     "NodeHistory",
@@ -65,20 +67,20 @@ def _limit(value: int) -> int:
     return _bounded(value, MAX_LIMIT, "limit")
 
 
-def _type_filter(relationship_type: str | None) -> str | None:
+def _type_filter(relationship_type: str | None, schema: LoadedSchema | None) -> str | None:
     if relationship_type is None:
         return None
-    return check_identifier(relationship_type, "relationship_type")
+    return GraphReader.relationship_type(relationship_type, schema)
 
 
 class GraphReader:
     """Read-only queries over the state read model (and, for history, the log) of one log."""
 
-    def __init__(self, log: EventLog, state: StateProjection) -> None:
+    def __init__(self, log: Log, state: StateProjection) -> None:
         self._log = log
         self._state = state
 
-    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+    def _read(self) -> AbstractContextManager[Sql]:
         """One snapshot of the log: a result never mixes two states of it."""
         return self._log.snapshot()
 
@@ -100,14 +102,20 @@ class GraphReader:
             label = schema.registry.remap_target(label) or label
         return node_identity(label, keys)
 
+    @staticmethod
+    def relationship_type(name: str, schema: LoadedSchema | None) -> str:
+        """The relationship type a name means; a synonym (``WORKS_AT``) reads its canonical one."""
+        name = check_identifier(name.removeprefix(":"), "relationship_type")
+        if schema is not None and schema.registry.get_relationship_type(name) is None:
+            name = schema.registry.relationship_remap_target(name) or name
+        return name
+
     # -- node lookups -----------------------------------------------------------------
 
-    def _nodes(self, conn: sqlite3.Connection, identities: Iterable[str]) -> list[NodeView]:
+    def _nodes(self, conn: Sql, identities: Iterable[str]) -> list[NodeView]:
         return [node_view(row) for row in self._state.nodes(conn, identities)]
 
-    def _with_neighbours(
-        self, conn: sqlite3.Connection, identities: list[str], cursor: str | None
-    ) -> Subgraph:
+    def _with_neighbours(self, conn: Sql, identities: list[str], cursor: str | None) -> Subgraph:
         """Seed 001 §4.5: the nodes asked for, their immediate neighbours, and the edges between."""
         edges, truncated = self._state.edges_touching(conn, identities, None, MAX_EDGES)
         asked = set(identities)
@@ -163,7 +171,7 @@ class GraphReader:
         """The k-hop neighbourhood (both directions), breadth first, at most ``limit`` nodes."""
         _bounded(depth, MAX_DEPTH, "depth")
         limit = _limit(limit)
-        rtype = _type_filter(relationship_type)
+        rtype = _type_filter(relationship_type, schema)
         start = self.identity(ref, schema)
         with self._read() as conn:
             if not self._state.node_exists(conn, start):
@@ -206,7 +214,7 @@ class GraphReader:
     ) -> PathResult:
         """Shortest path by breadth-first search, edges taken in either direction."""
         _bounded(max_depth, MAX_DEPTH, "max_depth")
-        rtype = _type_filter(relationship_type)
+        rtype = _type_filter(relationship_type, schema)
         start, goal = self.identity(start_ref, schema), self.identity(end_ref, schema)
         with self._read() as conn:
             for identity in (start, goal):
@@ -268,6 +276,29 @@ class GraphReader:
             entries=[history_entry(e) for e in page.events],
             next_cursor=str(page.next_after) if page.next_after is not None else None,
         )
+
+    def whole_graph(self, max_nodes: int = WHOLE_GRAPH_NODES) -> Subgraph:
+        """Every node and relationship, or ``LIMIT_EXCEEDED`` when there are more than
+        ``max_nodes`` nodes or four times as many relationships: a picture of a graph cut at
+        an arbitrary place would mislead, so a large one is refused, not cut."""
+        max_edges = 4 * max_nodes
+        with self._read() as conn:
+            counts = self._state.counts(conn)
+            nodes = sum(counts.labels.values())
+            relationships = sum(counts.relationship_types.values())
+            if nodes > max_nodes or relationships > max_edges:
+                raise GateRejection(
+                    ErrorCode.LIMIT_EXCEEDED,
+                    f"the graph has {nodes:,} nodes and {relationships:,} relationships, more "
+                    f"than {max_nodes:,} nodes or {max_edges:,} relationships",
+                    {"limit": "max_nodes", "max": max_nodes, "got": nodes},
+                )
+            identities = self._state.search(conn, "", "", max_nodes)  # "" is in every node
+            rows, _ = self._state.edges_touching(conn, identities, None, max_edges)
+            return Subgraph(
+                nodes=self._nodes(conn, identities),
+                edges=[edge_view(row) for row in rows],
+            )
 
     def stats(self, head: tuple[int, str], schema_version: str | None) -> Stats:
         with self._read() as conn:

@@ -9,13 +9,12 @@ write rolled back. The table is bounded: past ``retention`` rows the oldest are 
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from writegate.eventlog import Actor, EventLog, canonical_json
+from writegate.eventlog import Actor, Log, canonical_json
 from writegate.eventlog.events import format_timestamp
 from writegate.eventlog.sql import run_script
 
@@ -53,12 +52,27 @@ class Rejection:
 
 
 class RejectionLog:
-    def __init__(self, log: EventLog, retention: int | None = None) -> None:
+    def __init__(self, log: Log, retention: int | None = None) -> None:
         self.log = log
         env = os.environ.get(RETENTION_ENV)
         self.retention = retention if retention is not None else int(env or DEFAULT_RETENTION)
         self._since_prune = 0
         self._installed = False  # created on the first refusal: opening a log writes nothing
+
+    def install(self) -> None:
+        """Create the table now (``init`` does), so a server's role needs no CREATE right."""
+        if self.log.readonly or self.log.has_table("rejections"):
+            self._installed = True
+            return
+        conn = self.log.connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            run_script(conn, _TABLE)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        self._installed = True
 
     def record(
         self, actor: Actor, operation: str, error_code: str, message: str, request: Any
@@ -72,9 +86,9 @@ class RejectionLog:
         conn = self.log.connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            if not self._installed:
+            if not self._installed and not self.log.has_table("rejections"):
                 run_script(conn, _TABLE)
-                self._installed = True
+            self._installed = True
             conn.execute(
                 "INSERT INTO rejections (at, agent, session, transport, operation, error_code, "
                 "message, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -108,7 +122,9 @@ class RejectionLog:
         since: datetime | None = None,
         until: datetime | None = None,
     ) -> Iterator[Rejection]:
-        where, params = ["1"], []
+        if not self.log.has_table("rejections"):  # none recorded yet
+            return
+        where, params = ["1 = 1"], []
         if agent is not None:
             where.append("agent = ?")
             params.append(agent)
@@ -118,21 +134,15 @@ class RejectionLog:
         if until is not None:
             where.append("at <= ?")
             params.append(format_timestamp(until))
-        try:
-            rows = self.log.connection().execute(
-                "SELECT id, at, agent, session, transport, operation, error_code, message, "
-                f"request FROM rejections WHERE {' AND '.join(where)} ORDER BY id",
-                params,
-            )
-        except sqlite3.OperationalError:  # no refusal recorded yet: no table
-            return
+        rows = self.log.connection().execute(
+            "SELECT id, at, agent, session, transport, operation, error_code, message, "
+            f"request FROM rejections WHERE {' AND '.join(where)} ORDER BY id",
+            params,
+        )
         for row in rows:
             yield Rejection(*row)
 
     def count(self) -> int:
-        try:
-            return int(
-                self.log.connection().execute("SELECT count(*) FROM rejections").fetchone()[0]
-            )
-        except sqlite3.OperationalError:
+        if not self.log.has_table("rejections"):
             return 0
+        return int(self.log.connection().execute("SELECT count(*) FROM rejections").fetchone()[0])

@@ -16,7 +16,15 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from writegate.eventlog import Actor, Event, EventLog, Transaction, VersionConflict, canonical_json
+from writegate.eventlog import (
+    Actor,
+    AppendOutcome,
+    Event,
+    Log,
+    Transaction,
+    VersionConflict,
+    canonical_json,
+)
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.limits import Limits, check_request
 from writegate.gate.models import (
@@ -40,6 +48,7 @@ from writegate.gate.planning import Emitter, Planner
 from writegate.gate.rejections import RejectionLog
 from writegate.gate.results import REFUSALS, batch_result, conflict_details, rejected, result_of
 from writegate.gate.schema import LoadedSchema
+from writegate.gate.schema.sources import SCHEMA_STREAM
 
 # the last word on what an actor may append: sees the exact events a write would add and
 # raises GateRejection(POLICY_DENIED) to refuse them all (the transaction rolls back)
@@ -84,17 +93,19 @@ class Writer:
 
     def __init__(
         self,
-        log: EventLog,
+        log: Log,
         planner: Planner,
         rejections: RejectionLog,
         snapshot: Callable[[], LoadedSchema],
         limits: Callable[[], Limits],
+        refreshed: Callable[[], LoadedSchema],
     ) -> None:
         self.log = log
         self.planner = planner
         self.rejections = rejections
         self._snapshot = snapshot
         self._limits = limits
+        self._refreshed = refreshed
 
     def single(
         self,
@@ -114,14 +125,18 @@ class Writer:
             earlier = self.log.earlier_append(actor, key, raw) if key is not None else None
             if earlier is not None:
                 return _as(operation.result, result_of(earlier))
-            emit = operation.plan(self.planner, request, self._snapshot(), raw)
 
-            def decide(tx: Transaction) -> None:
-                emit(tx, None)
-                if guard is not None:
-                    guard(actor, tx.events)
+            def plan(snapshot: LoadedSchema) -> Decide:
+                emit = operation.plan(self.planner, request, snapshot, raw)
 
-            outcome = self.log.append(actor, decide, idempotency_key=key, request=raw)
+                def decide(tx: Transaction) -> None:
+                    emit(tx, None)
+                    if guard is not None:
+                        guard(actor, tx.events)
+
+                return decide
+
+            outcome = self._append(plan, actor, key, raw)
             return _as(operation.result, result_of(outcome.events))
         except REFUSALS as exc:
             return self.refused(actor, operation.name, exc, arguments)
@@ -150,23 +165,26 @@ class Writer:
             earlier = self.log.earlier_append(actor, key, request) if key is not None else None
             if earlier is not None:
                 return batch_result(earlier)
-            snapshot = self._snapshot()
-            emitters: list[Emitter] = []
-            for index, item in enumerate(items):
-                with _Item(index, item):
-                    emitters.append(self._plan_item(item, snapshot))
 
-            def decide(tx: Transaction) -> None:
-                for index, (emit, item) in enumerate(zip(emitters, items, strict=True)):
+            def plan(snapshot: LoadedSchema) -> Decide:
+                emitters: list[Emitter] = []
+                for index, item in enumerate(items):
                     with _Item(index, item):
-                        emit(tx, index)
-                if guard is not None:
-                    guard(actor, tx.events)
-                if dry_run:
-                    raise _DryRun(list(tx.events))
+                        emitters.append(self._plan_item(item, snapshot))
+
+                def decide(tx: Transaction) -> None:
+                    for index, (emit, item) in enumerate(zip(emitters, items, strict=True)):
+                        with _Item(index, item):
+                            emit(tx, index)
+                    if guard is not None:
+                        guard(actor, tx.events)
+                    if dry_run:
+                        raise _DryRun(list(tx.events))
+
+                return decide
 
             try:
-                outcome = self.log.append(actor, decide, idempotency_key=key, request=request)
+                outcome = self._append(plan, actor, key, request)
             except _DryRun as rehearsal:
                 return batch_result(rehearsal.events)
             return batch_result(outcome.events)
@@ -174,6 +192,30 @@ class Writer:
             if dry_run:
                 return rejected(exc)
             return self.refused(actor, "write_batch", exc, request)
+
+    def _append(
+        self,
+        plan: Callable[[LoadedSchema], Decide],
+        actor: Actor,
+        key: str | None,
+        request: Any,
+    ) -> AppendOutcome:
+        """Plan against the schema snapshot and append, checking in the transaction that
+        the snapshot is still the log's newest schema; if another process published since,
+        reload and plan again, so a write is never checked against a superseded schema."""
+        snapshot = self._snapshot()
+        for _ in range(_SCHEMA_ATTEMPTS):
+            decide = _while_current(snapshot, plan(snapshot), self._snapshot)
+            try:
+                return self.log.append(actor, decide, idempotency_key=key, request=request)
+            except _StaleSchema:
+                snapshot = self._refreshed()
+        raise GateRejection(
+            ErrorCode.SCHEMA_SOURCE_UNAVAILABLE,
+            f"the schema changed {_SCHEMA_ATTEMPTS} times while this write was checked; "
+            "send it again",
+            {"previous_snapshot_kept": True},
+        )
 
     def _plan_item(self, item: Any, snapshot: LoadedSchema) -> Emitter:
         if not isinstance(item, dict) or item.get("op") not in OPERATIONS:
@@ -227,6 +269,35 @@ def _json_safe(arguments: Any) -> None:
             f"arguments are not representable as JSON: {exc}",
             {"field": "arguments"},
         ) from exc
+
+
+_SCHEMA_ATTEMPTS = 3
+Decide = Callable[[Transaction], None]
+
+
+class _StaleSchema(Exception):
+    """The schema snapshot a write was planned against is no longer the log's newest."""
+
+
+def _while_current(
+    snapshot: LoadedSchema, decide: Decide, cached: Callable[[], LoadedSchema]
+) -> Decide:
+    """``decide``, refused before it emits anything if the log holds a schema this gate has
+    not loaded — one probe of the ``schema`` stream in the write transaction. A write
+    planned against the snapshot that a refresh has since replaced still completes against
+    it (seed 000's in-flight rule): what it may not do is miss a schema another process
+    published."""
+    loaded_at = snapshot.stream_version
+    if loaded_at is None:  # a file or graph schema: not the log's to check
+        return decide
+
+    def checked(tx: Transaction) -> None:
+        newest = tx.stream_version(SCHEMA_STREAM)
+        if newest != loaded_at and newest != cached().stream_version:
+            raise _StaleSchema
+        decide(tx)
+
+    return checked
 
 
 class _DryRun(Exception):

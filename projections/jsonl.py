@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import orjson
 
-from writegate.eventlog import EventCore, EventLog
+from writegate.eventlog import EventCore, Log
 from writegate.eventlog.events import format_timestamp
 from writegate.projections.contract import check_batch
 from writegate.projections.files import write_atomically
@@ -72,7 +72,7 @@ class JsonlProjector:
     """Needs the log: after a restart its in-memory graph is rebuilt up to the checkpoint."""
 
     def __init__(
-        self, path: str | Path, log: EventLog, name: str = "jsonl", fmt: Format = "memorymesh"
+        self, path: str | Path, log: Log, name: str = "jsonl", fmt: Format = "memorymesh"
     ) -> None:
         if fmt not in FORMATS:
             raise ValueError(f"format must be one of {FORMATS}, not {fmt!r}")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from writegate.eventlog import EventCore, EventLog
+from writegate.eventlog import EventCore, Log
 from writegate.eventlog.bulk import bulk
 from writegate.projections.contract import ProjectionError, ProjectionGap, Projector
 from writegate.projections.regate import Regater
@@ -50,7 +50,7 @@ class ReplayResult:
         return self.applied / self.seconds if self.seconds > 0 else 0.0
 
 
-def status(log: EventLog, projectors: Mapping[str, Projector]) -> list[ProjectionStatus]:
+def status(log: Log, projectors: Mapping[str, Projector]) -> list[ProjectionStatus]:
     """Each projector's checkpoint, then the head: read in this order, a live log's head is
     never behind a checkpoint (no negative lag)."""
     asked: dict[str, tuple[int | None, str | None]] = {}
@@ -66,7 +66,7 @@ def status(log: EventLog, projectors: Mapping[str, Projector]) -> list[Projectio
 
 
 def _batches(
-    log: EventLog, after: int, to_seq: int, size: int, regater: Regater | None
+    log: Log, after: int, to_seq: int, size: int, regater: Regater | None
 ) -> Iterator[list[EventCore]]:
     batch: list[EventCore] = []
     for event in log.iter_replayed(after_seq=after, to_seq=to_seq):
@@ -79,7 +79,7 @@ def _batches(
 
 
 def replay(
-    log: EventLog,
+    log: Log,
     projector: Projector,
     *,
     from_seq: int | None = None,
@@ -118,7 +118,7 @@ def replay(
 
 
 def rebuild(
-    log: EventLog,
+    log: Log,
     projector: Projector,
     *,
     regater: Regater | None = None,
@@ -133,7 +133,7 @@ def rebuild(
 
 
 def _apply(
-    log: EventLog,
+    log: Log,
     projector: Projector,
     after: int,
     target: int,
@@ -165,7 +165,7 @@ def _apply(
 
 
 def follow(
-    log: EventLog,
+    log: Log,
     projectors: Mapping[str, Projector],
     *,
     stop: threading.Event,
@@ -173,9 +173,10 @@ def follow(
     batch: int = 5000,
     on_batch: Callable[[str, int, int], Any] | None = None,
 ) -> None:
-    """Keep every projector caught up until ``stop`` is set; poll every ``interval`` seconds
-    when idle. Each batch is applied whole or not at all, so stopping (or dying) between
-    batches loses nothing and doubles nothing."""
+    """Keep every projector caught up until ``stop`` is set; when idle, wait for the log's
+    next append (PostgreSQL's notification; on SQLite, ``interval`` seconds). Each batch is
+    applied whole or not at all, so stopping (or dying) between batches loses nothing and
+    doubles nothing."""
     while not stop.is_set():
         busy = False
         for name, projector in projectors.items():
@@ -189,4 +190,4 @@ def follow(
                 if on_batch:
                     on_batch(name, len(events), new)
         if not busy:
-            stop.wait(interval)
+            log.wait_for_append(interval, stop)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.postgres import Server, postgres_server
 from writegate.eventlog import Actor
 from writegate.gate import Gate
 
@@ -85,3 +87,28 @@ def relationship(**overrides: Any) -> dict[str, Any]:
 def state_of(g: Gate) -> tuple[tuple[int, str], dict[str, Any]]:
     """Log head and the whole state read model: equal before/after means nothing changed."""
     return g.log.head(), g.state.snapshot(g.log.connection())
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Server]:
+    """A real PostgreSQL server for the whole run, started on first use (tests/postgres.py)."""
+    with postgres_server() as server:
+        yield server
+
+
+_DATABASES = itertools.count(1)
+
+
+@pytest.fixture
+def pg_dsn(postgres: Server) -> str:
+    """A new, empty database on that server for one test."""
+    return postgres.create_database(f"wg_{next(_DATABASES)}")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_db(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
+    """The log's address on each backend: a module whose ``db_path`` returns this runs its
+    tests against both (the gate's behaviour may not depend on the database under it)."""
+    if request.param == "sqlite":
+        return tmp_path / "log.db"
+    return str(request.getfixturevalue("pg_dsn"))

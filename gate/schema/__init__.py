@@ -1,12 +1,8 @@
 """Schemas: the document format, the registry protocol, sources and the live cache."""
 
 from writegate.gate.schema.cache import SchemaCache
-from writegate.gate.schema.document import (
-    SchemaDocument,
-    SchemaDocumentError,
-    load_document,
-    parse_document,
-)
+from writegate.gate.schema.document import SchemaDocument, SchemaDocumentError, parse_document
+from writegate.gate.schema.loading import load_document
 from writegate.gate.schema.registry import (
     PropertySpec,
     RelationshipEntry,

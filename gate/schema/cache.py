@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.schema.sources import LoadedSchema, SchemaSource, SchemaSourceUnavailable
 
 
@@ -29,9 +30,30 @@ class SchemaCache:
             self._current = snapshot
             return snapshot
 
+    def for_write(self) -> LoadedSchema:
+        """``current()``, or the refusal a write gets when there is no schema to check it."""
+        try:
+            return self.current()
+        except SchemaSourceUnavailable as exc:
+            raise unavailable(exc, False) from exc
+
+    def reloaded(self) -> LoadedSchema:
+        """``refresh()``, or the refusal a write gets when the new schema cannot be read."""
+        try:
+            return self.refresh()
+        except SchemaSourceUnavailable as exc:
+            raise unavailable(exc, True) from exc
+
     @property
     def has_snapshot(self) -> bool:
         return self._current is not None
 
 
-__all__ = ["SchemaCache", "SchemaSourceUnavailable"]
+def unavailable(exc: SchemaSourceUnavailable, kept: bool) -> GateRejection:
+    """``SCHEMA_SOURCE_UNAVAILABLE``, saying whether the previous snapshot keeps serving."""
+    return GateRejection(
+        ErrorCode.SCHEMA_SOURCE_UNAVAILABLE, str(exc), {"previous_snapshot_kept": kept}
+    )
+
+
+__all__ = ["SchemaCache", "SchemaSourceUnavailable", "unavailable"]

@@ -2,21 +2,40 @@
 
 A document is checked whole when it is loaded or published, so a bad schema
 never reaches the gate: every name is a safe identifier, every remap points to
-one canonical label, the fallback label exists, enum values fit their type.
+one canonical label without chains or cycles, the fallback label exists, enum
+values fit their type. Each problem names its place in the document (and, read
+from a file, its line: see ``gate.schema.loading``).
+
+Publishing (``strict``) asks more of a document than reading one back from the log
+does: required properties must be declared, relationship properties must point at an
+edge the schema allows, and remaps must not collide once case is ignored. A document
+published before those rules keeps loading; a new one is held to them.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 
 from writegate.eventlog import canonical_json
-from writegate.gate.identifiers import is_identifier, is_protected
 from writegate.gate.limits import Limits
+from writegate.gate.schema.rules import (
+    Positions,
+    Problem,
+    authoring_problems,
+    consistency_problems,
+    value_has_type,
+)
 
 PropertyType = Literal["string", "integer", "number", "boolean", "array"]
 ItemType = Literal["string", "integer", "number", "boolean"]
@@ -24,7 +43,27 @@ Policy = Literal["remap", "reject"]
 
 
 class SchemaDocumentError(ValueError):
-    """The document is unreadable or invalid; the message says where."""
+    """The document is unreadable or invalid; the message says where, one problem after
+    another (``problems`` holds them, each with its place)."""
+
+    def __init__(self, message: str, problems: Sequence[Problem] = ()) -> None:
+        super().__init__(message)
+        self.problems = list(problems)
+
+    @classmethod
+    def of(
+        cls, origin: str, problems: Sequence[Problem], positions: Positions | None = None
+    ) -> SchemaDocumentError:
+        return cls("; ".join(p.render(origin, positions) for p in problems), problems)
+
+
+class _Problems(ValueError):
+    """Carries the model validator's problems out through pydantic (which keeps the
+    exception it wrapped in the error's context)."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("; ".join(p.message for p in problems))
+        self.problems = problems
 
 
 class RelationshipRef(BaseModel):
@@ -88,73 +127,12 @@ class SchemaDocument(BaseModel):
     limits: Limits | None = None  # how large a write may be (see ``gate.limits``)
 
     @model_validator(mode="after")
-    def _consistent(self) -> Self:
-        problems: list[str] = []
-        aliases: dict[str, str] = {}
-
-        def check_name(name: str, where: str) -> None:
-            if not is_identifier(name):
-                problems.append(f"{where}: {name!r} is not a valid identifier")
-
-        def check_properties(
-            owner: str, props: dict[str, PropertyDoc], required: list[str], keys: list[str]
-        ) -> None:
-            for prop, spec in props.items():
-                check_name(prop, f"{owner}.properties")
-                if is_identifier(prop) and is_protected(prop):
-                    problems.append(f"{owner}.properties: {prop!r} is a gate-computed field")
-                if spec.items and spec.type != "array":
-                    problems.append(f"{owner}.{prop}: 'items' only applies to type array")
-                for value in spec.enum or []:
-                    if not _fits(value, spec.type, spec.items):
-                        problems.append(f"{owner}.{prop}: enum value {value!r} is not {spec.type}")
-                if spec.relationship is not None:
-                    rel = spec.relationship
-                    if rel.type not in self.relationships:
-                        problems.append(
-                            f"{owner}.{prop}: relationship type {rel.type!r} undeclared"
-                        )
-                    if rel.to not in self.nodes:
-                        problems.append(
-                            f"{owner}.{prop}: relationship target {rel.to!r} undeclared"
-                        )
-            for name in [*required, *keys]:
-                check_name(name, f"{owner}.required/merge_keys")
-                if is_identifier(name) and is_protected(name):
-                    problems.append(f"{owner}: {name!r} is a gate-computed field")
-
-        def claim(alias: str, target: str, where: str) -> None:
-            check_name(alias, where)
-            if alias in aliases and aliases[alias] != target:
-                problems.append(
-                    f"{where}: {alias!r} remaps to both {aliases[alias]!r} and {target!r}"
-                )
-            aliases[alias] = target
-
-        for label, node in self.nodes.items():
-            check_name(label, "nodes")
-            check_properties(f"nodes.{label}", node.properties, node.required, node.merge_keys)
-            for key in node.merge_keys:
-                spec = node.properties.get(key)
-                if spec is not None and spec.type == "array":
-                    problems.append(f"nodes.{label}: merge key {key!r} must be a scalar")
-            for alias in node.remaps_from:
-                claim(alias.removeprefix(":"), label, f"nodes.{label}.remaps_from")
-        for rtype, rel in self.relationships.items():
-            check_name(rtype, "relationships")
-            check_properties(f"relationships.{rtype}", rel.properties, rel.required, [])
-            for end in [*rel.from_labels, *rel.to_labels]:
-                if end not in self.nodes:
-                    problems.append(f"relationships.{rtype}: endpoint label {end!r} undeclared")
-            for alias in rel.remaps_from:
-                claim(alias.removeprefix(":"), rtype, f"relationships.{rtype}.remaps_from")
-        for alias, target in aliases.items():
-            if alias in self.nodes or alias in self.relationships:
-                problems.append(f"remaps_from: {alias!r} (-> {target!r}) is itself canonical")
-        if self.fallback_label is not None and self.fallback_label not in self.nodes:
-            problems.append(f"fallback_label {self.fallback_label!r} is not a declared node label")
+    def _consistent(self, info: ValidationInfo) -> Self:
+        problems = consistency_problems(self)
+        if not problems and (info.context or {}).get("strict", False):
+            problems = authoring_problems(self)
         if problems:
-            raise ValueError("; ".join(problems))
+            raise _Problems(problems)
         return self
 
     def version(self) -> str:
@@ -167,52 +145,36 @@ class SchemaDocument(BaseModel):
         return "sha256:" + digest.hexdigest()[:16]
 
 
-def _fits(value: object, type_: str | None, items: str | None) -> bool:
-    if type_ == "array":
-        return items is None or _fits(value, items, None)
-    return type_ is None or value_has_type(value, type_)
-
-
-def value_has_type(value: object, type_: str) -> bool:
-    """JSON-Schema-like type test for one scalar (``number`` accepts integers, not booleans)."""
-    if type_ == "string":
-        return isinstance(value, str)
-    if type_ == "boolean":
-        return isinstance(value, bool)
-    if isinstance(value, bool):
-        return False
-    if type_ == "integer":
-        return isinstance(value, int)
-    if type_ == "number":
-        return isinstance(value, int | float)
-    return False
-
-
-def parse_document(data: Any, origin: str = "schema") -> SchemaDocument:
+def parse_document(
+    data: Any, origin: str = "schema", *, strict: bool = True, positions: Positions | None = None
+) -> SchemaDocument:
+    """Validate a document's data. ``strict`` holds it to the publishing rules (see the
+    module's docstring): off only to read back what was published under older rules, or
+    what a store that predates them holds."""
     try:
-        return SchemaDocument.model_validate(data)
+        return SchemaDocument.model_validate(data, context={"strict": strict})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "document"
-        raise SchemaDocumentError(
-            f"{origin}: invalid schema at {where}: {first['msg']}"
-            + (f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else "")
-        ) from exc
+        problems: list[Problem] = []
+        for error in exc.errors():
+            found = (error.get("ctx") or {}).get("error")
+            if isinstance(found, _Problems):
+                problems += found.problems
+            else:
+                problems.append(_pydantic_problem(error["type"], error["loc"], error["msg"]))
+        raise SchemaDocumentError.of(origin, problems, positions) from exc
 
 
-def load_document(path: str | Path) -> SchemaDocument:
-    """Read a YAML (``.yaml``/``.yml``) or JSON schema file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SchemaDocumentError(f"cannot read schema {path}: {exc.strerror or exc}") from exc
-    import yaml  # noqa: PLC0415 (~15 ms, and only schema files are YAML: the log holds JSON)
+def _pydantic_problem(kind: str, loc: tuple[str | int, ...], message: str) -> Problem:
+    if kind == "extra_forbidden":
+        return Problem(loc, f"unknown key {loc[-1]!r}")
+    return Problem(loc, message)
 
-    try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise SchemaDocumentError(
-            f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}"
-        ) from exc
-    return parse_document(data, str(path))
+
+__all__ = [  # value_has_type lived here first
+    "PropertyDoc",
+    "RelationshipRef",
+    "SchemaDocument",
+    "SchemaDocumentError",
+    "parse_document",
+    "value_has_type",
+]

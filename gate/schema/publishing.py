@@ -1,8 +1,11 @@
-"""Publishing a schema: a document becomes a ``schema.published`` event in the log.
+"""Publishing a schema: a document becomes a ``schema.published`` event in the log, guarded.
 
-Publishing the version already in force appends nothing (``unchanged``); the check
-runs inside the append's transaction, so two servers publishing the same document at
-once record it once.
+Inside the append's write transaction — so no write slips in between — the document is
+compared with the one in force and its impact on live data is read (``gate.schema.diff``).
+A change that strands live nodes or invalidates them is refused with
+``SCHEMA_CHANGE_UNSAFE`` (the diff in ``details``) unless ``force``; the event records the
+diff either way, ``forced`` when it was unsafe. Publishing the version already in force
+appends nothing (``unchanged``), so two servers publishing one document record it once.
 """
 
 from __future__ import annotations
@@ -11,67 +14,117 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from writegate.eventlog import Actor, EventLog, Transaction
-from writegate.gate.errors import ErrorCode
+from writegate.eventlog import Actor, Log, Transaction
+from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import PublishResult, Rejected
-from writegate.gate.schema.document import (
-    SchemaDocument,
-    SchemaDocumentError,
-    load_document,
-    parse_document,
-)
-from writegate.gate.schema.registry import Schema
+from writegate.gate.results import rejected
+from writegate.gate.schema.diff import SchemaDiff, schema_diff
+from writegate.gate.schema.document import SchemaDocument, SchemaDocumentError, parse_document
+from writegate.gate.schema.loading import load_document
+from writegate.gate.schema.sources import SCHEMA_STREAM, published
 from writegate.language import SchemaPublished, draft, payload_of
+from writegate.projections.state import StateReader
 
-SCHEMA_STREAM = "schema"
+
+class SchemaPublishResult(PublishResult):
+    """What publishing did, with the change it made and its impact (None if unchanged)."""
+
+    diff: SchemaDiff | None = None
 
 
 def as_document(document: SchemaDocument | Mapping[str, Any] | str | Path) -> SchemaDocument:
-    """A document from itself, its JSON-like data, or the path of its YAML/JSON file."""
-    if isinstance(document, SchemaDocument):
-        return document
+    """A document from its YAML/JSON file, its JSON-like data, or itself — each held to
+    the publishing rules (a document built elsewhere may not have been)."""
     if isinstance(document, str | Path):
         return load_document(document)
+    if isinstance(document, SchemaDocument):
+        return parse_document(document.model_dump(mode="json", by_alias=True))
     return parse_document(dict(document))
 
 
-def published(log: EventLog) -> SchemaPublished | None:
-    """The newest schema in the log (None if none was ever published)."""
-    latest = log.latest(SCHEMA_STREAM)
-    payload = payload_of(latest) if latest is not None else None
-    return payload if isinstance(payload, SchemaPublished) else None
+def _readable(payload: SchemaPublished | None) -> SchemaDocument | None:
+    """A published document, read by the rules it was published under (None: none, or
+    unreadable — then whatever replaces it changes everything)."""
+    if payload is None:
+        return None
+    try:
+        return parse_document(payload.document, "published schema", strict=False)
+    except SchemaDocumentError:
+        return None
 
 
-def published_version(log: EventLog) -> str | None:
-    newest = published(log)
-    return newest.version if newest is not None else None
+def diff_with_log(
+    log: Log,
+    state: StateReader,
+    document: SchemaDocument | Mapping[str, Any] | str | Path | None = None,
+) -> SchemaDiff:
+    """What publishing ``document`` to ``log`` would change, and its impact on live data,
+    read in one snapshot. Without a document: what the last publish changed (the previous
+    schema against the one in force), with its impact on the data as it is now."""
+    after = as_document(document) if document is not None else None
+    with log.snapshot() as conn:
+        if after is not None:
+            return schema_diff(conn, state, _readable(published(log)), after)
+        history = [
+            p
+            for e in log.iter_events(types=[SchemaPublished.event_type])
+            if isinstance(p := payload_of(e), SchemaPublished)
+        ]
+        newest = _readable(history[-1] if history else None)
+        if newest is None:
+            raise SchemaDocumentError(f"no readable schema has been published to {log.describe()}")
+        previous = _readable(history[-2]) if len(history) > 1 else None
+        return schema_diff(conn, state, previous, newest)
 
 
 def publish_schema(
-    log: EventLog,
+    log: Log,
+    state: StateReader,
     document: SchemaDocument | Mapping[str, Any] | str | Path,
     actor: Actor,
-) -> PublishResult | Rejected:
-    """Append ``document`` to the log unless it is the version already in force."""
+    *,
+    force: bool = False,
+) -> SchemaPublishResult | Rejected:
+    """Append ``document`` unless it is the version in force, or unsafe and not ``force``d."""
     try:
         doc = as_document(document)
     except SchemaDocumentError as exc:
         return Rejected(error_code=ErrorCode.SCHEMA_INVALID, message=str(exc))
-    schema = Schema(doc)
-    event = SchemaPublished(
-        document=doc.model_dump(mode="json", by_alias=True), version=schema.version
-    )
-    appended: list[int] = []
+    version = doc.version()
+    made: list[tuple[int, SchemaDiff]] = []
 
     def decide(tx: Transaction) -> None:
-        if published_version(log) != schema.version:
-            appended.append(tx.emit(draft(event, [SCHEMA_STREAM])).seq)
+        current = published(log)
+        if current is not None and current.version == version:
+            return
+        diff = schema_diff(tx.conn, state, _readable(current), doc)
+        if not diff.safe and not force:
+            harm = [f"strand the live data of {', '.join(diff.stranded)}"] if diff.stranded else []
+            if diff.invalid:
+                harm.append(f"invalidate {diff.invalid} live node(s) or relationship(s)")
+            raise GateRejection(
+                ErrorCode.SCHEMA_CHANGE_UNSAFE,
+                f"publishing {version} would {' and '.join(harm)} (`writegate schema diff "
+                "FILE` shows how); publish with force (--force) to do it anyway",
+                diff.model_dump(mode="json"),
+            )
+        diff = diff.model_copy(update={"forced": not diff.safe})
+        event = SchemaPublished(
+            document=doc.model_dump(mode="json", by_alias=True),
+            version=version,
+            diff=diff.model_dump(mode="json"),
+        )
+        made.append((tx.emit(draft(event, [SCHEMA_STREAM])).seq, diff))
 
-    log.append(actor, decide)
-    return PublishResult(
-        status="published" if appended else "unchanged",
-        schema_version=schema.version,
+    try:
+        log.append(actor, decide)
+    except GateRejection as exc:
+        return rejected(exc)
+    return SchemaPublishResult(
+        status="published" if made else "unchanged",
+        schema_version=version,
         labels=len(doc.nodes),
         relationship_types=len(doc.relationships),
-        seq=appended[0] if appended else None,
+        seq=made[0][0] if made else None,
+        diff=made[0][1] if made else None,
     )

@@ -6,15 +6,18 @@ load is a ``SchemaSourceUnavailable`` so the gate can keep its previous snapshot
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from writegate.eventlog import EventLog
+from writegate.eventlog import Log
 from writegate.gate.limits import Limits
-from writegate.gate.schema.document import SchemaDocumentError, load_document, parse_document
-from writegate.gate.schema.publishing import published
+from writegate.gate.schema.document import SchemaDocumentError, parse_document
+from writegate.gate.schema.loading import load_document
 from writegate.gate.schema.registry import Schema, SchemaRegistry
+from writegate.language import SchemaPublished, payload_of
+
+SCHEMA_STREAM = "schema"
 
 
 class SchemaSourceUnavailable(Exception):
@@ -28,6 +31,9 @@ class LoadedSchema:
     # the policy the schema itself asks for; config and the environment may override it
     unknown_label_policy: str | None = None
     limits: Limits | None = None  # the document's own limits; the gate's setting wins
+    # a log's schema: the ``schema`` stream's version it was read at (every write checks it
+    # in its transaction, so a schema another process published binds the next write)
+    stream_version: int | None = None
 
 
 class SchemaSource(Protocol):
@@ -38,6 +44,21 @@ class SchemaSource(Protocol):
 
 def loaded(schema: Schema) -> LoadedSchema:
     return LoadedSchema(schema, schema.version, schema.unknown_label_policy, schema.document.limits)
+
+
+def published(log: Log) -> SchemaPublished | None:
+    """The newest schema in the log (None if none was ever published): an index probe."""
+    return _newest(log)[0]
+
+
+def _newest(log: Log) -> tuple[SchemaPublished | None, int]:
+    """The newest schema and the version it gave the ``schema`` stream (0: none)."""
+    latest = log.latest(SCHEMA_STREAM)
+    if latest is None:
+        return None, 0
+    payload = payload_of(latest)
+    version = latest.streams.get(SCHEMA_STREAM, 0)
+    return (payload if isinstance(payload, SchemaPublished) else None), version
 
 
 class FileSchemaSource:
@@ -59,23 +80,26 @@ class FileSchemaSource:
 class LogSchemaSource:
     """The newest ``schema.published`` event in the log: schemas are history too."""
 
-    def __init__(self, log: EventLog) -> None:
+    def __init__(self, log: Log) -> None:
         self.log = log
 
     def describe(self) -> str:
-        return f"log:{self.log.path}"
+        return f"log:{self.log.describe()}"
 
     def load(self) -> LoadedSchema:
         try:
-            newest = published(self.log)
+            newest, stream_version = _newest(self.log)
         except Exception as exc:
-            raise SchemaSourceUnavailable(f"cannot read the log {self.log.path}: {exc}") from exc
+            where = self.log.describe()
+            raise SchemaSourceUnavailable(f"cannot read the log {where}: {exc}") from exc
         if newest is None:
             raise SchemaSourceUnavailable(
-                f"no schema has been published to {self.log.path} (`writegate schema publish FILE`)"
+                f"no schema has been published to {self.log.describe()} "
+                "(`writegate schema publish FILE`)"
             )
         try:
-            document = parse_document(newest.document, "published schema")
+            # held to the rules it was published under, not to today's
+            document = parse_document(newest.document, "published schema", strict=False)
         except SchemaDocumentError as exc:
             raise SchemaSourceUnavailable(str(exc)) from exc
-        return loaded(Schema(document))
+        return replace(loaded(Schema(document)), stream_version=stream_version)

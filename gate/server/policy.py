@@ -31,6 +31,7 @@ from writegate.language import (
 )
 
 # shipped inside the package, so an installed writegate serves without --policy
+_MAX_REMEMBERED = 100_000  # (agent, roles, tool, label) answers kept; past that, start over
 DEFAULT_POLICY_FILE = Path(__file__).resolve().parent / "policies.cedar"
 ROLES = ("writer", "reader", "auditor", "admin")
 GROUPS = ("write", "read", "schema", "audit")
@@ -68,6 +69,9 @@ class Policy:
     _seen: dict[tuple[str, tuple[str, ...], str], bool] = field(
         default_factory=dict, init=False, repr=False
     )
+    _written: dict[tuple[str, tuple[str, ...], str, str, str], bool] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         try:
@@ -91,6 +95,7 @@ class Policy:
         """Which group each tool belongs to (the catalog changes with the schema)."""
         self._actions = dict(groups)
         self._seen = {}
+        self._written = {}
 
     def _entities(self, principal: Principal, action: str) -> list[dict[str, Any]]:
         group = self._actions.get(action)
@@ -136,12 +141,27 @@ class Policy:
             known = self._seen[key] = self._allowed(principal, tool, [_uid("Tool", tool)])[0]
         return known
 
+    def may_write(
+        self, principal: Principal, tool: str, touched: Sequence[tuple[str, str]]
+    ) -> list[bool]:
+        """Whether ``tool`` may touch each (kind, name). The policy sees nothing else (no
+        attributes, no context), so each answer is remembered until the catalog changes:
+        the guard runs inside the write lock, and Cedar costs ~150 µs a call."""
+        keys = [(principal.agent, principal.roles, tool, kind, name) for kind, name in touched]
+        unknown = [key for key in keys if key not in self._written]
+        if unknown:
+            if len(self._written) > _MAX_REMEMBERED:
+                self._written.clear()
+            verdicts = self._allowed(principal, tool, [_uid(k[3], k[4]) for k in unknown])
+            self._written.update(zip(unknown, verdicts, strict=True))
+        return [self._written[key] for key in keys]
+
     def write_guard(self, principal: Principal, tool: str) -> Any:
         """A ``WriteGuard`` for one call: every label and type the events touch must be allowed."""
 
         def guard(actor: Actor, events: Sequence[Event]) -> None:
             touched = sorted(set(_touched(events)))
-            verdicts = self._allowed(principal, tool, [_uid(kind, name) for kind, name in touched])
+            verdicts = self.may_write(principal, tool, touched)
             denied = [
                 f"{kind}::{name}"
                 for (kind, name), ok in zip(touched, verdicts, strict=True)

@@ -10,6 +10,7 @@ from writegate.projections.state.projection import StateProjection
 from writegate.projections.state.queries import (
     Attached,
     EdgeRow,
+    EndedEdge,
     NodeRow,
     StateCounts,
     StateReader,
@@ -18,6 +19,7 @@ from writegate.projections.state.queries import (
 __all__ = [
     "Attached",
     "EdgeRow",
+    "EndedEdge",
     "NodeRow",
     "StateCounts",
     "StateProjection",

@@ -6,13 +6,13 @@ follows the same ones and a test compares the two on a full history.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 import orjson
 
 from writegate.eventlog import EventCore, canonical_json
 from writegate.eventlog.events import format_timestamp
+from writegate.eventlog.sql import Sql
 from writegate.language import (
     NodeDeleted,
     NodeRef,
@@ -21,7 +21,7 @@ from writegate.language import (
     RelationshipWritten,
     payload_of,
 )
-from writegate.projections.state.tables import NODE_COLUMNS, REL_COLUMNS
+from writegate.projections.state.tables import UPSERT_NODE, UPSERT_RELATIONSHIP
 
 
 def merge_properties(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -49,7 +49,7 @@ def _stamp(event: EventCore) -> tuple[str, int, str, str]:
 
 
 def _upsert_node(
-    conn: sqlite3.Connection, event: EventCore, ref: NodeRef, changes: dict[str, Any], *, stub: bool
+    conn: Sql, event: EventCore, ref: NodeRef, changes: dict[str, Any], *, stub: bool
 ) -> None:
     row = conn.execute(
         "SELECT properties, remapped_from, created_seq FROM state_nodes WHERE identity = ?",
@@ -60,7 +60,7 @@ def _upsert_node(
     remapped_from = ref.remapped_from or (row[1] if row else None)
     provenance, seq, at, by = _stamp(event)
     conn.execute(
-        f"INSERT OR REPLACE INTO state_nodes ({NODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        UPSERT_NODE,
         (
             ref.identity,
             ref.label,
@@ -78,9 +78,7 @@ def _upsert_node(
     )
 
 
-def _relationship_written(
-    conn: sqlite3.Connection, event: EventCore, written: RelationshipWritten
-) -> None:
+def _relationship_written(conn: Sql, event: EventCore, written: RelationshipWritten) -> None:
     for stub in written.stubs_created:
         exists = conn.execute("SELECT 1 FROM state_nodes WHERE identity = ?", (stub.identity,))
         if exists.fetchone() is None:
@@ -92,8 +90,7 @@ def _relationship_written(
     properties = merge_properties(orjson.loads(row[0]) if row else {}, written.properties)
     provenance, seq, at, by = _stamp(event)
     conn.execute(
-        f"INSERT OR REPLACE INTO state_relationships ({REL_COLUMNS}) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        UPSERT_RELATIONSHIP,
         (
             written.identity,
             written.type,
@@ -111,7 +108,7 @@ def _relationship_written(
     )
 
 
-def apply_to_state(conn: sqlite3.Connection, event: EventCore) -> None:
+def apply_to_state(conn: Sql, event: EventCore) -> None:
     """One event's effect on the state tables (events that change no graph: none)."""
     match payload_of(event):
         case NodeWritten() as written:

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from itertools import zip_longest
 from typing import Any
 
-from writegate.eventlog import EventCore, EventLog
-from writegate.eventlog.sql import run_script
+from writegate.eventlog import EventCore, Log
+from writegate.eventlog.sql import Sql, run_script
 from writegate.projections.state.changes import apply_to_state
 from writegate.projections.state.queries import StateReader
 from writegate.projections.state.tables import TABLES
@@ -44,7 +44,7 @@ class StateProjection(StateReader):
 
     # -- against a replay --------------------------------------------------------------
 
-    def rebuilt_snapshot(self, log: EventLog) -> dict[str, list[tuple[Any, ...]]]:
+    def rebuilt_snapshot(self, log: Log) -> dict[str, list[tuple[Any, ...]]]:
         """Replay the whole log into a fresh in-memory database and snapshot it."""
         scratch = sqlite3.connect(":memory:", isolation_level=None)
         try:
@@ -57,7 +57,7 @@ class StateProjection(StateReader):
         finally:
             scratch.close()
 
-    def equals_replay(self, log: EventLog, conn: sqlite3.Connection) -> bool:
+    def equals_replay(self, log: Log, conn: Sql) -> bool:
         """Whether the tables on ``conn`` equal a replay of ``log``: the replay is built in a
         private temporary database and every table compared row by row, both read in key
         order, so neither side is ever held whole in memory. Read both inside one snapshot."""
@@ -91,7 +91,7 @@ def _ordered_selects(scratch: sqlite3.Connection) -> Iterator[str]:
         yield f"SELECT * FROM {table} ORDER BY {', '.join(keys)}"
 
 
-def _rows(conn: sqlite3.Connection, sql: str) -> Iterator[tuple[Any, ...]]:
+def _rows(conn: Sql, sql: str) -> Iterator[tuple[Any, ...]]:
     try:
         cursor = conn.execute(sql)
     except sqlite3.OperationalError:  # a table of the read model dropped from the log's file

@@ -8,14 +8,14 @@ so a caller can hold one snapshot (``EventLog.snapshot()``) across several quest
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from writegate.eventlog.events import trusted
+from writegate.eventlog.sql import Sql
 from writegate.language import WriteProvenance
 from writegate.projections.state.tables import NODE_COLUMNS, REL_COLUMNS
 
@@ -68,6 +68,15 @@ class Attached:
     type: str
     from_identity: str
     to_identity: str
+
+
+@dataclass(frozen=True)
+class EndedEdge:
+    """A relationship with its endpoints' labels (None: the endpoint is gone)."""
+
+    edge: EdgeRow
+    from_label: str | None
+    to_label: str | None
 
 
 @dataclass(frozen=True)
@@ -125,38 +134,38 @@ class StateReader:
 
     name: str
 
-    def checkpoint(self, conn: sqlite3.Connection) -> int:
+    def checkpoint(self, conn: Sql) -> int:
         row = conn.execute(
             "SELECT seq FROM projection_checkpoints WHERE name = ?", (self.name,)
         ).fetchone()
         return int(row[0]) if row else 0
 
-    def node(self, conn: sqlite3.Connection, identity: str) -> NodeRow | None:
+    def node(self, conn: Sql, identity: str) -> NodeRow | None:
         row = conn.execute(
             f"SELECT {_NODE_READ} FROM state_nodes WHERE identity = ?", (identity,)
         ).fetchone()
         return _node(row) if row is not None else None
 
-    def node_exists(self, conn: sqlite3.Connection, identity: str) -> bool:
+    def node_exists(self, conn: Sql, identity: str) -> bool:
         found = conn.execute("SELECT 1 FROM state_nodes WHERE identity = ?", (identity,))
         return found.fetchone() is not None
 
-    def relationship_exists(self, conn: sqlite3.Connection, identity: str) -> bool:
+    def relationship_exists(self, conn: Sql, identity: str) -> bool:
         found = conn.execute("SELECT 1 FROM state_relationships WHERE identity = ?", (identity,))
         return found.fetchone() is not None
 
-    def relationships_of(self, conn: sqlite3.Connection, identity: str) -> list[Attached]:
+    def relationships_of(self, conn: Sql, identity: str) -> list[Attached]:
         """Every relationship touching the node, by identity."""
         rows = conn.execute(
             "SELECT identity, type, from_identity, to_identity FROM state_relationships "
-            "WHERE from_identity = ?1 UNION "
+            "WHERE from_identity = ? UNION "
             "SELECT identity, type, from_identity, to_identity FROM state_relationships "
-            "WHERE to_identity = ?1 ORDER BY 1",
-            (identity,),
+            "WHERE to_identity = ? ORDER BY 1",
+            (identity, identity),
         ).fetchall()
         return [Attached(*row) for row in rows]
 
-    def nodes(self, conn: sqlite3.Connection, identities: Iterable[str]) -> list[NodeRow]:
+    def nodes(self, conn: Sql, identities: Iterable[str]) -> list[NodeRow]:
         """The nodes that exist among ``identities``, in their order, each once."""
         wanted = list(dict.fromkeys(identities))
         found: dict[str, NodeRow] = {}
@@ -171,7 +180,7 @@ class StateReader:
 
     def edges_touching(
         self,
-        conn: sqlite3.Connection,
+        conn: Sql,
         identities: Iterable[str],
         relationship_type: str | None,
         cap: int,
@@ -193,18 +202,18 @@ class StateReader:
                         return list(rows.values())[:cap], True
         return list(rows.values()), False
 
-    def search(self, conn: sqlite3.Connection, text: str, after: str, limit: int) -> list[str]:
+    def search(self, conn: Sql, text: str, after: str, limit: int) -> list[str]:
         """Identities of nodes whose label, keys or properties contain ``text`` (any case),
         after the identity ``after``, in identity order."""
         rows = conn.execute(
-            "SELECT identity FROM state_nodes WHERE identity > ?1 AND ("
-            "lower(label) LIKE ?2 ESCAPE '\\' OR lower(keys) LIKE ?2 ESCAPE '\\' "
-            "OR lower(properties) LIKE ?2 ESCAPE '\\') ORDER BY identity LIMIT ?3",
-            (after, _like(text), limit),
+            "SELECT identity FROM state_nodes WHERE identity > :after AND ("
+            "lower(label) LIKE :like ESCAPE '\\' OR lower(keys) LIKE :like ESCAPE '\\' "
+            "OR lower(properties) LIKE :like ESCAPE '\\') ORDER BY identity LIMIT :limit",
+            {"after": after, "like": _like(text), "limit": limit},
         ).fetchall()
         return [row[0] for row in rows]
 
-    def counts(self, conn: sqlite3.Connection) -> StateCounts:
+    def counts(self, conn: Sql) -> StateCounts:
         labels = dict(
             conn.execute("SELECT label, count(*) FROM state_nodes GROUP BY label ORDER BY label")
         )
@@ -213,10 +222,28 @@ class StateReader:
                 "SELECT type, count(*) FROM state_relationships GROUP BY type ORDER BY type"
             )
         )
-        stubs = conn.execute("SELECT count(*) FROM state_nodes WHERE stub").fetchone()[0]
+        stubs = conn.execute("SELECT count(*) FROM state_nodes WHERE stub <> 0").fetchone()[0]
         return StateCounts(labels, types, int(stubs))
 
-    def snapshot(self, conn: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
+    def nodes_labelled(self, conn: Sql, label: str) -> Iterator[NodeRow]:
+        """Every node of one label, in identity order (what a schema change would meet)."""
+        query = f"SELECT {_NODE_READ} FROM state_nodes WHERE label = ? ORDER BY identity"
+        for row in conn.execute(query, (label,)):
+            yield _node(row)
+
+    def edges_typed(self, conn: Sql, type: str) -> Iterator[EndedEdge]:
+        """Every relationship of one type with its endpoints' labels, in identity order."""
+        columns = ", ".join(f"r.{c.strip()}" for c in _EDGE_READ.split(","))
+        query = (
+            f"SELECT {columns}, f.label, t.label FROM state_relationships r "
+            "LEFT JOIN state_nodes f ON f.identity = r.from_identity "
+            "LEFT JOIN state_nodes t ON t.identity = r.to_identity "
+            "WHERE r.type = ? ORDER BY r.identity"
+        )
+        for row in conn.execute(query, (type,)):
+            yield EndedEdge(_edge(row[:-2]), row[-2], row[-1])
+
+    def snapshot(self, conn: Sql) -> dict[str, list[tuple[Any, ...]]]:
         """Every row, ordered: two equal snapshots mean two equal states."""
         return {
             "nodes": conn.execute(

@@ -47,3 +47,18 @@ REL_COLUMNS = (
     "identity, type, from_identity, to_identity, properties, provenance, version, "
     "remapped_from, created_seq, updated_seq, updated_at, updated_by"
 )
+
+
+def _upsert(table: str, columns: str) -> str:
+    """Insert a row or replace the one with its identity (the same SQL on both databases)."""
+    names = [c.strip() for c in columns.split(",")]
+    updates = ", ".join(f"{c} = excluded.{c}" for c in names[1:])
+    marks = ",".join("?" * len(names))
+    return (
+        f"INSERT INTO {table} ({columns}) VALUES ({marks}) "
+        f"ON CONFLICT (identity) DO UPDATE SET {updates}"
+    )
+
+
+UPSERT_NODE = _upsert("state_nodes", NODE_COLUMNS)
+UPSERT_RELATIONSHIP = _upsert("state_relationships", REL_COLUMNS)

@@ -193,7 +193,17 @@ def test_audit_source_and_method_with_time_bounds(audited: Path) -> None:
 
 
 def test_show_node_as_of(audited: Path) -> None:
-    stub = run(audited, "show", "node", "Person", "name=Carol", "--as-of", "2032-01-01T09:05:00Z")
+    stub = run(
+        audited,
+        "show",
+        "node",
+        "Person",
+        "name=Carol",
+        "--as-of",
+        "2032-01-01T09:05:00Z",
+        "--format",
+        "json",
+    )
     assert stub == {
         "identity": 'Person{"name":"Carol"}',
         "as_of": at(5),
@@ -206,9 +216,29 @@ def test_show_node_as_of(audited: Path) -> None:
         "last_source": CHAT,
         "confidence": 0.6 * 0.6,
     }
-    before = run(audited, "show", "node", "Person", "name=Dan", "--as-of", "2032-01-01T09:07:59Z")
+    before = run(
+        audited,
+        "show",
+        "node",
+        "Person",
+        "name=Dan",
+        "--as-of",
+        "2032-01-01T09:07:59Z",
+        "--format",
+        "json",
+    )
     assert before["state"] == "absent"
-    gone = run(audited, "show", "node", "Person", "name=Dan", "--as-of", "2032-01-01T09:30:00Z")
+    gone = run(
+        audited,
+        "show",
+        "node",
+        "Person",
+        "name=Dan",
+        "--as-of",
+        "2032-01-01T09:30:00Z",
+        "--format",
+        "json",
+    )
     assert (gone["state"], gone["version"], gone["last_seq"]) == ("deleted", 2, 14)
 
 

@@ -39,7 +39,10 @@ def test_a_token_for_a_log_that_does_not_exist_is_refused(tmp_path: Path) -> Non
     """Issue 10, newcomer 1: a token made beside the wrong log would give 401 forever."""
     missing = run(tmp_path / "writegate.db", "token", "create", "a", "--role", "writer", ok=False)
     assert missing.returncode == 2
-    assert missing.stderr == f"error: no writegate log at {tmp_path / 'writegate.db'}: pass the --db you serve (or --tokens FILE)\n"
+    assert (
+        missing.stderr
+        == f"error: no writegate log at {tmp_path / 'writegate.db'}: pass the --db you serve (or --tokens FILE)\n"
+    )
     assert not (tmp_path / "writegate.db.tokens.json").exists()
 
 

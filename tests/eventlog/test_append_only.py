@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import orjson
 import pytest
@@ -10,9 +11,17 @@ from click.testing import CliRunner
 
 from tests.conftest import person
 from writegate.cli.main import cli
+from writegate.eventlog import EventLog
 from writegate.eventlog.canonical import chain_hash, event_body
 from writegate.eventlog.tables import APPEND_ONLY_TRIGGERS
 from writegate.gate import Gate
+
+
+def file_of(gate: Gate) -> Path:
+    """The log's SQLite file: these are SQLite's own defences (PostgreSQL's are tested in
+    ``test_postgres_roles``)."""
+    assert isinstance(gate.log, EventLog)
+    return gate.log.path
 
 
 @pytest.fixture
@@ -37,7 +46,7 @@ def written(gate: Gate) -> Gate:
     ],
 )
 def test_sql_cannot_rewrite_history(written: Gate, statement: str) -> None:
-    conn = sqlite3.connect(written.log.path)
+    conn = sqlite3.connect(file_of(written))
     with pytest.raises(sqlite3.IntegrityError):
         conn.execute(statement)
     conn.close()
@@ -55,7 +64,7 @@ def _tamper(path: object, *statements: str) -> None:
 
 def test_verify_names_the_altered_seq(written: Gate) -> None:
     _tamper(
-        written.log.path,
+        file_of(written),
         """UPDATE events SET payload = json_set(payload, '$.properties.age', 99) WHERE seq = 3""",
     )
     report = written.log.verify()
@@ -66,7 +75,7 @@ def test_verify_names_the_altered_seq(written: Gate) -> None:
 
 
 def test_verify_names_a_deleted_seq(written: Gate) -> None:
-    _tamper(written.log.path, "DELETE FROM events WHERE seq = 2")
+    _tamper(file_of(written), "DELETE FROM events WHERE seq = 2")
     report = written.log.verify()
     assert (report.ok, report.first_bad_seq) == (False, 2)
 
@@ -74,7 +83,7 @@ def test_verify_names_a_deleted_seq(written: Gate) -> None:
 def test_verify_catches_a_rehashed_event_by_the_next_link(written: Gate) -> None:
     """Re-computing an altered event's own hash still breaks the link to its successor."""
 
-    conn = sqlite3.connect(written.log.path)
+    conn = sqlite3.connect(file_of(written))
     row = conn.execute("SELECT * FROM events WHERE seq = 3").fetchone()
     conn.close()
     payload = orjson.loads(row[6])
@@ -95,7 +104,7 @@ def test_verify_catches_a_rehashed_event_by_the_next_link(written: Gate) -> None
     }
     new_hash = chain_hash(row[10], event_body(parts))
     _tamper(
-        written.log.path,
+        file_of(written),
         f"UPDATE events SET payload = '{new_payload}', hash = '{new_hash}' WHERE seq = 3",
     )
     report = written.log.verify()
@@ -104,31 +113,31 @@ def test_verify_catches_a_rehashed_event_by_the_next_link(written: Gate) -> None
 
 def test_cli_verify_fails_with_one_line_naming_the_seq(written: Gate) -> None:
     written.close()
-    _tamper(written.log.path, "UPDATE events SET type = 'node.deleted' WHERE seq = 4")
-    result = CliRunner().invoke(cli, ["--db", str(written.log.path), "verify"])
+    _tamper(file_of(written), "UPDATE events SET type = 'node.deleted' WHERE seq = 4")
+    result = CliRunner().invoke(cli, ["--db", str(file_of(written)), "verify"])
     assert result.exit_code == 1
     assert "error: hash chain: chain broken at seq 4" in result.output
 
 
 def test_cli_verify_reports_dropped_triggers_and_edited_state(written: Gate) -> None:
     written.close()
-    _tamper(written.log.path)  # triggers dropped, nothing else
+    _tamper(file_of(written))  # triggers dropped, nothing else
     runner = CliRunner()
-    result = runner.invoke(cli, ["--db", str(written.log.path), "verify"])
+    result = runner.invoke(cli, ["--db", str(file_of(written)), "verify"])
     assert result.exit_code == 1
     assert "append-only triggers: missing" in result.output
 
-    conn = sqlite3.connect(written.log.path)
+    conn = sqlite3.connect(file_of(written))
     conn.execute("""UPDATE state_nodes SET properties = '{"name":"Alice","age":1}'
                     WHERE identity = 'Person{"name":"Alice"}'""")
     conn.commit()
     conn.close()
-    result = runner.invoke(cli, ["--db", str(written.log.path), "verify"])
+    result = runner.invoke(cli, ["--db", str(file_of(written)), "verify"])
     assert "FAIL  state read model: differs from a replay" in result.output
 
 
 def test_opening_does_not_repair_dropped_triggers(written: Gate) -> None:
     written.close()
-    _tamper(written.log.path)
-    with Gate.open(written.log.path, create=False) as reopened:
+    _tamper(file_of(written))
+    with Gate.open(file_of(written), create=False) as reopened:
         assert reopened.log.missing_triggers() == list(APPEND_ONLY_TRIGGERS)

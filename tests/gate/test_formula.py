@@ -83,7 +83,7 @@ def test_providers_load_by_entry_point_and_dotted_path() -> None:
     assert isinstance(load_formula_provider("default"), DefaultFormulaProvider)
     assert isinstance(load_formula_provider("tests.gate.test_formula:Flat"), Flat)
     with pytest.raises(ValueError, match="no formula provider named"):
-        load_formula_provider("admiralty")
+        load_formula_provider("nosuch")
     with pytest.raises(ValueError, match="cannot load"):
         load_formula_provider("tests.nowhere:Thing")
 

@@ -5,9 +5,17 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import person, relationship
 from writegate.eventlog import Actor
 from writegate.gate import BatchResult, Gate, Rejected, WriteNodeResult, dump
+
+
+@pytest.fixture
+def db_path(any_db: str | Path) -> str | Path:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return any_db
 
 
 def test_retry_returns_the_first_result_and_appends_nothing(gate: Gate) -> None:

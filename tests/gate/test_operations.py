@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.conftest import person, relationship
 from writegate.gate import BatchResult, DeleteNodeResult, Gate, Rejected, dump
+
+
+@pytest.fixture
+def db_path(any_db: str | Path) -> str | Path:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return any_db
+
 
 DELETE: dict[str, Any] = {"source": "hr-system", "extraction_method": "api"}
 

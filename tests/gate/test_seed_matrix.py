@@ -11,6 +11,12 @@ from tests.conftest import AGENT, SEED_SCHEMA, person, relationship, seed_docume
 from writegate.gate import Gate, Rejected, WriteNodeResult, WriteRelationshipResult, __version__
 
 
+@pytest.fixture
+def db_path(any_db: str | Path) -> str | Path:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return any_db
+
+
 def _node(g: Gate, label: str, name: str) -> dict[str, object]:
     node = g.state.node(g.log.connection(), f'{label}{{"name":"{name}"}}')
     assert node is not None, f"{label} {name} not in state"

@@ -29,23 +29,23 @@ def test_memorymesh_migration(tmp_path: Path) -> None:
     run(db, "init")
     converted = tmp_path / "schema.yaml"
     run(db, "schema", "import-memorymesh", str(MESH), "-o", str(converted))
-    assert "current_location" in converted.read_text()
+    assert "currentLocation" in converted.read_text()  # the file's names, kept (defect E)
     published = json.loads(run(db, "schema", "import-memorymesh", str(MESH)).stdout)
     assert published["status"] == "published"
 
     args = ("import", "memorymesh", str(MESH / "memory.jsonl"), "--method", "parsed")
-    rehearsal = run(db, *args, "--dry-run", "--json")
-    real = run(db, *args, "--json")
+    rehearsal = run(db, *args, "--dry-run", "--json", code=1)  # it has items to reject
+    real = run(db, *args, "--json", code=1)
     first, second = json.loads(rehearsal.stdout), json.loads(real.stdout)
     assert first.pop("dry_run") is True
     assert second.pop("dry_run") is False
     assert first == second
-    assert second["accepted"] == 6
-    again = json.loads(run(db, *args, "--json").stdout)
+    assert second["accepted"] == 7
+    again = json.loads(run(db, *args, "--json", code=1).stdout)
     assert again["events_appended"] == 0
 
-    human = run(db, *args)
-    assert "accepted 6 (remapped 4), rejected 2, malformed 1; wrote 0 events" in human.stdout
+    human = run(db, *args, code=1)
+    assert "accepted 7 (remapped 5), rejected 2, malformed 1; wrote 0 events" in human.stdout
     assert "line 8: MALFORMED_LINE" in human.stderr
     assert "line 3: SCHEMA_ENUM_VIOLATION" in human.stderr
     trail = json.loads(run(db, "audit", "node", "npc", "name=Gandalf", "--format", "json").stdout)
@@ -65,3 +65,34 @@ def test_import_of_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
         code=2,
     )
     assert "does not exist" in out.stderr
+
+
+def test_an_import_that_rejects_anything_exits_non_zero_after_its_summary(tmp_path: Path) -> None:
+    """Newcomer 6: a script must be able to tell. Every item refused -> exit 1, with the
+    summary printed first; a clean import -> exit 0."""
+    db = tmp_path / "m.db"
+    run(db, "init")
+    run(db, "schema", "import-memorymesh", str(MESH))
+    refused = tmp_path / "refused.jsonl"
+    refused.write_text(
+        '{"type":"node","name":"Bilbo","nodeType":"npc","metadata":["Role: Burglar",'
+        '"Status: Active"]}\n'
+    )
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text('{"type":"node","name":"Shire","nodeType":"location","metadata":[]}\n')
+    method = ("--method", "parsed")
+
+    for flags in ((), ("--dry-run",)):
+        out = run(db, "import", "memorymesh", str(refused), *method, *flags, code=1)
+        assert "accepted 0 (remapped 0), rejected 1, malformed 0" in out.stdout
+        assert "line 1: SCHEMA_ENUM_VIOLATION" in out.stderr
+        verb = "would reject" if flags else "rejected"
+        assert out.stderr.splitlines()[-1] == (
+            f"error: {refused}: {verb} 1 item(s), 0 malformed line(s) of 1"
+        )
+    as_json = run(db, "import", "memorymesh", str(refused), *method, "--json", code=1)
+    assert json.loads(as_json.stdout)["rejected"] == 1
+
+    done = run(db, "import", "memorymesh", str(clean), *method)
+    assert "accepted 1 (remapped 1), rejected 0, malformed 0" in done.stdout
+    assert "error:" not in done.stderr

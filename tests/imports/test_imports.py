@@ -81,10 +81,10 @@ def test_memorymesh_schemas_and_file(db_path: Path) -> None:
     with Gate.open(db_path) as gate:
         document = memorymesh_schema(FIXTURES / "memorymesh")
         assert gate.publish_schema(document).status == "published"
-        assert sorted(document.nodes) == ["Location", "Npc"]
+        assert sorted(document.nodes) == ["Location", "Npc", "Robot"]
         npc = document.nodes["Npc"]
         assert npc.required == ["name", "role", "status"]
-        assert npc.properties["current_location"].relationship is not None
+        assert npc.properties["currentLocation"].relationship is not None
         path = FIXTURES / "memorymesh" / "memory.jsonl"
         rehearsal = import_file(gate, path, "memorymesh", extraction_method="parsed", dry_run=True)
         real = import_file(gate, path, "memorymesh", extraction_method="parsed")

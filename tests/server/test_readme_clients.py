@@ -89,7 +89,7 @@ async def _write_through(client: Client) -> dict[str, Any]:
     result = await client.call_tool("write_node", WRITE)
     assert not result.is_error, result
     assert result.structured_content is not None
-    return result.structured_content
+    return dict(result.structured_content)
 
 
 async def test_the_stdio_configuration_works_as_written(tmp_path: Path) -> None:

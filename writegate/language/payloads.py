@@ -116,6 +116,9 @@ class SchemaPublished(Payload):
 
     document: dict[str, Any]  # the schema document, as published (gate.schema parses it)
     version: str
+    # what it changed and its impact on live data (gate.schema.diff's SchemaDiff; absent
+    # from events published before the diff was recorded)
+    diff: dict[str, Any] | None = Field(default=None, exclude_if=_unset)
 
     @property
     def subject(self) -> str:

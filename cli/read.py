@@ -1,0 +1,205 @@
+"""``writegate search|neighbors|path``: the agents' read tools, for people without an MCP client.
+
+Each command calls the ``GraphReader`` function its MCP tool calls (``search_nodes``,
+``neighbors``, ``find_path``), on a log opened read-only, and ``--format json`` prints
+the tool's structured result exactly: an operator and an agent asking the same question
+get the same answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+from rich.table import Table
+
+from writegate.cli.common import (
+    Context,
+    endpoint_options,
+    fail,
+    opened,
+    parse_assignments,
+    pass_ctx,
+)
+from writegate.cli.render import assignments, console, emit_json, emit_jsonl, format_option, plain
+from writegate.gate import Gate
+from writegate.gate.errors import GateRejection
+from writegate.gate.models import NodeRef
+from writegate.gate.reads import MAX_DEPTH, GraphReader, PathResult, Subgraph
+from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
+from writegate.gate.views import EdgeView, NodeView
+
+
+def schema_or_none(gate: Gate) -> LoadedSchema | None:
+    """Reads work without a schema: labels are then taken as given (as the MCP tools do)."""
+    try:
+        return gate.current_schema()
+    except SchemaSourceUnavailable:
+        return None
+
+
+def node_ref(label: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    """``LABEL KEY=VALUE...`` as the reads' node reference."""
+    merge_keys = parse_assignments(keys, "KEY=VALUE")
+    if not merge_keys:
+        fail("name the node by its keys: LABEL KEY=VALUE...", 2)
+    return {"label": label, "merge_keys": merge_keys}
+
+
+@contextmanager
+def reading(ctx: Context) -> Iterator[tuple[Gate, GraphReader]]:
+    """The log opened read-only and its reader; a refused read is one line and exit 1."""
+    with opened(ctx, readonly=True) as gate:
+        try:
+            yield gate, GraphReader(gate.log, gate.state)
+        except GateRejection as exc:
+            fail(f"{exc.code}: {exc.message}")
+
+
+@click.command()
+@click.argument("text")
+@click.option("--limit", type=click.IntRange(1, 500), default=25, show_default=True)
+@click.option("--cursor", help="The next_cursor a previous page printed.")
+@format_option()
+@pass_ctx
+def search(ctx: Context, text: str, limit: int, cursor: str | None, fmt: str) -> None:
+    """Nodes whose label, keys or properties contain TEXT, with their neighbours."""
+    with reading(ctx) as (_, reader):
+        found = reader.search_nodes(text, limit, cursor)
+    show_subgraph(found, fmt)
+    if found.next_cursor is not None and fmt != "json":
+        click.echo(f"… more: --cursor '{found.next_cursor}'", err=True)
+
+
+@click.command()
+@click.argument("label")
+@click.argument("keys", nargs=-1, required=True, metavar="KEY=VALUE...")
+@click.option("--depth", type=click.IntRange(1, MAX_DEPTH), default=1, show_default=True)
+@click.option("--type", "rtype", help="Follow only relationships of this type.")
+@click.option("--limit", type=click.IntRange(1, 500), default=100, show_default=True)
+@format_option()
+@pass_ctx
+def neighbors(
+    ctx: Context,
+    label: str,
+    keys: tuple[str, ...],
+    depth: int,
+    rtype: str | None,
+    limit: int,
+    fmt: str,
+) -> None:
+    """The nodes within --depth hops of one node (both directions), and the edges between."""
+    ref = node_ref(label, keys)
+    with reading(ctx) as (gate, reader):
+        found = reader.neighbors(
+            ref, depth=depth, relationship_type=rtype, limit=limit, schema=schema_or_none(gate)
+        )
+    show_subgraph(found, fmt)
+
+
+@click.command()
+@endpoint_options
+@click.option(
+    "--max-depth", type=click.IntRange(1, MAX_DEPTH), default=MAX_DEPTH, show_default=True
+)
+@click.option("--type", "rtype", help="Follow only relationships of this type.")
+@format_option("table", "json")
+@pass_ctx
+def path(
+    ctx: Context,
+    from_label: str,
+    from_keys: tuple[str, ...],
+    to_label: str,
+    to_keys: tuple[str, ...],
+    max_depth: int,
+    rtype: str | None,
+    fmt: str,
+) -> None:
+    """The shortest path between two nodes (edges taken in either direction)."""
+    start, end = node_ref(from_label, from_keys), node_ref(to_label, to_keys)
+    with reading(ctx) as (gate, reader):
+        found = reader.find_path(
+            start, end, max_depth=max_depth, relationship_type=rtype, schema=schema_or_none(gate)
+        )
+    if fmt == "json":
+        emit_json(found)
+        return
+    _show_path(found)
+
+
+# -- tables -------------------------------------------------------------------------------
+
+
+def _name(label: str, merge_keys: dict[str, Any]) -> str:
+    return f"{label} {assignments(merge_keys)}"
+
+
+def _ref_name(ref: NodeRef) -> str:
+    return _name(ref.label, ref.merge_keys)
+
+
+def _nodes_table(nodes: list[NodeView]) -> Table:
+    table = Table(title=f"{len(nodes)} node(s)")
+    for column in ("node", "properties", "conf", "source / method", "written by"):
+        table.add_column(column, overflow="fold")
+    for node in nodes:
+        p = node.provenance
+        table.add_row(
+            _name(node.label, node.merge_keys) + (" (stub)" if node.stub else ""),
+            assignments(node.properties),
+            plain(p.confidence),
+            f"{p.source} / {p.extraction_method}",
+            f"{p.agent}, seq {p.seq}",
+        )
+    return table
+
+
+def _edges_table(edges: list[EdgeView]) -> Table:
+    table = Table(title=f"{len(edges)} relationship(s)")
+    for column in ("from", "type", "to", "properties", "conf", "source / method"):
+        table.add_column(column, overflow="fold")
+    for edge in edges:
+        p = edge.provenance
+        table.add_row(
+            _ref_name(edge.from_node),
+            edge.type,
+            _ref_name(edge.to_node),
+            assignments(edge.properties),
+            plain(p.confidence),
+            f"{p.source} / {p.extraction_method}",
+        )
+    return table
+
+
+def show_subgraph(subgraph: Subgraph, fmt: str) -> None:
+    """A subgraph as the MCP tool returns it (json), a line per node then edge (jsonl), or
+    two tables."""
+    if fmt == "json":
+        emit_json(subgraph)
+        return
+    if fmt == "jsonl":
+        emit_jsonl([*subgraph.nodes, *subgraph.edges])
+    else:
+        out = console()
+        out.print(_nodes_table(subgraph.nodes))
+        if subgraph.edges:
+            out.print(_edges_table(subgraph.edges))
+    if subgraph.truncated:
+        click.echo("… truncated: more nodes or edges than the limits allow", err=True)
+
+
+def _show_path(found: PathResult) -> None:
+    out = console()
+    if not found.found:
+        out.print("no path within --max-depth")
+        return
+    steps = [_name(found.nodes[0].label, found.nodes[0].merge_keys)]
+    for node, edge in zip(found.nodes[1:], found.edges, strict=True):
+        forward = edge.to_node.label == node.label and edge.to_node.merge_keys == node.merge_keys
+        steps.append(f"-[{edge.type}]->" if forward else f"<-[{edge.type}]-")
+        steps.append(_name(node.label, node.merge_keys))
+    out.print(f"path of {found.length}: " + " ".join(steps), highlight=False, markup=False)
+    out.print(_nodes_table(found.nodes))
+    out.print(_edges_table(found.edges))

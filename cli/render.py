@@ -1,0 +1,83 @@
+"""How read commands print: ``--format table|json|jsonl``, values as a person reads them.
+
+JSON is the result model exactly as the MCP tools return it (``gate.dump``), so a script
+and an agent read the same shape. Tables are rich tables as wide as the terminal (rich
+measures it; ``COLUMNS`` overrides), and a value in a cell is plain text or JSON — never
+a Python repr such as ``None`` or ``['a']``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import click
+import orjson
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+    from rich.console import Console
+
+FORMATS = ("table", "json", "jsonl")
+
+
+def format_option(*choices: str, default: str = "table") -> Callable[..., Any]:
+    """``--format`` with the given choices (all three by default)."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(choices or FORMATS),
+        default=default,
+        show_default=True,
+        help="table for people; json (one document) or jsonl (one object a line) for scripts.",
+    )
+
+
+def console() -> Console:
+    """A console as wide as the terminal."""
+    from rich.console import Console
+
+    return Console()
+
+
+def json_line(model: BaseModel) -> str:
+    from writegate.gate import dump
+
+    return orjson.dumps(dump(model), option=orjson.OPT_SORT_KEYS).decode()
+
+
+def emit_json(model: BaseModel) -> None:
+    click.echo(json_line(model))
+
+
+def emit_jsonl(models: Iterable[BaseModel]) -> None:
+    for model in models:
+        click.echo(json_line(model))
+
+
+def plain(value: Any) -> str:
+    """A value for a table cell: text as it is, nothing as nothing, anything else as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def assignments(values: dict[str, Any]) -> str:
+    """``name=Ada, age=36``: keys and properties in one cell."""
+    return ", ".join(f"{name}={plain(value)}" for name, value in values.items())
+
+
+def did_you_mean(word: str, names: Iterable[str] | Mapping[str, str]) -> str:
+    """``; did you mean Person?`` for the closest of ``names`` (difflib, any case), or ``""``.
+    A mapping suggests its value for a close key: a synonym's canonical name."""
+    from difflib import get_close_matches
+
+    suggest = dict(names) if isinstance(names, Mapping) else {name: name for name in names}
+    folded: dict[str, str] = {}
+    for name, target in suggest.items():
+        folded.setdefault(name.casefold(), target)
+    close = get_close_matches(word.casefold(), folded, n=3, cutoff=0.6)
+    found = list(dict.fromkeys(folded[name] for name in close))
+    return f"; did you mean {' or '.join(found)}?" if found else ""

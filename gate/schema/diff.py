@@ -1,0 +1,251 @@
+"""What publishing a schema would change, and what it would do to the data already written.
+
+``diff_documents`` compares two documents: labels and relationship types added or removed,
+remaps, merge keys, required properties, property types and enums, closed or opened
+property sets, allowed endpoints, the fallback label and the policy. ``schema_diff`` adds
+the impact on live data (``gate.schema.impact``). A change is safe when it strands nothing
+and invalidates nothing; ``schema publish`` refuses any other unless forced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, JsonValue, computed_field
+
+from writegate.eventlog.sql import Sql
+from writegate.gate.schema.document import (
+    NodeTypeDoc,
+    PropertyDoc,
+    RelationshipTypeDoc,
+    SchemaDocument,
+)
+from writegate.gate.schema.impact import Impact, live_impact
+from writegate.gate.schema.registry import Schema
+from writegate.projections.state import StateReader
+
+Of = Literal["label", "relationship_type", "schema"]
+ChangeKind = Literal[
+    "added",
+    "removed",
+    "remap_added",
+    "remap_removed",
+    "merge_keys_changed",
+    "required_added",
+    "required_removed",
+    "property_added",
+    "property_removed",
+    "property_type_changed",
+    "enum_changed",
+    "edge_changed",  # a relationship property's edge
+    "closed",  # undeclared properties no longer allowed
+    "opened",
+    "from_changed",  # the labels a relationship may start at (empty: any)
+    "to_changed",
+    "setting_changed",  # fallback_label, unknown_label_policy, case_insensitive_remap
+]
+_FROZEN = ConfigDict(frozen=True)
+
+
+class Change(BaseModel):
+    """One difference: ``of`` a label, a relationship type or the schema's settings."""
+
+    model_config = _FROZEN
+
+    of: Of
+    name: str
+    kind: ChangeKind
+    property: str | None = None
+    before: JsonValue = None
+    after: JsonValue = None
+
+    def describe(self) -> str:
+        subject = {"label": "label ", "relationship_type": "type ", "schema": ""}[self.of]
+        subject += self.name + (f".{self.property}" if self.property else "")
+        sign = {"added": "+", "removed": "-"}.get(self.kind, "~")
+        text = {
+            "added": "added",
+            "removed": "removed",
+            "remap_added": f"now remaps {self.after}",
+            "remap_removed": f"no longer remaps {self.before}",
+            "merge_keys_changed": f"merge keys {self.before} -> {self.after}",
+            "required_added": "now required",
+            "required_removed": "no longer required",
+            "property_added": "declared",
+            "property_removed": "no longer declared",
+            "property_type_changed": f"type {self.before} -> {self.after}",
+            "enum_changed": _enum_change(self.before, self.after),
+            "edge_changed": f"edge {self.before} -> {self.after}",
+            "closed": "undeclared properties no longer allowed",
+            "opened": "undeclared properties now allowed",
+            "from_changed": f"may start at {self.before or 'any'} -> {self.after or 'any'}",
+            "to_changed": f"may end at {self.before or 'any'} -> {self.after or 'any'}",
+            "setting_changed": f"{self.before} -> {self.after}",
+        }[self.kind]
+        return f"{sign} {subject}: {text}"
+
+
+def _enum_change(before: JsonValue, after: JsonValue) -> str:
+    if not isinstance(before, list) or not isinstance(after, list):
+        return f"enum {before or 'none'} -> {after or 'none'}"
+    dropped = [v for v in before if v not in after]
+    added = [v for v in after if v not in before]
+    return "enum " + ", ".join(
+        [*([f"drops {dropped}"] if dropped else []), *([f"adds {added}"] if added else [])]
+    )
+
+
+class SchemaDiff(BaseModel):
+    """A change from one schema version to another and its impact on live data."""
+
+    model_config = _FROZEN
+
+    before: str | None  # the version in force (None: nothing published yet)
+    after: str
+    state_seq: int  # the state read model the impact was read from
+    changes: list[Change]
+    impact: list[Impact]
+    forced: bool = False  # published although unsafe
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def safe(self) -> bool:
+        """Nothing stranded, nothing invalidated."""
+        return not self.stranded and not self.invalid
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def stranded(self) -> list[str]:
+        return [i.name for i in self.impact if i.outcome == "stranded"]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def invalid(self) -> int:
+        return sum(i.invalid for i in self.impact)
+
+    def describe(self) -> list[str]:
+        """The diff as lines for a terminal."""
+        lines = [f"schema {self.before or '(none published)'} -> {self.after}"]
+        lines += ["  " + c.describe() for c in self.changes] or ["  (no changes)"]
+        lines.append(f"impact on live data (state at seq {self.state_seq}):")
+        lines += ["  " + i.describe() for i in self.impact] or ["  (none)"]
+        if self.safe:
+            lines.append("safe: nothing stranded, nothing invalidated")
+        else:
+            lines.append(
+                f"UNSAFE: {len(self.stranded)} stranded, {self.invalid} invalidated"
+                + (" (published with --force)" if self.forced else "")
+            )
+        return lines
+
+
+# -- the documents ---------------------------------------------------------------------
+
+
+def diff_documents(before: SchemaDocument | None, after: SchemaDocument) -> list[Change]:
+    """Every difference between two documents that changes what a write may do."""
+    changes: list[Change] = []
+    old_nodes = before.nodes if before else {}
+    old_rels = before.relationships if before else {}
+    sides: list[tuple[Of, Mapping[str, NodeTypeDoc | RelationshipTypeDoc], Mapping[str, Any]]] = [
+        ("label", old_nodes, after.nodes),
+        ("relationship_type", old_rels, after.relationships),
+    ]
+    for of, old, new in sides:
+        for name in sorted(old.keys() - new.keys()):
+            changes.append(Change(of=of, name=name, kind="removed"))
+        for name in sorted(new.keys() - old.keys()):
+            changes.append(Change(of=of, name=name, kind="added"))
+        for name in sorted(old.keys() & new.keys()):
+            changes += _entry_changes(of, name, old[name], new[name])
+    if before is not None:
+        for setting in ("fallback_label", "unknown_label_policy", "case_insensitive_remap"):
+            was, now = getattr(before, setting), getattr(after, setting)
+            if was != now:
+                changes.append(
+                    Change(of="schema", name=setting, kind="setting_changed", before=was, after=now)
+                )
+    return changes
+
+
+def _entry_changes(
+    of: Of,
+    name: str,
+    old: NodeTypeDoc | RelationshipTypeDoc,
+    new: NodeTypeDoc | RelationshipTypeDoc,
+) -> Iterator[Change]:
+    def change(kind: ChangeKind, prop: str | None = None, **values: Any) -> Change:
+        return Change(of=of, name=name, kind=kind, property=prop, **values)
+
+    for alias in sorted(set(new.remaps_from) - set(old.remaps_from)):
+        yield change("remap_added", after=alias)
+    for alias in sorted(set(old.remaps_from) - set(new.remaps_from)):
+        yield change("remap_removed", before=alias)
+    if (
+        isinstance(old, NodeTypeDoc)
+        and isinstance(new, NodeTypeDoc)
+        and old.merge_keys != new.merge_keys
+    ):
+        yield change("merge_keys_changed", before=old.merge_keys, after=new.merge_keys)
+    if isinstance(old, RelationshipTypeDoc) and isinstance(new, RelationshipTypeDoc):
+        if old.from_labels != new.from_labels:
+            yield change("from_changed", before=old.from_labels, after=new.from_labels)
+        if old.to_labels != new.to_labels:
+            yield change("to_changed", before=old.to_labels, after=new.to_labels)
+    for prop in sorted(set(new.required) - set(old.required)):
+        yield change("required_added", prop)
+    for prop in sorted(set(old.required) - set(new.required)):
+        yield change("required_removed", prop)
+    for prop in sorted(new.properties.keys() - old.properties.keys()):
+        yield change("property_added", prop)
+    for prop in sorted(old.properties.keys() - new.properties.keys()):
+        yield change("property_removed", prop)
+    for prop in sorted(old.properties.keys() & new.properties.keys()):
+        yield from _property_changes(change, prop, old.properties[prop], new.properties[prop])
+    if old.additional_properties != new.additional_properties:
+        yield change("opened" if new.additional_properties else "closed")
+
+
+def _property_changes(
+    change: Any, prop: str, old: PropertyDoc, new: PropertyDoc
+) -> Iterator[Change]:
+    if (old.type, old.items) != (new.type, new.items):
+        yield change("property_type_changed", prop, before=_type(old), after=_type(new))
+    if old.enum != new.enum:
+        yield change("enum_changed", prop, before=old.enum, after=new.enum)
+    if old.relationship != new.relationship:
+        yield change(
+            "edge_changed",
+            prop,
+            before=old.relationship.model_dump() if old.relationship else None,
+            after=new.relationship.model_dump() if new.relationship else None,
+        )
+
+
+def _type(spec: PropertyDoc) -> str:
+    if spec.type == "array" and spec.items:
+        return f"array of {spec.items}"
+    return spec.type or "any"
+
+
+# -- the live data ---------------------------------------------------------------------
+
+
+def schema_diff(
+    conn: Sql,
+    state: StateReader,
+    before: SchemaDocument | None,
+    after: SchemaDocument,
+) -> SchemaDiff:
+    """The diff from ``before`` (the schema in force) to ``after`` with its impact on the
+    state read on ``conn`` (hold one snapshot or the write transaction around the call)."""
+    old = Schema(before) if before is not None else None
+    new = Schema(after)
+    return SchemaDiff(
+        before=old.version if old else None,
+        after=new.version,
+        state_seq=state.checkpoint(conn),
+        changes=diff_documents(before, after),
+        impact=live_impact(conn, state, old, new),
+    )

@@ -1,0 +1,48 @@
+"""The README's role setup, pasted: the application role appends, reads, keeps the state
+model and records refusals, and can rewrite no history — not even with the triggers gone."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from tests.conftest import ROOT
+from writegate.eventlog import Actor
+from writegate.eventlog.postgres import PostgresEventLog
+from writegate.eventlog.testing import emitting, note
+from writegate.gate.rejections import RejectionLog
+from writegate.projections.state import StateProjection
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _role_setup() -> str:
+    section = README.split("## The log on PostgreSQL", 1)[1].split("**Roles.**", 1)[1]
+    return section.split("```sql", 1)[1].split("```", 1)[0]
+
+
+def test_the_app_role_appends_but_cannot_rewrite(pg_dsn: str) -> None:
+    with PostgresEventLog(pg_dsn, inline=[StateProjection()]) as owner:  # `init`, as the owner
+        owner.append(Actor(agent="ada"), emitting(note("first")))
+        RejectionLog(owner).install()
+    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+        admin.execute("DROP ROLE IF EXISTS writegate_app")
+        admin.execute(_role_setup().encode())
+    app_dsn = pg_dsn.replace("postgres@", "writegate_app@", 1)
+    with PostgresEventLog(app_dsn, inline=[StateProjection()], create=False) as app:
+        app.append(Actor(agent="bob"), emitting(note("second")))
+        rejections = RejectionLog(app)
+        rejections.record(Actor(agent="bob"), "write_node", "SCHEMA_UNKNOWN_LABEL", "no", {})
+        assert rejections.count() == 1
+        assert app.verify().ok
+    with psycopg.connect(app_dsn, autocommit=True) as intruder:
+        for sql in (
+            "UPDATE events SET payload = '{}'",
+            "DELETE FROM events",
+            "TRUNCATE events",
+            "DELETE FROM idempotency",
+            "ALTER TABLE events DISABLE TRIGGER USER",
+            "DROP TRIGGER events_no_update ON events",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                intruder.execute(sql.encode())

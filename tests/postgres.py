@@ -1,0 +1,117 @@
+"""A real PostgreSQL for the tests: Debian's server, started by the harness, stopped after.
+
+``initdb`` runs as the ``postgres`` user (PostgreSQL refuses root) into a temporary
+directory; the server listens on 127.0.0.1 on a free port, with trust authentication for
+local connections (the directory is private to the test run). Each test module gets a
+database of its own.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+
+SUPERUSER = "postgres"
+
+
+def binaries() -> Path:
+    """Where Debian's PostgreSQL binaries are (``make test`` installs them if missing)."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if not found:
+        raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql)")
+    return Path(found[-1]).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _as_postgres(*command: str) -> list[str]:
+    if os.geteuid() == 0:
+        return ["runuser", "-u", SUPERUSER, "--", *command]
+    return list(command)
+
+
+@dataclass(frozen=True)
+class Server:
+    port: int
+
+    def dsn(self, database: str = "postgres") -> str:
+        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+
+    def create_database(self, name: str) -> str:
+        with psycopg.connect(self.dsn(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.dsn(name)
+
+
+@contextmanager
+def postgres_server() -> Iterator[Server]:
+    bin_dir = binaries()
+    root = Path(tempfile.mkdtemp(prefix="writegate-pg-"))
+    data, sockets = root / "data", root / "sockets"
+    data.mkdir()
+    sockets.mkdir()
+    if os.geteuid() == 0:
+        shutil.chown(root, SUPERUSER)
+        shutil.chown(data, SUPERUSER)
+        shutil.chown(sockets, SUPERUSER)
+    port = _free_port()
+    log = root / "server.log"
+    subprocess.run(
+        _as_postgres(
+            str(bin_dir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            SUPERUSER,
+            "--auth=trust",
+            "--encoding=UTF8",
+            "--locale=C",
+        ),
+        check=True,
+        capture_output=True,
+    )
+    options = (
+        f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off "
+        "-c synchronous_commit=on -c max_connections=200"
+    )
+    subprocess.run(
+        _as_postgres(
+            str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "start"
+        ),
+        check=True,
+        capture_output=True,
+        cwd=root,
+    )
+    server = Server(port)
+    try:
+        for _ in range(200):
+            try:
+                psycopg.connect(server.dsn(), connect_timeout=1).close()
+                break
+            except psycopg.OperationalError:
+                time.sleep(0.05)
+        yield server
+    finally:
+        subprocess.run(
+            _as_postgres(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"),
+            check=False,
+            capture_output=True,
+            cwd=root,
+        )
+        shutil.rmtree(root, ignore_errors=True)
