@@ -122,6 +122,38 @@ def audit_relationship(
     _trail(trail, fmt)
 
 
+@audit.command("conflicts")
+@click.option("--since", callback=parse_time, help="From this ISO 8601 time.")
+@click.option("--until", callback=parse_time, help="Up to this ISO 8601 time.")
+@format_option()
+@pass_ctx
+def audit_conflicts(ctx: Context, since: Any, until: Any, fmt: str) -> None:
+    """What writes superseded (held value, who had set it, at what confidence) and which
+    writes a conflict policy refused."""
+    from writegate.gate.conflict_audit import audit_conflicts as conflicts_of
+
+    with opened(ctx, readonly=True) as gate:
+        found = conflicts_of(gate.log, since=since, until=until)
+    if fmt == "json":
+        emit_json(found)
+        return
+    if fmt == "jsonl":
+        emit_jsonl(found.entries)
+        return
+    table = Table(title=f"conflicts: {found.superseded} superseded, {found.refused} refused")
+    for column in ("time", "outcome", "subject", "by (conf)", "held (by, conf)"):
+        table.add_column(column, overflow="fold")
+    for e in found.entries:
+        what = f"{e.subject}.{e.property}" if e.property else e.subject
+        held = (
+            f"{plain(e.held_value)} ({e.held_by}, {plain(e.held_confidence)})"
+            if e.outcome == "superseded"
+            else f"{e.error_code}: {e.message}"
+        )
+        table.add_row(e.at[:19], e.outcome, what, f"{e.agent} ({plain(e.confidence)})", held)
+    console().print(table)
+
+
 def _summary(ctx: Context, facet: Facet, value: str, fmt: str, since: Any, until: Any) -> None:
     with opened(ctx, readonly=True) as gate:
         summary = Auditor(gate.log).summary(facet, value, since=since, until=until)
@@ -192,16 +224,36 @@ def show() -> None:
 @show.command("node")
 @click.argument("label")
 @click.argument("keys", nargs=-1, required=True, metavar="KEY=VALUE...")
-@click.option("--as-of", callback=parse_time, help="ISO 8601 time (default: now).")
+@click.option(
+    "--as-of", callback=parse_time, help="Record time: as the log knew it then (default: now)."
+)
+@click.option(
+    "--valid-at",
+    callback=parse_time,
+    help="Valid time: what was true then, as known at --as-of (default: as recorded).",
+)
 @format_option("table", "json")
 @pass_ctx
 def show_node(
-    ctx: Context, label: str, keys: tuple[str, ...], as_of: datetime | None, fmt: str
+    ctx: Context,
+    label: str,
+    keys: tuple[str, ...],
+    as_of: datetime | None,
+    valid_at: datetime | None,
+    fmt: str,
 ) -> None:
-    """The node as it stands now, or stood at --as-of: absent, present (maybe a stub), deleted."""
+    """The node as it stands now, or stood at --as-of (record time) or --valid-at (valid
+    time): absent, present (maybe a stub), deleted."""
+    from writegate.gate.timeline import node_valid_at
+
     moment = as_of or datetime.now(UTC)
     with opened(ctx, readonly=True) as gate:
-        node = Auditor(gate.log).node_as_of(_identity(gate, label, keys), moment)
+        identity = _identity(gate, label, keys)
+        node = (
+            node_valid_at(gate.log, identity, valid_at=valid_at, as_of=moment)
+            if valid_at is not None
+            else Auditor(gate.log).node_as_of(identity, moment)
+        )
     if fmt == "json":
         emit_json(node)
         return
@@ -210,7 +262,8 @@ def show_node(
 
 def _node_table(node: NodeAsOf) -> None:
     state = f"{node.state} (a stub)" if node.stub else node.state
-    table = Table(show_header=False, title=f"{node.identity} as of {node.as_of}")
+    valid = f", valid at {node.valid_at}" if node.valid_at else ""
+    table = Table(show_header=False, title=f"{node.identity} as of {node.as_of}{valid}")
     table.add_column(overflow="fold")
     table.add_column(overflow="fold")
     rows = {

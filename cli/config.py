@@ -165,7 +165,7 @@ class GraphSchemaConfig(BaseModel):
         return graph.registry()
 
 
-Role = Literal["writer", "reader", "auditor", "admin"]
+Role = Literal["writer", "reader", "auditor", "reviewer", "admin"]
 
 
 class ServeSettings(BaseModel):

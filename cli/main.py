@@ -47,6 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "The provenance trail: who wrote what, when, from which source, how trusted.",
     ),
     "show": ("audit:show", "A node as it stands, or stood."),
+    "review": ("review:review", "Writes held for review: list, show, approve, reject."),
     "report": (
         "audit:report",
         "One page an auditor can hand on: size, chain, who wrote and who was refused, drift.",

@@ -20,7 +20,7 @@ from writegate.cli.common import Context, fail, opened, pass_ctx
 AGENT_ENV = "WRITEGATE_AGENT_ID"
 ROLES_ENV = "WRITEGATE_AGENT_ROLES"
 TOKENS_ENV = "WRITEGATE_TOKENS"
-ROLES = ("writer", "reader", "auditor", "admin")
+ROLES = ("writer", "reader", "auditor", "reviewer", "admin")
 
 
 def tokens_path(ctx: Context, given: Path | None, configured: Path | None = None) -> Path:

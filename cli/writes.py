@@ -20,6 +20,7 @@ from writegate.cli.common import (
     fail,
     opened,
     parse_assignments,
+    parse_time,
     pass_ctx,
 )
 from writegate.cli.render import did_you_mean
@@ -54,6 +55,18 @@ def provenance_options(f: Callable[..., Any]) -> Callable[..., Any]:
     ):
         f = option(f)
     return f
+
+
+def valid_time_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """When the written fact holds in the world (valid time; the log stamps record time)."""
+    f = click.option(
+        "--valid-to", callback=parse_time, help="When it stopped being true (ISO 8601)."
+    )(f)
+    return click.option(
+        "--valid-from",
+        callback=parse_time,
+        help="When the fact became true (ISO 8601; default: when written).",
+    )(f)
 
 
 def _endpoints(from_label: str, from_keys: Any, to_label: str, to_keys: Any) -> dict[str, Any]:
@@ -118,6 +131,7 @@ def write() -> None:
 @click.option("-k", "--key", "keys", multiple=True, help="Merge key NAME=VALUE (repeatable).")
 @click.option("-p", "--prop", "props", multiple=True, help="Property NAME=VALUE (repeatable).")
 @provenance_options
+@valid_time_options
 @pass_ctx
 def write_node(
     ctx: Context, /, label: str, keys: tuple[str, ...], props: tuple[str, ...], **prov: Any
@@ -144,6 +158,7 @@ def write_node(
 @click.option("-p", "--prop", "props", multiple=True, help="Property NAME=VALUE (repeatable).")
 @click.option("--merge-endpoints", is_flag=True, help="Create missing endpoints as stubs.")
 @provenance_options
+@valid_time_options
 @pass_ctx
 def write_relationship(
     ctx: Context,

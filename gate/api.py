@@ -1,8 +1,7 @@
 """The Write Gate: validate against the schema, compute provenance, append — or refuse.
 
 ``Gate`` is the whole Python API; the CLI and the MCP tools are thin faces over it. Its
-typed methods (``write_node`` …) are the path a call takes; ``call`` is the same path for
-arguments exactly as an agent sent them (the MCP tools), by operation name.
+write methods (``write_node`` …, ``call``) are in ``gate.write_api``.
 """
 
 from __future__ import annotations
@@ -12,26 +11,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from writegate.eventlog import Actor, Log, open_log
 from writegate.eventlog.store import Durability
-from writegate.gate.errors import ErrorCode
 from writegate.gate.formula import FormulaProvider, formula_name, load_formula_provider
 from writegate.gate.integrity import IntegrityReport, check_integrity
 from writegate.gate.limits import DEFAULT_LIMITS, Limits
 from writegate.gate.models import (
-    BatchResult,
-    DeleteNodeResult,
-    DeleteRelationshipResult,
     RefreshResult,
     Rejected,
-    WriteNodeResult,
-    WriteRelationshipResult,
 )
 from writegate.gate.planning import Planner
 from writegate.gate.rejections import RejectionLog
 from writegate.gate.results import rejected
+from writegate.gate.review import Reviews
 from writegate.gate.schema import (
     FileSchemaSource,
     LoadedSchema,
@@ -44,13 +36,8 @@ from writegate.gate.schema import (
 from writegate.gate.schema.cache import unavailable
 from writegate.gate.schema.publishing import SchemaPublishResult, publish_schema
 from writegate.gate.schema.registry import relationship_types
+from writegate.gate.write_api import WriteOperations
 from writegate.gate.writing import (
-    DELETE_NODE,
-    DELETE_RELATIONSHIP,
-    OPERATIONS,
-    WRITE_NODE,
-    WRITE_RELATIONSHIP,
-    WriteGuard,
     Writer,
 )
 from writegate.projections.state import StateProjection
@@ -59,7 +46,7 @@ POLICY_ENV = "WRITE_GATE_UNKNOWN_LABEL_POLICY"
 POLICIES = ("remap", "reject")
 
 
-class Gate:
+class Gate(WriteOperations):
     """The gate over one log. Thread-safe; share one per process."""
 
     def __init__(
@@ -189,6 +176,11 @@ class Gate:
             source=self.schema.source.describe(),
         )
 
+    @property
+    def reviews(self) -> Reviews:
+        """The review lane: writes held for a reviewer, and decisions (``gate.review``)."""
+        return Reviews(self)
+
     def current_schema(self) -> LoadedSchema:
         """The snapshot writes are checked against now (loading it on first use)."""
         return self.schema.current()
@@ -208,182 +200,6 @@ class Gate:
         return publish_schema(
             self.log, self.state, document, actor or self.default_actor, force=force
         )
-
-    # -- the write operations ----------------------------------------------------------
-
-    def write_node(
-        self,
-        *,
-        label: str,
-        merge_keys: Mapping[str, Any],
-        source: str,
-        extraction_method: str,
-        properties: Mapping[str, Any] | None = None,
-        reliability: float | None = None,
-        if_version: int | None = None,
-        create_only: bool | None = None,
-        idempotency_key: str | None = None,
-        actor: Actor | None = None,
-        guard: WriteGuard | None = None,
-    ) -> WriteNodeResult | Rejected:
-        """Create or update (merge) one node on its canonical label and merge keys."""
-        arguments = _given(
-            label=label,
-            merge_keys=merge_keys,
-            properties=properties,
-            source=source,
-            extraction_method=extraction_method,
-            reliability=reliability,
-            if_version=if_version,
-            create_only=create_only,
-            idempotency_key=idempotency_key,
-        )
-        return self.writer.single(WRITE_NODE, arguments, actor or self.default_actor, guard)
-
-    def write_relationship(
-        self,
-        *,
-        type: str,
-        from_label: str,
-        from_keys: Mapping[str, Any],
-        to_label: str,
-        to_keys: Mapping[str, Any],
-        source: str,
-        extraction_method: str,
-        properties: Mapping[str, Any] | None = None,
-        endpoint_policy: str | None = None,
-        reliability: float | None = None,
-        if_version: int | None = None,
-        idempotency_key: str | None = None,
-        actor: Actor | None = None,
-        guard: WriteGuard | None = None,
-    ) -> WriteRelationshipResult | Rejected:
-        """Create or update one relationship between two nodes named by label and keys."""
-        arguments = _given(
-            type=type,
-            from_label=from_label,
-            from_keys=from_keys,
-            to_label=to_label,
-            to_keys=to_keys,
-            properties=properties,
-            endpoint_policy=endpoint_policy,
-            source=source,
-            extraction_method=extraction_method,
-            reliability=reliability,
-            if_version=if_version,
-            idempotency_key=idempotency_key,
-        )
-        return self.writer.single(WRITE_RELATIONSHIP, arguments, actor or self.default_actor, guard)
-
-    def delete_node(
-        self,
-        *,
-        label: str,
-        merge_keys: Mapping[str, Any],
-        source: str,
-        extraction_method: str,
-        detach: bool | None = None,
-        reliability: float | None = None,
-        if_version: int | None = None,
-        idempotency_key: str | None = None,
-        actor: Actor | None = None,
-        guard: WriteGuard | None = None,
-    ) -> DeleteNodeResult | Rejected:
-        """Delete one node (an event; history keeps it); ``detach`` its relationships too."""
-        arguments = _given(
-            label=label,
-            merge_keys=merge_keys,
-            detach=detach,
-            source=source,
-            extraction_method=extraction_method,
-            reliability=reliability,
-            if_version=if_version,
-            idempotency_key=idempotency_key,
-        )
-        return self.writer.single(DELETE_NODE, arguments, actor or self.default_actor, guard)
-
-    def delete_relationship(
-        self,
-        *,
-        type: str,
-        from_label: str,
-        from_keys: Mapping[str, Any],
-        to_label: str,
-        to_keys: Mapping[str, Any],
-        source: str,
-        extraction_method: str,
-        reliability: float | None = None,
-        if_version: int | None = None,
-        idempotency_key: str | None = None,
-        actor: Actor | None = None,
-        guard: WriteGuard | None = None,
-    ) -> DeleteRelationshipResult | Rejected:
-        """Delete one relationship (an event; history keeps it)."""
-        arguments = _given(
-            type=type,
-            from_label=from_label,
-            from_keys=from_keys,
-            to_label=to_label,
-            to_keys=to_keys,
-            source=source,
-            extraction_method=extraction_method,
-            reliability=reliability,
-            if_version=if_version,
-            idempotency_key=idempotency_key,
-        )
-        return self.writer.single(
-            DELETE_RELATIONSHIP, arguments, actor or self.default_actor, guard
-        )
-
-    def write_batch(
-        self,
-        *,
-        items: Any,
-        idempotency_key: str | None = None,
-        actor: Actor | None = None,
-        guard: WriteGuard | None = None,
-        dry_run: bool = False,
-    ) -> BatchResult | Rejected:
-        """Several writes accepted or rejected as one; a rejection names the failing item.
-
-        ``dry_run`` runs every check, inside the transaction too, then rolls back: the
-        result says what would have been written (its ``seq`` values are hypothetical).
-        """
-        actor = actor or self.default_actor
-        return self.writer.batch(items, idempotency_key, actor, guard, dry_run=dry_run)
-
-    def call(
-        self,
-        operation: str,
-        arguments: Mapping[str, Any],
-        *,
-        actor: Actor | None = None,
-        guard: WriteGuard | None = None,
-    ) -> BaseModel:
-        """Run a write operation on its arguments exactly as an agent sent them.
-
-        The entry point of the tools: ``actor`` and ``guard`` come from the transport,
-        so an argument of the same name is just an unknown argument (``INVALID_ARGUMENT``).
-        """
-        actor = actor or self.default_actor
-        if operation == "write_batch":
-            if extra := sorted(set(arguments) - {"items", "idempotency_key"}):
-                return Rejected(
-                    error_code=ErrorCode.INVALID_ARGUMENT,
-                    message=f"write_batch takes items and idempotency_key, not {extra}",
-                    details={"field": extra[0]},
-                )
-            return self.writer.batch(
-                arguments.get("items"), arguments.get("idempotency_key"), actor, guard
-            )
-        if operation not in OPERATIONS:
-            raise ValueError(f"no gate operation {operation!r}")
-        return self.writer.single(OPERATIONS[operation], arguments, actor, guard)
-
-
-def _given(**arguments: Any) -> dict[str, Any]:
-    """The arguments a Python caller gave (None: left to the operation's default)."""
-    return {name: value for name, value in arguments.items() if value is not None}
 
 
 def _policy(value: str | None, where: str) -> str | None:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
@@ -140,7 +140,9 @@ class NodeAsOf(BaseModel):
     model_config = _OUT
 
     identity: str
-    as_of: str
+    as_of: str  # record time: what the log knew then
+    # valid time: what was true then (left out when the question was record time alone)
+    valid_at: str | None = Field(default=None, exclude_if=lambda v: v is None)
     state: Literal["absent", "present", "deleted"]
     version: int
     properties: dict[str, Any]

@@ -234,3 +234,18 @@ def missing_required(
         if name not in existing:
             missing.append(name)
     return missing
+
+
+def missing(
+    owner: str, absent: list[str], required: list[str], where: str = "node"
+) -> GateRejection:
+    looked = {
+        "node": "merge_keys, properties and the stored node",
+        "request": "merge_keys and properties",
+        "relationship": "the properties of this new relationship",
+    }[where]
+    return GateRejection(
+        ErrorCode.SCHEMA_MISSING_REQUIRED_PROPERTY,
+        f"{owner} requires {absent} (absent from {looked}, or set to null)",
+        {"missing": absent, "required": required, "label": owner},
+    )

@@ -33,6 +33,9 @@ class ErrorCode(StrEnum):
     LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
     NODE_ALREADY_EXISTS = "NODE_ALREADY_EXISTS"
     SCHEMA_CHANGE_UNSAFE = "SCHEMA_CHANGE_UNSAFE"
+    CONFLICT = "CONFLICT"
+    CONFLICT_LOWER_CONFIDENCE = "CONFLICT_LOWER_CONFIDENCE"
+    PROPOSAL_NOT_PENDING = "PROPOSAL_NOT_PENDING"
 
 
 # One line each: what the code means and what the caller should do. The README's table and
@@ -62,6 +65,9 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.LIMIT_EXCEEDED: "The request is larger than a configured limit (value bytes, properties per write, request bytes, batch items); details name the limit and its maximum.",
     ErrorCode.NODE_ALREADY_EXISTS: "A create-only write (add_<label>, or create_only=true) names a node that already exists; use update_<label> or write_node to change it.",
     ErrorCode.SCHEMA_CHANGE_UNSAFE: "Publishing would strand live nodes (a dropped label) or invalidate them (a new required property, a narrowed enum, ...); details hold the diff and its impact. Publish with force to do it anyway.",
+    ErrorCode.CONFLICT: "The write would change a fact the graph holds (a property's value, or a functional relationship) and the schema's conflict policy is reject; details.conflicts hold both values with their provenance.",
+    ErrorCode.CONFLICT_LOWER_CONFIDENCE: "The write would change a fact held at a higher confidence than this write's, under the keep_higher_confidence policy; details.conflicts hold both values with their provenance.",
+    ErrorCode.PROPOSAL_NOT_PENDING: "The proposal to decide does not exist or was already approved or rejected.",
 }
 
 

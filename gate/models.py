@@ -8,9 +8,10 @@ not an exception, so every transport returns it the same way.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, Self, TypeVar
 
 from pydantic import (
+    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -19,9 +20,12 @@ from pydantic import (
     StrictInt,
     StrictStr,
     ValidationError,
+    model_validator,
 )
 
+from writegate.eventlog.events import format_timestamp
 from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.language import Superseded
 
 Scalar = StrictStr | StrictBool | StrictInt | StrictFloat
 Keys = dict[str, Scalar]
@@ -30,6 +34,13 @@ EndpointPolicy = Literal["fail_if_missing", "merge_endpoints"]
 
 _REQUEST = ConfigDict(extra="forbid", frozen=True)
 _RESULT = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built when first used
+
+
+def _empty(value: object) -> bool:
+    """A result leaves out what did not happen (``superseded``: nothing was replaced)."""
+    return not value
+
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -61,7 +72,34 @@ class Provenanced(BaseModel):
     )
 
 
-class WriteNodeRequest(Provenanced):
+class ValidTime(BaseModel):
+    """When the written fact is true in the world (valid time), as distinct from when the
+    log learned it (record time, which the gate stamps)."""
+
+    model_config = _REQUEST
+
+    valid_from: AwareDatetime | None = Field(
+        default=None,
+        description="When the fact became true, ISO 8601 with a zone (default: when written).",
+    )
+    valid_to: AwareDatetime | None = Field(
+        default=None,
+        description="When the fact stopped being true, ISO 8601 with a zone (default: still true).",
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Self:
+        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
+            raise ValueError("valid_to must be later than valid_from")
+        return self
+
+    def stated(self) -> dict[str, str]:
+        """The valid time as the event stores it (nothing stated: nothing)."""
+        times = {"valid_from": self.valid_from, "valid_to": self.valid_to}
+        return {name: format_timestamp(moment) for name, moment in times.items() if moment}
+
+
+class WriteNodeRequest(Provenanced, ValidTime):
     label: StrictStr = _text(LABEL)
     merge_keys: Keys = Field(description=KEYS)
     properties: dict[str, Any] = Field(
@@ -74,7 +112,7 @@ class WriteNodeRequest(Provenanced):
     )
 
 
-class WriteRelationshipRequest(Provenanced):
+class WriteRelationshipRequest(Provenanced, ValidTime):
     type: StrictStr = _text(RTYPE)
     from_label: StrictStr = _text("The start node's label.")
     from_keys: Keys = Field(description="The start node's merge keys.")
@@ -142,6 +180,7 @@ class WriteNodeResult(BaseModel):
     schema_version: str
     seq: int
     event_id: str
+    superseded: list[Superseded] = Field(default_factory=list, exclude_if=_empty)
 
 
 class _RelationshipResult(BaseModel):
@@ -165,6 +204,7 @@ class WriteRelationshipResult(_RelationshipResult):
     schema_version: str
     seq: int
     event_id: str
+    superseded: list[Superseded] = Field(default_factory=list, exclude_if=_empty)
 
 
 class DeleteNodeResult(BaseModel):
@@ -188,7 +228,28 @@ class DeleteRelationshipResult(_RelationshipResult):
     event_id: str
 
 
-ItemResult = WriteNodeResult | WriteRelationshipResult | DeleteNodeResult | DeleteRelationshipResult
+class ProposedResult(BaseModel):
+    """A write held for review (``gate.review``): appended as a proposal, it changes the
+    graph only once a reviewer approves it."""
+
+    model_config = _RESULT
+
+    status: Literal["proposed"] = "proposed"
+    proposal: str
+    reason: str
+    confidence: float
+    write_gate_version: str
+    seq: int
+    event_id: str
+
+
+ItemResult = (
+    WriteNodeResult
+    | WriteRelationshipResult
+    | DeleteNodeResult
+    | DeleteRelationshipResult
+    | ProposedResult
+)
 
 
 class BatchResult(BaseModel):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from writegate.eventlog import Transaction
-from writegate.gate import checks
+from writegate.gate import checks, conflicts, review
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.formula import FormulaProvider, compute_confidence
 from writegate.gate.models import (
@@ -26,6 +26,7 @@ from writegate.gate.models import (
     WriteRelationshipRequest,
 )
 from writegate.gate.schema import LoadedSchema
+from writegate.gate.schema.registry import RelationshipEntry, SchemaEntry
 from writegate.gate.version import __version__
 from writegate.language import (
     NodeDeleted,
@@ -59,11 +60,21 @@ class Planner:
         formula: FormulaProvider,
         formula_name: str,
         label_policy: Callable[[LoadedSchema], str],
+        *,
+        reviewed: bool = False,
     ) -> None:
         self.state = state
         self.formula = formula
         self.formula_name = formula_name
         self.label_policy = label_policy
+        self.reviewed = reviewed  # planning a write a reviewer approved: nothing is held
+
+    def approving(self) -> Planner:
+        """This planner for writes a reviewer approved (no confidence floor, and a
+        ``review`` conflict supersedes)."""
+        return Planner(
+            self.state, self.formula, self.formula_name, self.label_policy, reviewed=True
+        )
 
     # -- shared ------------------------------------------------------------------------
 
@@ -142,7 +153,7 @@ class Planner:
         required = list(dict.fromkeys([*entry.merge_keys, *entry.required_properties]))
         statically_missing = checks.missing_required(required, keys, changes, {})
         if not keys and statically_missing:  # seed 000 row 6: nothing names the node
-            raise missing(resolved.label, statically_missing, required, "request")
+            raise checks.missing(resolved.label, statically_missing, required, "request")
         if not keys:
             raise GateRejection(
                 ErrorCode.INVALID_ARGUMENT,
@@ -150,6 +161,7 @@ class Planner:
                 {"field": "merge_keys"},
             )
         ref = NodeRef.of(resolved.label, keys, resolved.remapped_from)
+        valid = request.stated()
         expected = {ref.stream: request.if_version} if request.if_version is not None else {}
         request_json = dict(raw)
         create_only = request.create_only
@@ -167,12 +179,18 @@ class Planner:
                 stored = existing.properties if existing else {}
                 still = checks.missing_required(statically_missing, keys, changes, stored)
                 if still:
-                    raise missing(resolved.label, still, required)
+                    raise checks.missing(resolved.label, still, required)
+            held = existing if existing is not None and not existing.stub else None
+            superseded = conflicts.of_properties(
+                self.state, tx.conn, held, changes, entry, provenance, hold=not self.reviewed
+            )
             written = NodeWritten(
                 node=ref,
                 properties=changes,
                 created=existing is None,
                 stub_resolved=bool(existing and existing.stub),
+                superseded=superseded or None,
+                **valid,
                 batch_item=item,
             )
             tx.emit(
@@ -185,7 +203,7 @@ class Planner:
                 )
             )
 
-        return emit
+        return self._reviewable(emit, "write_node", raw, provenance, ref.identity, entry)
 
     def write_relationship(
         self, request: WriteRelationshipRequest, snapshot: LoadedSchema, raw: Mapping[str, Any]
@@ -202,6 +220,7 @@ class Planner:
         changes = dict(request.properties)
         statically_missing = checks.missing_required(entry.required_properties, {}, changes, {})
         stream = relationship_stream(identity)
+        valid = request.stated()
         expected = {stream: request.if_version} if request.if_version is not None else {}
         merge = request.endpoint_policy == "merge_endpoints"
         request_json = dict(raw)
@@ -219,11 +238,21 @@ class Planner:
                             "use endpoint_policy='merge_endpoints')",
                             {"end": side, "label": ref.label, "keys": ref.keys},
                         )
-            exists = self.state.relationship_exists(tx.conn, identity)
+            held = self.state.relationship(tx.conn, identity)
+            exists = held is not None
             if statically_missing and not exists:
-                raise missing(
+                raise checks.missing(
                     rtype.type, statically_missing, entry.required_properties, "relationship"
                 )
+            superseded = conflicts.of_properties(
+                self.state, tx.conn, held, changes, entry, provenance, hold=not self.reviewed
+            )
+            if entry.functional:
+                replacing = conflicts.Replacing(
+                    identity, start.ref.identity, rtype.type, entry.conflict, provenance,
+                    request_json, hold=not self.reviewed,
+                )  # fmt: skip
+                superseded += conflicts.end_replaced(self.state, tx, item, replacing)
             written = RelationshipWritten(
                 identity=identity,
                 type=rtype.type,
@@ -233,6 +262,8 @@ class Planner:
                 properties=changes,
                 created=not exists,
                 stubs_created=absent,
+                superseded=superseded or None,
+                **valid,
                 batch_item=item,
             )
             streams = [stream, *(ref.stream for ref in absent)]
@@ -242,7 +273,20 @@ class Planner:
                 )
             )
 
-        return emit
+        return self._reviewable(emit, "write_relationship", raw, provenance, identity, entry)
+
+    def _reviewable(
+        self,
+        emit: Emitter,
+        operation: str,
+        raw: Mapping[str, Any],
+        provenance: WriteProvenance,
+        target: str,
+        entry: SchemaEntry | RelationshipEntry,
+    ) -> Emitter:
+        if self.reviewed:
+            return emit
+        return review.proposing(emit, operation, dict(raw), provenance, target, entry.review_below)
 
     def delete_node(
         self, request: DeleteNodeRequest, snapshot: LoadedSchema, raw: Mapping[str, Any]
@@ -338,19 +382,4 @@ class Planner:
         return emit
 
 
-def missing(
-    owner: str, absent: list[str], required: list[str], where: str = "node"
-) -> GateRejection:
-    looked = {
-        "node": "merge_keys, properties and the stored node",
-        "request": "merge_keys and properties",
-        "relationship": "the properties of this new relationship",
-    }[where]
-    return GateRejection(
-        ErrorCode.SCHEMA_MISSING_REQUIRED_PROPERTY,
-        f"{owner} requires {absent} (absent from {looked}, or set to null)",
-        {"missing": absent, "required": required, "label": owner},
-    )
-
-
-__all__: Sequence[str] = ("Emitter", "Planner", "missing")
+__all__: Sequence[str] = ("Emitter", "Planner")

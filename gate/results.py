@@ -17,6 +17,7 @@ from writegate.gate.models import (
     DeleteRelationshipResult,
     ItemResult,
     NodeRef,
+    ProposedResult,
     Rejected,
     WriteNodeResult,
     WriteRelationshipResult,
@@ -27,6 +28,7 @@ from writegate.language import (
     NodeWritten,
     RelationshipDeleted,
     RelationshipWritten,
+    WriteProposed,
     payload_of,
     provenance_of,
 )
@@ -66,6 +68,7 @@ def result_of(events: Sequence[Event]) -> ItemResult:
                 created=written.created,
                 version=last.streams[written.node.stream],
                 schema_version=provenance.schema_version,
+                superseded=written.superseded or [],
             )
         case RelationshipWritten() as written:
             return WriteRelationshipResult(
@@ -79,6 +82,7 @@ def result_of(events: Sequence[Event]) -> ItemResult:
                 created=written.created,
                 version=last.streams[written.stream],
                 schema_version=provenance.schema_version,
+                superseded=written.superseded or [],
             )
         case NodeDeleted() as deleted:
             return DeleteNodeResult(
@@ -87,6 +91,13 @@ def result_of(events: Sequence[Event]) -> ItemResult:
                 merge_keys=deleted.node.keys,
                 relationships_deleted=len(deleted.detached),
                 version=last.streams[deleted.node.stream],
+            )
+        case WriteProposed() as proposed:
+            return ProposedResult(
+                **common,
+                proposal=proposed.proposal,
+                reason=proposed.reason,
+                confidence=provenance.confidence,
             )
         case RelationshipDeleted() as deleted:
             return DeleteRelationshipResult(
@@ -104,7 +115,7 @@ def batch_result(events: Sequence[Event]) -> BatchResult:
     by_item: dict[int, list[Event]] = {}
     for event in events:
         payload = payload_of(event)
-        if isinstance(payload, GraphPayload) and payload.batch_item is not None:
+        if isinstance(payload, GraphPayload | WriteProposed) and payload.batch_item is not None:
             by_item.setdefault(payload.batch_item, []).append(event)
     return BatchResult(
         results=[result_of(by_item[index]) for index in sorted(by_item)],

@@ -36,6 +36,7 @@ from writegate.gate.models import (
     DeleteRelationshipRequest,
     DeleteRelationshipResult,
     ItemResult,
+    ProposedResult,
     Provenanced,
     Rejected,
     WriteNodeRequest,
@@ -113,7 +114,7 @@ class Writer:
         arguments: Mapping[str, Any],
         actor: Actor,
         guard: WriteGuard | None,
-    ) -> Res | Rejected:
+    ) -> Res | ProposedResult | Rejected:
         """One operation on its arguments exactly as sent (they become the event's request)."""
         arguments = dict(arguments)
         try:
@@ -136,10 +137,26 @@ class Writer:
 
                 return decide
 
-            outcome = self._append(plan, actor, key, raw)
+            outcome = self.append_planned(plan, actor, key, raw)
             return _as(operation.result, result_of(outcome.events))
         except REFUSALS as exc:
             return self.refused(actor, operation.name, exc, arguments)
+
+    def operation(self, name: str) -> Operation[Any, Any]:
+        return OPERATIONS[name]
+
+    def deletion(
+        self,
+        operation: Operation[Req, Res],
+        arguments: Mapping[str, Any],
+        actor: Actor,
+        guard: WriteGuard | None,
+    ) -> Res | Rejected:
+        """``single`` for the deletions, which are never held for review."""
+        result = self.single(operation, arguments, actor, guard)
+        if isinstance(result, ProposedResult):
+            raise TypeError(f"{operation.name} was held for review: deletions never are")
+        return result
 
     def batch(
         self,
@@ -184,7 +201,7 @@ class Writer:
                 return decide
 
             try:
-                outcome = self._append(plan, actor, key, request)
+                outcome = self.append_planned(plan, actor, key, request)
             except _DryRun as rehearsal:
                 return batch_result(rehearsal.events)
             return batch_result(outcome.events)
@@ -193,7 +210,7 @@ class Writer:
                 return rejected(exc)
             return self.refused(actor, "write_batch", exc, request)
 
-    def _append(
+    def append_planned(
         self,
         plan: Callable[[LoadedSchema], Decide],
         actor: Actor,
@@ -242,8 +259,8 @@ class Writer:
         return refusal
 
 
-def _as(kind: type[Res], result: ItemResult) -> Res:
-    if not isinstance(result, kind):
+def _as(kind: type[Res], result: ItemResult) -> Res | ProposedResult:
+    if not isinstance(result, (kind, ProposedResult)):
         raise TypeError(f"expected a {kind.__name__}, the events made a {type(result).__name__}")
     return result
 

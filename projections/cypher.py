@@ -105,7 +105,8 @@ def _relationship_written(event: EventCore, written: RelationshipWritten) -> Bui
         f"ON CREATE SET b._stub = true, {_stamp('b')} "
         f"MERGE (a)-[x:{quoted(written.type)}]->(b) "
         f"SET x += r.props, {_stamp('x')}, "
-        "x._schema_remap_from = coalesce(r.remap, x._schema_remap_from)"
+        "x._schema_remap_from = coalesce(r.remap, x._schema_remap_from), "
+        "x.valid_from = r.valid_from, x.valid_to = r.valid_to"  # as stated (null: unstated)
     )
     row = {
         **_common(event),
@@ -113,6 +114,8 @@ def _relationship_written(event: EventCore, written: RelationshipWritten) -> Bui
         "to": end.keys,
         "props": written.properties,
         "remap": written.remapped_from,
+        "valid_from": written.valid_from,
+        "valid_to": written.valid_to,
     }
     return key, cypher, row
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import re
 
-from tests.conftest import ROOT
+from tests.readme import README
 from writegate.gate import ErrorCode
-
-README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_every_error_code_is_in_the_readme_table() -> None:

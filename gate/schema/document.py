@@ -40,6 +40,14 @@ from writegate.gate.schema.rules import (
 PropertyType = Literal["string", "integer", "number", "boolean", "array"]
 ItemType = Literal["string", "integer", "number", "boolean"]
 Policy = Literal["remap", "reject"]
+# what a write that would change a fact already held does (see ``gate.conflicts``)
+ConflictPolicy = Literal["supersede", "keep_higher_confidence", "reject", "review"]
+
+
+def _unset(value: object) -> bool:
+    """Fields added after the first format stay out of a document's dump while unset, so a
+    document that does not use them keeps the version (the digest) it always had."""
+    return value is None or value is False
 
 
 class SchemaDocumentError(ValueError):
@@ -85,6 +93,8 @@ class PropertyDoc(BaseModel):
     enum: list[str | int | float | bool] | None = None
     description: str = ""
     relationship: RelationshipRef | None = None
+    conflict: ConflictPolicy | None = Field(default=None, exclude_if=_unset)  # over the owner's
+    many: bool = Field(default=False, exclude_if=_unset)  # multi-valued: never a conflict
 
 
 class NodeTypeDoc(BaseModel):
@@ -96,6 +106,9 @@ class NodeTypeDoc(BaseModel):
     remaps_from: list[str] = Field(default_factory=list)
     properties: dict[str, PropertyDoc] = Field(default_factory=dict)
     additional_properties: bool = True
+    conflict: ConflictPolicy | None = Field(default=None, exclude_if=_unset)
+    # writes whose computed confidence is below this are held for a reviewer
+    review_below: float | None = Field(default=None, ge=0, le=1, exclude_if=_unset)
 
 
 class RelationshipTypeDoc(BaseModel):
@@ -108,6 +121,10 @@ class RelationshipTypeDoc(BaseModel):
     required: list[str] = Field(default_factory=list)
     properties: dict[str, PropertyDoc] = Field(default_factory=dict)
     additional_properties: bool = True
+    # one such relationship per start node at a time: a second one is a conflict
+    functional: bool = Field(default=False, exclude_if=_unset)
+    conflict: ConflictPolicy | None = Field(default=None, exclude_if=_unset)
+    review_below: float | None = Field(default=None, ge=0, le=1, exclude_if=_unset)
 
 
 class SchemaDocument(BaseModel):
@@ -125,6 +142,8 @@ class SchemaDocument(BaseModel):
     nodes: dict[str, NodeTypeDoc]
     relationships: dict[str, RelationshipTypeDoc] = Field(default_factory=dict)
     limits: Limits | None = None  # how large a write may be (see ``gate.limits``)
+    # the default conflict policy (unset: supersede)
+    conflict: ConflictPolicy | None = Field(default=None, exclude_if=_unset)
 
     @model_validator(mode="after")
     def _consistent(self, info: ValidationInfo) -> Self:

@@ -54,10 +54,10 @@ class GraphSchemaSource:
             with self._driver() as driver, driver.session(database=self.database) as s:
                 nodes, relationships = s.execute_read(self._read)
         except (Neo4jError, OSError) as exc:
-            raise SchemaSourceUnavailable(f"{self.describe()}: {exc}") from exc
+            raise SchemaSourceUnavailable(f"{self.describe()}: {_one_line(exc)}") from exc
         except Exception as exc:  # the driver's connection errors are not all Neo4jError
             raise SchemaSourceUnavailable(
-                f"{self.describe()}: {type(exc).__name__}: {exc}"
+                f"{self.describe()}: {type(exc).__name__}: {_one_line(exc)}"
             ) from exc
         if not nodes:
             raise SchemaSourceUnavailable(
@@ -134,3 +134,8 @@ def _document(nodes: list[dict[str, Any]], relationships: list[dict[str, Any]]) 
             for row in relationships
         },
     }
+
+
+def _one_line(exc: Exception) -> str:
+    """The driver's message with its line breaks folded: an agent's error is one line."""
+    return " ".join(str(exc).split())

@@ -12,7 +12,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
-from writegate.gate.schema.document import PropertyDoc, RelationshipRef, SchemaDocument
+from writegate.gate.schema.document import (
+    ConflictPolicy,
+    PropertyDoc,
+    RelationshipRef,
+    SchemaDocument,
+)
 
 
 @dataclass(frozen=True)
@@ -23,6 +28,8 @@ class PropertySpec:
     enum: tuple[str | int | float | bool, ...] | None = None
     description: str = ""
     relationship: RelationshipRef | None = None
+    conflict: ConflictPolicy | None = None  # None: the owner's policy
+    many: bool = False
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,8 @@ class SchemaEntry:
     properties: Mapping[str, PropertySpec] = field(default_factory=dict)
     additional_properties: bool = True
     description: str = ""
+    conflict: ConflictPolicy = "supersede"  # for its properties, unless one says otherwise
+    review_below: float | None = None  # a confidence floor: writes below it are held
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,9 @@ class RelationshipEntry:
     properties: Mapping[str, PropertySpec] = field(default_factory=dict)
     additional_properties: bool = True
     description: str = ""
+    functional: bool = False  # at most one per start node
+    conflict: ConflictPolicy = "supersede"
+    review_below: float | None = None
 
 
 @runtime_checkable
@@ -75,6 +87,8 @@ def _specs(props: Mapping[str, PropertyDoc]) -> Mapping[str, PropertySpec]:
                 tuple(p.enum) if p.enum is not None else None,
                 p.description,
                 p.relationship,
+                p.conflict,
+                p.many,
             )
             for name, p in props.items()
         }
@@ -88,6 +102,7 @@ class Schema:
         self.document = document
         self.version = document.version()
         self.unknown_label_policy = document.unknown_label_policy
+        default: ConflictPolicy = document.conflict or "supersede"
         self._nodes = {
             label: SchemaEntry(
                 label=label,
@@ -97,6 +112,8 @@ class Schema:
                 properties=_specs(n.properties),
                 additional_properties=n.additional_properties,
                 description=n.description,
+                conflict=n.conflict or default,
+                review_below=n.review_below,
             )
             for label, n in document.nodes.items()
         }
@@ -110,6 +127,9 @@ class Schema:
                 properties=_specs(r.properties),
                 additional_properties=r.additional_properties,
                 description=r.description,
+                functional=r.functional,
+                conflict=r.conflict or default,
+                review_below=r.review_below,
             )
             for rtype, r in document.relationships.items()
         }

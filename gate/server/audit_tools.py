@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from writegate.gate.audit import AuditEvents, Auditor
+from writegate.gate.conflict_audit import ConflictAudit
+from writegate.gate.conflict_audit import audit_conflicts as conflicts_of
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.server.read_tools import NodeRefArgs, schema_or_none
 from writegate.gate.server.tools import ToolCall, ToolSpec, tool
@@ -102,4 +104,20 @@ def integrity_report(call: ToolCall, args: NoArgs) -> IntegrityView:
     )
 
 
-AUDIT_TOOLS: tuple[ToolSpec, ...] = (audit_events, integrity_report)
+class ConflictsArgs(BaseModel):
+    model_config = _ARGS
+
+    since: StrictStr | None = Field(default=None, description="From this ISO 8601 time.")
+    until: StrictStr | None = Field(default=None, description="Up to this ISO 8601 time.")
+
+
+@tool("audit", read_only=True)
+def audit_conflicts(call: ToolCall, args: ConflictsArgs) -> ConflictAudit:
+    """Every held fact a write superseded (the old value, who had set it, at what
+    confidence) and every write a conflict policy refused, oldest first."""
+    return conflicts_of(
+        call.gate.log, since=_moment(args.since, "since"), until=_moment(args.until, "until")
+    )
+
+
+AUDIT_TOOLS: tuple[ToolSpec, ...] = (audit_events, integrity_report, audit_conflicts)

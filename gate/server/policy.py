@@ -33,8 +33,8 @@ from writegate.language import (
 # shipped inside the package, so an installed writegate serves without --policy
 _MAX_REMEMBERED = 100_000  # (agent, roles, tool, label) answers kept; past that, start over
 DEFAULT_POLICY_FILE = Path(__file__).resolve().parent / "policies.cedar"
-ROLES = ("writer", "reader", "auditor", "admin")
-GROUPS = ("write", "read", "schema", "audit")
+ROLES = ("writer", "reader", "auditor", "reviewer", "admin")
+GROUPS = ("write", "read", "schema", "audit", "review")
 
 
 class PolicyError(ValueError):

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, create_model
 from writegate.eventlog import Actor
 from writegate.gate.api import Gate
 from writegate.gate.errors import GateRejection
-from writegate.gate.models import CodeOf, Rejected, parse_request
+from writegate.gate.models import CodeOf, ProposedResult, Rejected, parse_request
 from writegate.gate.reads import GraphReader
 from writegate.gate.writing import WriteGuard
 
@@ -57,6 +57,7 @@ class ToolSpec:
     destructive: bool = False
     family: Family = "always"
     code_of: CodeOf | None = None  # precise codes for validation failures (per-label tools)
+    holds: bool = False  # may answer ProposedResult: the write was held for review
 
     def invoke(self, call: ToolCall) -> BaseModel:
         """Validate the raw arguments with the published model, then run. A write refused
@@ -73,7 +74,7 @@ class ToolSpec:
         return input_schema(self.arguments)
 
     def output_schema(self) -> dict[str, Any]:
-        return output_schema(self.result)
+        return output_schema(self.result, holds=self.holds)
 
     def with_methods(self, methods: tuple[str, ...]) -> ToolSpec:
         """The spec publishing the extraction methods the gate's formula accepts."""
@@ -92,6 +93,7 @@ def tool(
         hints = get_type_hints(function)
         parameters = list(inspect.signature(function).parameters)
         result = _success(hints["return"])
+        returned = hints["return"]
         return ToolSpec(
             name=function.__name__,
             group=group,
@@ -102,6 +104,7 @@ def tool(
             read_only=read_only,
             destructive=destructive,
             family=family,
+            holds=ProposedResult in get_args(returned),
         )
 
     return define
@@ -109,7 +112,7 @@ def tool(
 
 def _success(annotation: Any) -> type[BaseModel]:
     members = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else [annotation]
-    found = [m for m in members if isinstance(m, type) and m is not Rejected]
+    found = [m for m in members if isinstance(m, type) and m not in (Rejected, ProposedResult)]
     if len(found) != 1 or not issubclass(found[0], BaseModel):
         raise TypeError(f"a tool returns one model (or it or Rejected), not {annotation!r}")
     return found[0]
@@ -147,15 +150,21 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 @cache
-def output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The result's top-level fields and the rejection's in one object, each by its JSON
-    type only, all optional (``status`` says which it is, where the success has one): what
-    a client checks on every call should cost little to check and little to read."""
+def output_schema(model: type[BaseModel], *, holds: bool = False) -> dict[str, Any]:
+    """The result's top-level fields and the rejection's (and, for a write that may be
+    held for review, the proposal's) in one object, each by its JSON type only, all
+    optional (``status`` says which it is, where the success has one): what a client checks
+    on every call should cost little to check and little to read."""
     success = compact(model.model_json_schema(mode="serialization", by_alias=True))
     rejected = compact(Rejected.model_json_schema(mode="serialization"))
     fields = {**rejected["properties"], **success.get("properties", {})}
+    statuses = [*_statuses(success), "rejected"]
+    if holds:
+        proposed = compact(ProposedResult.model_json_schema(mode="serialization"))
+        fields = {**proposed["properties"], **fields}
+        statuses.append("proposed")
     properties = {name: _shallow(spec) for name, spec in fields.items()}
-    properties["status"] = {"type": "string", "enum": [*_statuses(success), "rejected"]}
+    properties["status"] = {"type": "string", "enum": statuses}
     return {"type": "object", "properties": properties}
 
 

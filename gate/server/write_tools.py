@@ -11,6 +11,7 @@ from writegate.gate.models import (
     DeleteNodeResult,
     DeleteRelationshipRequest,
     DeleteRelationshipResult,
+    ProposedResult,
     RefreshResult,
     Rejected,
     WriteNodeRequest,
@@ -66,7 +67,7 @@ class NoArgs(BaseModel):
 
 
 @tool("write", family="generic")
-def write_node(call: ToolCall, args: WriteNodeArgs) -> WriteNodeResult | Rejected:
+def write_node(call: ToolCall, args: WriteNodeArgs) -> WriteNodeResult | ProposedResult | Rejected:
     """Create or update one node (merged on its label and merge keys). The label is checked
     against the schema (synonyms are remapped), properties are type-checked, and the
     provenance (confidence from reliability and extraction_method) is computed, not taken."""
@@ -76,7 +77,7 @@ def write_node(call: ToolCall, args: WriteNodeArgs) -> WriteNodeResult | Rejecte
 @tool("write", family="generic")
 def write_relationship(
     call: ToolCall, args: WriteRelationshipArgs
-) -> WriteRelationshipResult | Rejected:
+) -> WriteRelationshipResult | ProposedResult | Rejected:
     """Create or update one relationship between two nodes named by label and keys;
     endpoint_policy merge_endpoints creates missing endpoints as stub nodes."""
     return call.gate.writer.single(WRITE_RELATIONSHIP, call.raw, call.actor, call.guard)
@@ -86,7 +87,7 @@ def write_relationship(
 def delete_node(call: ToolCall, args: DeleteNodeArgs) -> DeleteNodeResult | Rejected:
     """Delete one node (recorded as an event with provenance; the log keeps its history);
     detach also deletes its relationships."""
-    return call.gate.writer.single(DELETE_NODE, call.raw, call.actor, call.guard)
+    return call.gate.writer.deletion(DELETE_NODE, call.raw, call.actor, call.guard)
 
 
 @tool("write", destructive=True, family="generic")
@@ -94,7 +95,7 @@ def delete_relationship(
     call: ToolCall, args: DeleteRelationshipArgs
 ) -> DeleteRelationshipResult | Rejected:
     """Delete one relationship (recorded as an event with provenance)."""
-    return call.gate.writer.single(DELETE_RELATIONSHIP, call.raw, call.actor, call.guard)
+    return call.gate.writer.deletion(DELETE_RELATIONSHIP, call.raw, call.actor, call.guard)
 
 
 @tool("write", destructive=True, family="generic")

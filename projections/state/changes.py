@@ -17,11 +17,13 @@ from writegate.language import (
     NodeDeleted,
     NodeRef,
     NodeWritten,
+    ProposalDecided,
     RelationshipDeleted,
     RelationshipWritten,
+    WriteProposed,
     payload_of,
 )
-from writegate.projections.state.tables import UPSERT_NODE, UPSERT_RELATIONSHIP
+from writegate.projections.state.tables import UPSERT_FACT, UPSERT_NODE, UPSERT_RELATIONSHIP
 
 
 def merge_properties(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -46,6 +48,23 @@ def _stamp(event: EventCore) -> tuple[str, int, str, str]:
         format_timestamp(event.occurred_at),
         event.actor.agent,
     )
+
+
+def _record_facts(conn: Sql, event: EventCore, identity: str, changes: dict[str, Any]) -> None:
+    """Who set each value now held: the provenance a later change is compared with."""
+    provenance = _text(event.provenance)
+    for name, value in changes.items():
+        if value is None:
+            conn.execute(
+                "DELETE FROM state_facts WHERE identity = ? AND property = ?", (identity, name)
+            )
+        else:
+            conn.execute(UPSERT_FACT, (identity, name, event.seq, event.actor.agent, provenance))
+
+
+def _forget(conn: Sql, table: str, identity: str) -> None:
+    conn.execute(f"DELETE FROM {table} WHERE identity = ?", (identity,))
+    conn.execute("DELETE FROM state_facts WHERE identity = ?", (identity,))
 
 
 def _upsert_node(
@@ -113,11 +132,23 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
     match payload_of(event):
         case NodeWritten() as written:
             _upsert_node(conn, event, written.node, written.properties, stub=False)
+            _record_facts(conn, event, written.node.identity, written.properties)
         case RelationshipWritten() as written:
             _relationship_written(conn, event, written)
+            _record_facts(conn, event, written.identity, written.properties)
         case NodeDeleted(node=node):
-            conn.execute("DELETE FROM state_nodes WHERE identity = ?", (node.identity,))
+            _forget(conn, "state_nodes", node.identity)
         case RelationshipDeleted(identity=identity):
-            conn.execute("DELETE FROM state_relationships WHERE identity = ?", (identity,))
+            _forget(conn, "state_relationships", identity)
+        case WriteProposed(proposal=proposal):
+            conn.execute(
+                "INSERT INTO state_proposals (proposal, seq, status) VALUES (?, ?, 'pending')",
+                (proposal, event.seq),
+            )
+        case ProposalDecided(proposal=proposal, decision=decision):
+            conn.execute(
+                "UPDATE state_proposals SET status = ?, decided_seq = ? WHERE proposal = ?",
+                (decision, event.seq, proposal),
+            )
         case _:
             pass

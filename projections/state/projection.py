@@ -14,7 +14,9 @@ from writegate.eventlog import EventCore, Log
 from writegate.eventlog.sql import Sql, run_script
 from writegate.projections.state.changes import apply_to_state
 from writegate.projections.state.queries import StateReader
-from writegate.projections.state.tables import TABLES
+from writegate.projections.state.tables import LAYOUT, LAYOUT_TABLES, TABLES
+
+_LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 
 _SCRATCH_CACHE_KIB = 32 * 1024  # the replay's page cache: bounded, whatever the log's length
 
@@ -24,8 +26,24 @@ class StateProjection(StateReader):
 
     # -- InlineProjector -----------------------------------------------------------
 
-    def install(self, conn: sqlite3.Connection) -> None:
+    def install(self, conn: Sql) -> None:
+        """Create the tables; a read model of an older layout is emptied, so the log's
+        catch-up rebuilds it whole."""
         run_script(conn, TABLES)
+        if self.layout(conn) < LAYOUT:
+            self.reset(conn)
+            conn.execute(
+                "INSERT INTO projection_checkpoints (name, seq) VALUES (?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",
+                (_LAYOUT_MARK, LAYOUT),
+            )
+
+    def layout(self, conn: Sql) -> int:
+        """The layout of the tables on ``conn`` (1: before the mark was kept)."""
+        row = conn.execute(
+            "SELECT seq FROM projection_checkpoints WHERE name = ?", (_LAYOUT_MARK,)
+        ).fetchone()
+        return int(row[0]) if row else 1
 
     def apply_event(self, conn: sqlite3.Connection, event: EventCore) -> None:
         apply_to_state(conn, event)
@@ -37,9 +55,11 @@ class StateProjection(StateReader):
             (self.name, seq),
         )
 
-    def reset(self, conn: sqlite3.Connection) -> None:
+    def reset(self, conn: Sql) -> None:
         conn.execute("DELETE FROM state_nodes")
         conn.execute("DELETE FROM state_relationships")
+        conn.execute("DELETE FROM state_facts")
+        conn.execute("DELETE FROM state_proposals")
         conn.execute("DELETE FROM projection_checkpoints WHERE name = ?", (self.name,))
 
     # -- against a replay --------------------------------------------------------------
@@ -70,22 +90,20 @@ class StateProjection(StateReader):
             for event in log.iter_replayed():
                 self.apply_event(scratch, event)
             scratch.execute("COMMIT")
+            tables = LAYOUT_TABLES[min(self.layout(conn), LAYOUT)]
             return all(
                 all(a == b for a, b in zip_longest(_rows(conn, sql), _rows(scratch, sql)))
-                for sql in _ordered_selects(scratch)
+                for sql in _ordered_selects(scratch, tables)
             )
         finally:
             scratch.close()
 
 
-def _ordered_selects(scratch: sqlite3.Connection) -> Iterator[str]:
-    """A ``SELECT *`` in primary-key order for each table of the read model, as the replay
-    built it (its own checkpoint aside). A live table changed in shape differs row by row."""
-    tables = scratch.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' "
-        "AND name != 'projection_checkpoints' ORDER BY name"
-    ).fetchall()
-    for (table,) in tables:
+def _ordered_selects(scratch: sqlite3.Connection, tables: tuple[str, ...]) -> Iterator[str]:
+    """A ``SELECT *`` in primary-key order for each of ``tables``, as the replay built it
+    (a read-only log of an older layout is compared on the tables it has). A live table
+    changed in shape differs row by row."""
+    for table in tables:
         info = scratch.execute(f"PRAGMA table_info({table})").fetchall()
         keys = [row[1] for row in sorted(info, key=lambda row: row[5]) if row[5]] or ["rowid"]
         yield f"SELECT * FROM {table} ORDER BY {', '.join(keys)}"

@@ -80,6 +80,16 @@ class EndedEdge:
 
 
 @dataclass(frozen=True)
+class Fact:
+    """Who set one property's value now held: seq, agent and the write's provenance."""
+
+    property: str
+    seq: int
+    agent: str
+    provenance: WriteProvenance | None
+
+
+@dataclass(frozen=True)
 class StateCounts:
     labels: dict[str, int]
     relationship_types: dict[str, int]
@@ -146,6 +156,12 @@ class StateReader:
         ).fetchone()
         return _node(row) if row is not None else None
 
+    def relationship(self, conn: Sql, identity: str) -> EdgeRow | None:
+        row = conn.execute(
+            f"SELECT {_EDGE_READ} FROM state_relationships WHERE identity = ?", (identity,)
+        ).fetchone()
+        return _edge(row) if row is not None else None
+
     def node_exists(self, conn: Sql, identity: str) -> bool:
         found = conn.execute("SELECT 1 FROM state_nodes WHERE identity = ?", (identity,))
         return found.fetchone() is not None
@@ -164,6 +180,48 @@ class StateReader:
             (identity, identity),
         ).fetchall()
         return [Attached(*row) for row in rows]
+
+    def facts(self, conn: Sql, identity: str, names: Iterable[str]) -> dict[str, Fact]:
+        """Who set each of the node's (or relationship's) ``names`` now held."""
+        wanted = list(names)
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        rows = conn.execute(
+            "SELECT property, seq, agent, provenance FROM state_facts "
+            f"WHERE identity = ? AND property IN ({marks})",
+            (identity, *wanted),
+        )
+        return {row[0]: Fact(row[0], row[1], row[2], _provenance(row[3])) for row in rows}
+
+    def edges_from(self, conn: Sql, identity: str, type: str) -> list[EdgeRow]:
+        """The relationships of one type starting at a node (what a functional type allows
+        one of): an index probe, never a search."""
+        rows = conn.execute(
+            f"SELECT {_EDGE_READ} FROM state_relationships "
+            "WHERE from_identity = ? AND type = ? ORDER BY identity",
+            (identity, type),
+        )
+        return [_edge(row) for row in rows]
+
+    def proposals(self, conn: Sql, *, pending: bool, limit: int) -> list[tuple[str, int]]:
+        """(proposal, seq) of the review lane, oldest first: the pending ones, or all."""
+        where = "WHERE status = 'pending' " if pending else ""
+        rows = conn.execute(
+            f"SELECT proposal, seq FROM state_proposals {where}ORDER BY seq LIMIT ?", (limit,)
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    def proposal(self, conn: Sql, proposal: str) -> tuple[int, str] | None:
+        """(seq, status) of one proposal."""
+        row = conn.execute(
+            "SELECT seq, status FROM state_proposals WHERE proposal = ?", (proposal,)
+        ).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def pending_proposals(self, conn: Sql) -> int:
+        row = conn.execute("SELECT count(*) FROM state_proposals WHERE status = 'pending'")
+        return int(row.fetchone()[0])
 
     def nodes(self, conn: Sql, identities: Iterable[str]) -> list[NodeRow]:
         """The nodes that exist among ``identities``, in their order, each once."""

@@ -3,6 +3,8 @@ is in this package, and nothing outside it names them."""
 
 from __future__ import annotations
 
+# state_facts: who set each property value held now (a change is compared with it: conflicts);
+# state_proposals: the review lane's queue (each held write, pending until decided)
 TABLES = """
 CREATE TABLE IF NOT EXISTS state_nodes (
     identity TEXT PRIMARY KEY,
@@ -33,12 +35,35 @@ CREATE TABLE IF NOT EXISTS state_relationships (
     updated_by TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS state_rel_from ON state_relationships (from_identity);
+CREATE TABLE IF NOT EXISTS state_facts (
+    identity TEXT NOT NULL,
+    property TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    agent TEXT NOT NULL,
+    provenance TEXT NOT NULL,
+    PRIMARY KEY (identity, property)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS state_proposals (
+    proposal TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    decided_seq INTEGER
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS state_proposals_status ON state_proposals (status, seq);
 CREATE INDEX IF NOT EXISTS state_rel_to ON state_relationships (to_identity);
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
     name TEXT PRIMARY KEY,
     seq INTEGER NOT NULL
 );
 """
+# the tables' layout: a read model of an older layout is rebuilt from the log when a writer
+# opens it (``StateProjection.install``); read-only, it is compared on the tables it has
+LAYOUT = 3
+LAYOUT_TABLES = {
+    1: ("state_nodes", "state_relationships"),
+    2: ("state_facts", "state_nodes", "state_relationships"),
+    3: ("state_facts", "state_nodes", "state_proposals", "state_relationships"),
+}
 NODE_COLUMNS = (
     "identity, label, keys, properties, provenance, version, stub, remapped_from, "
     "created_seq, updated_seq, updated_at, updated_by"
@@ -61,4 +86,9 @@ def _upsert(table: str, columns: str) -> str:
 
 
 UPSERT_NODE = _upsert("state_nodes", NODE_COLUMNS)
+UPSERT_FACT = (
+    "INSERT INTO state_facts (identity, property, seq, agent, provenance) "
+    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (identity, property) DO UPDATE SET "
+    "seq = excluded.seq, agent = excluded.agent, provenance = excluded.provenance"
+)
 UPSERT_RELATIONSHIP = _upsert("state_relationships", REL_COLUMNS)

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.conftest import ROOT, SEED_SCHEMA, person
+from tests.conftest import SEED_SCHEMA, person
+from tests.readme import blocks, lines, section
 from tests.server.harness import WRITEGATE
 from writegate.eventlog import Actor, EventLog
 from writegate.gate import Gate
@@ -156,19 +157,16 @@ def test_the_api_copies_a_read_only_log_page_for_page(tmp_path: Path, db_path: P
 
 
 def test_the_readme_backup_and_restore_commands_work_as_pasted(db_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Backups and restore", 1)[1].split("\n## ", 1)[0]
-    blocks = [block.split("```", 1)[0] for block in section.split("```sh\n")[1:]]
-    assert len(blocks) == 2
+    pasted = blocks(section("## Backups and restore", subsections=True), "sh")
+    assert len(pasted) == 2
     folder = db_path.parent
     with Gate.open(folder / "memory.db") as gate:
         gate.publish_schema(SEED_SCHEMA)
         gate.write_node(actor=AGENT, **person("Alice"))
     create_token(folder / "memory.db.tokens.json", "agent-1", ("writer",))
     env = {**os.environ, "PATH": f"{Path(WRITEGATE).parent}:{os.environ['PATH']}"}
-    for block in blocks:
-        for line in block.strip().splitlines():
-            command = line.split("  #", 1)[0].strip()
+    for block in pasted:
+        for command in lines(block):
             done = subprocess.run(
                 command,
                 shell=True,

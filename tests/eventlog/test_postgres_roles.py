@@ -6,19 +6,17 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from tests.conftest import ROOT
+from tests.readme import blocks, section
 from writegate.eventlog import Actor
 from writegate.eventlog.postgres import PostgresEventLog
 from writegate.eventlog.testing import emitting, note
 from writegate.gate.rejections import RejectionLog
 from writegate.projections.state import StateProjection
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-
 
 def _role_setup() -> str:
-    section = README.split("## The log on PostgreSQL", 1)[1].split("**Roles.**", 1)[1]
-    return section.split("```sql", 1)[1].split("```", 1)[0]
+    [sql] = blocks(section("## The log on PostgreSQL").split("**Roles.**", 1)[1], "sql")
+    return sql
 
 
 def test_the_app_role_appends_but_cannot_rewrite(pg_dsn: str) -> None:

@@ -53,8 +53,11 @@ def test_the_old_log_verifies(old_log: Path) -> None:
     assert report.ok, [c for c in report.checks if not c.ok]
 
 
+NEWER = {"write.proposed", "proposal.decided"}  # the review lane's: after the old log
+
+
 def test_every_payload_round_trips_to_the_same_bytes(old_events: list[EventCore]) -> None:
-    assert {e.type for e in old_events} == set(EVENT_TYPES)
+    assert {e.type for e in old_events} == set(EVENT_TYPES) - NEWER
     for event in old_events:
         payload = payload_of(event)
         assert type(payload) is PAYLOADS[event.type]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,30 @@ def test_a_stub_endpoint_is_marked(gate: Gate, bolt: BoltTarget) -> None:
     assert nodes["Person", "Bob"]["_stub"] is True
     assert set(nodes["Person", "Bob"]) == {"name", "_stub", *SEED_PROPERTIES}
     assert "_stub" not in nodes["Person", "Alice"]
+
+
+def test_an_edge_carries_the_valid_time_its_writer_stated(gate: Gate, bolt: BoltTarget) -> None:
+    gate.write_node(**person("Alice"))
+    stated = gate.write_relationship(
+        **relationship(endpoint_policy="merge_endpoints"),
+        valid_from=datetime(2020, 1, 1, tzinfo=UTC),
+        valid_to=datetime(2021, 1, 1, tzinfo=UTC),
+    )
+    assert not isinstance(stated, Rejected)
+    gate.write_relationship(
+        **relationship(to_keys={"name": "Carol"}, endpoint_policy="merge_endpoints")
+    )
+    projector = GraphProjector(bolt)
+    try:
+        replay(gate.log, projector)
+        edges = {
+            end["name"]: props for _, _, _, _, end, props in projector.snapshot()["relationships"]
+        }
+    finally:
+        projector.close()
+    assert edges["Bob"]["valid_from"] == "2020-01-01T00:00:00.000000Z"
+    assert edges["Bob"]["valid_to"] == "2021-01-01T00:00:00.000000Z"
+    assert "valid_from" not in edges["Carol"]  # unstated: from its record time, still true
 
 
 def test_an_unreachable_server_is_a_clear_error_and_moves_nothing(history_gate: Gate) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import socket
 import subprocess
@@ -24,11 +23,11 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import ROOT
+from tests.readme import blocks, commands, section
 from tests.server.harness import WRITEGATE, free_port
 from writegate.cli.config import load_settings
 
 pytestmark = pytest.mark.anyio
-README = (ROOT / "README.md").read_text(encoding="utf-8")
 WRITE = {
     "label": "Person",
     "merge_keys": {"name": "Ada Lovelace"},
@@ -36,25 +35,6 @@ WRITE = {
     "source": "README",
     "extraction_method": "manual",
 }
-
-
-def section(title: str) -> str:
-    return README.split(title, 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
-
-
-def blocks(text: str, language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
-
-
-def commands(text: str) -> list[list[str]]:
-    """The ``writegate`` command lines of a section's shell blocks (comments dropped)."""
-    found = []
-    for block in blocks(text, "sh"):
-        for line in block.splitlines():
-            words = shlex.split(line, comments=True)
-            if words and words[0] == "writegate":
-                found.append(words)
-    return found
 
 
 class Placeholders:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
-from typing import Any, ClassVar, get_args, get_origin
+from types import NoneType, UnionType
+from typing import Any, ClassVar, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from writegate.eventlog import DraftEvent, EventCore
 from writegate.eventlog.events import trusted
@@ -42,6 +43,22 @@ class Payload(BaseModel):
         return ""
 
 
+class Superseded(BaseModel):
+    """A fact a write replaced, kept in the event that replaced it: the value (a property's,
+    or for a functional relationship the superseded relationship's identity) and who had
+    set it, at what confidence. Nothing a write supersedes is lost."""
+
+    model_config = _MODEL
+
+    property: str | None = None  # None: a whole relationship (of a functional type)
+    value: JsonValue = None  # the property's value; a relationship's identity
+    seq: int  # the event that had set it
+    agent: str
+    confidence: float | None
+    source: str | None
+    extraction_method: str | None
+
+
 class GraphPayload(Payload):
     """A change to the graph; ``batch_item`` numbers it within the batch it came in."""
 
@@ -55,6 +72,10 @@ class NodeWritten(GraphPayload):
     properties: dict[str, Any]  # the change, as SET n += properties (null removes)
     created: bool
     stub_resolved: bool  # the node existed only as a relationship's endpoint until now
+    superseded: list[Superseded] | None = Field(default=None, exclude_if=_unset)
+    # valid time, as the writer stated it (unset: from the event's time, still true)
+    valid_from: str | None = Field(default=None, exclude_if=_unset)
+    valid_to: str | None = Field(default=None, exclude_if=_unset)
 
     @property
     def subject(self) -> str:
@@ -72,6 +93,9 @@ class RelationshipWritten(GraphPayload):
     properties: dict[str, Any]
     created: bool
     stubs_created: list[NodeRef]  # endpoints this write created (endpoint_policy=merge_endpoints)
+    superseded: list[Superseded] | None = Field(default=None, exclude_if=_unset)
+    valid_from: str | None = Field(default=None, exclude_if=_unset)
+    valid_to: str | None = Field(default=None, exclude_if=_unset)
 
     @property
     def stream(self) -> str:
@@ -101,6 +125,8 @@ class RelationshipDeleted(GraphPayload):
     from_identity: str = Field(alias="from")
     to_identity: str = Field(alias="to")
     cascade_of: str | None  # the node whose detached deletion this was part of
+    # the relationship of a functional type that replaced this one (it ends, it is not lost)
+    superseded_by: str | None = Field(default=None, exclude_if=_unset)
 
     @property
     def stream(self) -> str:
@@ -125,6 +151,52 @@ class SchemaPublished(Payload):
         return self.version
 
 
+class WriteProposed(Payload):
+    """A write held for review: the operation and its arguments exactly as sent, with the
+    event's provenance computed as for any write. It changes no graph until a reviewer
+    approves it (then the write is appended as if sent then, under that day's checks)."""
+
+    event_type: ClassVar[str] = "write.proposed"
+
+    proposal: str  # its id: the stream ``proposal:<id>`` holds it and its decision
+    operation: str
+    arguments: dict[str, Any]
+    target: str  # the node or relationship it would write
+    reason: str  # why it was held (a confidence floor, a conflict under ``review``)
+    batch_item: int | None = Field(default=None, exclude_if=_unset)
+
+    @property
+    def stream(self) -> str:
+        return proposal_stream(self.proposal)
+
+    @property
+    def subject(self) -> str:
+        return self.target
+
+
+class ProposalDecided(Payload):
+    """A reviewer's decision on a proposal; an approval is appended with the write itself."""
+
+    event_type: ClassVar[str] = "proposal.decided"
+
+    proposal: str
+    decision: Literal["approved", "rejected"]
+    reviewer: str  # the reviewing agent (the event's actor is the proposal's writer)
+    note: str = ""
+
+    @property
+    def stream(self) -> str:
+        return proposal_stream(self.proposal)
+
+    @property
+    def subject(self) -> str:
+        return self.proposal
+
+
+def proposal_stream(proposal: str) -> str:
+    return f"proposal:{proposal}"
+
+
 class UnknownPayload(Payload):
     """An event type this version does not know (a newer writer's): carried, not interpreted."""
 
@@ -138,7 +210,12 @@ GRAPH_PAYLOADS: tuple[type[GraphPayload], ...] = (
     NodeDeleted,
     RelationshipDeleted,
 )
-ALL_PAYLOADS: tuple[type[Payload], ...] = (*GRAPH_PAYLOADS, SchemaPublished)
+ALL_PAYLOADS: tuple[type[Payload], ...] = (
+    *GRAPH_PAYLOADS,
+    SchemaPublished,
+    WriteProposed,
+    ProposalDecided,
+)
 PAYLOADS: dict[str, type[Payload]] = {model.event_type: model for model in ALL_PAYLOADS}
 EVENT_TYPES: tuple[str, ...] = tuple(PAYLOADS)
 GRAPH_EVENT_TYPES: tuple[str, ...] = tuple(model.event_type for model in GRAPH_PAYLOADS)
@@ -210,16 +287,14 @@ _REQUIRED = object()
 @cache
 def _reader(model: type[BaseModel]) -> Reader:
     """A function building ``model`` from its stored form without validating it: fields are
-    copied, or built as a ``NodeRef`` (or a list of them) where the model says so."""
+    copied, or built as the nested model (or list of them) the annotation names."""
     plain: list[tuple[str, str, Any]] = []
     nested: list[tuple[str, str, Reader]] = []
     for name, info in model.model_fields.items():
         key = info.alias or name
-        annotation = info.annotation
-        if annotation is NodeRef:
-            nested.append((name, key, _reader(NodeRef)))
-        elif get_origin(annotation) is list and get_args(annotation) == (NodeRef,):
-            nested.append((name, key, _read_refs))
+        build = _nested(info.annotation)
+        if build is not None:
+            nested.append((name, key, build))
         else:
             plain.append((name, key, _REQUIRED if info.is_required() else info.get_default()))
 
@@ -236,9 +311,23 @@ def _reader(model: type[BaseModel]) -> Reader:
     return read
 
 
-def _read_refs(values: Any) -> list[NodeRef]:
-    single = _reader(NodeRef)
-    return [single(v) for v in values]
+def _nested(annotation: Any) -> Reader | None:
+    """The reader of a model field (``M``, ``list[M]``, either ``| None``), else None."""
+    args = get_args(annotation)
+    if get_origin(annotation) in (Union, UnionType) and NoneType in args:
+        inner = [arg for arg in args if arg is not NoneType]
+        return _nested(inner[0]) if len(inner) == 1 else None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return _reader(annotation)
+    if get_origin(annotation) is list and len(args) == 1:
+        item = _nested(args[0])
+        if item is not None:
+            return _each(item)
+    return None
+
+
+def _each(item: Reader) -> Callable[[Any], list[Any]]:
+    return lambda values: [item(v) for v in values]
 
 
 def _complete(model: type[BaseModel], data: Mapping[str, Any]) -> dict[str, Any]:

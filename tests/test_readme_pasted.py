@@ -1,0 +1,105 @@
+"""The README's projection configuration and PostgreSQL commands, pasted.
+
+Only what cannot be the same here is put in: the database address (the test's own
+PostgreSQL) and the Bolt port (a free one, so nothing answers on it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.readme import blocks, commands, section
+from tests.server.harness import WRITEGATE, free_port
+
+HANG = 20  # seconds: only catches a command waiting out the driver's retries (30 s)
+README_DSN = "postgresql://writegate@127.0.0.1:5432/memory"
+
+
+def run(*words: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [WRITEGATE, *words], cwd=cwd, capture_output=True, text=True, timeout=HANG, check=False
+    )
+
+
+@pytest.fixture
+def pasted_config(tmp_path: Path) -> Path:
+    """The projections block, as the README shows it, in ``writegate.toml``."""
+    toml = blocks(section("## Projections"), "toml")[0]
+    unused = str(free_port())
+    (tmp_path / "writegate.toml").write_text(toml.replace("7687", unused))
+    write = ["--db", "memory.db", "write", "node", "Person", "-k", "name=Ada", "-p", "age=36"]
+    assert run("--db", "memory.db", "init", "--schema", str(ROOT / "fixtures" / "schema.yaml"),
+               cwd=tmp_path).returncode == 0  # fmt: skip
+    done = run(*write, "--source", "hr.csv", "--method", "parsed", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return tmp_path
+
+
+def test_the_projections_block_works_as_pasted(pasted_config: Path) -> None:
+    for name in ("snapshot", "provenance"):
+        done = run("--db", "memory.db", "replay", name, cwd=pasted_config)
+        assert done.returncode == 0, done.stderr
+    assert '"name":"Ada"' in (pasted_config / "var" / "graph.jsonl").read_text()
+    provenance = (pasted_config / "var" / "provenance.nt").read_text()
+    assert "<http://www.w3.org/ns/prov#Activity>" in provenance
+    status = run("--db", "memory.db", "status", cwd=pasted_config)
+    assert status.returncode == 1  # the graph projection's server is not running
+    assert "unreachable" in status.stdout
+
+
+def test_the_graph_registry_snippet_fails_a_write_at_once_when_unreachable(
+    pasted_config: Path,
+) -> None:
+    [registry] = blocks(section("## Projections").split("**Graph-backed registry.**", 1)[1], "toml")
+    config = pasted_config / "writegate.toml"
+    config.write_text(config.read_text() + "\n" + registry)
+    args = ["--db", "memory.db", "write", "node", "Person", "-k", "name=Eve"]
+    done = run(*args, "--source", "s", "--method", "llm", cwd=pasted_config)
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: SCHEMA_SOURCE_UNAVAILABLE: graph:bolt://127.0.0.1:")
+    assert done.stderr.count("\n") == 1
+
+
+def test_the_postgres_commands_work_as_pasted(pg_dsn: str) -> None:
+    pasted = commands(section("## The log on PostgreSQL"))
+    assert [words[3] for words in pasted] == ["init", "write", "verify"]
+    for words in pasted:
+        assert words[1:3] == ["--db", README_DSN]
+        done = run("--db", pg_dsn, *words[3:], cwd=ROOT)
+        assert done.returncode == 0, (words, done.stderr)
+    assert done.stdout.splitlines()[-1] == "verified up to seq 2"  # the schema, then Ada
+    assert "ok    hash chain" in done.stdout
+
+
+def test_the_review_commands_work_as_pasted(tmp_path: Path) -> None:
+    pasted = commands(section("### The review lane"))
+    assert [words[3:5] for words in pasted] == [
+        ["review", "list"],
+        ["review", "show"],
+        ["review", "approve"],
+        ["review", "reject"],
+    ]
+    schema = tmp_path / "schema.yaml"
+    schema.write_text(
+        "nodes:\n  Person:\n    merge_keys: [name]\n    review_below: 0.6\n"
+        "    properties: {name: {type: string}}\n"
+    )
+    assert run("--db", "memory.db", "init", "--schema", str(schema), cwd=tmp_path).returncode == 0
+    proposals = []
+    for name in ("Ada", "Eve"):
+        held = run("--db", "memory.db", "write", "node", "Person", "-k", f"name={name}",
+                   "--source", "chat", "--method", "llm", cwd=tmp_path)  # fmt: skip
+        proposals.append(json.loads(held.stdout)["proposal"])
+    for words in pasted:
+        args = [proposals[1] if w == "PROPOSAL" and words[4] == "reject" else w for w in words]
+        args = [proposals[0] if w == "PROPOSAL" else w for w in args]
+        done = run(*args[1:], cwd=tmp_path)
+        assert done.returncode == 0, (words, done.stderr)
+    listed = run("--db", "memory.db", "review", "list", "--all", "--format", "json", cwd=tmp_path)
+    statuses = {p["proposal"]: p["status"] for p in json.loads(listed.stdout)["proposals"]}
+    assert statuses == {proposals[0]: "approved", proposals[1]: "rejected"}
