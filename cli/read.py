@@ -27,7 +27,7 @@ from writegate.cli.render import assignments, console, emit_json, emit_jsonl, fo
 from writegate.gate import Gate
 from writegate.gate.errors import GateRejection
 from writegate.gate.models import NodeRef
-from writegate.gate.reads import MAX_DEPTH, GraphReader, PathResult, Subgraph
+from writegate.gate.reads import MAX_DEPTH, GraphReader, PathResult, Subgraph, half_lives
 from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
 from writegate.gate.views import EdgeView, NodeView
 
@@ -53,7 +53,7 @@ def reading(ctx: Context) -> Iterator[tuple[Gate, GraphReader]]:
     """The log opened read-only and its reader; a refused read is one line and exit 1."""
     with opened(ctx, readonly=True) as gate:
         try:
-            yield gate, GraphReader(gate.log, gate.state)
+            yield gate, GraphReader(gate.log, gate.state, half_lives(gate))
         except GateRejection as exc:
             fail(f"{exc.code}: {exc.message}")
 

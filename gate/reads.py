@@ -9,16 +9,18 @@ mixes two states of it. The CLI's read commands call the same functions.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from writegate.eventlog import Log
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.identifiers import check_identifier
-from writegate.gate.schema import LoadedSchema
+from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
 from writegate.gate.views import (
+    Decay,
     HistoryEntry,
     NodeHistory,
     NodeView,
@@ -73,12 +75,37 @@ def _type_filter(relationship_type: str | None, schema: LoadedSchema | None) -> 
     return GraphReader.relationship_type(relationship_type, schema)
 
 
+def half_lives(gate: Any) -> Callable[[], Mapping[str, timedelta]]:
+    """The gate's current schema's half-lives, asked at each read (none while no schema
+    can be loaded: reads never fail for want of decay)."""
+
+    def current() -> Mapping[str, timedelta]:
+        try:
+            lives: Mapping[str, timedelta] = gate.current_schema().half_lives
+        except SchemaSourceUnavailable:
+            return {}
+        return lives
+
+    return current
+
+
 class GraphReader:
     """Read-only queries over the state read model (and, for history, the log) of one log."""
 
-    def __init__(self, log: Log, state: StateProjection) -> None:
+    def __init__(
+        self,
+        log: Log,
+        state: StateProjection,
+        half_lives: Callable[[], Mapping[str, timedelta]] | None = None,
+    ) -> None:
         self._log = log
         self._state = state
+        self._half_lives = half_lives  # the schema's, read per call: it may be republished
+
+    def _decay(self) -> Decay | None:
+        """Read-time decay of confidences, if the schema declares half-lives."""
+        lives = self._half_lives() if self._half_lives else {}
+        return Decay(lives, datetime.now(UTC)) if lives else None
 
     def _read(self) -> AbstractContextManager[Sql]:
         """One snapshot of the log: a result never mixes two states of it."""
@@ -113,10 +140,12 @@ class GraphReader:
     # -- node lookups -----------------------------------------------------------------
 
     def _nodes(self, conn: Sql, identities: Iterable[str]) -> list[NodeView]:
-        return [node_view(row) for row in self._state.nodes(conn, identities)]
+        decay = self._decay()
+        return [node_view(row, decay) for row in self._state.nodes(conn, identities)]
 
     def _with_neighbours(self, conn: Sql, identities: list[str], cursor: str | None) -> Subgraph:
         """Seed 001 §4.5: the nodes asked for, their immediate neighbours, and the edges between."""
+        decay = self._decay()
         edges, truncated = self._state.edges_touching(conn, identities, None, MAX_EDGES)
         asked = set(identities)
         neighbour_ids = [
@@ -127,7 +156,7 @@ class GraphReader:
         ]
         return Subgraph(
             nodes=self._nodes(conn, [*identities, *neighbour_ids]),
-            edges=[edge_view(row) for row in edges],
+            edges=[edge_view(row, decay) for row in edges],
             next_cursor=cursor,
             truncated=truncated,
         )
@@ -169,6 +198,7 @@ class GraphReader:
         schema: LoadedSchema | None = None,
     ) -> Subgraph:
         """The k-hop neighbourhood (both directions), breadth first, at most ``limit`` nodes."""
+        decay = self._decay()
         _bounded(depth, MAX_DEPTH, "depth")
         limit = _limit(limit)
         rtype = _type_filter(relationship_type, schema)
@@ -199,7 +229,7 @@ class GraphReader:
                     break
             return Subgraph(
                 nodes=self._nodes(conn, seen),
-                edges=[edge_view(row) for row in edges.values()],
+                edges=[edge_view(row, decay) for row in edges.values()],
                 truncated=truncated,
             )
 
@@ -213,6 +243,7 @@ class GraphReader:
         schema: LoadedSchema | None = None,
     ) -> PathResult:
         """Shortest path by breadth-first search, edges taken in either direction."""
+        decay = self._decay()
         _bounded(max_depth, MAX_DEPTH, "max_depth")
         rtype = _type_filter(relationship_type, schema)
         start, goal = self.identity(start_ref, schema), self.identity(end_ref, schema)
@@ -247,7 +278,7 @@ class GraphReader:
                 found=True,
                 length=len(edge_rows),
                 nodes=self._nodes(conn, path),
-                edges=[edge_view(row) for row in edge_rows],
+                edges=[edge_view(row, decay) for row in edge_rows],
             )
 
     def node_history(
@@ -281,6 +312,7 @@ class GraphReader:
         """Every node and relationship, or ``LIMIT_EXCEEDED`` when there are more than
         ``max_nodes`` nodes or four times as many relationships: a picture of a graph cut at
         an arbitrary place would mislead, so a large one is refused, not cut."""
+        decay = self._decay()
         max_edges = 4 * max_nodes
         with self._read() as conn:
             counts = self._state.counts(conn)
@@ -297,7 +329,7 @@ class GraphReader:
             rows, _ = self._state.edges_touching(conn, identities, None, max_edges)
             return Subgraph(
                 nodes=self._nodes(conn, identities),
-                edges=[edge_view(row) for row in rows],
+                edges=[edge_view(row, decay) for row in rows],
             )
 
     def stats(self, head: tuple[int, str], schema_version: str | None) -> Stats:

@@ -7,12 +7,16 @@ state model's rows (``projections.state``) and the log's events.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from writegate.eventlog import Event
-from writegate.eventlog.events import format_timestamp
+from writegate.eventlog.events import format_timestamp, parse_timestamp
+from writegate.gate.formulas.decay import decayed
 from writegate.gate.models import NodeRef
 from writegate.language import NodeRef as PayloadRef
 from writegate.language import NodeWritten, RelationshipWritten, payload_of, provenance_of
@@ -32,6 +36,22 @@ class Provenance(BaseModel):
     agent: str
     written_at: str
     seq: int
+    # the confidence aged by the schema's half-life for its method, now (never stored)
+    decayed_confidence: float | None = Field(default=None, exclude_if=lambda v: v is None)
+
+
+@dataclass(frozen=True)
+class Decay:
+    """Read-time temporal decay: each method's half-life (the schema's ``half_lives``)."""
+
+    half_lives: Mapping[str, timedelta]
+    now: datetime
+
+    def of(self, confidence: float, method: str, written_at: str) -> float | None:
+        if method not in self.half_lives:
+            return None
+        age = self.now - parse_timestamp(written_at)
+        return decayed(confidence, method, age, self.half_lives)
 
 
 class NodeView(BaseModel):
@@ -116,7 +136,7 @@ class Stats(BaseModel):
     schema_version: str | None
 
 
-def _provenance(row: NodeRow | EdgeRow) -> Provenance:
+def _provenance(row: NodeRow | EdgeRow, decay: Decay | None) -> Provenance:
     p = row.provenance
     return Provenance(
         source=p.source if p else "",
@@ -125,6 +145,9 @@ def _provenance(row: NodeRow | EdgeRow) -> Provenance:
         agent=row.updated_by,
         written_at=row.updated_at,
         seq=row.updated_seq,
+        decayed_confidence=(
+            decay.of(p.confidence, p.extraction_method, row.updated_at) if decay and p else None
+        ),
     )
 
 
@@ -133,7 +156,7 @@ def ref_of(identity: str) -> NodeRef:
     return NodeRef(label=parsed.label, merge_keys=parsed.keys)
 
 
-def node_view(row: NodeRow) -> NodeView:
+def node_view(row: NodeRow, decay: Decay | None = None) -> NodeView:
     return NodeView(
         label=row.label,
         merge_keys=row.keys,
@@ -141,18 +164,18 @@ def node_view(row: NodeRow) -> NodeView:
         version=row.version,
         stub=row.stub,
         remapped_from=row.remapped_from,
-        provenance=_provenance(row),
+        provenance=_provenance(row, decay),
     )
 
 
-def edge_view(row: EdgeRow) -> EdgeView:
+def edge_view(row: EdgeRow, decay: Decay | None = None) -> EdgeView:
     return EdgeView(
         type=row.type,
         from_node=ref_of(row.from_identity),
         to_node=ref_of(row.to_identity),
         properties=row.properties,
         version=row.version,
-        provenance=_provenance(row),
+        provenance=_provenance(row, decay),
     )
 
 

@@ -10,9 +10,10 @@ and invalidates nothing; ``schema publish`` refuses any other unless forced.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from datetime import timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue, computed_field
+from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter, computed_field
 
 from writegate.eventlog.sql import Sql
 from writegate.gate.schema.document import (
@@ -43,7 +44,8 @@ ChangeKind = Literal[
     "opened",
     "from_changed",  # the labels a relationship may start at (empty: any)
     "to_changed",
-    "setting_changed",  # fallback_label, unknown_label_policy, case_insensitive_remap
+    "setting_changed",  # fallback_label, unknown_label_policy, case_insensitive_remap, …
+    "policy_changed",  # conflict, functional, many, review_below: what a change of a fact does
 ]
 _FROZEN = ConfigDict(frozen=True)
 
@@ -82,6 +84,7 @@ class Change(BaseModel):
             "from_changed": f"may start at {self.before or 'any'} -> {self.after or 'any'}",
             "to_changed": f"may end at {self.before or 'any'} -> {self.after or 'any'}",
             "setting_changed": f"{self.before} -> {self.after}",
+            "policy_changed": f"{self.before} -> {self.after}",
         }[self.kind]
         return f"{sign} {subject}: {text}"
 
@@ -160,13 +163,40 @@ def diff_documents(before: SchemaDocument | None, after: SchemaDocument) -> list
         for name in sorted(old.keys() & new.keys()):
             changes += _entry_changes(of, name, old[name], new[name])
     if before is not None:
-        for setting in ("fallback_label", "unknown_label_policy", "case_insensitive_remap"):
-            was, now = getattr(before, setting), getattr(after, setting)
+        for setting in _SETTINGS:
+            was, now = _plain(getattr(before, setting)), _plain(getattr(after, setting))
             if was != now:
                 changes.append(
                     Change(of="schema", name=setting, kind="setting_changed", before=was, after=now)
                 )
     return changes
+
+
+_SETTINGS = (
+    "fallback_label",
+    "unknown_label_policy",
+    "case_insensitive_remap",
+    "conflict",
+    "half_lives",
+)
+_POLICIES = ("conflict", "functional", "review_below", "many")  # on entries and properties
+
+
+def _policies(change: Any, old: Any, new: Any, prop: str | None = None) -> Iterator[Change]:
+    """Each conflict/review policy that differs (unset and default read alike)."""
+    for policy in _POLICIES:
+        was, now = getattr(old, policy, None), getattr(new, policy, None)
+        if (was or None) != (now or None):
+            yield change("policy_changed", prop, before={policy: was}, after={policy: now})
+
+
+def _plain(value: Any) -> JsonValue:
+    """A setting as JSON (durations as ISO 8601, as the document stores them)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, timedelta):
+        return TypeAdapter(timedelta).dump_python(value, mode="json")  # type: ignore[no-any-return]
+    return value  # type: ignore[no-any-return]
 
 
 def _entry_changes(
@@ -205,6 +235,7 @@ def _entry_changes(
         yield from _property_changes(change, prop, old.properties[prop], new.properties[prop])
     if old.additional_properties != new.additional_properties:
         yield change("opened" if new.additional_properties else "closed")
+    yield from _policies(change, old, new)
 
 
 def _property_changes(
@@ -221,6 +252,7 @@ def _property_changes(
             before=old.relationship.model_dump() if old.relationship else None,
             after=new.relationship.model_dump() if new.relationship else None,
         )
+    yield from _policies(change, old, new, prop)
 
 
 def _type(spec: PropertyDoc) -> str:

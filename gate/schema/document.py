@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any, ClassVar, Literal, Self
 
 from pydantic import (
@@ -24,6 +25,7 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    field_validator,
     model_validator,
 )
 
@@ -144,6 +146,17 @@ class SchemaDocument(BaseModel):
     limits: Limits | None = None  # how large a write may be (see ``gate.limits``)
     # the default conflict policy (unset: supersede)
     conflict: ConflictPolicy | None = Field(default=None, exclude_if=_unset)
+    # read-time decay: a confidence halves every half-life of its extraction method
+    # (ISO 8601 durations, e.g. llm: P30D); never written into the log
+    half_lives: dict[str, timedelta] | None = Field(default=None, exclude_if=_unset)
+
+    @field_validator("half_lives")
+    @classmethod
+    def _positive(cls, lives: dict[str, timedelta] | None) -> dict[str, timedelta] | None:
+        for method, life in (lives or {}).items():
+            if life <= timedelta(0):
+                raise ValueError(f"the half-life of {method!r} must be positive, not {life}")
+        return lives
 
     @model_validator(mode="after")
     def _consistent(self, info: ValidationInfo) -> Self:

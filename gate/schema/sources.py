@@ -6,7 +6,9 @@ load is a ``SchemaSourceUnavailable`` so the gate can keep its previous snapshot
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Protocol
 
@@ -34,6 +36,8 @@ class LoadedSchema:
     # a log's schema: the ``schema`` stream's version it was read at (every write checks it
     # in its transaction, so a schema another process published binds the next write)
     stream_version: int | None = None
+    # read-time confidence decay per extraction method (the document's ``half_lives``)
+    half_lives: Mapping[str, timedelta] = field(default_factory=dict)
 
 
 class SchemaSource(Protocol):
@@ -43,7 +47,14 @@ class SchemaSource(Protocol):
 
 
 def loaded(schema: Schema) -> LoadedSchema:
-    return LoadedSchema(schema, schema.version, schema.unknown_label_policy, schema.document.limits)
+    document = schema.document
+    return LoadedSchema(
+        schema,
+        schema.version,
+        schema.unknown_label_policy,
+        document.limits,
+        half_lives=document.half_lives or {},
+    )
 
 
 def published(log: Log) -> SchemaPublished | None:

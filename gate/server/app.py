@@ -39,7 +39,7 @@ from pydantic import BaseModel
 from writegate.gate.api import Gate
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import RefreshResult, Rejected, dump
-from writegate.gate.reads import GraphReader
+from writegate.gate.reads import GraphReader, half_lives
 from writegate.gate.schema import SchemaSourceUnavailable
 from writegate.gate.schema.registry import describe_registry
 from writegate.gate.server.catalog import build_catalog
@@ -111,7 +111,7 @@ class WritegateServer:
     ) -> None:
         self.gate = gate
         self.policy = policy or Policy.load()
-        self.reader = GraphReader(gate.log, gate.state)
+        self.reader = GraphReader(gate.log, gate.state, half_lives(gate))
         self.stdio_principal = stdio_principal or Principal(agent="stdio-agent", transport="stdio")
         if self.stdio_principal.session is None:
             self.stdio_principal = replace(self.stdio_principal, session=uuid.uuid4().hex)
