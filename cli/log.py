@@ -7,7 +7,10 @@ is appended until SIGINT or SIGTERM.
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
+import sys
 import threading
 from datetime import datetime
 from typing import Any
@@ -174,8 +177,21 @@ def _follow(gate: Gate, after: int, limit: int, filters: dict[str, Any], fmt: st
 
 
 def _print(events: list[Event], fmt: str) -> None:
+    width = _width()
     for event in events:
-        click.echo(json_line(event) if fmt != "table" else _line(event))
+        if fmt != "table":
+            click.echo(json_line(event))
+            continue
+        line = _line(event)
+        click.echo(line if width is None or len(line) <= width else line[: width - 1] + "…")
+
+
+def _width() -> int | None:
+    """The terminal's width, which a table line is cut to (with ``…``); None when the lines
+    go to a pipe or file and no width was asked for (COLUMNS): they are kept whole."""
+    if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
+        return None
+    return shutil.get_terminal_size().columns
 
 
 def _node_argument(text: str) -> str:

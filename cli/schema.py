@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from rich.markup import escape
+from rich.table import Table
 
 from writegate.cli.common import Context, emit_result, fail, opened, pass_ctx
 from writegate.cli.imports import schema_import_memorymesh
-from writegate.cli.render import emit_json, format_option
+from writegate.cli.render import console, emit_json, format_option
 from writegate.gate.errors import ErrorCode
 from writegate.gate.models import Rejected
 from writegate.gate.schema import SchemaDocumentError, SchemaSourceUnavailable, load_document
@@ -105,10 +107,12 @@ def schema_push_graph(ctx: Context, path: Path, projection: str) -> None:
 
 
 @schema.command("show")
-@click.option("--json", "as_json", is_flag=True, help="Print the whole document as JSON.")
+@format_option("table", "json")
+@click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
 @pass_ctx
-def schema_show(ctx: Context, as_json: bool) -> None:
+def schema_show(ctx: Context, fmt: str, as_json: bool) -> None:
     """Show the schema writes are checked against."""
+    as_json = as_json or fmt == "json"
     with opened(ctx, readonly=True) as gate:
         try:
             snapshot = gate.current_schema()
@@ -120,23 +124,29 @@ def schema_show(ctx: Context, as_json: bool) -> None:
             body = document.model_dump(mode="json", by_alias=True)
             click.echo(json.dumps({"version": snapshot.version, "document": body}, indent=2))
             return
-        click.echo(f"schema {snapshot.version} from {gate.schema.source.describe()}")
-        click.echo(f"unknown-label policy: {gate.unknown_label_policy(snapshot)}")
-        click.echo(f"fallback label: {registry.fallback_label() or '(none)'}")
+        out = console()
+        out.print(escape(f"schema {snapshot.version} from {gate.schema.source.describe()}"))
+        out.print(f"unknown-label policy: {gate.unknown_label_policy(snapshot)}")
+        out.print(f"fallback label: {registry.fallback_label() or '(none)'}")
+        table = Table("label / \\[TYPE]", "keys / ends", "required", "remaps from", title="types")
         for label in registry.all_canonical_labels():
             entry = registry.get_entry(label)
             assert entry is not None
-            keys = ",".join(entry.merge_keys) or "-"
-            aliases = ",".join(entry.remaps_from) or "-"
-            click.echo(
-                f"  :{label}  keys={keys}  required={','.join(entry.required_properties) or '-'}"
-                f"  remaps_from={aliases}"
+            table.add_row(
+                f":{label}",
+                ",".join(entry.merge_keys) or "-",
+                ",".join(entry.required_properties) or "-",
+                ",".join(entry.remaps_from) or "-",
             )
         for rtype in relationship_types(registry):
             rel = registry.get_relationship_type(rtype)
             assert rel is not None
             ends = f"{'|'.join(rel.from_labels) or '*'} -> {'|'.join(rel.to_labels) or '*'}"
-            click.echo(f"  [{rtype}]  {ends}  remaps_from={','.join(rel.remaps_from) or '-'}")
+            table.add_row(
+                escape(f"[{rtype}]"), ends, ",".join(rel.required_properties) or "-",
+                ",".join(rel.remaps_from) or "-",
+            )  # fmt: skip
+        out.print(table)
 
 
 schema.add_command(schema_import_memorymesh)

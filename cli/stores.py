@@ -28,6 +28,7 @@ from rich.table import Table
 
 from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
 from writegate.cli.config import GraphConfig, Settings
+from writegate.cli.render import format_option
 from writegate.eventlog import Log, open_log
 from writegate.gate import Gate
 from writegate.projections.contract import ProjectionError, Projector
@@ -127,15 +128,16 @@ def projection_checkpoints(settings: Settings, log: Log) -> list[ProjectionStatu
 
 
 @click.command("status")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per projection.")
+@format_option("table", "jsonl")
+@click.option("--json", "as_json", is_flag=True, help="The same as --format jsonl.")
 @pass_ctx
-def status_command(ctx: Context, as_json: bool) -> None:
+def status_command(ctx: Context, fmt: str, as_json: bool) -> None:
     """Each projection's checkpoint, the log head and the lag."""
     settings = ctx.settings()
     with opened(ctx, readonly=True) as gate:
         rows = projection_checkpoints(settings, gate.log)
         head = gate.log.head()[0]
-    if as_json:
+    if as_json or fmt == "jsonl":
         inline = {
             "name": INLINE,
             "store": f"inline in {ctx.where}",

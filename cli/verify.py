@@ -4,8 +4,10 @@ the function ``Gate.verify`` and the ``integrity_report`` tool call)"""
 from __future__ import annotations
 
 import click
+import orjson
 
 from writegate.cli.common import Context, fail, opened, pass_ctx
+from writegate.cli.render import format_option
 from writegate.cli.stores import projection_checkpoints
 
 
@@ -14,8 +16,9 @@ from writegate.cli.stores import projection_checkpoints
 @click.option(
     "--expect-head", metavar="SEQ:HASH", help="Fail unless history up to SEQ is unchanged."
 )
+@format_option("table", "json")
 @pass_ctx
-def verify(ctx: Context, anchor: bool, expect_head: str | None) -> None:
+def verify(ctx: Context, anchor: bool, expect_head: str | None, fmt: str) -> None:
     """Check that the history is what was written.
 
     The hash chain, the append-only triggers, the state read model against a replay and
@@ -35,12 +38,25 @@ def verify(ctx: Context, anchor: bool, expect_head: str | None) -> None:
             unreachable={r.name: r.error or "?" for r in rows if r.checkpoint is None},
             expect_head=expected,
         )
-    for check in report.checks:
-        click.echo(f"{'ok  ' if check.ok else 'FAIL'}  {check.name}: {check.detail}")
-    click.echo(f"verified up to seq {report.head_seq}")
+    if fmt == "json":  # the integrity_report tool's answer, the same fields
+        checks = [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in report.checks]
+        click.echo(
+            orjson.dumps(
+                {
+                    "ok": report.ok,
+                    "head_seq": report.head_seq,
+                    "head_hash": report.head_hash,
+                    "checks": checks,
+                }
+            ).decode()
+        )
+    else:
+        for check in report.checks:
+            click.echo(f"{'ok  ' if check.ok else 'FAIL'}  {check.name}: {check.detail}")
+        click.echo(f"verified up to seq {report.head_seq}")
     if (failure := report.first_failure) is not None:
         fail(f"{failure.name}: {failure.detail}")
-    if anchor:
+    if anchor and fmt != "json":  # the JSON holds head_seq and head_hash
         click.echo(f"{report.head_seq}:{report.head_hash}")
 
 
