@@ -7,7 +7,12 @@ versions, and lets callers read them back.
 
 from writegate.eventlog.canonical import GENESIS_HASH, canonical_json
 from writegate.eventlog.contract import Log
-from writegate.eventlog.errors import EventLogError, IdempotencyKeyReused, VersionConflict
+from writegate.eventlog.errors import (
+    EventLogError,
+    IdempotencyKeyReused,
+    LogUnavailable,
+    VersionConflict,
+)
 from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore
 from writegate.eventlog.opening import open_log
 from writegate.eventlog.reading import EventPage
@@ -28,6 +33,7 @@ __all__ = [
     "IdempotencyKeyReused",
     "InlineProjector",
     "Log",
+    "LogUnavailable",
     "Transaction",
     "VerifyReport",
     "VersionConflict",

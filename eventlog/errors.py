@@ -25,5 +25,10 @@ class IdempotencyKeyReused(EventLogError):
         self.key = key
 
 
+class LogUnavailable(EventLogError):
+    """The log's database could not be reached, or the connection broke mid-transaction:
+    nothing of that transaction was kept, so the caller may retry it as it was."""
+
+
 class NotAnEventLog(EventLogError):
     """The file exists but is not a writegate log (or is a newer format)."""

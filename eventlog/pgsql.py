@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 from psycopg.pq import TransactionStatus
 
+from writegate.eventlog.errors import LogUnavailable
 from writegate.eventlog.sql import Cursor
 
 _TOKENS = re.compile(r"'(?:[^']|'')*'|::|\?|:[A-Za-z_]\w*|%")
@@ -57,20 +58,44 @@ class PgConnection:
     """One psycopg connection in autocommit mode (transactions are explicit ``BEGIN``s,
     as on SQLite), speaking ``sql.Sql``."""
 
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], where: str = "the database") -> None:
         self.raw = conn
+        self.where = where  # the address without its password, for messages
 
     def execute(self, sql: str, parameters: Any = None, /) -> Cursor:
         if parameters is not None and not isinstance(parameters, dict):
             parameters = tuple(parameters)
-        return self.raw.execute(translate(sql), parameters)
+        try:
+            return self.raw.execute(translate(sql), parameters)
+        except psycopg.OperationalError as exc:
+            raise self._lost(exc) from exc
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> None:
-        with self.raw.cursor() as cursor:
-            cursor.executemany(translate(sql), [tuple(p) for p in parameters])
+        try:
+            with self.raw.cursor() as cursor:
+                cursor.executemany(translate(sql), [tuple(p) for p in parameters])
+        except psycopg.OperationalError as exc:
+            raise self._lost(exc) from exc
+
+    def _lost(self, exc: psycopg.OperationalError) -> Exception:
+        """A connection that broke is the database gone (its transaction with it); any other
+        operational error (a lock timeout) is the caller's to handle as it is."""
+        if not self.usable:
+            line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return LogUnavailable(
+                f"{self.where}: the connection was lost ({line}); a transaction it had open "
+                "was not kept (retried with the same idempotency key, a write lands once)"
+            )
+        return exc
+
+    @property
+    def usable(self) -> bool:
+        return not (self.raw.closed or self.raw.broken)
 
     @property
     def in_transaction(self) -> bool:
+        if not self.usable:  # the server discarded the transaction with the connection
+            return False
         return self.raw.info.transaction_status != TransactionStatus.IDLE
 
     def close(self) -> None:

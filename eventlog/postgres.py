@@ -28,7 +28,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from writegate.eventlog.appending import Appending
 from writegate.eventlog.canonical import GENESIS_HASH
-from writegate.eventlog.errors import EventLogError, NotAnEventLog
+from writegate.eventlog.errors import LogUnavailable, NotAnEventLog
 from writegate.eventlog.pgsql import PgConnection
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import APPEND_ONLY_TABLES, FORMAT_VERSION
@@ -141,6 +141,11 @@ class PostgresEventLog(Appending):
 
     def connection(self) -> PgConnection:
         conn: PgConnection | None = getattr(self._local, "conn", None)
+        if conn is not None and not conn.usable:  # lost (a restart, a failover): replace it
+            with self._lock:
+                if conn in self._all:
+                    self._all.remove(conn)
+            conn = None
         if conn is None:
             try:
                 raw = psycopg.connect(
@@ -150,10 +155,10 @@ class PostgresEventLog(Appending):
                     application_name="writegate",
                 )
             except psycopg.Error as exc:
-                raise EventLogError(f"{self.describe()}: {_first_line(exc)}") from exc
+                raise LogUnavailable(f"{self.describe()}: {_first_line(exc)}") from exc
             if self.readonly:
                 raw.execute("SET default_transaction_read_only = on")
-            conn = PgConnection(raw)
+            conn = PgConnection(raw, self.describe())
             self._local.conn = conn
             with self._lock:
                 self._all.append(conn)

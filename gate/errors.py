@@ -36,6 +36,7 @@ class ErrorCode(StrEnum):
     CONFLICT = "CONFLICT"
     CONFLICT_LOWER_CONFIDENCE = "CONFLICT_LOWER_CONFIDENCE"
     PROPOSAL_NOT_PENDING = "PROPOSAL_NOT_PENDING"
+    LOG_UNAVAILABLE = "LOG_UNAVAILABLE"
 
 
 # One line each: what the code means and what the caller should do. The README's table and
@@ -68,6 +69,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.CONFLICT: "The write would change a fact the graph holds (a property's value, or a functional relationship) and the schema's conflict policy is reject; details.conflicts hold both values with their provenance.",
     ErrorCode.CONFLICT_LOWER_CONFIDENCE: "The write would change a fact held at a higher confidence than this write's, under the keep_higher_confidence policy; details.conflicts hold both values with their provenance.",
     ErrorCode.PROPOSAL_NOT_PENDING: "The proposal to decide does not exist or was already approved or rejected.",
+    ErrorCode.LOG_UNAVAILABLE: "The log's database could not be reached or the connection broke; nothing was appended. Retry with the same idempotency_key.",
 }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from writegate.eventlog import Event, IdempotencyKeyReused, VersionConflict
+from writegate.eventlog import Event, IdempotencyKeyReused, LogUnavailable, VersionConflict
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import (
     BatchResult,
@@ -35,7 +35,7 @@ from writegate.language import (
 from writegate.language import NodeRef as PayloadRef
 
 # the failures an operation turns into a ``Rejected`` result
-REFUSALS = (GateRejection, VersionConflict, IdempotencyKeyReused)
+REFUSALS = (GateRejection, VersionConflict, IdempotencyKeyReused, LogUnavailable)
 
 
 def _ref(ref: PayloadRef) -> NodeRef:
@@ -138,4 +138,6 @@ def rejected(exc: Exception) -> Rejected:
         )
     if isinstance(exc, IdempotencyKeyReused):
         return Rejected(error_code=ErrorCode.IDEMPOTENCY_KEY_REUSED, message=str(exc))
+    if isinstance(exc, LogUnavailable):
+        return Rejected(error_code=ErrorCode.LOG_UNAVAILABLE, message=str(exc))
     raise exc

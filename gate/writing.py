@@ -21,6 +21,7 @@ from writegate.eventlog import (
     AppendOutcome,
     Event,
     Log,
+    LogUnavailable,
     Transaction,
     VersionConflict,
     canonical_json,
@@ -253,9 +254,11 @@ class Writer:
         return operation.plan(self.planner, request, snapshot, item)
 
     def refused(self, actor: Actor, operation: str, exc: Exception, request: Any) -> Rejected:
-        """The refusal as a result, and a line in the rejections audit table."""
+        """The refusal as a result, and a line in the rejections audit table (unless the
+        database is what failed: then there is nowhere to write it)."""
         refusal = rejected(exc)
-        self.rejections.record(actor, operation, refusal.error_code, refusal.message, request)
+        if not isinstance(exc, LogUnavailable):
+            self.rejections.record(actor, operation, refusal.error_code, refusal.message, request)
         return refusal
 
 

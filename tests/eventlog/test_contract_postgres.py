@@ -10,12 +10,14 @@ import threading
 import psycopg
 import pytest
 
+from tests.conftest import SEED_SCHEMA, person
 from tests.postgres import Server
 from writegate.eventlog import Actor
 from writegate.eventlog.contract import Log
 from writegate.eventlog.errors import EventLogError, NotAnEventLog
 from writegate.eventlog.postgres import PostgresEventLog, describe_dsn
 from writegate.eventlog.testing import LogContractTestCase, emitting, note
+from writegate.gate import Gate, Rejected, WriteNodeResult
 
 _NAMES = itertools.count(1)
 
@@ -98,3 +100,29 @@ def test_a_follower_waiting_wakes_at_the_commit_not_at_its_timeout(pg_dsn: str) 
         stop = threading.Event()
         stop.set()
         log.wait_for_append(600, stop)  # a stop ends the wait too
+
+
+def test_a_lost_connection_is_one_clear_refusal_and_the_next_call_reconnects(
+    postgres: Server, pg_dsn: str
+) -> None:
+    """A database restart (here: every backend of the log terminated) fails the write in
+    flight with LOG_UNAVAILABLE and appends nothing; the next write opens a new connection."""
+    with Gate.open(pg_dsn, default_actor=Actor(agent="ada")) as gate:
+        gate.publish_schema(SEED_SCHEMA)
+        assert isinstance(gate.write_node(**person("Alice")), WriteNodeResult)
+        head = gate.log.head()
+        database = pg_dsn.rsplit("/", 1)[1]
+        with psycopg.connect(postgres.dsn(), autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = %s AND pid <> pg_backend_pid()",
+                (database,),
+            )
+        lost = gate.write_node(**person("Bob"), idempotency_key="bob-1")
+        assert isinstance(lost, Rejected)
+        assert lost.error_code == "LOG_UNAVAILABLE"
+        assert lost.message.startswith(describe_dsn(pg_dsn) + ": the connection was lost")
+        assert gate.log.head() == head  # nothing appended
+        again = gate.write_node(**person("Bob"), idempotency_key="bob-1")
+        assert isinstance(again, WriteNodeResult)
+        assert gate.verify().ok
