@@ -57,12 +57,14 @@ lint: $(DEV)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-bench: $(DEV) $(PEERS)
+bench: $(DEV) $(PEERS) postgres
 	$(BIN)/python bench/bench_gate.py
 	$(BIN)/python bench/bench_mcp.py
 	$(BIN)/python bench/bench_projections.py
 	$(BIN)/python bench/bench_import.py
 	$(BIN)/python bench/bench_startup.py
+	$(BIN)/python bench/bench_backends.py
+	$(BIN)/python bench/bench_follow_pg.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis tests/peers/node_modules
