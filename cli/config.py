@@ -44,6 +44,7 @@ from pydantic_settings import (
 
 from writegate.eventlog import Log
 from writegate.gate.limits import Limits
+from writegate.gate.server.oauth_settings import OAuthSettings
 
 if TYPE_CHECKING:  # each store's code (the Bolt driver, rdflib) loads only when it is opened
     from writegate.gate.schema.graph import GraphSchemaSource
@@ -189,6 +190,7 @@ class ServeSettings(BaseModel):
     access_log: bool = False
     metrics: bool = False
     unknown_label_policy: Literal["remap", "reject"] | None = None
+    oauth: OAuthSettings | None = None  # JWTs from an authorization server, beside tokens
 
 
 class ConfigError(ValueError):

@@ -152,6 +152,7 @@ def _options(ctx: Context, flags: dict[str, Any]) -> dict[str, Any]:
         "log_format": flags["log_format"] or configured.log_format,
         "access_log": flags["access_log"] or configured.access_log,
         "metrics": flags["metrics"] or configured.metrics,
+        "oauth": configured.oauth,
     }
 
 
@@ -222,13 +223,16 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
         hosts,
         probes,
         max_body=server.gate.limits().max_request_bytes,
+        oauth=options["oauth"],
     )
     click.echo(
         f"writegate MCP on http://{options['host']}:{options['port']}/mcp; tokens: "
         f"{options['tokens']} ({len(agents)} agent{'s' * (len(agents) != 1)})",
         err=True,
     )
-    if not agents:
+    if options["oauth"] is not None:
+        click.echo(f"OAuth: JWTs from {options['oauth'].issuer} accepted too", err=True)
+    elif not agents:
         click.echo(
             f"warning: no agent holds a token, so every request is refused (401): "
             f"writegate --db {ctx.where} token create AGENT --role writer",

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import uvicorn
+from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -28,6 +29,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from writegate.gate.server.oauth import OAuthVerifier
+from writegate.gate.server.oauth_settings import OAuthSettings
 from writegate.gate.server.tokens import TokenStore
 
 log = logging.getLogger("writegate.server")
@@ -124,20 +127,30 @@ def http_app(
     probes: Probes,
     max_body: int,
     path: str = "/mcp",
+    oauth: OAuthSettings | None = None,
 ) -> ASGIApp:
     """The SDK's Streamable HTTP app (``mcp_app``: the server's ``streamable_http_app``)
-    with bearer tokens, the probes, a body limit, and the Host/Origin guard in front."""
+    with bearer tokens (and, configured, OAuth JWTs with the protected-resource metadata),
+    the probes, a body limit, and the Host/Origin guard in front."""
+    local = f"http://{_url_host(hosts.bind)}:{hosts.port}"
+    auth = AuthSettings(issuer_url=local, resource_server_url=None)
+    verifier: TokenVerifier = tokens
+    if oauth is not None:
+        resource = str(oauth.resource or f"{local}{path}")
+        auth = AuthSettings(
+            issuer_url=str(oauth.issuer).rstrip("/"),
+            resource_server_url=resource,
+            validate_token_resource=False,  # the verifier checks ``aud`` itself
+        )
+        verifier = OAuthVerifier(oauth, resource, tokens)
     app = mcp_app(
         streamable_http_path=path,
         # the guard in front checks Host and Origin (403, as the seed says)
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         host=hosts.bind,
         max_request_body_size=max_body + HEADROOM,
-        auth=AuthSettings(
-            issuer_url=f"http://{_url_host(hosts.bind)}:{hosts.port}",
-            resource_server_url=None,
-        ),
-        token_verifier=tokens,
+        auth=auth,
+        token_verifier=verifier,
         custom_starlette_routes=probe_routes(probes),
     )
     return HostGuard(app, hosts)
