@@ -18,6 +18,7 @@ The catalog (``gate.server.catalog``) follows the schema snapshot; when
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import uuid
 import weakref
@@ -79,6 +80,22 @@ def unknown_tool(name: str) -> MCPError:
 
 def unknown_resource(uri: str) -> MCPError:
     return MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource: {uri}")
+
+
+def session_of(headers: Any, meta: Any, agent: str) -> str:
+    """What names an agent's session in its events. The legacy wire has ``Mcp-Session-Id``;
+    the 2026-07-28 wire has no session, so: the W3C trace the client sends (``traceparent``:
+    ``trace:<trace-id>``), else the client instance its credential and declared info name
+    (``client:`` + 16 hex of SHA-256 over agent, client name and version) — stable across
+    its requests, and never the credential itself."""
+    if session := headers.get("mcp-session-id"):
+        return str(session)
+    parts = str(headers.get("traceparent") or "").split("-")
+    if len(parts) == 4 and len(parts[1]) == 32:
+        return f"trace:{parts[1]}"
+    info = (meta or {}).get(types.CLIENT_INFO_META_KEY) or {}
+    declared = f"{agent}|{info.get('name', '')}|{info.get('version', '')}"
+    return "client:" + hashlib.sha256(declared.encode()).hexdigest()[:16]
 
 
 class _Server(Server[Any]):
@@ -192,8 +209,7 @@ class WritegateServer:
             raise MCPError(
                 code=types.INTERNAL_ERROR, message="request reached a tool unauthenticated"
             )
-        session = request.headers.get("mcp-session-id")
-        return replace(principal, session=session)
+        return replace(principal, session=session_of(request.headers, ctx.meta, principal.agent))
 
     def _remember(self, ctx: ServerRequestContext[Any, Any], principal: Principal) -> None:
         """Keep one session per connection so a schema change can be announced to all of them."""
