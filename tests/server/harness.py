@@ -89,6 +89,22 @@ async def stdio_agent(
         yield Agent(client, notes)
 
 
+def wait_listening(port: int, process: subprocess.Popen[bytes], seconds: float = 30) -> None:
+    """Return once something accepts connections on ``port``; a server that exits or
+    takes longer is killed and its stderr (if captured) is the error."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                said = process.stderr.read().decode() if process.stderr else ""
+                raise RuntimeError(f"writegate serve --http did not start: {said}") from None
+            time.sleep(0.05)
+
+
 @dataclass
 class HttpServer:
     url: str
@@ -109,18 +125,7 @@ def http_server(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise RuntimeError(
-                    f"writegate serve --http did not start: {process.stderr.read().decode()}"  # type: ignore[union-attr]
-                ) from None
-            time.sleep(0.05)
+    wait_listening(port, process)
     try:
         yield HttpServer(f"http://127.0.0.1:{port}/mcp", port, db, process)
     finally:

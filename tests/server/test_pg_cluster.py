@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import random
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -28,7 +27,7 @@ import httpx2
 import pytest
 
 from tests.conftest import SEED_SCHEMA
-from tests.server.harness import WRITEGATE, free_port, http_agent
+from tests.server.harness import WRITEGATE, free_port, http_agent, wait_listening
 from writegate.eventlog import open_log
 from writegate.gate.server.tokens import create_token
 from writegate.language import NodeWritten, payload_of
@@ -57,15 +56,7 @@ class Cluster:
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
         self.processes[port] = process
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                return
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"server on {port} did not start") from None
-                time.sleep(0.05)
+        wait_listening(port, process)
 
     def kill(self, port: int) -> None:
         process = self.processes.pop(port)

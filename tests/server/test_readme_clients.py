@@ -11,9 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import socket
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import ROOT
 from tests.readme import blocks, commands, section
-from tests.server.harness import WRITEGATE, free_port
+from tests.server.harness import WRITEGATE, free_port, wait_listening
 from writegate.cli.config import load_settings
 
 pytestmark = pytest.mark.anyio
@@ -52,17 +50,6 @@ class Placeholders:
 
     def command(self, words: list[str]) -> list[str]:
         return [WRITEGATE, *(self.put(w) for w in words[1:])]
-
-
-def _wait_for(port: int, process: subprocess.Popen[bytes]) -> None:
-    for _ in range(400):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            return
-        except OSError:
-            assert process.poll() is None, process.stderr.read() if process.stderr else b""
-            time.sleep(0.05)
-    raise AssertionError("the server did not start")
 
 
 async def _write_through(client: Client) -> dict[str, Any]:
@@ -103,7 +90,7 @@ async def test_the_http_configuration_works_as_written(tmp_path: Path) -> None:
     token = made.stdout.strip()
     process = subprocess.Popen(fill.command(serve), cwd=ROOT, stderr=subprocess.PIPE)
     try:
-        _wait_for(port, process)
+        wait_listening(port, process)
         [config] = [json.loads(fill.put(b)) for b in blocks(text, "json") if '"url"' in b]
         server = config["mcpServers"]["writegate"]
         headers = {k: v.replace("wg_…", token) for k, v in server["headers"].items()}
