@@ -298,8 +298,10 @@ def report(ctx: Context, fmt: str, markdown: bool, as_json: bool) -> None:
             ProjectionLag(name=r.name, checkpoint=r.checkpoint, lag=r.lag, error=r.error)
             for r in projection_checkpoints(settings, gate.log)
         ]
-        stubs = gate.state.counts(gate.log.connection()).stubs
-        data = build_report(Auditor(gate.log), stubs, lags)
+        conn = gate.log.connection()
+        stubs = gate.state.counts(conn).stubs
+        pending = gate.state.pending_proposals(conn) if gate.log.has_table("state_proposals") else 0
+        data = build_report(Auditor(gate.log), stubs, lags, pending)
     if fmt == "json":
         click.echo(json_line(data))
     elif fmt == "markdown":
@@ -328,6 +330,8 @@ def render_markdown(data: Report) -> str:
         f"- head hash: `{data.head_hash}`",
         f"- hash chain: {chain} ({data.chain_detail})",
         f"- unresolved stubs: {data.unresolved_stubs}",
+        f"- values superseded (kept in the log, `audit conflicts`): {data.superseded}",
+        f"- writes held for review (`review list`): {data.pending_reviews}",
         "",
         "## Writes",
         "",

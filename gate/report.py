@@ -48,6 +48,8 @@ class Report(BaseModel):
     confidence: Histogram
     remaps: dict[str, int]  # "':person' -> Person": how often schema drift was caught
     unresolved_stubs: int
+    superseded: int  # held values writes replaced (kept in their events: `audit conflicts`)
+    pending_reviews: int  # writes held for a reviewer (`review list`)
     projections: list[ProjectionLag]
 
 
@@ -56,7 +58,10 @@ def _sorted(counter: Counter[str]) -> dict[str, int]:
 
 
 def build_report(
-    auditor: Auditor, unresolved_stubs: int, projections: list[ProjectionLag]
+    auditor: Auditor,
+    unresolved_stubs: int,
+    projections: list[ProjectionLag],
+    pending_reviews: int = 0,
 ) -> Report:
     log = auditor.log
     with log.snapshot():  # the chain, the head and the counts from one commit
@@ -67,6 +72,7 @@ def build_report(
         by_label: Counter[str] = Counter()
         remaps: Counter[str] = Counter()
         confidences: list[float] = []
+        superseded = 0
         first = last = None
         for event in log.iter_events():
             first = first or event
@@ -84,8 +90,10 @@ def build_report(
                     remaps[f"{node.remapped_from} -> {node.label}"] += 1
                 case RelationshipWritten(remapped_from=crumb) if crumb:
                     remaps[f"{crumb} -> {payload.type}"] += 1
-            if isinstance(payload, NodeWritten | RelationshipWritten) and provenance:
-                confidences.append(provenance.confidence)
+            if isinstance(payload, NodeWritten | RelationshipWritten):
+                superseded += len(payload.superseded or ())
+                if provenance:
+                    confidences.append(provenance.confidence)
     rejected = list(auditor.rejections.read())
     return Report(
         events=head_seq,
@@ -103,5 +111,7 @@ def build_report(
         confidence=histogram(confidences),
         remaps=_sorted(remaps),
         unresolved_stubs=unresolved_stubs,
+        superseded=superseded,
+        pending_reviews=pending_reviews,
         projections=projections,
     )

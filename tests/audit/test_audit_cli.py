@@ -277,6 +277,8 @@ def test_report_json(audited: Path) -> None:
         },
         "remaps": {":Gizmo -> Entity": 1, ":person -> Person": 1},
         "unresolved_stubs": 0,
+        "superseded": 2,  # Alice's age (30 -> 31) and her skills (removed by a null)
+        "pending_reviews": 0,
         "projections": [],
     }
 
