@@ -37,6 +37,7 @@ class ErrorCode(StrEnum):
     CONFLICT_LOWER_CONFIDENCE = "CONFLICT_LOWER_CONFIDENCE"
     PROPOSAL_NOT_PENDING = "PROPOSAL_NOT_PENDING"
     LOG_UNAVAILABLE = "LOG_UNAVAILABLE"
+    POSSIBLE_DUPLICATE = "POSSIBLE_DUPLICATE"
 
 
 # One line each: what the code means and what the caller should do. The README's table and
@@ -70,6 +71,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.CONFLICT_LOWER_CONFIDENCE: "The write would change a fact held at a higher confidence than this write's, under the keep_higher_confidence policy; details.conflicts hold both values with their provenance.",
     ErrorCode.PROPOSAL_NOT_PENDING: "The proposal to decide does not exist or was already approved or rejected.",
     ErrorCode.LOG_UNAVAILABLE: "The log's database could not be reached or the connection broke; nothing was appended. Retry with the same idempotency_key.",
+    ErrorCode.POSSIBLE_DUPLICATE: "The node to create is probably one the graph holds (details.candidates, with scores and reasons); write to the candidate, or send resolution: new.",
 }
 
 

@@ -110,6 +110,10 @@ class WriteNodeRequest(Provenanced, ValidTime):
         default=False,
         description="Refuse (NODE_ALREADY_EXISTS) rather than merge into an existing node.",
     )
+    resolution: Literal["new"] | None = Field(
+        default=None,
+        description="new: this is not any of the POSSIBLE_DUPLICATE candidates; create it.",
+    )
 
 
 class WriteRelationshipRequest(Provenanced, ValidTime):
@@ -181,6 +185,8 @@ class WriteNodeResult(BaseModel):
     seq: int
     event_id: str
     superseded: list[Superseded] = Field(default_factory=list, exclude_if=_empty)
+    # set when the write named a node that entity resolution found under another identity
+    resolved_from: str | None = Field(default=None, exclude_if=_empty)
 
 
 class _RelationshipResult(BaseModel):

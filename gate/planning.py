@@ -25,6 +25,7 @@ from writegate.gate.models import (
     WriteNodeRequest,
     WriteRelationshipRequest,
 )
+from writegate.gate.resolution import matching
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.registry import RelationshipEntry, SchemaEntry
 from writegate.gate.version import __version__
@@ -165,15 +166,18 @@ class Planner:
         expected = {ref.stream: request.if_version} if request.if_version is not None else {}
         request_json = dict(raw)
         create_only = request.create_only
+        fresh = request.resolution == "new"
 
         def emit(tx: Transaction, item: int | None) -> None:
-            existing = self.state.node(tx.conn, ref.identity)
+            found = self.state.node(tx.conn, ref.identity)
+            landing = matching.land(self.state, tx.conn, entry, ref, found, changes, new=fresh)
+            target, existing = landing.ref, landing.existing
             if create_only and existing is not None and not existing.stub:
                 raise GateRejection(
                     ErrorCode.NODE_ALREADY_EXISTS,
-                    f"{ref.identity} already exists (version {existing.version}); "
+                    f"{target.identity} already exists (version {existing.version}); "
                     "change it with an update, or write_node without create_only",
-                    {"label": ref.label, "keys": ref.keys, "version": existing.version},
+                    {"label": target.label, "keys": target.keys, "version": existing.version},
                 )
             if statically_missing:
                 stored = existing.properties if existing else {}
@@ -185,18 +189,20 @@ class Planner:
                 self.state, tx.conn, held, changes, entry, provenance, hold=not self.reviewed
             )
             written = NodeWritten(
-                node=ref,
+                node=target,
                 properties=changes,
                 created=existing is None,
                 stub_resolved=bool(existing and existing.stub),
                 superseded=superseded or None,
                 **valid,
+                resolution_keys=landing.keys,
+                resolved_from=landing.resolved_from,
                 batch_item=item,
             )
             tx.emit(
                 draft(
                     written,
-                    [ref.stream],
+                    [target.stream],
                     provenance=provenance,
                     request=request_json,
                     expected=expected,

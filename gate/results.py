@@ -69,6 +69,7 @@ def result_of(events: Sequence[Event]) -> ItemResult:
                 version=last.streams[written.node.stream],
                 schema_version=provenance.schema_version,
                 superseded=written.superseded or [],
+                resolved_from=written.resolved_from,
             )
         case RelationshipWritten() as written:
             return WriteRelationshipResult(

@@ -99,6 +99,20 @@ class PropertyDoc(BaseModel):
     many: bool = Field(default=False, exclude_if=_unset)  # multi-valued: never a conflict
 
 
+class ResolutionDoc(BaseModel):
+    """How a write that would create a node looks for the node it may duplicate
+    (``gate.resolution.matching``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: Literal["off", "propose", "auto"] = "propose"
+    name: str | None = None  # the property holding the name (default: the one merge key)
+    kind: Literal["person", "organisation"] = "person"
+    identity: list[str] = Field(default_factory=list)  # properties that also identify a node
+    auto_threshold: float = Field(default=0.98, ge=0, le=1)
+    propose_threshold: float = Field(default=0.70, ge=0, le=1)
+
+
 class NodeTypeDoc(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -111,6 +125,7 @@ class NodeTypeDoc(BaseModel):
     conflict: ConflictPolicy | None = Field(default=None, exclude_if=_unset)
     # writes whose computed confidence is below this are held for a reviewer
     review_below: float | None = Field(default=None, ge=0, le=1, exclude_if=_unset)
+    resolution: ResolutionDoc | None = Field(default=None, exclude_if=_unset)
 
 
 class RelationshipTypeDoc(BaseModel):

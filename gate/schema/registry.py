@@ -16,6 +16,7 @@ from writegate.gate.schema.document import (
     ConflictPolicy,
     PropertyDoc,
     RelationshipRef,
+    ResolutionDoc,
     SchemaDocument,
 )
 
@@ -44,6 +45,7 @@ class SchemaEntry:
     description: str = ""
     conflict: ConflictPolicy = "supersede"  # for its properties, unless one says otherwise
     review_below: float | None = None  # a confidence floor: writes below it are held
+    resolution: ResolutionDoc | None = None  # duplicates looked for on create (None: off)
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,7 @@ class Schema:
                 description=n.description,
                 conflict=n.conflict or default,
                 review_below=n.review_below,
+                resolution=n.resolution,
             )
             for label, n in document.nodes.items()
         }

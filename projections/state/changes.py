@@ -65,6 +65,16 @@ def _record_facts(conn: Sql, event: EventCore, identity: str, changes: dict[str,
 def _forget(conn: Sql, table: str, identity: str) -> None:
     conn.execute(f"DELETE FROM {table} WHERE identity = ?", (identity,))
     conn.execute("DELETE FROM state_facts WHERE identity = ?", (identity,))
+    conn.execute("DELETE FROM state_resolution_keys WHERE identity = ?", (identity,))
+
+
+def _index(conn: Sql, identity: str, keys: list[str]) -> None:
+    """The node's blocking keys, as its latest write computed them."""
+    conn.execute("DELETE FROM state_resolution_keys WHERE identity = ?", (identity,))
+    conn.executemany(
+        "INSERT INTO state_resolution_keys (key, identity) VALUES (?, ?)",
+        [(key, identity) for key in sorted(set(keys))],
+    )
 
 
 def _upsert_node(
@@ -133,6 +143,8 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
         case NodeWritten() as written:
             _upsert_node(conn, event, written.node, written.properties, stub=False)
             _record_facts(conn, event, written.node.identity, written.properties)
+            if written.resolution_keys is not None:
+                _index(conn, written.node.identity, written.resolution_keys)
         case RelationshipWritten() as written:
             _relationship_written(conn, event, written)
             _record_facts(conn, event, written.identity, written.properties)

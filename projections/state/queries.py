@@ -194,6 +194,20 @@ class StateReader:
         )
         return {row[0]: Fact(row[0], row[1], row[2], _provenance(row[3])) for row in rows}
 
+    def resolution_candidates(self, conn: Sql, keys: Iterable[str], limit: int) -> list[str]:
+        """Identities indexed under any of ``keys`` (an index probe per key), at most
+        ``limit``, in identity order."""
+        wanted = sorted(set(keys))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        rows = conn.execute(
+            f"SELECT DISTINCT identity FROM state_resolution_keys WHERE key IN ({marks}) "
+            "ORDER BY identity LIMIT ?",
+            (*wanted, limit),
+        )
+        return [row[0] for row in rows]
+
     def edges_from(self, conn: Sql, identity: str, type: str) -> list[EdgeRow]:
         """The relationships of one type starting at a node (what a functional type allows
         one of): an index probe, never a search."""

@@ -4,7 +4,8 @@ is in this package, and nothing outside it names them."""
 from __future__ import annotations
 
 # state_facts: who set each property value held now (a change is compared with it: conflicts);
-# state_proposals: the review lane's queue (each held write, pending until decided)
+# state_proposals: the review lane's queue (each held write, pending until decided);
+# state_resolution_keys: the blocking keys of resolvable nodes (duplicates are index probes)
 TABLES = """
 CREATE TABLE IF NOT EXISTS state_nodes (
     identity TEXT PRIMARY KEY,
@@ -50,6 +51,12 @@ CREATE TABLE IF NOT EXISTS state_proposals (
     decided_seq INTEGER
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS state_proposals_status ON state_proposals (status, seq);
+CREATE TABLE IF NOT EXISTS state_resolution_keys (
+    key TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    PRIMARY KEY (key, identity)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS state_resolution_keys_identity ON state_resolution_keys (identity);
 CREATE INDEX IF NOT EXISTS state_rel_to ON state_relationships (to_identity);
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
     name TEXT PRIMARY KEY,
@@ -58,11 +65,18 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (
 """
 # the tables' layout: a read model of an older layout is rebuilt from the log when a writer
 # opens it (``StateProjection.install``); read-only, it is compared on the tables it has
-LAYOUT = 3
+LAYOUT = 4
 LAYOUT_TABLES = {
     1: ("state_nodes", "state_relationships"),
     2: ("state_facts", "state_nodes", "state_relationships"),
     3: ("state_facts", "state_nodes", "state_proposals", "state_relationships"),
+    4: (
+        "state_facts",
+        "state_nodes",
+        "state_proposals",
+        "state_relationships",
+        "state_resolution_keys",
+    ),
 }
 NODE_COLUMNS = (
     "identity, label, keys, properties, provenance, version, stub, remapped_from, "

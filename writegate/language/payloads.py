@@ -76,6 +76,10 @@ class NodeWritten(GraphPayload):
     # valid time, as the writer stated it (unset: from the event's time, still true)
     valid_from: str | None = Field(default=None, exclude_if=_unset)
     valid_to: str | None = Field(default=None, exclude_if=_unset)
+    # entity resolution: the node's blocking keys now (the read model indexes them), and
+    # the identity the writer named when the write was resolved onto this existing node
+    resolution_keys: list[str] | None = Field(default=None, exclude_if=_unset)
+    resolved_from: str | None = Field(default=None, exclude_if=_unset)
 
     @property
     def subject(self) -> str:
