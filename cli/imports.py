@@ -17,7 +17,8 @@ def _print(summary: ImportSummary) -> None:
     verb = "would write" if summary.dry_run else "wrote"
     click.echo(
         f"{summary.file}: {summary.lines} lines, {summary.items} items; "
-        f"accepted {summary.accepted} (remapped {summary.remapped}), "
+        f"accepted {summary.accepted} (remapped {summary.remapped}, resolved to existing "
+        f"nodes {summary.resolved}), "
         f"rejected {summary.rejected}, malformed {summary.malformed}; "
         f"{verb} {summary.events_appended} events"
     )

@@ -65,6 +65,7 @@ class ImportSummary(BaseModel):
     items: int
     accepted: int
     remapped: int
+    resolved: int  # items entity resolution landed on existing nodes (seed 004's mergedCount)
     rejected: int
     malformed: int
     events_appended: int
@@ -259,7 +260,7 @@ def _import(
     progress: Callable[[int], None] | None,
 ) -> ImportSummary:
     items, problems, lines = read_items(path, fmt, registry, common)
-    accepted = remapped = appended = 0
+    accepted = remapped = resolved = appended = 0
     for start in range(0, len(items), CHUNK):
         pending = items[start : start + CHUNK]
         while pending:
@@ -286,6 +287,7 @@ def _import(
                 continue
             accepted += len(pending)
             remapped += _remapped(result)
+            resolved += result.resolved
             appended += (
                 (result.last_seq - result.first_seq + 1) if dry_run else gate.log.head()[0] - head
             )
@@ -302,6 +304,7 @@ def _import(
         items=len(items),
         accepted=accepted,
         remapped=remapped,
+        resolved=resolved,
         rejected=rejected,
         malformed=len(problems) - rejected,
         events_appended=appended,

@@ -265,6 +265,8 @@ class BatchResult(BaseModel):
     results: list[ItemResult]
     first_seq: int
     last_seq: int
+    # items entity resolution landed on nodes the graph held (seed 004's mergedCount)
+    resolved: int = 0
 
 
 class RefreshResult(BaseModel):

@@ -118,10 +118,12 @@ def batch_result(events: Sequence[Event]) -> BatchResult:
         payload = payload_of(event)
         if isinstance(payload, GraphPayload | WriteProposed) and payload.batch_item is not None:
             by_item.setdefault(payload.batch_item, []).append(event)
+    results = [result_of(by_item[index]) for index in sorted(by_item)]
     return BatchResult(
-        results=[result_of(by_item[index]) for index in sorted(by_item)],
+        results=results,
         first_seq=events[0].seq,
         last_seq=events[-1].seq,
+        resolved=sum(1 for r in results if isinstance(r, WriteNodeResult) and r.resolved_from),
     )
 
 

@@ -13,7 +13,7 @@ import yaml
 
 from tests.readme import blocks, section
 from writegate.eventlog import Actor
-from writegate.gate import Gate, Rejected, WriteNodeResult
+from writegate.gate import BatchResult, Gate, Rejected, WriteNodeResult
 from writegate.gate.schema import parse_document
 from writegate.language import NodeWritten, payload_of
 from writegate.projections.state import StateProjection
@@ -131,3 +131,16 @@ def test_the_readme_example_is_a_schema() -> None:
     assert organization is not None
     assert (person.policy, person.identity) == ("propose", ["email"])
     assert (organization.policy, organization.kind) == ("auto", "organisation")
+
+
+def test_a_batch_counts_the_items_it_resolved(gate: Gate) -> None:
+    write(gate, "Organization", "Acme Corp")
+    items = [
+        {"op": "write_node", "label": "Organization", "merge_keys": {"name": name},
+         "source": "s", "extraction_method": "api"}
+        for name in ("Acme Corporation", "Globex", "Acme Corp.")
+    ]  # fmt: skip
+    out = gate.write_batch(items=items)
+    assert isinstance(out, BatchResult)
+    assert out.resolved == 2  # seed 004's mergedCount
+    assert labelled(gate, "Organization") == ["Acme Corp", "Globex"]
