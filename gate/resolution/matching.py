@@ -97,36 +97,37 @@ def resolve(
     keys = keys_for(rules, name, properties)
     if rules.policy == "off" or not keys:
         return Resolved(ref, None, None, keys)
-    label_prefix = ref.label + "{"
-    found = [
-        i
-        for i in state.resolution_candidates(conn, keys, MAX_CANDIDATES)
-        if i.startswith(label_prefix) and i != ref.identity
-    ]
-    rows = state.nodes(conn, found)
+    found = _candidates(state, conn, keys, ref)
     thresholds = Thresholds(auto=rules.auto_threshold, propose=rules.propose_threshold)
     written = normalize(name, rules.kind)
-    scored: list[tuple[float, str, NodeRow, list[str], bool]] = []
-    for row in rows:
-        shared = [p for p in rules.identity if _same(properties.get(p), row.properties.get(p))]
+    # a name kept in the merge key is read from the identity: no row is loaded to score it
+    rows = {r.identity: r for r in state.nodes(conn, found)} if _needs_rows(rules) else {}
+    scored: list[tuple[float, str, NodeRef, list[str]]] = []
+    for identity in found:
+        node = NodeRef.parse(identity)
+        row = rows.get(identity)
+        stored = row.properties if row is not None else dict(node.keys)
+        shared = [p for p in rules.identity if _same(properties.get(p), stored.get(p))]
         if shared:
-            reasons = [f"the same {', '.join(shared)}"]
-            scored.append((1.0, "same", row, reasons, False))
+            scored.append((1.0, "same", node, [f"the same {', '.join(shared)}"]))
             continue
-        other = name_of(rules, row.properties, row.keys)
-        match = score_normalized(written, normalize(other, rules.kind), rules.kind)
+        match = score_normalized(
+            written, normalize(name_of(rules, stored, node.keys), rules.kind), rules.kind
+        )
         judged = decide(match, thresholds)
         if judged != "different":
-            scored.append((match.score, judged, row, list(match.reasons), bool(match.vetoes)))
+            scored.append((match.score, judged, node, list(match.reasons)))
     if not scored:
         return Resolved(ref, None, None, keys)
     scored.sort(key=lambda item: (-item[0], item[2].identity))
-    best_score, best_verdict, best, _, _ = scored[0]
-    if rules.policy == "auto" and best_verdict == "same":
-        target = NodeRef.of(best.label, best.keys, None)
-        merged = {**best.properties, **{k: v for k, v in properties.items() if k not in ref.keys}}
-        kept = keys_for(rules, name_of(rules, merged, best.keys), merged)
-        return Resolved(target, best, ref.identity, kept)
+    best_score, best_verdict, best, _ = scored[0]
+    existing = state.node(conn, best.identity) if rules.policy == "auto" else None
+    if existing is not None and best_verdict == "same":
+        target = NodeRef.of(existing.label, existing.keys, None)
+        added = {k: v for k, v in properties.items() if k not in ref.keys}
+        merged = {**existing.properties, **added}
+        kept = keys_for(rules, name_of(rules, merged, existing.keys), merged)
+        return Resolved(target, existing, ref.identity, kept)
     raise GateRejection(
         ErrorCode.POSSIBLE_DUPLICATE,
         f"{ref.identity} is probably {best.identity} (score {best_score:.2f}); write to it, "
@@ -134,16 +135,36 @@ def resolve(
         {
             "candidates": [
                 {
-                    "label": row.label,
-                    "merge_keys": row.keys,
+                    "label": node.label,
+                    "merge_keys": node.keys,
                     "score": round(value, 4),
                     "verdict": v,
                     "reasons": reasons,
                 }
-                for value, v, row, reasons, _ in scored[:10]
+                for value, v, node, reasons in scored[:10]
             ]
         },
     )
+
+
+def _candidates(state: StateReader, conn: Sql, keys: list[str], ref: NodeRef) -> list[str]:
+    """Nodes of the written label sharing a key: those with the same normal form or an
+    identity property always (those keys are selective), the phonetic neighbours up to the
+    cap."""
+    strong = [k for k in keys if k.startswith(("x:", "id:"))]
+    weak = [k for k in keys if not k.startswith(("x:", "id:"))]
+    found: dict[str, None] = {}
+    for probe in (strong, weak):
+        for identity in state.resolution_candidates(conn, probe, MAX_CANDIDATES):
+            if identity.startswith(ref.label + "{") and identity != ref.identity:
+                found.setdefault(identity)
+    return list(found)[: MAX_CANDIDATES * 2]
+
+
+def _needs_rows(rules: ResolutionDoc) -> bool:
+    """Whether scoring reads stored properties (identity ones, or a name kept outside the
+    merge keys); otherwise the identities say all it needs."""
+    return bool(rules.identity) or rules.name is not None
 
 
 def _same(a: Any, b: Any) -> bool:
