@@ -33,7 +33,8 @@ from writegate.gate.schema.registry import SchemaEntry
 from writegate.language import NodeRef
 from writegate.projections.state import NodeRow, StateReader
 
-MAX_CANDIDATES = 50  # a probe's cap: blocks are small by design (bench/bench_resolution.py)
+MAX_CANDIDATES = 50  # the same normal form or identity: a cap never reached in practice
+MAX_NEIGHBOURS = 12  # phonetic neighbours scored, those sharing the most keys first
 
 
 @dataclass(frozen=True)
@@ -72,17 +73,20 @@ def land(
     node = {**(existing.properties if existing else {}), **ref.keys, **changes}
     name = name_of(rules, node, ref.keys)
     if existing is not None or new or rules.policy == "off":
-        return Resolved(ref, existing, None, keys_for(rules, name, node))
+        return Resolved(ref, existing, None, keys_for(rules, ref.label, name, node))
     return resolve(state, conn, rules, ref, name, node)
 
 
-def keys_for(rules: ResolutionDoc, name: str, properties: Mapping[str, Any]) -> list[str]:
-    """The blocking keys of a node's name, and one ``id:`` key per identity property set."""
+def keys_for(
+    rules: ResolutionDoc, label: str, name: str, properties: Mapping[str, Any]
+) -> list[str]:
+    """The blocking keys of a node's name, and one ``id:`` key per identity property set,
+    each under its label (``Person/x:alan turing``): a probe meets that label's nodes only."""
     keys = set(keys_of(normalize(name, rules.kind), rules.kind)) if name else set()
     for prop in rules.identity:
         if properties.get(prop) is not None:
             keys.add(f"id:{prop}={str(properties[prop]).casefold()}")
-    return sorted(keys)
+    return sorted(f"{label}/{key}" for key in keys)
 
 
 def resolve(
@@ -94,7 +98,7 @@ def resolve(
     properties: Mapping[str, Any],
 ) -> Resolved:
     """The node a creating write lands on, or the refusal its label's policy calls for."""
-    keys = keys_for(rules, name, properties)
+    keys = keys_for(rules, ref.label, name, properties)
     if rules.policy == "off" or not keys:
         return Resolved(ref, None, None, keys)
     found = _candidates(state, conn, keys, ref)
@@ -126,7 +130,7 @@ def resolve(
         target = NodeRef.of(existing.label, existing.keys, None)
         added = {k: v for k, v in properties.items() if k not in ref.keys}
         merged = {**existing.properties, **added}
-        kept = keys_for(rules, name_of(rules, merged, existing.keys), merged)
+        kept = keys_for(rules, existing.label, name_of(rules, merged, existing.keys), merged)
         return Resolved(target, existing, ref.identity, kept)
     raise GateRejection(
         ErrorCode.POSSIBLE_DUPLICATE,
@@ -149,16 +153,17 @@ def resolve(
 
 def _candidates(state: StateReader, conn: Sql, keys: list[str], ref: NodeRef) -> list[str]:
     """Nodes of the written label sharing a key: those with the same normal form or an
-    identity property always (those keys are selective), the phonetic neighbours up to the
-    cap."""
-    strong = [k for k in keys if k.startswith(("x:", "id:"))]
-    weak = [k for k in keys if not k.startswith(("x:", "id:"))]
+    identity property always (those keys are selective), then the phonetic neighbours that
+    share the most keys with it, up to a cap (a common sound is shared by many names)."""
+    selective = (f"{ref.label}/x:", f"{ref.label}/id:")
+    strong = [k for k in keys if k.startswith(selective)]
+    weak = [k for k in keys if not k.startswith(selective)]
     found: dict[str, None] = {}
-    for probe in (strong, weak):
-        for identity in state.resolution_candidates(conn, probe, MAX_CANDIDATES):
+    for probe, cap in ((strong, MAX_CANDIDATES), (weak, MAX_NEIGHBOURS)):
+        for identity in state.resolution_candidates(conn, probe, cap):
             if identity.startswith(ref.label + "{") and identity != ref.identity:
                 found.setdefault(identity)
-    return list(found)[: MAX_CANDIDATES * 2]
+    return list(found)
 
 
 def _needs_rows(rules: ResolutionDoc) -> bool:

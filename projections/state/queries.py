@@ -195,15 +195,15 @@ class StateReader:
         return {row[0]: Fact(row[0], row[1], row[2], _provenance(row[3])) for row in rows}
 
     def resolution_candidates(self, conn: Sql, keys: Iterable[str], limit: int) -> list[str]:
-        """Identities indexed under any of ``keys`` (an index probe per key), at most
-        ``limit``, in identity order."""
+        """Identities indexed under any of ``keys`` (an index probe per key): at most
+        ``limit``, those sharing the most keys first."""
         wanted = sorted(set(keys))
         if not wanted:
             return []
         marks = ",".join("?" * len(wanted))
         rows = conn.execute(
-            f"SELECT DISTINCT identity FROM state_resolution_keys WHERE key IN ({marks}) "
-            "ORDER BY identity LIMIT ?",
+            f"SELECT identity FROM state_resolution_keys WHERE key IN ({marks}) "
+            "GROUP BY identity ORDER BY count(*) DESC, identity LIMIT ?",
             (*wanted, limit),
         )
         return [row[0] for row in rows]
