@@ -201,7 +201,14 @@ def _lags(ctx: Context, gate: Any) -> Any:
 
 
 def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -> None:
-    from writegate.gate.server.http import HostPolicy, Probes, http_app, serve
+    from writegate.gate.server.http import (
+        LOOPBACK,
+        HostPolicy,
+        Probes,
+        http_app,
+        oauth_resource,
+        serve,
+    )
     from writegate.gate.server.tokens import TokenFileError, TokenStore
 
     try:
@@ -217,21 +224,30 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
         health=server.health,
         metrics=(lambda: metrics.exposition(server.gate.log.head()[0])) if metrics else None,
     )
-    app = http_app(
-        server.server.streamable_http_app,
-        tokens,
-        hosts,
-        probes,
-        max_body=server.gate.limits().max_request_bytes,
-        oauth=options["oauth"],
-    )
+    oauth = options["oauth"]
+    if oauth is not None and oauth.resource is None and options["host"] not in LOOPBACK:
+        fail("[serve.oauth] needs resource (this server's public URL of /mcp) off loopback")
+    try:
+        app = http_app(
+            server.server.streamable_http_app,
+            tokens,
+            hosts,
+            probes,
+            max_body=server.gate.limits().max_request_bytes,
+            oauth=oauth,
+        )
+    except (OSError, ValueError) as exc:  # [serve.oauth]'s key file unreadable or too short
+        fail(f"[serve.oauth]: {exc}")
     click.echo(
         f"writegate MCP on http://{options['host']}:{options['port']}/mcp; tokens: "
         f"{options['tokens']} ({len(agents)} agent{'s' * (len(agents) != 1)})",
         err=True,
     )
-    if options["oauth"] is not None:
-        click.echo(f"OAuth: JWTs from {options['oauth'].issuer} accepted too", err=True)
+    if oauth is not None:
+        click.echo(
+            f"OAuth: JWTs from {oauth.issuer} for {oauth_resource(oauth, hosts)} accepted too",
+            err=True,
+        )
     elif not agents:
         click.echo(
             f"warning: no agent holds a token, so every request is refused (401): "

@@ -5,7 +5,8 @@
   only loopback Hosts; bound elsewhere, the ``--public-host`` values, or — with none —
   any Host (logged), the bearer token being the control. A browser ``Origin`` is
   refused unless listed.
-* ``/mcp`` needs a bearer token (no or a bad one: 401 before any tool runs).
+* ``/mcp`` needs a bearer token (no or a bad one: 401 before any tool runs): one from the
+  tokens file or, with ``[serve.oauth]``, an authorization server's JWT (``oauth``).
 * ``/healthz`` needs none: the log reachable, the schema loaded, the head seq.
 * ``/metrics`` (Prometheus) only when enabled.
 * The port is bound before the server starts, so a taken port is one clear error.
@@ -29,7 +30,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from writegate.gate.server.oauth import OAuthVerifier
+from writegate.gate.server.oauth import OAuthVerifier, auth_settings, protect
 from writegate.gate.server.oauth_settings import OAuthSettings
 from writegate.gate.server.tokens import TokenStore
 
@@ -136,12 +137,8 @@ def http_app(
     auth = AuthSettings(issuer_url=local, resource_server_url=None)
     verifier: TokenVerifier = tokens
     if oauth is not None:
-        resource = str(oauth.resource or f"{local}{path}")
-        auth = AuthSettings(
-            issuer_url=str(oauth.issuer).rstrip("/"),
-            resource_server_url=resource,
-            validate_token_resource=False,  # the verifier checks ``aud`` itself
-        )
+        resource = oauth_resource(oauth, hosts, path)
+        auth = auth_settings(oauth, resource)
         verifier = OAuthVerifier(oauth, resource, tokens)
     app = mcp_app(
         streamable_http_path=path,
@@ -153,7 +150,16 @@ def http_app(
         token_verifier=verifier,
         custom_starlette_routes=probe_routes(probes),
     )
+    if oauth is not None:
+        protect(app, auth, list(oauth.scopes), path)
     return HostGuard(app, hosts)
+
+
+def oauth_resource(oauth: OAuthSettings, hosts: HostPolicy, path: str = "/mcp") -> str:
+    """The URL tokens are for: ``[serve.oauth] resource``, else the loopback bind's."""
+    if oauth.resource is not None:
+        return str(oauth.resource)
+    return f"http://{_url_host(hosts.bind)}:{hosts.port}{path}"
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -45,7 +45,10 @@ def test_memorymesh_migration(tmp_path: Path) -> None:
     assert again["events_appended"] == 0
 
     human = run(db, *args, code=1)
-    assert "accepted 7 (remapped 5, resolved to existing nodes 0), rejected 2, malformed 1; wrote 0 events" in human.stdout
+    assert (
+        "accepted 7 (remapped 5, resolved to existing nodes 0), rejected 2, malformed 1; wrote 0 events"
+        in human.stdout
+    )
     assert "line 8: MALFORMED_LINE" in human.stderr
     assert "line 3: SCHEMA_ENUM_VIOLATION" in human.stderr
     trail = json.loads(run(db, "audit", "node", "npc", "name=Gandalf", "--format", "json").stdout)
@@ -84,7 +87,10 @@ def test_an_import_that_rejects_anything_exits_non_zero_after_its_summary(tmp_pa
 
     for flags in ((), ("--dry-run",)):
         out = run(db, "import", "memorymesh", str(refused), *method, *flags, code=1)
-        assert "accepted 0 (remapped 0, resolved to existing nodes 0), rejected 1, malformed 0" in out.stdout
+        assert (
+            "accepted 0 (remapped 0, resolved to existing nodes 0), rejected 1, malformed 0"
+            in out.stdout
+        )
         assert "line 1: SCHEMA_ENUM_VIOLATION" in out.stderr
         verb = "would reject" if flags else "rejected"
         assert out.stderr.splitlines()[-1] == (
@@ -94,5 +100,8 @@ def test_an_import_that_rejects_anything_exits_non_zero_after_its_summary(tmp_pa
     assert json.loads(as_json.stdout)["rejected"] == 1
 
     done = run(db, "import", "memorymesh", str(clean), *method)
-    assert "accepted 1 (remapped 1, resolved to existing nodes 0), rejected 0, malformed 0" in done.stdout
+    assert (
+        "accepted 1 (remapped 1, resolved to existing nodes 0), rejected 0, malformed 0"
+        in done.stdout
+    )
     assert "error:" not in done.stderr
