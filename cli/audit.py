@@ -122,38 +122,6 @@ def audit_relationship(
     _trail(trail, fmt)
 
 
-@audit.command("conflicts")
-@click.option("--since", callback=parse_time, help="From this ISO 8601 time.")
-@click.option("--until", callback=parse_time, help="Up to this ISO 8601 time.")
-@format_option()
-@pass_ctx
-def audit_conflicts(ctx: Context, since: Any, until: Any, fmt: str) -> None:
-    """What writes superseded (held value, who had set it, at what confidence) and which
-    writes a conflict policy refused."""
-    from writegate.gate.conflict_audit import audit_conflicts as conflicts_of
-
-    with opened(ctx, readonly=True) as gate:
-        found = conflicts_of(gate.log, since=since, until=until)
-    if fmt == "json":
-        emit_json(found)
-        return
-    if fmt == "jsonl":
-        emit_jsonl(found.entries)
-        return
-    table = Table(title=f"conflicts: {found.superseded} superseded, {found.refused} refused")
-    for column in ("time", "outcome", "subject", "by (conf)", "held (by, conf)"):
-        table.add_column(column, overflow="fold")
-    for e in found.entries:
-        what = f"{e.subject}.{e.property}" if e.property else e.subject
-        held = (
-            f"{plain(e.held_value)} ({e.held_by}, {plain(e.held_confidence)})"
-            if e.outcome == "superseded"
-            else f"{e.error_code}: {e.message}"
-        )
-        table.add_row(e.at[:19], e.outcome, what, f"{e.agent} ({plain(e.confidence)})", held)
-    console().print(table)
-
-
 def _summary(ctx: Context, facet: Facet, value: str, fmt: str, since: Any, until: Any) -> None:
     with opened(ctx, readonly=True) as gate:
         summary = Auditor(gate.log).summary(facet, value, since=since, until=until)
@@ -370,3 +338,9 @@ def render_markdown(data: Report) -> str:
     else:
         lines.append("none configured")
     return "\n".join(lines) + "\n"
+
+
+from writegate.cli.audit_truth import audit_conflicts, audit_duplicates  # noqa: E402
+
+audit.add_command(audit_conflicts)
+audit.add_command(audit_duplicates)

@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from writegate.gate.audit import AuditEvents, Auditor
 from writegate.gate.conflict_audit import ConflictAudit
 from writegate.gate.conflict_audit import audit_conflicts as conflicts_of
+from writegate.gate.duplicate_audit import DuplicateAudit
+from writegate.gate.duplicate_audit import audit_duplicates as duplicates_of
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.server.read_tools import NodeRefArgs, schema_or_none
 from writegate.gate.server.tools import ToolCall, ToolSpec, tool
@@ -120,4 +122,18 @@ def audit_conflicts(call: ToolCall, args: ConflictsArgs) -> ConflictAudit:
     )
 
 
-AUDIT_TOOLS: tuple[ToolSpec, ...] = (audit_events, integrity_report, audit_conflicts)
+@tool("audit", read_only=True)
+def audit_duplicates(call: ToolCall, args: ConflictsArgs) -> DuplicateAudit:
+    """Every write entity resolution landed on a node the graph held, and every write it
+    refused as a probable duplicate, oldest first."""
+    return duplicates_of(
+        call.gate.log, since=_moment(args.since, "since"), until=_moment(args.until, "until")
+    )
+
+
+AUDIT_TOOLS: tuple[ToolSpec, ...] = (
+    audit_events,
+    integrity_report,
+    audit_conflicts,
+    audit_duplicates,
+)

@@ -31,6 +31,7 @@ READ_COMMANDS = (
     "audit source",
     "audit method",
     "audit conflicts",
+    "audit duplicates",
     "schema show",
     "schema diff",
     "review list",

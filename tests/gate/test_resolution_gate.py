@@ -14,6 +14,7 @@ import yaml
 from tests.readme import blocks, section
 from writegate.eventlog import Actor
 from writegate.gate import BatchResult, Gate, Rejected, WriteNodeResult
+from writegate.gate.duplicate_audit import audit_duplicates
 from writegate.gate.schema import parse_document
 from writegate.language import NodeWritten, payload_of
 from writegate.projections.state import StateProjection
@@ -110,6 +111,11 @@ def test_auto_lands_on_the_existing_node_and_says_so(gate: Gate) -> None:
     assert isinstance(write(gate, "Organization", "Acme Bank"), WriteNodeResult)
     assert labelled(gate, "Organization") == ["Acme Bank", "Acme Corp"]
     assert gate.verify().ok  # the index, rebuilt from the log's keys, equals the live one
+    [resolution] = audit_duplicates(gate.log).entries
+    assert (resolution.written_as, resolution.landed_on) == (
+        'Organization{"name":"Acme Corporation"}',
+        'Organization{"name":"Acme Corp"}',
+    )
 
 
 def test_a_deleted_node_is_no_candidate(gate: Gate) -> None:

@@ -3,6 +3,8 @@ duplicates, with the score and the reasons, and may insist with ``resolution: "n
 
 from __future__ import annotations
 
+import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import yaml
 
 from tests.conftest import seed_document
 from tests.server.conftest import published
-from tests.server.harness import Served
+from tests.server.harness import WRITEGATE, Served
 
 pytestmark = pytest.mark.anyio
 
@@ -41,3 +43,14 @@ async def test_a_probable_duplicate_is_named_and_new_is_honoured(served: Served)
     [candidate] = again.data["details"]["candidates"]
     assert candidate["merge_keys"] == {"name": "Ada Lovelace"}
     assert not insisted.is_error, insisted.data
+    async with served.agent("auditor-1", roles=("auditor",)) as auditor:
+        found = await auditor.call("audit_duplicates", {})
+    assert (found.data["resolved"], found.data["proposed"]) == (0, 1)
+    [proposal] = found.data["entries"]
+    assert proposal["agent"] == "agent-1"
+    assert 'Person{"name":"Ada Lovelace"}' in proposal["message"]
+    listed = subprocess.run(
+        [WRITEGATE, "--db", str(served.db), "audit", "duplicates", "--format", "json"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert json.loads(listed.stdout) == found.data  # the CLI answers as the tool does
