@@ -48,6 +48,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "show": ("audit:show", "A node as it stands, or stood."),
     "review": ("review:review", "Writes held for review: list, show, approve, reject."),
+    "merge": ("merge:merge", "Fold a duplicate node into a survivor of LABEL (undo with unmerge)."),
+    "unmerge": (
+        "merge:unmerge",
+        "Undo a merge: the duplicate returns with its values, relationships and writers.",
+    ),
     "report": (
         "audit:report",
         "One page an auditor can hand on: size, chain, who wrote and who was refused, drift.",

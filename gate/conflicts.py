@@ -84,7 +84,7 @@ def of_properties(
     for name in changed:
         spec = specs.get(name)
         policy = spec.conflict if spec is not None and spec.conflict is not None else entry.conflict
-        old = _superseded(held, facts.get(name), name, held.properties[name])
+        old = superseded_value(held, facts.get(name), name, held.properties[name])
         decided.append((policy, old, changes[name]))
     return _settle(held.identity, decided, incoming, hold)
 
@@ -101,7 +101,7 @@ def end_replaced(
         if edge.identity != written.identity
     ]
     decided = [
-        (written.policy, _superseded(edge, None, None, edge.identity), written.identity)
+        (written.policy, superseded_value(edge, None, None, edge.identity), written.identity)
         for edge in others
     ]
     replaced = (
@@ -123,7 +123,9 @@ def end_replaced(
     return replaced
 
 
-def _superseded(held: HeldRow, fact: Fact | None, name: str | None, value: Any) -> Superseded:
+def superseded_value(
+    held: HeldRow, fact: Fact | None, name: str | None, value: Any
+) -> Superseded:
     """The held value with who set it: the property's own writer where the read model
     knows it, else the last writer of the node or relationship."""
     seq, agent, provenance = (

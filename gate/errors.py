@@ -38,6 +38,8 @@ class ErrorCode(StrEnum):
     PROPOSAL_NOT_PENDING = "PROPOSAL_NOT_PENDING"
     LOG_UNAVAILABLE = "LOG_UNAVAILABLE"
     POSSIBLE_DUPLICATE = "POSSIBLE_DUPLICATE"
+    MERGE_NOT_FOUND = "MERGE_NOT_FOUND"
+    MERGE_NOT_UNDOABLE = "MERGE_NOT_UNDOABLE"
 
 
 # One line each: what the code means and what the caller should do. The README's table and
@@ -60,7 +62,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.SCHEMA_MERGE_KEY_MISMATCH: "merge_keys do not name exactly the label's declared merge keys.",
     ErrorCode.SCHEMA_ENDPOINT_LABEL_NOT_ALLOWED: "The relationship type does not allow an endpoint of that label.",
     ErrorCode.SCHEMA_INVALID: "A schema document failed validation (publishing or loading).",
-    ErrorCode.NODE_NOT_FOUND: "The node to delete does not exist.",
+    ErrorCode.NODE_NOT_FOUND: "The node to delete or merge does not exist (details.merged_into names the survivor when it was merged).",
     ErrorCode.RELATIONSHIP_NOT_FOUND: "The relationship to delete does not exist.",
     ErrorCode.NODE_HAS_RELATIONSHIPS: "delete_node without detach on a node that still has relationships.",
     ErrorCode.POLICY_DENIED: "The agent's policy does not permit writing that label or relationship type; details name it.",
@@ -72,6 +74,8 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.PROPOSAL_NOT_PENDING: "The proposal to decide does not exist or was already approved or rejected.",
     ErrorCode.LOG_UNAVAILABLE: "The log's database could not be reached or the connection broke; nothing was appended. Retry with the same idempotency_key.",
     ErrorCode.POSSIBLE_DUPLICATE: "The node to create is probably one the graph holds (details.candidates, with scores and reasons); write to the candidate, or send resolution: new.",
+    ErrorCode.MERGE_NOT_FOUND: "unmerge_nodes names no merge, or one already undone (details.undone says which).",
+    ErrorCode.MERGE_NOT_UNDOABLE: "The merge cannot be undone as recorded: its survivor is gone (merged or deleted since), or a restored relationship would end at a node deleted since; details name it.",
 }
 
 

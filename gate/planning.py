@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from writegate.eventlog import Transaction
+from writegate.eventlog.sql import Sql
 from writegate.gate import checks, conflicts, review
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.formula import FormulaProvider, compute_confidence
@@ -170,7 +171,11 @@ class Planner:
 
         def emit(tx: Transaction, item: int | None) -> None:
             found = self.state.node(tx.conn, ref.identity)
-            landing = matching.land(self.state, tx.conn, entry, ref, found, changes, new=fresh)
+            here, aliased = ref, None
+            if found is None:  # a merged duplicate's identity lands on its survivor
+                here, aliased = matching.through_alias(self.state, tx.conn, ref)
+                found = self.state.node(tx.conn, here.identity) if aliased else None
+            landing = matching.land(self.state, tx.conn, entry, here, found, changes, new=fresh)
             target, existing = landing.ref, landing.existing
             if create_only and existing is not None and not existing.stub:
                 raise GateRejection(
@@ -196,7 +201,7 @@ class Planner:
                 superseded=superseded or None,
                 **valid,
                 resolution_keys=landing.keys,
-                resolved_from=landing.resolved_from,
+                resolved_from=landing.resolved_from or aliased,
                 batch_item=item,
             )
             tx.emit(
@@ -232,9 +237,10 @@ class Planner:
         request_json = dict(raw)
 
         def emit(tx: Transaction, item: int | None) -> None:
+            head, tail = self._live(tx.conn, start.ref), self._live(tx.conn, end.ref)
+            rid = relationship_identity(rtype.type, head.identity, tail.identity)
             absent: list[NodeRef] = []
-            for side, endpoint in (("from", start), ("to", end)):
-                ref = endpoint.ref
+            for side, ref in (("from", head), ("to", tail)):
                 if not self.state.node_exists(tx.conn, ref.identity) and ref not in absent:
                     absent.append(ref)
                     if not merge:
@@ -244,7 +250,7 @@ class Planner:
                             "use endpoint_policy='merge_endpoints')",
                             {"end": side, "label": ref.label, "keys": ref.keys},
                         )
-            held = self.state.relationship(tx.conn, identity)
+            held = self.state.relationship(tx.conn, rid)
             exists = held is not None
             if statically_missing and not exists:
                 raise checks.missing(
@@ -255,16 +261,16 @@ class Planner:
             )
             if entry.functional:
                 replacing = conflicts.Replacing(
-                    identity, start.ref.identity, rtype.type, entry.conflict, provenance,
+                    rid, head.identity, rtype.type, entry.conflict, provenance,
                     request_json, hold=not self.reviewed,
                 )  # fmt: skip
                 superseded += conflicts.end_replaced(self.state, tx, item, replacing)
             written = RelationshipWritten(
-                identity=identity,
+                identity=rid,
                 type=rtype.type,
                 remapped_from=rtype.remapped_from,
-                from_node=start.ref,
-                to_node=end.ref,
+                from_node=head,
+                to_node=tail,
                 properties=changes,
                 created=not exists,
                 stubs_created=absent,
@@ -272,7 +278,7 @@ class Planner:
                 **valid,
                 batch_item=item,
             )
-            streams = [stream, *(ref.stream for ref in absent)]
+            streams = [written.stream, *(ref.stream for ref in absent)]
             tx.emit(
                 draft(
                     written, streams, provenance=provenance, request=request_json, expected=expected
@@ -280,6 +286,12 @@ class Planner:
             )
 
         return self._reviewable(emit, "write_relationship", raw, provenance, identity, entry)
+
+    def _live(self, conn: Sql, ref: NodeRef) -> NodeRef:
+        """The endpoint a relationship write meets: ``ref``, or a merged duplicate's survivor."""
+        if self.state.node_exists(conn, ref.identity):
+            return ref
+        return matching.through_alias(self.state, conn, ref)[0]
 
     def _reviewable(
         self,
@@ -306,11 +318,7 @@ class Planner:
 
         def emit(tx: Transaction, item: int | None) -> None:
             if not self.state.node_exists(tx.conn, ref.identity):
-                raise GateRejection(
-                    ErrorCode.NODE_NOT_FOUND,
-                    f"node {ref.identity} does not exist",
-                    {"label": ref.label, "keys": ref.keys},
-                )
+                raise matching.not_found(self.state, tx.conn, ref)
             attached = self.state.relationships_of(tx.conn, ref.identity)
             if attached and not request.detach:
                 raise GateRejection(

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from writegate.eventlog import Actor
 from writegate.eventlog.events import format_timestamp
 from writegate.gate.errors import ErrorCode
+from writegate.gate.merging import MergeResult, Merges, UnmergeResult
 from writegate.gate.models import (
     BatchResult,
     DeleteNodeResult,
@@ -190,6 +191,61 @@ class WriteOperations:
         """
         actor = actor or self.default_actor
         return self.writer.batch(items, idempotency_key, actor, guard, dry_run=dry_run)
+
+    def merge_nodes(
+        self,
+        *,
+        label: str,
+        survivor_keys: Mapping[str, Any],
+        duplicate_keys: Mapping[str, Any],
+        source: str,
+        extraction_method: str,
+        duplicate_label: str | None = None,
+        reason: str | None = None,
+        reliability: float | None = None,
+        if_version: int | None = None,
+        idempotency_key: str | None = None,
+        actor: Actor | None = None,
+    ) -> MergeResult | Rejected:
+        """Fold a duplicate into a survivor of its label (``gate.merging``); undo with
+        ``unmerge_nodes`` and the result's ``merge``."""
+        arguments = _given(
+            label=label,
+            survivor_keys=survivor_keys,
+            duplicate_keys=duplicate_keys,
+            duplicate_label=duplicate_label,
+            source=source,
+            extraction_method=extraction_method,
+            reason=reason,
+            reliability=reliability,
+            if_version=if_version,
+            idempotency_key=idempotency_key,
+        )
+        return Merges(self.writer).merge_nodes(arguments, actor or self.default_actor)
+
+    def unmerge_nodes(
+        self,
+        *,
+        merge: str,
+        source: str,
+        extraction_method: str,
+        reason: str | None = None,
+        reliability: float | None = None,
+        if_version: int | None = None,
+        idempotency_key: str | None = None,
+        actor: Actor | None = None,
+    ) -> UnmergeResult | Rejected:
+        """Undo one merge: the duplicate, its relationships and who set each value return."""
+        arguments = _given(
+            merge=merge,
+            source=source,
+            extraction_method=extraction_method,
+            reason=reason,
+            reliability=reliability,
+            if_version=if_version,
+            idempotency_key=idempotency_key,
+        )
+        return Merges(self.writer).unmerge_nodes(arguments, actor or self.default_actor)
 
     def call(
         self,

@@ -14,6 +14,7 @@ from typing import Any
 from writegate.eventlog import EventCore
 from writegate.eventlog.events import format_timestamp
 from writegate.language import (
+    GraphPayload,
     NodeDeleted,
     NodeRef,
     NodeWritten,
@@ -23,7 +24,6 @@ from writegate.language import (
     payload_of,
     provenance_of,
 )
-from writegate.language.payloads import GraphPayload
 
 CHECKPOINT_LABEL = "_WritegateCheckpoint"
 REGISTRY_LABELS = ("Schema", "SchemaRelationship")  # seed 000's graph-backed registry

@@ -103,3 +103,24 @@ def test_the_review_commands_work_as_pasted(tmp_path: Path) -> None:
     listed = run("--db", "memory.db", "review", "list", "--all", "--format", "json", cwd=tmp_path)
     statuses = {p["proposal"]: p["status"] for p in json.loads(listed.stdout)["proposals"]}
     assert statuses == {proposals[0]: "approved", proposals[1]: "rejected"}
+
+
+def test_the_merge_commands_work_as_pasted(tmp_path: Path) -> None:
+    merged, unmerged = commands(section("### Merging and unmerging duplicates"))
+    assert (merged[3], unmerged[3]) == ("merge", "unmerge")
+    schema = tmp_path / "schema.yaml"
+    schema.write_text("nodes:\n  Person:\n    merge_keys: [name]\n")
+    assert run("--db", "memory.db", "init", "--schema", str(schema), cwd=tmp_path).returncode == 0
+    for name in ("Alan Turing", "alan turing"):
+        wrote = run("--db", "memory.db", "write", "node", "Person", "-k", f"name={name}",
+                    "-p", "city=London", "--source", "hr", "--method", "api", cwd=tmp_path)  # fmt: skip
+        assert wrote.returncode == 0, wrote.stderr
+    done = run(*merged[1:], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    merge_id = json.loads(done.stdout)["merge"]
+    undone = run(*[merge_id if w == "MERGE" else w for w in unmerged[1:]], cwd=tmp_path)
+    assert undone.returncode == 0, undone.stderr
+    assert json.loads(undone.stdout)["restored"] == 'Person{"name":"alan turing"}'
+    again = run(*[merge_id if w == "MERGE" else w for w in unmerged[1:]], cwd=tmp_path)
+    assert again.returncode != 0
+    assert "MERGE_NOT_FOUND" in again.stderr + again.stdout

@@ -47,6 +47,27 @@ class Resolved:
     keys: list[str] | None  # what the event indexes (None: not a resolvable label)
 
 
+def through_alias(state: StateReader, conn: Sql, ref: NodeRef) -> tuple[NodeRef, str | None]:
+    """The node a write naming ``ref`` lands on: ``ref``, or — when ``ref`` is a duplicate
+    merged away — the survivor, with the identity the writer named (an index probe)."""
+    alias = state.alias_of(conn, ref.identity)
+    if alias is None:
+        return ref, None
+    return NodeRef.parse(alias[0]), ref.identity
+
+
+def not_found(state: StateReader, conn: Sql, ref: NodeRef) -> GateRejection:
+    """``NODE_NOT_FOUND`` for ``ref``, naming the survivor if it was merged away."""
+    alias = state.alias_of(conn, ref.identity)
+    where = f" (merged into {alias[0]} by merge {alias[1]})" if alias else ""
+    return GateRejection(
+        ErrorCode.NODE_NOT_FOUND,
+        f"node {ref.identity} does not exist{where}",
+        {"label": ref.label, "keys": ref.keys}
+        | ({"merged_into": alias[0], "merge": alias[1]} if alias else {}),
+    )
+
+
 def name_of(rules: ResolutionDoc, node: Mapping[str, Any], merge_keys: Mapping[str, Any]) -> str:
     """The name a node is resolved by: the declared property, else its one merge key."""
     field = rules.name or (next(iter(merge_keys)) if len(merge_keys) == 1 else None)
@@ -74,7 +95,7 @@ def land(
     name = name_of(rules, node, ref.keys)
     if existing is not None or new or rules.policy == "off":
         return Resolved(ref, existing, None, keys_for(rules, ref.label, name, node))
-    return resolve(state, conn, rules, ref, name, node)
+    return resolve(state, conn, rules, ref, name, node, entry.group)
 
 
 def keys_for(
@@ -96,16 +117,23 @@ def resolve(
     ref: NodeRef,
     name: str,
     properties: Mapping[str, Any],
+    group: Mapping[str, ResolutionDoc] | None = None,
 ) -> Resolved:
-    """The node a creating write lands on, or the refusal its label's policy calls for."""
+    """The node a creating write lands on, or the refusal its label's policy calls for.
+    ``group``: the other labels of its identity group, whose nodes are candidates too —
+    proposed, never landed on (their label's schema did not check this write)."""
     keys = keys_for(rules, ref.label, name, properties)
     if rules.policy == "off" or not keys:
         return Resolved(ref, None, None, keys)
-    found = _candidates(state, conn, keys, ref)
+    group = group or {}
+    labels = {ref.label: rules, **group}
+    probes = [f"{label}/{key.partition('/')[2]}" for label in labels for key in keys]
+    found = _candidates(state, conn, probes, ref, labels)
     thresholds = Thresholds(auto=rules.auto_threshold, propose=rules.propose_threshold)
     written = normalize(name, rules.kind)
     # a name kept in the merge key is read from the identity: no row is loaded to score it
-    rows = {r.identity: r for r in state.nodes(conn, found)} if _needs_rows(rules) else {}
+    needs_rows = any(_needs_rows(r) for r in labels.values())
+    rows = {r.identity: r for r in state.nodes(conn, found)} if needs_rows else {}
     scored: list[tuple[float, str, NodeRef, list[str]]] = []
     for identity in found:
         node = NodeRef.parse(identity)
@@ -115,8 +143,9 @@ def resolve(
         if shared:
             scored.append((1.0, "same", node, [f"the same {', '.join(shared)}"]))
             continue
+        theirs = labels.get(node.label, rules)
         match = score_normalized(
-            written, normalize(name_of(rules, stored, node.keys), rules.kind), rules.kind
+            written, normalize(name_of(theirs, stored, node.keys), rules.kind), rules.kind
         )
         judged = decide(match, thresholds)
         if judged != "different":
@@ -125,7 +154,8 @@ def resolve(
         return Resolved(ref, None, None, keys)
     scored.sort(key=lambda item: (-item[0], item[2].identity))
     best_score, best_verdict, best, _ = scored[0]
-    existing = state.node(conn, best.identity) if rules.policy == "auto" else None
+    own = best.label == ref.label
+    existing = state.node(conn, best.identity) if rules.policy == "auto" and own else None
     if existing is not None and best_verdict == "same":
         target = NodeRef.of(existing.label, existing.keys, None)
         added = {k: v for k, v in properties.items() if k not in ref.keys}
@@ -151,17 +181,21 @@ def resolve(
     )
 
 
-def _candidates(state: StateReader, conn: Sql, keys: list[str], ref: NodeRef) -> list[str]:
-    """Nodes of the written label sharing a key: those with the same normal form or an
-    identity property always (those keys are selective), then the phonetic neighbours that
-    share the most keys with it, up to a cap (a common sound is shared by many names)."""
-    selective = (f"{ref.label}/x:", f"{ref.label}/id:")
+def _candidates(
+    state: StateReader, conn: Sql, keys: list[str], ref: NodeRef, labels: Mapping[str, Any]
+) -> list[str]:
+    """Nodes of the written label (or its group's) sharing a key: those with the same normal
+    form or an identity property always (those keys are selective), then the phonetic
+    neighbours that share the most keys with it, up to a cap (a common sound is shared by
+    many names)."""
+    selective = tuple(f"{label}/{kind}:" for label in labels for kind in ("x", "id"))
+    heads = tuple(f"{label}{{" for label in labels)
     strong = [k for k in keys if k.startswith(selective)]
     weak = [k for k in keys if not k.startswith(selective)]
     found: dict[str, None] = {}
     for probe, cap in ((strong, MAX_CANDIDATES), (weak, MAX_NEIGHBOURS)):
         for identity in state.resolution_candidates(conn, probe, cap):
-            if identity.startswith(ref.label + "{") and identity != ref.identity:
+            if identity.startswith(heads) and identity != ref.identity:
                 found.setdefault(identity)
     return list(found)
 

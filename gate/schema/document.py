@@ -161,6 +161,9 @@ class SchemaDocument(BaseModel):
     limits: Limits | None = None  # how large a write may be (see ``gate.limits``)
     # the default conflict policy (unset: supersede)
     conflict: ConflictPolicy | None = Field(default=None, exclude_if=_unset)
+    # labels naming one kind of thing (Person and user_profile): entity resolution looks
+    # across a group's labels, and merges join them — never beyond; declared, never guessed
+    identity_groups: dict[str, list[str]] | None = Field(default=None, exclude_if=_unset)
     # read-time decay: a confidence halves every half-life of its extraction method
     # (ISO 8601 durations, e.g. llm: P30D); never written into the log
     half_lives: dict[str, timedelta] | None = Field(default=None, exclude_if=_unset)

@@ -46,6 +46,8 @@ class SchemaEntry:
     conflict: ConflictPolicy = "supersede"  # for its properties, unless one says otherwise
     review_below: float | None = None  # a confidence floor: writes below it are held
     resolution: ResolutionDoc | None = None  # duplicates looked for on create (None: off)
+    # the other labels of its identity group, with their resolution (looked across too)
+    group: Mapping[str, ResolutionDoc] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,7 @@ class Schema:
         self.version = document.version()
         self.unknown_label_policy = document.unknown_label_policy
         default: ConflictPolicy = document.conflict or "supersede"
+        groups = _groups(document)
         self._nodes = {
             label: SchemaEntry(
                 label=label,
@@ -117,6 +120,7 @@ class Schema:
                 conflict=n.conflict or default,
                 review_below=n.review_below,
                 resolution=n.resolution,
+                group=groups.get(label, {}),
             )
             for label, n in document.nodes.items()
         }
@@ -161,6 +165,19 @@ class Schema:
 
     def all_relationship_types(self) -> list[str]:
         return sorted(self._rels)
+
+
+def _groups(document: SchemaDocument) -> dict[str, dict[str, ResolutionDoc]]:
+    """Label -> the other labels of its identity group, with their resolution rules."""
+    found: dict[str, dict[str, ResolutionDoc]] = {}
+    for labels in (document.identity_groups or {}).values():
+        for label in labels:
+            found[label] = {
+                other: rules
+                for other in labels
+                if other != label and (rules := document.nodes[other].resolution) is not None
+            }
+    return found
 
 
 def relationship_types(registry: SchemaRegistry) -> list[str]:

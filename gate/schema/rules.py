@@ -116,6 +116,7 @@ def consistency_problems(doc: SchemaDocument) -> list[Problem]:
                         )
                     )
     problems += _remap_problems(doc)
+    problems += _group_problems(doc)
     if doc.fallback_label is not None and doc.fallback_label not in doc.nodes:
         problems.append(
             Problem(
@@ -123,6 +124,29 @@ def consistency_problems(doc: SchemaDocument) -> list[Problem]:
                 f"fallback_label {doc.fallback_label!r} is not a declared node label",
             )
         )
+    return problems
+
+
+def _group_problems(doc: SchemaDocument) -> list[Problem]:
+    """Each identity group names two or more declared labels, each declaring ``resolution``
+    (its nodes are found by their keys), and no label is in two groups."""
+    problems: list[Problem] = []
+    seen: dict[str, str] = {}
+    for group, labels in (doc.identity_groups or {}).items():
+        at: DocPath = ("identity_groups", group)
+        if len(set(labels)) < 2:
+            problems.append(Problem(at, "an identity group names two or more labels"))
+        for i, label in enumerate(labels):
+            node = doc.nodes.get(label)
+            if node is None:
+                problems.append(Problem((*at, i), f"label {label!r} undeclared"))
+            elif node.resolution is None:
+                problems.append(
+                    Problem((*at, i), f"{label!r} must declare resolution to be in a group")
+                )
+            if label in seen and seen[label] != group:
+                problems.append(Problem((*at, i), f"{label!r} is also in group {seen[label]!r}"))
+            seen.setdefault(label, group)
     return problems
 
 

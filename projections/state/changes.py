@@ -16,6 +16,8 @@ from writegate.eventlog.sql import Sql
 from writegate.language import (
     NodeDeleted,
     NodeRef,
+    NodesMerged,
+    NodesUnmerged,
     NodeWritten,
     ProposalDecided,
     RelationshipDeleted,
@@ -23,6 +25,7 @@ from writegate.language import (
     WriteProposed,
     payload_of,
 )
+from writegate.projections.state import merging
 from writegate.projections.state.tables import UPSERT_FACT, UPSERT_NODE, UPSERT_RELATIONSHIP
 
 
@@ -162,5 +165,9 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
                 "UPDATE state_proposals SET status = ?, decided_seq = ? WHERE proposal = ?",
                 (decision, event.seq, proposal),
             )
+        case NodesMerged() as merge:
+            merging.merged(conn, merge)
+        case NodesUnmerged() as unmerge:
+            merging.unmerged(conn, unmerge)
         case _:
             pass

@@ -16,7 +16,7 @@ import orjson
 
 from writegate.eventlog.events import trusted
 from writegate.eventlog.sql import Sql
-from writegate.language import WriteProvenance
+from writegate.language import FactRecord, WriteProvenance
 from writegate.projections.state.tables import NODE_COLUMNS, REL_COLUMNS
 
 _NODE_READ = (
@@ -193,6 +193,37 @@ class StateReader:
             (identity, *wanted),
         )
         return {row[0]: Fact(row[0], row[1], row[2], _provenance(row[3])) for row in rows}
+
+    def fact_records(self, conn: Sql, identity: str) -> list[FactRecord]:
+        """Who set each value of one node or relationship, as stored (a merge keeps them)."""
+        rows = conn.execute(
+            "SELECT property, seq, agent, provenance FROM state_facts WHERE identity = ? "
+            "ORDER BY property",
+            (identity,),
+        )
+        return [
+            FactRecord(identity=identity, property=p, seq=s, agent=a, provenance=orjson.loads(t))
+            for p, s, a, t in rows
+        ]
+
+    def resolution_keys_of(self, conn: Sql, identity: str) -> list[str]:
+        rows = conn.execute(
+            "SELECT key FROM state_resolution_keys WHERE identity = ? ORDER BY key", (identity,)
+        )
+        return [row[0] for row in rows]
+
+    def alias_of(self, conn: Sql, identity: str) -> tuple[str, str] | None:
+        """(the node, the merge) a merged duplicate's identity resolves to, or None."""
+        row = conn.execute(
+            "SELECT identity, merge FROM state_aliases WHERE alias = ?", (identity,)
+        ).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def aliases_to(self, conn: Sql, identity: str) -> list[str]:
+        rows = conn.execute(
+            "SELECT alias FROM state_aliases WHERE identity = ? ORDER BY alias", (identity,)
+        )
+        return [row[0] for row in rows]
 
     def resolution_candidates(self, conn: Sql, keys: Iterable[str], limit: int) -> list[str]:
         """Identities indexed under any of ``keys`` (an index probe per key): at most

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 # state_facts: who set each property value held now (a change is compared with it: conflicts);
 # state_proposals: the review lane's queue (each held write, pending until decided);
-# state_resolution_keys: the blocking keys of resolvable nodes (duplicates are index probes)
+# state_resolution_keys: the blocking keys of resolvable nodes (duplicates are index probes);
+# state_aliases: the identities of merged duplicates, each naming the node it resolves to
 TABLES = """
 CREATE TABLE IF NOT EXISTS state_nodes (
     identity TEXT PRIMARY KEY,
@@ -58,6 +59,12 @@ CREATE TABLE IF NOT EXISTS state_resolution_keys (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS state_resolution_keys_identity ON state_resolution_keys (identity);
 CREATE INDEX IF NOT EXISTS state_rel_to ON state_relationships (to_identity);
+CREATE TABLE IF NOT EXISTS state_aliases (
+    alias TEXT PRIMARY KEY,
+    identity TEXT NOT NULL,
+    merge TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS state_aliases_identity ON state_aliases (identity);
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
     name TEXT PRIMARY KEY,
     seq INTEGER NOT NULL
@@ -65,12 +72,20 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (
 """
 # the tables' layout: a read model of an older layout is rebuilt from the log when a writer
 # opens it (``StateProjection.install``); read-only, it is compared on the tables it has
-LAYOUT = 4
+LAYOUT = 5
 LAYOUT_TABLES = {
     1: ("state_nodes", "state_relationships"),
     2: ("state_facts", "state_nodes", "state_relationships"),
     3: ("state_facts", "state_nodes", "state_proposals", "state_relationships"),
     4: (
+        "state_facts",
+        "state_nodes",
+        "state_proposals",
+        "state_relationships",
+        "state_resolution_keys",
+    ),
+    5: (
+        "state_aliases",
         "state_facts",
         "state_nodes",
         "state_proposals",

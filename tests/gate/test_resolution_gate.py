@@ -137,6 +137,7 @@ def test_the_readme_example_is_a_schema() -> None:
     assert organization is not None
     assert (person.policy, person.identity) == ("propose", ["email"])
     assert (organization.policy, organization.kind) == ("auto", "organisation")
+    assert document.identity_groups == {"people": ["Person", "Contact"]}
 
 
 def test_a_batch_counts_the_items_it_resolved(gate: Gate) -> None:

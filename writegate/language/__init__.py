@@ -8,6 +8,7 @@ builds these models; projections, audit, reads and regating read them — nobody
 payload by string key or compares event-type strings outside this package.
 """
 
+from writegate.language.base import GraphPayload, Payload, Superseded, WriteProvenance
 from writegate.language.identities import (
     IDENTIFIER,
     NodeRef,
@@ -18,21 +19,24 @@ from writegate.language.identities import (
     relationship_identity,
     relationship_stream,
 )
+from writegate.language.merges import (
+    FactRecord,
+    MovedRelationship,
+    NodesMerged,
+    NodesUnmerged,
+    merge_stream,
+)
 from writegate.language.payloads import (
     EVENT_TYPES,
     GRAPH_EVENT_TYPES,
-    GraphPayload,
     NodeDeleted,
     NodeWritten,
-    Payload,
     ProposalDecided,
     RelationshipDeleted,
     RelationshipWritten,
     SchemaPublished,
-    Superseded,
     UnknownPayload,
     WriteProposed,
-    WriteProvenance,
     draft,
     payload_of,
     proposal_stream,
@@ -43,10 +47,14 @@ __all__ = [
     "EVENT_TYPES",
     "GRAPH_EVENT_TYPES",
     "IDENTIFIER",
+    "FactRecord",
     "GraphPayload",
+    "MovedRelationship",
     "NodeDeleted",
     "NodeRef",
     "NodeWritten",
+    "NodesMerged",
+    "NodesUnmerged",
     "Payload",
     "ProposalDecided",
     "RelationshipDeleted",
@@ -58,6 +66,7 @@ __all__ = [
     "WriteProvenance",
     "draft",
     "is_identifier",
+    "merge_stream",
     "node_identity",
     "node_stream",
     "parse_node_identity",

@@ -14,55 +14,13 @@ from functools import cache
 from types import NoneType, UnionType
 from typing import Any, ClassVar, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field
 
 from writegate.eventlog import DraftEvent, EventCore
 from writegate.eventlog.events import trusted
+from writegate.language.base import GraphPayload, Payload, Superseded, WriteProvenance, unset
 from writegate.language.identities import NodeRef, relationship_stream
-
-_MODEL = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
-
-
-def _unset(value: object) -> bool:
-    return value is None
-
-
-class Payload(BaseModel):
-    """What one event says happened; ``event_type`` is the type the log records it under."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
-    event_type: ClassVar[str]
-
-    def stored(self) -> dict[str, Any]:
-        """The payload as the log stores it (JSON-ready, aliases, unset markers left out)."""
-        return self.model_dump(mode="json", by_alias=True)
-
-    @property
-    def subject(self) -> str:
-        """What the event is about, in one string (an identity, a schema version)."""
-        return ""
-
-
-class Superseded(BaseModel):
-    """A fact a write replaced, kept in the event that replaced it: the value (a property's,
-    or for a functional relationship the superseded relationship's identity) and who had
-    set it, at what confidence. Nothing a write supersedes is lost."""
-
-    model_config = _MODEL
-
-    property: str | None = None  # None: a whole relationship (of a functional type)
-    value: JsonValue = None  # the property's value; a relationship's identity
-    seq: int  # the event that had set it
-    agent: str
-    confidence: float | None
-    source: str | None
-    extraction_method: str | None
-
-
-class GraphPayload(Payload):
-    """A change to the graph; ``batch_item`` numbers it within the batch it came in."""
-
-    batch_item: int | None = Field(default=None, exclude_if=_unset)
+from writegate.language.merges import NodesMerged, NodesUnmerged
 
 
 class NodeWritten(GraphPayload):
@@ -72,14 +30,14 @@ class NodeWritten(GraphPayload):
     properties: dict[str, Any]  # the change, as SET n += properties (null removes)
     created: bool
     stub_resolved: bool  # the node existed only as a relationship's endpoint until now
-    superseded: list[Superseded] | None = Field(default=None, exclude_if=_unset)
+    superseded: list[Superseded] | None = Field(default=None, exclude_if=unset)
     # valid time, as the writer stated it (unset: from the event's time, still true)
-    valid_from: str | None = Field(default=None, exclude_if=_unset)
-    valid_to: str | None = Field(default=None, exclude_if=_unset)
+    valid_from: str | None = Field(default=None, exclude_if=unset)
+    valid_to: str | None = Field(default=None, exclude_if=unset)
     # entity resolution: the node's blocking keys now (the read model indexes them), and
     # the identity the writer named when the write was resolved onto this existing node
-    resolution_keys: list[str] | None = Field(default=None, exclude_if=_unset)
-    resolved_from: str | None = Field(default=None, exclude_if=_unset)
+    resolution_keys: list[str] | None = Field(default=None, exclude_if=unset)
+    resolved_from: str | None = Field(default=None, exclude_if=unset)
 
     @property
     def subject(self) -> str:
@@ -97,9 +55,9 @@ class RelationshipWritten(GraphPayload):
     properties: dict[str, Any]
     created: bool
     stubs_created: list[NodeRef]  # endpoints this write created (endpoint_policy=merge_endpoints)
-    superseded: list[Superseded] | None = Field(default=None, exclude_if=_unset)
-    valid_from: str | None = Field(default=None, exclude_if=_unset)
-    valid_to: str | None = Field(default=None, exclude_if=_unset)
+    superseded: list[Superseded] | None = Field(default=None, exclude_if=unset)
+    valid_from: str | None = Field(default=None, exclude_if=unset)
+    valid_to: str | None = Field(default=None, exclude_if=unset)
 
     @property
     def stream(self) -> str:
@@ -115,6 +73,7 @@ class NodeDeleted(GraphPayload):
 
     node: NodeRef
     detached: list[str]  # identities of the relationships deleted first (detach)
+    merged_into: str | None = Field(default=None, exclude_if=unset)  # a merge's survivor
 
     @property
     def subject(self) -> str:
@@ -130,7 +89,9 @@ class RelationshipDeleted(GraphPayload):
     to_identity: str = Field(alias="to")
     cascade_of: str | None  # the node whose detached deletion this was part of
     # the relationship of a functional type that replaced this one (it ends, it is not lost)
-    superseded_by: str | None = Field(default=None, exclude_if=_unset)
+    superseded_by: str | None = Field(default=None, exclude_if=unset)
+    # re-drawn by a merge (``nodes.merged``) as this relationship at the survivor
+    moved_to: str | None = Field(default=None, exclude_if=unset)
 
     @property
     def stream(self) -> str:
@@ -148,7 +109,7 @@ class SchemaPublished(Payload):
     version: str
     # what it changed and its impact on live data (gate.schema.diff's SchemaDiff; absent
     # from events published before the diff was recorded)
-    diff: dict[str, Any] | None = Field(default=None, exclude_if=_unset)
+    diff: dict[str, Any] | None = Field(default=None, exclude_if=unset)
 
     @property
     def subject(self) -> str:
@@ -167,7 +128,7 @@ class WriteProposed(Payload):
     arguments: dict[str, Any]
     target: str  # the node or relationship it would write
     reason: str  # why it was held (a confidence floor, a conflict under ``review``)
-    batch_item: int | None = Field(default=None, exclude_if=_unset)
+    batch_item: int | None = Field(default=None, exclude_if=unset)
 
     @property
     def stream(self) -> str:
@@ -219,28 +180,12 @@ ALL_PAYLOADS: tuple[type[Payload], ...] = (
     SchemaPublished,
     WriteProposed,
     ProposalDecided,
+    NodesMerged,
+    NodesUnmerged,
 )
 PAYLOADS: dict[str, type[Payload]] = {model.event_type: model for model in ALL_PAYLOADS}
 EVENT_TYPES: tuple[str, ...] = tuple(PAYLOADS)
 GRAPH_EVENT_TYPES: tuple[str, ...] = tuple(model.event_type for model in GRAPH_PAYLOADS)
-
-
-class WriteProvenance(BaseModel):
-    """Where a write's claim came from and how far to trust it: declared by the writer
-    (``source``, ``extraction_method``, ``reliability``), computed by the gate (the rest)."""
-
-    model_config = _MODEL
-
-    source: str
-    extraction_method: str
-    reliability: float
-    confidence: float
-    formula: str
-    write_gate_version: str
-    schema_version: str
-
-    def stored(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
 
 
 # -- writing ---------------------------------------------------------------------------

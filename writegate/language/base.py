@@ -1,0 +1,75 @@
+"""What every payload is — a frozen model stored by its aliases, unset fields left out —
+and a write's provenance, which every kind of event may carry.
+
+Shared by the payload modules (``payloads``: the graph, the schema and the review lane;
+``merges``: merged and unmerged nodes), so each stays small and none imports the other's
+event types.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+MODEL = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+def unset(value: object) -> bool:
+    return value is None
+
+
+class Payload(BaseModel):
+    """What one event says happened; ``event_type`` is the type the log records it under."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    event_type: ClassVar[str]
+
+    def stored(self) -> dict[str, Any]:
+        """The payload as the log stores it (JSON-ready, aliases, unset markers left out)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+    @property
+    def subject(self) -> str:
+        """What the event is about, in one string (an identity, a schema version)."""
+        return ""
+
+
+class Superseded(BaseModel):
+    """A fact a write replaced, kept in the event that replaced it: the value (a property's,
+    or for a functional relationship the superseded relationship's identity) and who had
+    set it, at what confidence. Nothing a write supersedes is lost."""
+
+    model_config = MODEL
+
+    property: str | None = None  # None: a whole relationship (of a functional type)
+    value: JsonValue = None  # the property's value; a relationship's identity
+    seq: int  # the event that had set it
+    agent: str
+    confidence: float | None
+    source: str | None
+    extraction_method: str | None
+
+
+class GraphPayload(Payload):
+    """A change to the graph; ``batch_item`` numbers it within the batch it came in."""
+
+    batch_item: int | None = Field(default=None, exclude_if=unset)
+
+
+class WriteProvenance(BaseModel):
+    """Where a write's claim came from and how far to trust it: declared by the writer
+    (``source``, ``extraction_method``, ``reliability``), computed by the gate (the rest)."""
+
+    model_config = MODEL
+
+    source: str
+    extraction_method: str
+    reliability: float
+    confidence: float
+    formula: str
+    write_gate_version: str
+    schema_version: str
+
+    def stored(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
