@@ -123,9 +123,7 @@ def end_replaced(
     return replaced
 
 
-def superseded_value(
-    held: HeldRow, fact: Fact | None, name: str | None, value: Any
-) -> Superseded:
+def superseded_value(held: HeldRow, fact: Fact | None, name: str | None, value: Any) -> Superseded:
     """The held value with who set it: the property's own writer where the read model
     knows it, else the last writer of the node or relationship."""
     seq, agent, provenance = (

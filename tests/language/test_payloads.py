@@ -53,7 +53,12 @@ def test_the_old_log_verifies(old_log: Path) -> None:
     assert report.ok, [c for c in report.checks if not c.ok]
 
 
-NEWER = {"write.proposed", "proposal.decided", "nodes.merged", "nodes.unmerged"}  # after the old log
+NEWER = {
+    "write.proposed",
+    "proposal.decided",
+    "nodes.merged",
+    "nodes.unmerged",
+}  # after the old log
 
 
 def test_every_payload_round_trips_to_the_same_bytes(old_events: list[EventCore]) -> None:

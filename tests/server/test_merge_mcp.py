@@ -83,7 +83,9 @@ async def test_a_reviewer_merges_and_unmerges(served: Served, tmp_path: Path) ->
         assert merged.data["relationships_moved"] == 1
         during = projected(served.db, tmp_path / "during.jsonl")
         assert [n["name"] for n in during if n["type"] == "node"] == ["Ada", "Grace Hopper"]
-        assert {"edgeType": "KNOWS", "from": "Grace Hopper", "to": "Ada"}.items() <= during[-1].items()
+        assert {"edgeType": "KNOWS", "from": "Grace Hopper", "to": "Ada"}.items() <= during[
+            -1
+        ].items()
         undone = await reviewer.call(
             "unmerge_nodes",
             {"merge": merged.data["merge"], "source": "review", "extraction_method": "manual"},
