@@ -110,6 +110,11 @@ class Transaction:
         self._versions: dict[str, int] = {}
         self.events: list[Event] = []
 
+    @property
+    def actor(self) -> Actor:
+        """Who appends: every event of the transaction is theirs."""
+        return self._actor
+
     def stream_version(self, stream: str) -> int:
         """The stream's version including anything emitted earlier in this transaction."""
         version = self._versions.get(stream)

@@ -304,7 +304,7 @@ class Planner:
     ) -> Emitter:
         if self.reviewed:
             return emit
-        return review.proposing(emit, operation, dict(raw), provenance, target, entry.review_below)
+        return review.proposing(emit, operation, dict(raw), provenance, target, entry, self.state)
 
     def delete_node(
         self, request: DeleteNodeRequest, snapshot: LoadedSchema, raw: Mapping[str, Any]

@@ -1,9 +1,11 @@
 """The review lane: writes held for a reviewer, and the reviewer's decisions — all events.
 
 A write is held when its computed confidence is below its label's or type's
-``review_below``, or when it would change a fact whose conflict policy is ``review``. It is
-appended as ``write.proposed`` (the operation and arguments as sent, the provenance
-computed as for any write) and changes nothing else: no state, no projection. A reviewer
+``review_below``, when a review rule of the schema covers it (its extraction method, from an
+agent that has not yet had enough writes approved), or when it would change a fact whose
+conflict policy is ``review``. It is appended as ``write.proposed`` (the operation and
+arguments as sent, the provenance computed as for any write) and changes nothing else: no
+state, no projection. A reviewer
 approves it — the write is then planned against today's schema and state (today's conflict
 checks, nothing held again) and appended with the decision, in one transaction, as its
 writer's — or rejects it, which leaves the graph untouched and the trail complete. Either
@@ -13,6 +15,7 @@ its stream at version 1).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 from uuid import uuid4
 
@@ -25,6 +28,8 @@ from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import ItemResult, Rejected, parse_request
 from writegate.gate.results import REFUSALS, rejected, result_of
 from writegate.gate.schema import LoadedSchema
+from writegate.gate.schema.document import ReviewRule
+from writegate.gate.schema.registry import RelationshipEntry, SchemaEntry
 from writegate.language import (
     ProposalDecided,
     WriteProposed,
@@ -49,14 +54,22 @@ def proposing(
     raw: dict[str, Any],
     provenance: WriteProvenance,
     target: str,
-    floor: float | None,
+    entry: SchemaEntry | RelationshipEntry,
+    state: StateReader,
 ) -> Emitter:
-    """``emit``, or — below the confidence floor, or held by a ``review`` conflict — the
-    proposal of the same write."""
+    """``emit``, or — below the entry's confidence floor, under a review rule, or held by a
+    ``review`` conflict — the proposal of the same write."""
+    floor, method = entry.review_below, provenance.extraction_method
+    rules = [
+        r for r in entry.review_rules if not r.extraction_methods or method in r.extraction_methods
+    ]
 
     def run(tx: Transaction, item: int | None) -> None:
+        ruled = _ruled(rules, method, state, tx) if rules else None
         if floor is not None and provenance.confidence < floor:
             reason = f"confidence {provenance.confidence:g} is below the review floor {floor:g}"
+        elif ruled is not None:
+            reason = ruled
         else:
             try:
                 emit(tx, item)
@@ -75,6 +88,26 @@ def proposing(
         tx.emit(draft(proposed, [proposed.stream], provenance=provenance, request=raw))
 
     return run
+
+
+def _ruled(
+    rules: Sequence[ReviewRule], method: str, state: StateReader, tx: Transaction
+) -> str | None:
+    """Why a review rule holds this write, or None: a rule holds every write it covers
+    (``until_approved: 0``) or those of an agent with fewer approved writes than it asks."""
+    agent = tx.actor.agent
+    approved: int | None = None
+    for rule in rules:
+        if rule.until_approved == 0:
+            return f"a review rule holds every {method} write here"
+        if approved is None:
+            approved = state.approved_writes(tx.conn, agent)
+        if approved < rule.until_approved:
+            return (
+                f"a review rule holds {method} writes from an agent until {rule.until_approved} "
+                f"of its writes are approved ({agent} has {approved})"
+            )
+    return None
 
 
 class Proposal(BaseModel):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from writegate.gate.resolution.vocabulary import DEFAULT_RULES, Kind, NameRules
 
@@ -78,7 +79,19 @@ class NormalizedName:
 
 def normalize(name: str, kind: Kind, rules: NameRules | None = None) -> NormalizedName:
     """Read ``name`` as a ``kind`` with ``rules`` (the kind's defaults if none are given)."""
-    rules = rules or DEFAULT_RULES[kind]
+    if rules is None:
+        return _normalized(name, kind)
+    return _normalize(name, kind, rules)
+
+
+@lru_cache(maxsize=16_384)
+def _normalized(name: str, kind: Kind) -> NormalizedName:
+    """``normalize`` under the kind's default rules, remembered: the gate reads the same
+    candidates' names write after write (a bounded cache: a few MB at most)."""
+    return _normalize(name, kind, DEFAULT_RULES[kind])
+
+
+def _normalize(name: str, kind: Kind, rules: NameRules) -> NormalizedName:
     qualifiers: set[str] = set()
     parts = [fold(part).split() for part in name.split(",")]
     stripped = [_strip_tail(words, rules, qualifiers) for words in parts]

@@ -113,6 +113,19 @@ class ResolutionDoc(BaseModel):
     propose_threshold: float = Field(default=0.70, ge=0, le=1)
 
 
+class ReviewRule(BaseModel):
+    """Writes held for a reviewer by who sent them and how (``gate.review``): those of the
+    listed extraction methods (any, if none) to the listed labels and relationship types
+    (any, if none), from an agent with fewer than ``until_approved`` writes a reviewer has
+    approved — a new agent earns trust — or always, at 0."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    extraction_methods: list[str] = Field(default_factory=list)
+    labels: list[str] = Field(default_factory=list)
+    until_approved: int = Field(default=0, ge=0)
+
+
 class NodeTypeDoc(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -161,6 +174,8 @@ class SchemaDocument(BaseModel):
     limits: Limits | None = None  # how large a write may be (see ``gate.limits``)
     # the default conflict policy (unset: supersede)
     conflict: ConflictPolicy | None = Field(default=None, exclude_if=_unset)
+    # writes held for review by who sent them and how (a confidence floor is per label)
+    review_rules: list[ReviewRule] | None = Field(default=None, exclude_if=_unset)
     # labels naming one kind of thing (Person and user_profile): entity resolution looks
     # across a group's labels, and merges join them — never beyond; declared, never guessed
     identity_groups: dict[str, list[str]] | None = Field(default=None, exclude_if=_unset)
@@ -223,6 +238,7 @@ def _pydantic_problem(kind: str, loc: tuple[str | int, ...], message: str) -> Pr
 __all__ = [  # value_has_type lived here first
     "PropertyDoc",
     "RelationshipRef",
+    "ReviewRule",
     "SchemaDocument",
     "SchemaDocumentError",
     "parse_document",

@@ -17,6 +17,7 @@ from writegate.gate.schema.document import (
     PropertyDoc,
     RelationshipRef,
     ResolutionDoc,
+    ReviewRule,
     SchemaDocument,
 )
 
@@ -48,6 +49,7 @@ class SchemaEntry:
     resolution: ResolutionDoc | None = None  # duplicates looked for on create (None: off)
     # the other labels of its identity group, with their resolution (looked across too)
     group: Mapping[str, ResolutionDoc] = field(default_factory=dict)
+    review_rules: tuple[ReviewRule, ...] = ()  # the document's rules that cover it
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class RelationshipEntry:
     functional: bool = False  # at most one per start node
     conflict: ConflictPolicy = "supersede"
     review_below: float | None = None
+    review_rules: tuple[ReviewRule, ...] = ()
 
 
 @runtime_checkable
@@ -121,6 +124,7 @@ class Schema:
                 review_below=n.review_below,
                 resolution=n.resolution,
                 group=groups.get(label, {}),
+                review_rules=_rules_for(document, label),
             )
             for label, n in document.nodes.items()
         }
@@ -137,6 +141,7 @@ class Schema:
                 functional=r.functional,
                 conflict=r.conflict or default,
                 review_below=r.review_below,
+                review_rules=_rules_for(document, rtype),
             )
             for rtype, r in document.relationships.items()
         }
@@ -165,6 +170,10 @@ class Schema:
 
     def all_relationship_types(self) -> list[str]:
         return sorted(self._rels)
+
+
+def _rules_for(document: SchemaDocument, name: str) -> tuple[ReviewRule, ...]:
+    return tuple(r for r in document.review_rules or () if not r.labels or name in r.labels)
 
 
 def _groups(document: SchemaDocument) -> dict[str, dict[str, ResolutionDoc]]:

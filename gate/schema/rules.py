@@ -117,6 +117,15 @@ def consistency_problems(doc: SchemaDocument) -> list[Problem]:
                     )
     problems += _remap_problems(doc)
     problems += _group_problems(doc)
+    for i, rule in enumerate(doc.review_rules or []):
+        for j, label in enumerate(rule.labels):
+            if label not in doc.nodes and label not in doc.relationships:
+                problems.append(
+                    Problem(
+                        ("review_rules", i, "labels", j),
+                        f"{label!r} is neither a declared label nor a relationship type",
+                    )
+                )
     if doc.fallback_label is not None and doc.fallback_label not in doc.nodes:
         problems.append(
             Problem(

@@ -165,6 +165,13 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
                 "UPDATE state_proposals SET status = ?, decided_seq = ? WHERE proposal = ?",
                 (decision, event.seq, proposal),
             )
+            if decision == "approved":  # appended as the writer's: its actor is the writer
+                conn.execute(
+                    "INSERT INTO state_approved_agents (agent, approved) VALUES (?, 1) "
+                    "ON CONFLICT (agent) DO UPDATE "
+                    "SET approved = state_approved_agents.approved + 1",
+                    (event.actor.agent,),
+                )
         case NodesMerged() as merge:
             merging.merged(conn, merge)
         case NodesUnmerged() as unmerge:

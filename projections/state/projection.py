@@ -62,6 +62,7 @@ class StateProjection(StateReader):
         conn.execute("DELETE FROM state_proposals")
         conn.execute("DELETE FROM state_resolution_keys")
         conn.execute("DELETE FROM state_aliases")
+        conn.execute("DELETE FROM state_approved_agents")
         conn.execute("DELETE FROM projection_checkpoints WHERE name = ?", (self.name,))
 
     # -- against a replay --------------------------------------------------------------

@@ -264,6 +264,13 @@ class StateReader:
         ).fetchone()
         return (row[0], row[1]) if row else None
 
+    def approved_writes(self, conn: Sql, agent: str) -> int:
+        """How many of ``agent``'s held writes a reviewer approved (an index probe)."""
+        row = conn.execute(
+            "SELECT approved FROM state_approved_agents WHERE agent = ?", (agent,)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
     def pending_proposals(self, conn: Sql) -> int:
         row = conn.execute("SELECT count(*) FROM state_proposals WHERE status = 'pending'")
         return int(row.fetchone()[0])

@@ -6,7 +6,8 @@ from __future__ import annotations
 # state_facts: who set each property value held now (a change is compared with it: conflicts);
 # state_proposals: the review lane's queue (each held write, pending until decided);
 # state_resolution_keys: the blocking keys of resolvable nodes (duplicates are index probes);
-# state_aliases: the identities of merged duplicates, each naming the node it resolves to
+# state_aliases: the identities of merged duplicates, each naming the node it resolves to;
+# state_approved_agents: how many of each agent's held writes reviewers approved (trust earned)
 TABLES = """
 CREATE TABLE IF NOT EXISTS state_nodes (
     identity TEXT PRIMARY KEY,
@@ -52,6 +53,10 @@ CREATE TABLE IF NOT EXISTS state_proposals (
     decided_seq INTEGER
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS state_proposals_status ON state_proposals (status, seq);
+CREATE TABLE IF NOT EXISTS state_approved_agents (
+    agent TEXT PRIMARY KEY,
+    approved INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS state_resolution_keys (
     key TEXT NOT NULL,
     identity TEXT NOT NULL,
@@ -72,7 +77,7 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (
 """
 # the tables' layout: a read model of an older layout is rebuilt from the log when a writer
 # opens it (``StateProjection.install``); read-only, it is compared on the tables it has
-LAYOUT = 5
+LAYOUT = 6
 LAYOUT_TABLES = {
     1: ("state_nodes", "state_relationships"),
     2: ("state_facts", "state_nodes", "state_relationships"),
@@ -86,6 +91,15 @@ LAYOUT_TABLES = {
     ),
     5: (
         "state_aliases",
+        "state_facts",
+        "state_nodes",
+        "state_proposals",
+        "state_relationships",
+        "state_resolution_keys",
+    ),
+    6: (
+        "state_aliases",
+        "state_approved_agents",
         "state_facts",
         "state_nodes",
         "state_proposals",
