@@ -51,8 +51,8 @@ def audit_conflicts(ctx: Context, since: Any, until: Any, fmt: str) -> None:
 @format_option()
 @pass_ctx
 def audit_duplicates(ctx: Context, since: Any, until: Any, fmt: str) -> None:
-    """What entity resolution landed on existing nodes, and which writes it refused as
-    probable duplicates."""
+    """What entity resolution landed on existing nodes, which writes it refused as probable
+    duplicates, and which nodes reviewers merged or unmerged."""
     from writegate.gate.duplicate_audit import audit_duplicates as duplicates_of
 
     with opened(ctx, readonly=True) as gate:
@@ -63,10 +63,13 @@ def audit_duplicates(ctx: Context, since: Any, until: Any, fmt: str) -> None:
     if fmt == "jsonl":
         emit_jsonl(found.entries)
         return
-    table = Table(title=f"duplicates: {found.resolved} resolved, {found.proposed} proposed")
+    table = Table(
+        title=f"duplicates: {found.resolved} resolved, {found.proposed} proposed, "
+        f"{found.merged} merged, {found.unmerged} unmerged"
+    )
     for column in ("time", "outcome", "agent", "what"):
         table.add_column(column, overflow="fold")
     for e in found.entries:
-        what = f"{e.written_as} -> {e.landed_on}" if e.outcome == "resolved" else e.message
+        what = e.message if e.outcome == "proposed" else f"{e.written_as} -> {e.landed_on}"
         table.add_row(e.at[:19], e.outcome, e.agent, plain(what))
     console().print(table)

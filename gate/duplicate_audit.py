@@ -1,6 +1,7 @@
 """The auditor's view of duplicates: every write entity resolution landed on a node the
-graph held (``resolved_from`` in its event), and every write it refused as a probable
-duplicate (``POSSIBLE_DUPLICATE`` in the rejections table: a refusal appends no event).
+graph held (``resolved_from`` in its event), every write it refused as a probable
+duplicate (``POSSIBLE_DUPLICATE`` in the rejections table: a refusal appends no event),
+and every merge of two nodes and its undoing (``nodes.merged`` / ``nodes.unmerged``).
 Reads only."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from writegate.eventlog import Log
 from writegate.eventlog.events import format_timestamp
 from writegate.gate.errors import ErrorCode
 from writegate.gate.rejections import RejectionLog
-from writegate.language import NodeWritten, payload_of
+from writegate.language import NodesMerged, NodesUnmerged, NodeWritten, payload_of
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
 
@@ -23,13 +24,14 @@ _OUT = ConfigDict(extra="forbid", frozen=True)
 class DuplicateEntry(BaseModel):
     model_config = _OUT
 
-    outcome: Literal["resolved", "proposed"]
+    outcome: Literal["resolved", "proposed", "merged", "unmerged"]
     at: str
-    seq: int | None  # the resolved write's event (None: proposed, nothing appended)
+    seq: int | None  # the write's or merge's event (None: proposed, nothing appended)
     agent: str
-    written_as: str | None  # the identity the writer named (resolved)
-    landed_on: str | None  # the existing node it was written to (resolved)
-    message: str | None = None  # the refusal, naming the candidate (proposed)
+    written_as: str | None  # the identity the writer named; the merged duplicate's
+    landed_on: str | None  # the existing node it was written to; the merge's survivor
+    message: str | None = None  # the refusal, naming the candidate; the merge's reason
+    merge: str | None = None  # the merge's id (merged, unmerged)
 
 
 class DuplicateAudit(BaseModel):
@@ -37,14 +39,17 @@ class DuplicateAudit(BaseModel):
 
     resolved: int
     proposed: int
+    merged: int
+    unmerged: int
     entries: list[DuplicateEntry]
 
 
 def audit_duplicates(
     log: Log, *, since: datetime | None = None, until: datetime | None = None
 ) -> DuplicateAudit:
-    """Every resolution and every duplicate proposal between ``since`` and ``until``."""
-    resolved = list(_resolved(log, since, until))
+    """Every resolution, duplicate proposal, merge and unmerge between ``since`` and
+    ``until``, in time order."""
+    found = list(_appended(log, since, until))
     proposed = [
         DuplicateEntry(
             outcome="proposed",
@@ -58,19 +63,57 @@ def audit_duplicates(
         for r in RejectionLog(log).read(since=since, until=until)
         if r.error_code == ErrorCode.POSSIBLE_DUPLICATE.value
     ]
-    entries = sorted([*resolved, *proposed], key=lambda e: e.at)
-    return DuplicateAudit(resolved=len(resolved), proposed=len(proposed), entries=entries)
+    entries = sorted([*found, *proposed], key=lambda e: e.at)
+
+    def count(outcome: str) -> int:
+        return sum(1 for e in entries if e.outcome == outcome)
+
+    return DuplicateAudit(
+        resolved=count("resolved"),
+        proposed=len(proposed),
+        merged=count("merged"),
+        unmerged=count("unmerged"),
+        entries=entries,
+    )
 
 
-def _resolved(log: Log, since: datetime | None, until: datetime | None) -> Iterator[DuplicateEntry]:
-    for event in log.iter_events(types=[NodeWritten.event_type], since=since, until=until):
-        written = payload_of(event)
-        if isinstance(written, NodeWritten) and written.resolved_from:
-            yield DuplicateEntry(
-                outcome="resolved",
-                at=format_timestamp(event.occurred_at),
-                seq=event.seq,
-                agent=event.actor.agent,
-                written_as=written.resolved_from,
-                landed_on=written.node.identity,
-            )
+_TYPES = (NodeWritten.event_type, NodesMerged.event_type, NodesUnmerged.event_type)
+
+
+def _appended(log: Log, since: datetime | None, until: datetime | None) -> Iterator[DuplicateEntry]:
+    for event in log.iter_events(types=_TYPES, since=since, until=until):
+        at, agent = format_timestamp(event.occurred_at), event.actor.agent
+        match payload_of(event):
+            case NodeWritten(resolved_from=str(named), node=node):
+                yield DuplicateEntry(
+                    outcome="resolved",
+                    at=at,
+                    seq=event.seq,
+                    agent=agent,
+                    written_as=named,
+                    landed_on=node.identity,
+                )
+            case NodesMerged() as merged:
+                yield DuplicateEntry(
+                    outcome="merged",
+                    at=at,
+                    seq=event.seq,
+                    agent=agent,
+                    written_as=merged.merged.identity,
+                    landed_on=merged.survivor.identity,
+                    message=merged.reason or None,
+                    merge=merged.merge,
+                )
+            case NodesUnmerged() as unmerged:
+                yield DuplicateEntry(
+                    outcome="unmerged",
+                    at=at,
+                    seq=event.seq,
+                    agent=agent,
+                    written_as=unmerged.restored.identity,
+                    landed_on=unmerged.survivor,
+                    message=unmerged.reason or None,
+                    merge=unmerged.merge,
+                )
+            case _:
+                pass

@@ -15,6 +15,7 @@ import yaml
 from tests.conftest import FIXTURES
 from writegate.eventlog import Actor
 from writegate.gate import Gate, Rejected, WriteNodeResult, WriteRelationshipResult
+from writegate.gate.duplicate_audit import audit_duplicates
 from writegate.gate.merging import MergeResult, UnmergeResult
 from writegate.language import NodesMerged, payload_of
 from writegate.projections.state import StateProjection
@@ -256,3 +257,16 @@ def test_a_retried_merge_is_answered_from_the_log(gate: Gate) -> None:
     assert gate.log.head() == head
     merges = [e for e in gate.log.iter_events() if isinstance(payload_of(e), NodesMerged)]
     assert len(merges) == 1
+
+
+def test_the_audit_lists_merges_and_their_undoing(gate: Gate) -> None:
+    build(gate)
+    merged = merge(gate)
+    assert isinstance(merged, MergeResult)
+    assert isinstance(unmerge(gate, merged.merge), UnmergeResult)
+    found = audit_duplicates(gate.log)
+    assert (found.merged, found.unmerged) == (1, 1)
+    done, undone = found.entries
+    assert (done.outcome, done.merge, done.message) == ("merged", merged.merge, "the same person")
+    assert (done.written_as, done.landed_on) == (merged.merged, merged.survivor)
+    assert (undone.outcome, undone.agent) == ("unmerged", "a")
