@@ -1,75 +1,48 @@
 """The current graph as a JSONL snapshot: MemoryMesh's format (seed 001 §2.4) or the MCP memory
 server's, for tools that read those files.
 
-The graph is held in memory (``projections.jsonl_model``) and rendered after every applied
-batch, swapped in atomically; ``<path>.checkpoint.json`` records the checkpoint. After a
-restart the graph is rebuilt from the log up to that checkpoint. Output is deterministic:
-nodes sorted by identity, then edges sorted by identity, keys sorted, so the same log gives
-the same bytes. Provenance rides in the metadata strings (``"Confidence: 0.675"``,
+Rendering the file is a pass over the whole graph, so it is not done per batch: a batch
+changes only the model (``projections.jsonl_model``, an SQLite file beside the snapshot,
+with the checkpoint), and the file is rendered from it when asked — ``flush``, which the
+runner calls at the end of a replay or rebuild and, debounced, while following — then
+swapped in atomically. Following therefore costs per batch what the batch costs, however
+large the graph, and the file trails the model by at most the debounce (``flush``).
+
+Files: ``<path>``; ``<path>.checkpoint.json`` says which model file is current
+(``<path>.model.<generation>.sqlite``; a rebuild builds the next one aside and switches to it
+when complete) and the checkpoint the file was rendered at. Output is deterministic: nodes
+sorted by identity, then edges sorted by identity, keys sorted, so the same log gives the
+same bytes. Provenance rides in the metadata strings (``"Confidence: 0.675"``,
 ``"Source: …"``); an edge's ``weight`` is the relationship's confidence.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections import Counter
+import os
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-import orjson
-
 from writegate.eventlog import EventCore, Log
-from writegate.eventlog.events import format_timestamp
-from writegate.projections.contract import check_batch
+from writegate.projections.contract import ProjectionError, check_batch
 from writegate.projections.files import write_atomically
-from writegate.projections.jsonl_model import CITED, GraphModel, NodeRecord
+from writegate.projections.jsonl_lines import display_name, edge_record, node_record, shown_name
+from writegate.projections.jsonl_model import GraphModel
+
+__all__ = ["FORMATS", "Format", "JsonlProjector", "display_name"]
 
 Format = Literal["memorymesh", "mcp-memory"]
 FORMATS: tuple[Format, ...] = ("memorymesh", "mcp-memory")
-
-
-@lru_cache(maxsize=4096)  # a handful of property names, rendered once per node each
-def display_name(key: str) -> str:
-    """Seed 001's PropertyDisplayName: ``currentLocation`` -> ``Current Location``."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key).replace("_", " ")
-    return " ".join(word[:1].upper() + word[1:] for word in spaced.split())
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return ", ".join(_text(v) for v in value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def property_lines(properties: dict[str, Any], keys: dict[str, Any]) -> list[str]:
-    """``Key: Value`` strings for the properties that are not merge keys (the name says those)."""
-    return [
-        f"{display_name(k)}: {_text(v)}" for k, v in sorted(properties.items()) if k not in keys
-    ]
-
-
-def origin_lines(node: NodeRecord) -> list[str]:
-    """``Key: Value`` strings saying where the node's latest fact came from."""
-    fields = {
-        **dict(zip(CITED, node.cited, strict=True)),
-        "written_by": node.updated_by,
-        "last_updated": format_timestamp(node.updated_at),
-        "schema_remap_from": node.remapped_from,
-        "stub": True if node.stub else None,
-    }
-    return [f"{display_name(k)}: {_text(v)}" for k, v in fields.items() if v is not None]
+RENDER_RATIO = 4.0  # following waits this many times a render's length before the next one
+STAGED_COMMIT = 2000  # pending rows a rebuild holds before storing them (more: no faster)
+LEGACY_CHUNK = 5000  # events per commit when building a model for an older snapshot
 
 
 class JsonlProjector:
-    """Needs the log: after a restart its in-memory graph is rebuilt up to the checkpoint."""
+    """The model is on disk, so opening costs the same at any size; ``flush`` renders."""
 
     def __init__(
         self, path: str | Path, log: Log, name: str = "jsonl", fmt: Format = "memorymesh"
@@ -81,131 +54,169 @@ class JsonlProjector:
         self.log = log
         self.format = fmt
         self.meta_path = self.path.with_name(self.path.name + ".checkpoint.json")
-        self.model = GraphModel()
-        self._checkpoint = _read_checkpoint(self.meta_path)
-        self._deferred = False
-        for event in log.iter_replayed(to_seq=self._checkpoint):
-            self.model.apply(event)
-        self._render()  # whatever a crash interrupted, the file now matches the checkpoint
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        rendered, generation = _read_meta(self.meta_path)
+        self._staging = False
+        self._changed = False  # this instance changed the model since the file was rendered
+        self._next_render = 0.0  # monotonic time from which following may render again
+        if generation is not None and self._model_path(generation).exists():
+            self.generation = generation
+            self.model = GraphModel(self._model_path(generation))
+            self._stale = rendered != self.model.checkpoint() or not self.path.exists()
+        else:
+            self._adopt(rendered, generation)
+
+    def _model_path(self, generation: int) -> Path:
+        return self.path.with_name(f"{self.path.name}.model.{generation}.sqlite")
+
+    def _adopt(self, rendered: int, generation: int | None) -> None:
+        """No model file: a snapshot written before the model was kept on disk (or one whose
+        model was removed). Build the model from the log up to the file's checkpoint, as
+        opening one always did, and render it again."""
+        self.generation = (generation or 0) + 1
+        self.model = GraphModel(self._model_path(self.generation))
+        self.model.reset()
+        page: list[EventCore] = []
+        for event in self.log.iter_replayed(to_seq=rendered):
+            page.append(event)
+            if len(page) == LEGACY_CHUNK:
+                self.model.apply(page)
+                self.model.commit()
+                page = []
+        self.model.apply(page)
+        self.model.set_checkpoint(rendered)  # what the file said, whatever the log holds
+        self.model.commit()
+        self._stale = True
+        self._render()
+
+    # -- the contract ----------------------------------------------------------------
 
     def checkpoint(self) -> int:
-        return self._checkpoint
+        return self.model.checkpoint()
 
     def apply(self, events: Sequence[EventCore]) -> int:
-        check_batch(self.name, self._checkpoint, events)
-        if not events:
-            return self._checkpoint
-        for event in events:
-            self.model.apply(event)
-        self._checkpoint = max(self._checkpoint, events[-1].seq)
-        self._render()
-        return self._checkpoint
+        checkpoint = self.model.checkpoint()
+        check_batch(self.name, checkpoint, events)
+        fresh = [e for e in events if e.seq > checkpoint]  # applied once, never again
+        if not fresh:
+            return checkpoint
+        try:
+            self.model.apply(fresh)
+            if not self._staging or self.model.pending() >= STAGED_COMMIT:
+                self.model.commit()
+        except BaseException:
+            self.model.discard()
+            raise
+        self._changed = True
+        return self.model.checkpoint()
 
     def reset(self) -> None:
-        self.model.clear()
-        self._checkpoint = 0
-        self._render()
-
-    @contextmanager
-    def staged(self) -> Iterator[None]:
-        """Render once at the end (a rebuild): readers keep the old file until the new one
-        is complete."""
-        self._deferred = True
-        try:
-            yield
-        finally:
-            self._deferred = False
-            self._render()
+        self.model.reset()
+        self._changed = True
 
     def snapshot(self) -> Any:
+        self.flush()
         return self.path.read_bytes()
 
     def close(self) -> None:
-        return None
+        """Render what this instance changed, then let go of the model."""
+        if self._changed:
+            self.flush()
+        self.model.close()
 
-    # -- rendering ----------------------------------------------------------------
+    # -- rendering ---------------------------------------------------------------------
+
+    def flush(self, *, due_only: bool = False) -> bool:
+        """Render the file if the model moved since it was rendered; ``due_only`` (while
+        following): only once ``RENDER_RATIO`` times the last render's length has passed
+        since it ended, so rendering takes at most a fifth of a busy follower's time and the
+        file trails the model by a few renders' length at most. True if it rendered."""
+        if self._staging or not (self._changed or self._stale):
+            return False
+        if due_only and time.monotonic() < self._next_render:
+            return False
+        self._render()
+        return True
 
     def _render(self) -> None:
-        """The file first, then the checkpoint: a crash between them leaves a checkpoint
-        behind the file, and reopening rebuilds to it and renders again."""
-        if self._deferred:
-            return
-        write_atomically(self.path, self._lines())
-        write_atomically(self.meta_path, [json.dumps({"checkpoint": self._checkpoint}).encode()])
+        """The file first, then the checkpoint it shows: a crash between them leaves the
+        file ahead of its recorded checkpoint, and the next flush renders it again."""
+        started = time.monotonic()
+        if self.model.pending():
+            self.model.commit()
+        checkpoint = self.model.checkpoint()
+        with self.model.reading():
+            write_atomically(self.path, self._lines())
+        self._write_meta(checkpoint)
+        self._changed = self._stale = False
+        ended = time.monotonic()
+        self._next_render = ended + RENDER_RATIO * (ended - started)
+
+    def _write_meta(self, checkpoint: int) -> None:
+        body = {"checkpoint": checkpoint, "generation": self.generation}
+        write_atomically(self.meta_path, [json.dumps(body).encode()])
 
     def _lines(self) -> Iterator[bytes]:
-        """Records with their keys already in sorted order, so the bytes are deterministic
-        without asking the encoder to sort every object."""
-        nodes, edges = self.model.nodes, self.model.edges
-        order = sorted(nodes)
-        names = _names(nodes, order)
-        # Nodes written together share their origin lines: render those once.
-        origins: dict[tuple[Any, ...], list[str]] = {}
-        dumps, option = orjson.dumps, orjson.OPT_APPEND_NEWLINE
         mesh = self.format == "memorymesh"
-        for identity in order:
-            node = nodes[identity]
-            origin = (node.cited, node.updated_by, node.updated_at, node.remapped_from, node.stub)
-            cited = origins.get(origin)
-            if cited is None:
-                cited = origins[origin] = origin_lines(node)
-            lines = property_lines(node.properties, node.keys) + cited
-            if mesh:
-                record: dict[str, Any] = {
-                    "metadata": lines,
-                    "name": names[identity],
-                    "nodeType": node.label,
-                    "type": "node",
-                }
-            else:
-                record = {
-                    "entityType": node.label,
-                    "name": names[identity],
-                    "observations": lines,
-                    "type": "entity",
-                }
-            yield dumps(record, option=option)
-        for identity in sorted(edges):
-            edge = edges[identity]
-            if mesh:
-                record = {
-                    "edgeType": edge.type,
-                    "from": names[edge.start],
-                    "to": names[edge.end],
-                    "type": "edge",
-                    "weight": edge.confidence,
-                }
-            else:
-                record = {
-                    "from": names[edge.start],
-                    "relationType": edge.type,
-                    "to": names[edge.end],
-                    "type": "relation",
-                }
-            yield dumps(record, option=option)
+        for name, label, lines, clash in self.model.node_rows():
+            yield node_record(mesh, shown_name(name, label, clash), label, lines)
+        for row in self.model.edge_rows():
+            identity, type_, weight, start, start_label, start_clash = row[:6]
+            end_name, end_label, end_clash = row[6:]
+            if start is None or start_label is None or end_name is None or end_label is None:
+                raise ProjectionError(f"{self.name}: relationship {identity} lost an endpoint")
+            yield edge_record(
+                mesh,
+                type_,
+                shown_name(start, start_label, start_clash),
+                shown_name(end_name, end_label, end_clash),
+                weight,
+            )
+
+    # -- rebuilding aside ------------------------------------------------------------------
+
+    @contextmanager
+    def staged(self) -> Iterator[None]:
+        """Build the next model generation aside and switch to it when complete (a rebuild):
+        readers keep the old file, and a crash leaves the old model and file as they were."""
+        for stale in self.path.parent.glob(f"{self.path.name}.model.*"):
+            if not stale.name.startswith(self._model_path(self.generation).name):
+                stale.unlink()
+        live, generation = self.model, self.generation + 1
+        self.model = GraphModel(self._model_path(generation), bulk=True)
+        self._staging = True
+        try:
+            yield
+            self.model.commit()
+        except BaseException:
+            self.model.close()
+            self._remove(generation)
+            self.model = live
+            raise
+        finally:
+            self._staging = False
+        self.model.close()
+        with open(self._model_path(generation), "rb+") as built:
+            os.fsync(built.fileno())
+        previous, self.generation = self.generation, generation
+        self._write_meta(-1)  # the new model is current; the file is not rendered from it yet
+        live.close()
+        self._remove(previous)
+        self.model = GraphModel(self._model_path(generation))
+        self._render()
+
+    def _remove(self, generation: int) -> None:
+        model = self._model_path(generation)
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            model.with_name(model.name + suffix).unlink(missing_ok=True)
 
 
-def _read_checkpoint(path: Path) -> int:
+def _read_meta(path: Path) -> tuple[int, int | None]:
+    """The checkpoint the file was rendered at, and the current model's generation (None:
+    a snapshot from before the model was kept on disk)."""
     try:
-        return int(json.loads(path.read_text())["checkpoint"])
+        meta = json.loads(path.read_text())
     except FileNotFoundError:
-        return 0
-
-
-def _names(nodes: dict[str, NodeRecord], order: list[str]) -> dict[str, str]:
-    """Both formats name nodes by one string: the single key's value, qualified by the label
-    when two nodes would share it, and the whole identity for multi-key nodes."""
-
-    def plain(keys: dict[str, Any], identity: str) -> str:
-        if "name" in keys:
-            return _text(keys["name"])
-        return _text(next(iter(keys.values()))) if len(keys) == 1 else identity
-
-    first = {identity: plain(nodes[identity].keys, identity) for identity in order}
-    taken = Counter(first.values())
-    if len(taken) == len(first):
-        return first
-    return {
-        identity: f"{name} ({nodes[identity].label})" if taken[name] > 1 else name
-        for identity, name in first.items()
-    }
+        return 0, None
+    generation = meta.get("generation")
+    return int(meta["checkpoint"]), None if generation is None else int(generation)

@@ -18,11 +18,14 @@ Mapping (instances under ``urn:writegate:``, extra terms in the ``writegate:`` n
 * a deletion ``prov:wasInvalidatedBy`` the deleting activity, at its time.
 
 PROV is append-only by nature (a deletion adds an invalidation), so the projection appends
-N-Triples to ``<path>``: cheap per batch however long the history. ``<path>.checkpoint.json``
-records the checkpoint and the file length at it; on opening, anything past that length —
-a half-written batch — is cut off, so the checkpoint and the file always agree. Turtle and
-JSON-LD are serializations of the whole graph, made on demand by ``export`` (rdflib's
-serializers rewrite everything, so they are not re-run per batch).
+N-Triples to ``<path>``: cheap per batch however long the history. The lines are written as
+text (``projections.prov_triples``), not through rdflib. ``<path>.declared`` lists the shared
+resources (agents, gates, sources) already typed and labelled in the file, so opening reads
+that short list rather than the whole file. ``<path>.checkpoint.json`` records the
+checkpoint and both files' lengths at it; on opening, anything past them — a half-written
+batch — is cut off, so the checkpoint and the files always agree. Turtle and JSON-LD are
+serializations of the whole graph, made on demand by ``export`` (rdflib's serializers
+rewrite everything, so they are not re-run per batch).
 """
 
 from __future__ import annotations
@@ -36,32 +39,22 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
-import orjson
-from rdflib import RDF, RDFS, XSD, Graph, Namespace, URIRef
-from rdflib import Literal as RDFLiteral
+from rdflib import Graph, Namespace, URIRef
 from rdflib.namespace import PROV
-from rdflib.term import Node
 
 from writegate.eventlog import EventCore
-from writegate.eventlog.events import format_timestamp
-from writegate.language import (
-    NodeDeleted,
-    NodeWritten,
-    RelationshipDeleted,
-    RelationshipWritten,
-    SchemaPublished,
-    payload_of,
-    provenance_of,
-)
 from writegate.projections.contract import check_batch
 from writegate.projections.files import write_atomically
+from writegate.projections.prov_triples import BASE, WG_NS, Declare, Lines
 
-WG = Namespace("https://writegate.dev/ns#")
-BASE = "urn:writegate:"
+WG = Namespace(WG_NS)
 Format = Literal["nt", "turtle", "json-ld"]
 FORMATS: tuple[Format, ...] = ("nt", "turtle", "json-ld")
-_DECLARED = re.compile(r"^(<[^>]+>) <http://www\.w3\.org/1999/02/22-rdf-syntax-ns#type> ")
-Triple = tuple[Node, Node, Node]
+# a shared resource's typing, as files written before ``<path>.declared`` existed hold it
+_DECLARED = re.compile(
+    r"^(<urn:writegate:(?:agent|gate|source)/[^>]*>) "
+    r"<http://www\.w3\.org/1999/02/22-rdf-syntax-ns#type> "
+)
 
 
 def iri(kind: str, name: str) -> URIRef:
@@ -85,13 +78,19 @@ class ProvProjector:
         self.name = name
         self.path = Path(path)
         self.triples_path = self.path
+        self.declared_path = self.path.with_name(self.path.name + ".declared")
         self.meta_path = self.path.with_name(self.path.name + ".checkpoint.json")
-        self._checkpoint, offset = self._read_meta()
+        self._checkpoint, offset, declared = self._read_meta()
         self.triples_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.triples_path, "ab") as handle:
             handle.truncate(offset)  # drop what a crash left past the checkpoint
-        self._declared = self._scan_declarations()
         self._staging = False
+        if declared is None:  # a file from before the list was kept: read it once
+            self._declared = self._scan_declarations()
+            write_atomically(self.declared_path, [_listed(sorted(self._declared))])
+            self._write_meta(self._checkpoint, offset)
+        else:
+            self._declared = self._read_declared(declared)
 
     # -- the contract ----------------------------------------------------------------
 
@@ -103,23 +102,45 @@ class ProvProjector:
         fresh = [e for e in events if e.seq > self._checkpoint]  # appended once, never again
         if not fresh:
             return self._checkpoint
-        lines = [
-            f"{s.n3()} {p.n3()} {o.n3()} .\n".encode()
-            for event in fresh
-            for s, p, o in self._triples(event)
-        ]
+        lines: list[str] = []
+        new: list[str] = []  # shared resources this batch types and labels
+        declare = self._declare_into(new)
+        for event in fresh:
+            Lines(lines, event, declare)
         with open(self.triples_path, "ab") as handle:
-            handle.writelines(lines)
+            handle.write("".join(lines).encode())
             handle.flush()
-            os.fsync(handle.fileno())
+            if not self._staging:  # a staged file is synced once, before the swap
+                os.fsync(handle.fileno())
             offset = handle.tell()
+        if new and not self._staging:  # while staged, the list is written whole at the swap
+            with open(self.declared_path, "ab") as handle:
+                handle.write(_listed(new))
+                handle.flush()
+                os.fsync(handle.fileno())
         self._commit(fresh[-1].seq, offset)
         return self._checkpoint
+
+    def _declare_into(self, new: list[str]) -> Declare:
+        """True the first time the file meets ``subject``, which is then listed in ``new``."""
+        declared = self._declared
+
+        def declare(subject: str) -> bool:
+            if subject in declared:
+                return False
+            declared.add(subject)
+            new.append(subject)
+            return True
+
+        return declare
 
     def reset(self) -> None:
         with open(self.triples_path, "wb"):
             pass
         self._declared = set()
+        if not self._staging:
+            with open(self.declared_path, "wb"):
+                pass
         self._commit(0, 0)
 
     def _commit(self, checkpoint: int, offset: int) -> None:
@@ -142,11 +163,14 @@ class ProvProjector:
         except BaseException:
             self.triples_path.unlink(missing_ok=True)
             self.triples_path = final
-            self._checkpoint, _ = self._read_meta()
-            self._declared = self._scan_declarations()
+            self._checkpoint, _, declared = self._read_meta()
+            self._declared = self._read_declared(declared or 0)
             raise
         finally:
             self._staging = False
+        with open(self.triples_path, "rb+") as built:
+            os.fsync(built.fileno())
+        write_atomically(self.declared_path, [_listed(sorted(self._declared))])
         staged_file, self.triples_path = self.triples_path, final
         os.replace(staged_file, final)
         self._commit(self._checkpoint, final.stat().st_size)
@@ -163,147 +187,43 @@ class ProvProjector:
 
     # -- files -------------------------------------------------------------------------
 
-    def _read_meta(self) -> tuple[int, int]:
+    def _read_meta(self) -> tuple[int, int, int | None]:
+        """The checkpoint, the triples' length and the declared list's (None: a file from
+        before the list was kept)."""
         try:
             meta = json.loads(self.meta_path.read_text())
-            return int(meta["checkpoint"]), int(meta["offset"])
         except FileNotFoundError:
-            return 0, 0
+            return 0, 0, 0
+        declared = meta.get("declared")
+        return (
+            int(meta["checkpoint"]),
+            int(meta["offset"]),
+            None if declared is None else int(declared),
+        )
 
     def _write_meta(self, checkpoint: int, offset: int) -> None:
-        body = json.dumps({"checkpoint": checkpoint, "offset": offset}).encode()
-        write_atomically(self.meta_path, [body])
+        declared = self.declared_path.stat().st_size if self.declared_path.exists() else 0
+        body = {"checkpoint": checkpoint, "offset": offset, "declared": declared}
+        write_atomically(self.meta_path, [json.dumps(body).encode()])
         self._checkpoint = checkpoint
+
+    def _read_declared(self, length: int) -> set[str]:
+        with open(self.declared_path, "ab+") as handle:
+            handle.truncate(length)  # drop what a crash left past the checkpoint
+            handle.seek(0)
+            return set(handle.read().decode().splitlines())
 
     def _scan_declarations(self) -> set[str]:
         declared: set[str] = set()
         with open(self.triples_path, encoding="utf-8") as handle:
             for line in handle:
                 if match := _DECLARED.match(line):
-                    declared.add(match.group(1)[1:-1])
+                    declared.add(match.group(1))
         return declared
 
-    # -- the mapping -----------------------------------------------------------------
 
-    def _declare(self, subject: URIRef, kind: URIRef, label: str) -> Iterator[Triple]:
-        """Type and label a shared resource (agent, gate, source) once per file."""
-        if str(subject) not in self._declared:
-            self._declared.add(str(subject))
-            yield subject, RDF.type, kind
-            yield subject, RDFS.label, RDFLiteral(label)
-
-    def _triples(self, event: EventCore) -> Iterator[Triple]:
-        at = RDFLiteral(format_timestamp(event.occurred_at), datatype=XSD.dateTime)
-        activity = iri("activity", event.event_id)
-        agent = iri("agent", event.actor.agent)
-        yield activity, RDF.type, PROV.Activity
-        yield activity, PROV.startedAtTime, at
-        yield activity, PROV.endedAtTime, at
-        yield activity, WG.seq, RDFLiteral(event.seq)
-        yield activity, WG.eventType, RDFLiteral(event.type)
-        yield from self._declare(agent, PROV.Agent, event.actor.agent)
-        yield activity, PROV.wasAssociatedWith, agent
-        if event.actor.session:
-            yield activity, WG.session, RDFLiteral(event.actor.session)
-        provenance = provenance_of(event)
-        if provenance is not None:
-            gate = iri("gate", provenance.write_gate_version)
-            label = f"writegate {provenance.write_gate_version}"
-            yield from self._declare(gate, PROV.SoftwareAgent, label)
-            yield activity, PROV.wasAssociatedWith, gate
-            used = iri("source", provenance.source)
-            yield from self._declare(used, PROV.Entity, provenance.source)
-            yield activity, PROV.used, used
-
-        made = (activity, agent, at)
-        match payload_of(event):
-            case NodeWritten(node=node, properties=properties):
-                yield from self._version(
-                    event,
-                    node_iri(node.identity),
-                    node.stream,
-                    made,
-                    {
-                        WG.label: node.label,
-                        WG.remappedFrom: node.remapped_from,
-                        WG.changes: _json(properties),
-                    },
-                )
-            case RelationshipWritten() as written:
-                for stub in written.stubs_created:
-                    stub_extra = {WG.label: stub.label, WG.stub: True}
-                    yield from self._version(
-                        event, node_iri(stub.identity), stub.stream, made, stub_extra
-                    )
-                yield from self._version(
-                    event,
-                    relationship_iri(written.identity),
-                    written.stream,
-                    made,
-                    {
-                        WG.type: written.type,
-                        WG.remappedFrom: written.remapped_from,
-                        WG.changes: _json(written.properties),
-                        WG["from"]: node_iri(written.from_node.identity),
-                        WG.to: node_iri(written.to_node.identity),
-                    },
-                )
-            case NodeDeleted(node=node):
-                yield from self._invalidate(node_iri(node.identity), node.stream, event, made)
-            case RelationshipDeleted() as deleted:
-                rel = relationship_iri(deleted.identity)
-                yield from self._invalidate(rel, deleted.stream, event, made)
-            case SchemaPublished(version=version):
-                schema = iri("schema", version)
-                yield schema, RDF.type, PROV.Entity
-                yield schema, PROV.wasGeneratedBy, activity
-                yield schema, PROV.wasAttributedTo, agent
-            case _:
-                pass
-
-    def _version(
-        self,
-        event: EventCore,
-        entity: URIRef,
-        stream: str,
-        made: tuple[URIRef, URIRef, RDFLiteral],
-        extra: dict[URIRef, Any],
-    ) -> Iterator[Triple]:
-        activity, agent, at = made
-        number = event.streams[stream]
-        version = version_iri(entity, number)
-        provenance = provenance_of(event)
-        yield entity, RDF.type, PROV.Entity
-        yield version, RDF.type, PROV.Entity
-        yield version, PROV.specializationOf, entity
-        yield version, PROV.wasGeneratedBy, activity
-        yield version, PROV.generatedAtTime, at
-        yield version, PROV.wasAttributedTo, agent
-        yield version, WG.version, RDFLiteral(number)
-        if number > 1:
-            previous = version_iri(entity, number - 1)
-            yield version, PROV.wasDerivedFrom, previous
-            yield version, PROV.wasRevisionOf, previous
-        if provenance is not None:
-            for predicate, value in (
-                (WG.confidence, provenance.confidence),
-                (WG.reliability, provenance.reliability),
-                (WG.extractionMethod, provenance.extraction_method),
-                (WG.schemaVersion, provenance.schema_version),
-                (WG.formula, provenance.formula),
-            ):
-                yield version, predicate, _literal(value)
-        for predicate, value in extra.items():
-            if value is not None:
-                yield version, predicate, value if isinstance(value, URIRef) else _literal(value)
-
-    def _invalidate(
-        self, entity: URIRef, stream: str, event: EventCore, made: tuple[URIRef, URIRef, RDFLiteral]
-    ) -> Iterator[Triple]:
-        activity, _, at = made
-        last = version_iri(entity, event.streams[stream] - 1)
-        yield last, PROV.wasInvalidatedBy, activity
-        yield last, PROV.invalidatedAtTime, at
+def _listed(subjects: Sequence[str]) -> bytes:
+    return "".join(f"{subject}\n" for subject in subjects).encode()
 
 
 def load_graph(path: Path) -> Graph:
@@ -321,13 +241,3 @@ def export(path: str | Path, fmt: Format) -> bytes:
     if fmt == "nt":
         return Path(path).read_bytes()
     return load_graph(Path(path)).serialize(format=fmt).encode()
-
-
-def _json(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-
-
-def _literal(value: Any) -> RDFLiteral:
-    if isinstance(value, float):
-        return RDFLiteral(value, datatype=XSD.double)
-    return RDFLiteral(value)

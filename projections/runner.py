@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from writegate.eventlog import EventCore, Log
 from writegate.eventlog.bulk import bulk
@@ -23,6 +23,14 @@ from writegate.projections.regate import Regater
 
 STAGED_BATCH = 128  # events per apply while a projector builds aside (see ``_apply``)
 Progress = Callable[[int], None]  # called with the number of events just applied
+
+
+@runtime_checkable
+class Rendering(Protocol):
+    """A projector whose output is rendered from its store when asked, not per batch (the
+    JSONL snapshot): a replay or rebuild asks at its end, ``follow`` when due."""
+
+    def flush(self, *, due_only: bool = False) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -161,6 +169,8 @@ def _apply(
             applied += len(events)
             if progress:
                 progress(len(events))
+    if isinstance(projector, Rendering):
+        projector.flush()
     return applied, checkpoint
 
 
@@ -176,7 +186,9 @@ def follow(
     """Keep every projector caught up until ``stop`` is set; when idle, wait for the log's
     next append (PostgreSQL's notification; on SQLite, ``interval`` seconds). Each batch is
     applied whole or not at all, so stopping (or dying) between batches loses nothing and
-    doubles nothing."""
+    doubles nothing. Projectors that render their output when asked are asked when due,
+    and once more on stopping."""
+    rendering = [p for p in projectors.values() if isinstance(p, Rendering)]
     while not stop.is_set():
         busy = False
         for name, projector in projectors.items():
@@ -189,5 +201,9 @@ def follow(
                 new = projector.apply(events)
                 if on_batch:
                     on_batch(name, len(events), new)
+        for projector in rendering:
+            projector.flush(due_only=True)
         if not busy:
             log.wait_for_append(interval, stop)
+    for projector in rendering:
+        projector.flush()

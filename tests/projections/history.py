@@ -1,5 +1,6 @@
 """A history that exercises every projection path, written through the real gate (the one
-``projections/contract_history.jsonl`` was recorded from), on a frozen clock."""
+``projections/contract_history.jsonl`` was recorded from), on a frozen clock; and a log of
+odd names (``clashing_log``: shared names, several keys, quotes, non-ASCII) for renderers."""
 
 from __future__ import annotations
 
@@ -142,3 +143,75 @@ def build_history(gate: Gate, minutes: int = 1) -> list[datetime]:
 
         write_history(gate, step)
     return steps
+
+
+COMMON: dict[str, Any] = {"source": "s", "extraction_method": "api", "reliability": 0.9}
+CLASHES = {
+    "name": "clashes",
+    "nodes": {
+        "Person": {"merge_keys": ["name"], "required": ["name"]},
+        "Organization": {"merge_keys": ["name"], "required": ["name"]},
+        "Account": {"merge_keys": ["bank", "number"], "required": ["bank", "number"]},
+        "Tag": {"merge_keys": ["slug"], "required": ["slug"]},
+    },
+    "relationships": {
+        "KNOWS": {"from": ["Person"], "to": ["Person", "Organization"]},
+        "HOLDS": {"from": ["Person"], "to": ["Account"]},
+    },
+}
+
+
+def clashing_log(gate: Gate) -> None:
+    """Names two nodes share (qualified by label), multi-key and single-key nodes, a stub,
+    a property removed, a node written twice in one batch, a detached deletion."""
+    gate.publish_schema(CLASHES)
+    node = {"op": "write_node", **COMMON}
+    knows = {"op": "write_relationship", "type": "KNOWS", "from_label": "Person", **COMMON}
+    assert (
+        gate.write_batch(
+            items=[
+                {**node, "label": "Person", "merge_keys": {"name": "Acme"}, "properties": {"x": 1}},
+                {**node, "label": "Organization", "merge_keys": {"name": "Acme"}},
+                {**node, "label": "Account", "merge_keys": {"bank": "B", "number": 7}},
+                {**node, "label": "Tag", "merge_keys": {"slug": 'zürich "quoted"'}},
+                {
+                    **node,
+                    "label": "Person",
+                    "merge_keys": {"name": "Acme"},
+                    "properties": {"x": None, "likes": ["a", "b"], "ok": True, "r": 2.5},
+                },
+                {
+                    **knows,
+                    "from_keys": {"name": "Acme"},
+                    "to_label": "Organization",
+                    "to_keys": {"name": "Acme"},
+                },
+                {
+                    **knows,
+                    "from_keys": {"name": "Acme"},
+                    "to_label": "Person",
+                    "to_keys": {"name": "Stubby"},
+                    "endpoint_policy": "merge_endpoints",
+                },
+                {**node, "label": "Person", "merge_keys": {"name": "Gone"}},
+                {
+                    **knows,
+                    "from_keys": {"name": "Gone"},
+                    "to_label": "Person",
+                    "to_keys": {"name": "Acme"},
+                },
+                {
+                    "op": "write_relationship",
+                    "type": "HOLDS",
+                    "from_label": "Person",
+                    "from_keys": {"name": "Acme"},
+                    "to_label": "Account",
+                    "to_keys": {"bank": "B", "number": 7},
+                    **COMMON,
+                },
+            ]
+        ).status
+        == "written"
+    )
+    deleted = gate.delete_node(label="Person", merge_keys={"name": "Gone"}, detach=True, **COMMON)
+    assert deleted.status == "deleted", deleted

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from rdflib import Graph
-from rdflib.namespace import PROV
+from rdflib import Graph, Literal
+from rdflib.namespace import PROV, RDFS
 
-from writegate.eventlog import Event
+from tests.projections import prov_reference
+from tests.projections.history import CLASHES, COMMON, clashing_log
+from writegate.eventlog import Actor, Event
+from writegate.gate import Gate
 from writegate.language import node_identity
 from writegate.projections.prov import WG, ProvProjector, export, node_iri
 
@@ -100,3 +104,71 @@ def test_the_gate_is_a_software_agent_with_its_version(graph: Graph) -> None:
         )
     )
     assert [str(r.label) for r in rows] == ["writegate 0.1.0"]  # type: ignore[union-attr]
+
+
+def test_the_lines_are_those_the_rdflib_mapping_wrote(tmp_path: Path, events: list[Event]) -> None:
+    """Written as text now: the same bytes as rdflib's terms, so the same graph."""
+    projector = ProvProjector(tmp_path / "prov.nt")
+    for start in range(0, len(events), 4):
+        projector.apply(events[start : start + 4])
+    written = (tmp_path / "prov.nt").read_bytes()
+    assert written == prov_reference.lines(events)
+    reference = Graph().parse(data=prov_reference.lines(events).decode(), format="nt")
+    assert projector.graph().isomorphic(reference)
+
+
+def test_odd_values_are_written_as_rdflib_wrote_them(tmp_path: Path) -> None:
+    """Quotes, backslashes, non-ASCII names, several keys, stubs, a session, a deletion."""
+    with Gate.open(tmp_path / "odd.db", default_actor=Actor(agent='ag"ent\\ ü')) as gate:
+        clashing_log(gate)
+        written = gate.write_node(
+            label="Tag",
+            merge_keys={"slug": 'tab\there, cr\r, quote" ☃'},
+            actor=Actor(agent="other", session="sess/1 ?#"),
+            source="file:///a b.csv",
+            extraction_method="llm",
+            reliability=0.3,
+        )
+        assert written.status == "written", written
+        events = list(gate.log.iter_replayed())
+    projector = ProvProjector(tmp_path / "prov.nt")
+    projector.apply(events)
+    assert (tmp_path / "prov.nt").read_bytes() == prov_reference.lines(events)
+
+
+def test_a_line_break_is_escaped_so_the_file_still_parses(tmp_path: Path) -> None:
+    """rdflib's ``n3()`` writes Turtle's triple quotes, which N-Triples lacks."""
+    with Gate.open(tmp_path / "nl.db", default_actor=Actor(agent="a")) as gate:
+        gate.publish_schema(CLASHES)
+        claim = {**COMMON, "source": "a\nb"}
+        assert gate.write_node(label="Tag", merge_keys={"slug": "x"}, **claim).status == "written"
+        events = list(gate.log.iter_replayed())
+    ProvProjector(tmp_path / "prov.nt").apply(events)
+    graph = Graph().parse(tmp_path / "prov.nt", format="nt")
+    assert Literal("a\nb") in set(graph.objects(None, RDFS.label))
+
+
+def test_opening_reads_the_declared_list_not_the_file(tmp_path: Path, events: list[Event]) -> None:
+    """Which agents, gates and sources the file already types is kept in a short list: a
+    reopened projection does not type them again, and never reads the triples to know."""
+    path = tmp_path / "prov.nt"
+    ProvProjector(path).apply(events[:5])
+    kept = path.read_bytes()
+    path.write_bytes(b"#" * len(kept))  # same length, no typing left in it to find
+    ProvProjector(path).apply(events[5:])
+    appended = path.read_bytes()[len(kept) :]
+    assert appended == prov_reference.lines(events)[len(kept) :]
+
+
+def test_a_file_without_the_list_is_read_once(tmp_path: Path, events: list[Event]) -> None:
+    """A projection written before the list was kept: opening scans the file for it."""
+    path = tmp_path / "prov.nt"
+    ProvProjector(path).apply(events[:5])
+    meta = path.with_name("prov.nt.checkpoint.json")
+    older = json.loads(meta.read_text())
+    del older["declared"]
+    meta.write_text(json.dumps(older))
+    path.with_name("prov.nt.declared").unlink()
+    ProvProjector(path).apply(events[5:])
+    assert path.read_bytes() == prov_reference.lines(events)
+    assert "declared" in json.loads(meta.read_text())

@@ -1,0 +1,229 @@
+"""One event as PROV-O N-Triples lines: the mapping ``projections.prov`` describes.
+
+Written as text (``projections.ntriples``) rather than as rdflib terms: the terms and their
+``n3()`` cost three quarters of a rebuild. The IRIs that recur (predicates, classes, agents,
+gates, sources, the nodes relationships point at) are spelled once and reused.
+``tests/projections/test_prov.py`` checks the lines against the rdflib mapping they replace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+import orjson
+
+from writegate.eventlog import EventCore
+from writegate.language import (
+    NodeDeleted,
+    NodeWritten,
+    RelationshipDeleted,
+    RelationshipWritten,
+    SchemaPublished,
+    WriteProvenance,
+    payload_of,
+    provenance_of,
+)
+from writegate.projections import ntriples as nt
+
+BASE = "urn:writegate:"
+WG_NS = "https://writegate.dev/ns#"
+
+TYPE, LABEL = f"<{nt.RDF}type>", f"<{nt.RDFS}label>"
+ACTIVITY, AGENT, SOFTWARE_AGENT, ENTITY = (
+    f"<{nt.PROV}{name}>" for name in ("Activity", "Agent", "SoftwareAgent", "Entity")
+)
+STARTED, ENDED, ASSOCIATED, USED = (
+    f"<{nt.PROV}{name}>" for name in ("startedAtTime", "endedAtTime", "wasAssociatedWith", "used")
+)
+SPECIALIZATION, GENERATED_BY, GENERATED_AT, ATTRIBUTED, DERIVED, REVISION = (
+    f"<{nt.PROV}{name}>"
+    for name in (
+        "specializationOf",
+        "wasGeneratedBy",
+        "generatedAtTime",
+        "wasAttributedTo",
+        "wasDerivedFrom",
+        "wasRevisionOf",
+    )
+)
+INVALIDATED_BY, INVALIDATED_AT = (
+    f"<{nt.PROV}{name}>" for name in ("wasInvalidatedBy", "invalidatedAtTime")
+)
+SEQ, EVENT_TYPE, SESSION, VERSION, STUB, FROM, TO = (
+    f"<{WG_NS}{name}>" for name in ("seq", "eventType", "session", "version", "stub", "from", "to")
+)
+LABEL_OF, TYPE_OF, REMAPPED_FROM, CHANGES = (
+    f"<{WG_NS}{name}>" for name in ("label", "type", "remappedFrom", "changes")
+)
+CITED = tuple(
+    f"<{WG_NS}{name}>"
+    for name in ("confidence", "reliability", "extractionMethod", "schemaVersion", "formula")
+)
+
+Declare = Callable[[str], bool]  # True the first time a shared resource's IRI is seen
+
+
+@lru_cache(maxsize=1 << 12)
+def shared(kind: str, value: str) -> str:
+    """An agent's, gate's, source's or schema's IRI (few, and met again and again)."""
+    return nt.name(BASE, kind, value)
+
+
+@lru_cache(maxsize=1 << 16)
+def entity(kind: str, identity: str) -> str:
+    """A node's or relationship's IRI, without the brackets (versions extend it)."""
+    return nt.name(BASE, kind, identity)[1:-1]
+
+
+def _cited(provenance: WriteProvenance) -> tuple[str, ...]:
+    """The provenance literals every version carries, in ``CITED`` order."""
+    values = (
+        provenance.confidence,
+        provenance.reliability,
+        provenance.extraction_method,
+        provenance.schema_version,
+        provenance.formula,
+    )
+    return _literals(values, tuple(map(type, values)))
+
+
+@lru_cache(maxsize=1 << 10)  # writes from one source and method mostly share all five
+def _literals(values: tuple[Any, ...], _types: tuple[type, ...]) -> tuple[str, ...]:
+    """(The types are part of the key: ``1``, ``1.0`` and ``True`` are equal keys.)"""
+    return tuple(nt.literal(value) for value in values)
+
+
+def _json(value: dict[str, Any]) -> str:
+    """A property change as the literal shows it: canonical JSON."""
+    return nt.string(orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode())
+
+
+class Lines:
+    """The lines of one event, appended to ``out``. ``declare`` says whether a shared
+    resource (agent, gate, source) still needs its type and label in this file."""
+
+    __slots__ = ("activity", "agent", "at", "cited", "event", "out")
+
+    def __init__(self, out: list[str], event: EventCore, declare: Declare) -> None:
+        self.out, self.event = out, event
+        at = self.at = nt.date_time(event.occurred_at)
+        activity = self.activity = nt.name(BASE, "activity", event.event_id)
+        agent_name = event.actor.agent
+        agent = self.agent = shared("agent", agent_name)
+        out += (
+            f"{activity} {TYPE} {ACTIVITY} .\n",
+            f"{activity} {STARTED} {at} .\n",
+            f"{activity} {ENDED} {at} .\n",
+            f"{activity} {SEQ} {nt.integer(event.seq)} .\n",
+            f"{activity} {EVENT_TYPE} {nt.string(event.type)} .\n",
+        )
+        if declare(agent):
+            out += (
+                f"{agent} {TYPE} {AGENT} .\n",
+                f"{agent} {LABEL} {nt.string(agent_name)} .\n",
+            )
+        out.append(f"{activity} {ASSOCIATED} {agent} .\n")
+        if event.actor.session:
+            out.append(f"{activity} {SESSION} {nt.string(event.actor.session)} .\n")
+        provenance = provenance_of(event)
+        self.cited: tuple[str, ...] = ()
+        if provenance is not None:
+            self.cited = _cited(provenance)
+            version = provenance.write_gate_version
+            gate = shared("gate", version)
+            if declare(gate):
+                out += (
+                    f"{gate} {TYPE} {SOFTWARE_AGENT} .\n",
+                    f"{gate} {LABEL} {nt.string(f'writegate {version}')} .\n",
+                )
+            out.append(f"{activity} {ASSOCIATED} {gate} .\n")
+            used = shared("source", provenance.source)
+            if declare(used):
+                out += (
+                    f"{used} {TYPE} {ENTITY} .\n",
+                    f"{used} {LABEL} {nt.string(provenance.source)} .\n",
+                )
+            out.append(f"{activity} {USED} {used} .\n")
+        self._payload()
+
+    def _payload(self) -> None:
+        match payload_of(self.event):
+            case NodeWritten(node=node, properties=properties):
+                self._version(
+                    entity("node", node.identity),
+                    node.stream,
+                    (
+                        (LABEL_OF, nt.string(node.label)),
+                        (REMAPPED_FROM, _optional(node.remapped_from)),
+                        (CHANGES, _json(properties)),
+                    ),
+                )
+            case RelationshipWritten() as written:
+                for stub in written.stubs_created:
+                    self._version(
+                        entity("node", stub.identity),
+                        stub.stream,
+                        ((LABEL_OF, nt.string(stub.label)), (STUB, nt.TRUE)),
+                    )
+                self._version(
+                    entity("relationship", written.identity),
+                    written.stream,
+                    (
+                        (TYPE_OF, nt.string(written.type)),
+                        (REMAPPED_FROM, _optional(written.remapped_from)),
+                        (CHANGES, _json(written.properties)),
+                        (FROM, f"<{entity('node', written.from_node.identity)}>"),
+                        (TO, f"<{entity('node', written.to_node.identity)}>"),
+                    ),
+                )
+            case NodeDeleted(node=node):
+                self._invalidate(entity("node", node.identity), node.stream)
+            case RelationshipDeleted() as deleted:
+                self._invalidate(entity("relationship", deleted.identity), deleted.stream)
+            case SchemaPublished(version=version):
+                schema = shared("schema", version)
+                self.out += (
+                    f"{schema} {TYPE} {ENTITY} .\n",
+                    f"{schema} {GENERATED_BY} {self.activity} .\n",
+                    f"{schema} {ATTRIBUTED} {self.agent} .\n",
+                )
+            case _:
+                pass
+
+    def _version(self, iri: str, stream: str, extra: tuple[tuple[str, str | None], ...]) -> None:
+        number = self.event.streams[stream]
+        version = f"<{iri}/v{number}>"
+        out = self.out
+        out += (
+            f"<{iri}> {TYPE} {ENTITY} .\n",
+            f"{version} {TYPE} {ENTITY} .\n",
+            f"{version} {SPECIALIZATION} <{iri}> .\n",
+            f"{version} {GENERATED_BY} {self.activity} .\n",
+            f"{version} {GENERATED_AT} {self.at} .\n",
+            f"{version} {ATTRIBUTED} {self.agent} .\n",
+            f"{version} {VERSION} {nt.integer(number)} .\n",
+        )
+        if number > 1:
+            previous = f"<{iri}/v{number - 1}>"
+            out += (
+                f"{version} {DERIVED} {previous} .\n",
+                f"{version} {REVISION} {previous} .\n",
+            )
+        for predicate, value in zip(CITED, self.cited, strict=False):
+            out.append(f"{version} {predicate} {value} .\n")
+        for predicate, term in extra:
+            if term is not None:
+                out.append(f"{version} {predicate} {term} .\n")
+
+    def _invalidate(self, iri: str, stream: str) -> None:
+        last = f"<{iri}/v{self.event.streams[stream] - 1}>"
+        self.out += (
+            f"{last} {INVALIDATED_BY} {self.activity} .\n",
+            f"{last} {INVALIDATED_AT} {self.at} .\n",
+        )
+
+
+def _optional(value: str | None) -> str | None:
+    return None if value is None else nt.string(value)
