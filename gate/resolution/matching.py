@@ -27,10 +27,10 @@ from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.resolution.keys import keys_of
 from writegate.gate.resolution.normalize import normalize
-from writegate.gate.resolution.score import Thresholds, decide, score_normalized
+from writegate.gate.resolution.score import Thresholds, decide, score_normalized, score_value
 from writegate.gate.schema.document import ResolutionDoc
 from writegate.gate.schema.registry import SchemaEntry
-from writegate.language import NodeRef
+from writegate.language import NodeRef, parse_node_identity
 from writegate.projections.state import NodeRow, StateReader
 
 MAX_CANDIDATES = 50  # the same normal form or identity: a cap never reached in practice
@@ -136,20 +136,21 @@ def resolve(
     rows = {r.identity: r for r in state.nodes(conn, found)} if needs_rows else {}
     scored: list[tuple[float, str, NodeRef, list[str]]] = []
     for identity in found:
-        node = NodeRef.parse(identity)
+        label, node_keys = parse_node_identity(identity)  # a model only for what is kept
         row = rows.get(identity)
-        stored = row.properties if row is not None else dict(node.keys)
+        stored = row.properties if row is not None else node_keys
         shared = [p for p in rules.identity if _same(properties.get(p), stored.get(p))]
         if shared:
-            scored.append((1.0, "same", node, [f"the same {', '.join(shared)}"]))
+            scored.append((1.0, "same", NodeRef.parse(identity), [f"the same {', '.join(shared)}"]))
             continue
-        theirs = labels.get(node.label, rules)
-        match = score_normalized(
-            written, normalize(name_of(theirs, stored, node.keys), rules.kind), rules.kind
-        )
+        theirs = labels.get(label, rules)
+        other = normalize(name_of(theirs, stored, node_keys), rules.kind)
+        if score_value(written, other, rules.kind) < thresholds.propose:
+            continue  # "different": scored, never explained
+        match = score_normalized(written, other, rules.kind)
         judged = decide(match, thresholds)
         if judged != "different":
-            scored.append((match.score, judged, node, list(match.reasons)))
+            scored.append((match.score, judged, NodeRef.parse(identity), list(match.reasons)))
     if not scored:
         return Resolved(ref, None, None, keys)
     scored.sort(key=lambda item: (-item[0], item[2].identity))

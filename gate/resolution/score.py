@@ -133,6 +133,20 @@ def score_normalized(
     return Match(score=value, rule=rule, measures=measures, vetoes=unique, reasons=reasons)
 
 
+def score_value(
+    a: NormalizedName, b: NormalizedName, kind: Kind, rules: NameRules | None = None
+) -> float:
+    """``score_normalized(a, b, kind, rules).score`` without the vetoes and reasons: the
+    gate scores every candidate this way and explains only those that reach a threshold."""
+    if a.key == b.key:
+        return 1.0
+    if a.joined == b.joined:
+        return JOINED_SCORE
+    if _is_acronym_of(a, b) or _is_acronym_of(b, a):
+        return ACRONYM_SCORE
+    return _fuzzy(_measures(a, b, rules or DEFAULT_RULES[kind])[0])
+
+
 def _short(name: NormalizedName) -> bool:
     return max(map(len, name.tokens), default=0) <= SHORT_WORD
 

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from tests.resolution.make_pairs import PAIRS
 from writegate.gate.resolution import (
     DEFAULT_THRESHOLDS,
     Kind,
@@ -15,6 +16,9 @@ from writegate.gate.resolution import (
     decide,
     score,
 )
+from writegate.gate.resolution.evaluate import parse_pairs
+from writegate.gate.resolution.normalize import normalize
+from writegate.gate.resolution.score import score_normalized, score_value
 
 
 def verdict(a: str, b: str, kind: Kind) -> Verdict:
@@ -105,3 +109,16 @@ def test_thresholds_are_ordered() -> None:
     assert DEFAULT_THRESHOLDS.propose <= DEFAULT_THRESHOLDS.auto
     with pytest.raises(ValidationError):
         Thresholds(auto=0.8, propose=0.9)
+
+
+@given(names, names, st.sampled_from(["person", "organisation"]))
+def test_the_bare_value_is_the_scores_value(a: str, b: str, kind: Kind) -> None:
+    """The gate scores candidates by ``score_value`` and explains only those it keeps."""
+    x, y = normalize(a, kind), normalize(b, kind)
+    assert score_value(x, y, kind) == score_normalized(x, y, kind).score
+
+
+def test_the_bare_value_agrees_on_the_labelled_fixture() -> None:
+    for pair in parse_pairs(PAIRS.read_text(encoding="utf-8")):
+        x, y = normalize(pair.a, pair.kind), normalize(pair.b, pair.kind)
+        assert score_value(x, y, pair.kind) == score_normalized(x, y, pair.kind).score, pair
