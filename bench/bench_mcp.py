@@ -60,6 +60,12 @@ async def timed(calls: int, call: Callable[[int], Awaitable[Any]]) -> tuple[list
 
 
 async def memory_server(size: int, calls: int, tmp: Path) -> str:
+    latencies, elapsed = await memory_server_timed(size, calls, tmp)
+    return summary("memory server (stdio)", size, latencies, elapsed)
+
+
+async def memory_server_timed(size: int, calls: int, tmp: Path) -> tuple[list[float], float]:
+    """``create_entities`` calls, one new entity each, on a graph pre-filled to ``size``."""
     params = StdioServerParameters(
         command=str(MEMORY_SERVER),
         env={**os.environ, "MEMORY_FILE_PATH": str(tmp / f"memory-{size}.jsonl")},
@@ -77,8 +83,7 @@ async def memory_server(size: int, calls: int, tmp: Path) -> str:
             result = await client.call_tool("create_entities", {"entities": [entity]})
             assert not result.is_error, result
 
-        latencies, elapsed = await timed(calls, one)
-    return summary("memory server (stdio)", size, latencies, elapsed)
+        return await timed(calls, one)
 
 
 def writegate_db(size: int, tmp: Path) -> Path:
