@@ -15,6 +15,7 @@ from typing import Any
 from writegate.eventlog.canonical import chain_hash, stored_body
 from writegate.eventlog.errors import EventLogError
 from writegate.eventlog.events import Actor, Event
+from writegate.eventlog.grouping import CommitGroups, Pending
 from writegate.eventlog.reading import LogReader
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import INSERT_EVENT, INSERT_IDEMPOTENCY, INSERT_STREAM
@@ -33,6 +34,8 @@ class Appending(LogReader):
 
     inline: Sequence[InlineProjector]
     readonly: bool
+    group_commit = True  # concurrent appends commit together (``grouping``); off: one each
+    commit_groups: CommitGroups  # set by each backend
 
     def _begin_write(self, conn: Sql) -> None:
         """Open a transaction holding the log's write lock."""
@@ -73,40 +76,68 @@ class Appending(LogReader):
     ) -> AppendOutcome:
         """Run ``decide`` in a write transaction and commit what it emitted.
 
-        If ``decide`` raises, nothing is written and the exception propagates. With an
-        ``idempotency_key`` (scoped to ``actor.agent``) an earlier append under the same key
-        is returned instead of running ``decide`` again; the same key with a different
-        ``request`` raises ``IdempotencyKeyReused``.
+        If ``decide`` raises, nothing it emitted is written and the exception propagates.
+        With an ``idempotency_key`` (scoped to ``actor.agent``) an earlier append under the
+        same key is returned instead of running ``decide`` again; the same key with a
+        different ``request`` raises ``IdempotencyKeyReused``. Appends from several threads
+        at once commit together (``grouping``); ``decide`` may then run on another thread,
+        with the transaction it is handed.
         """
         if self.readonly:
             raise EventLogError(f"{self.describe()} is open read-only")
+        pending = Pending(actor, decide, idempotency_key, request_hash(request))
+        if not self.group_commit:
+            self._commit_group([pending])
+            return pending.result()
+        return self.commit_groups.submit(pending, self._commit_group)
+
+    def _commit_group(self, group: list[Pending]) -> None:
+        """One write transaction for ``group``, each member in its own savepoint; settles each."""
         conn = self.connection()
-        digest = request_hash(request)
         self._begin_write(conn)
         try:
-            if idempotency_key is not None:
-                # checked again under the write lock: a concurrent retry may have just committed
-                earlier = self.earlier_append(actor, idempotency_key, digest=digest)
-                if earlier is not None:
-                    conn.execute("ROLLBACK")
-                    return AppendOutcome(earlier, replayed=True)
-            tx = Transaction(conn, actor, idempotency_key, self.inline)
-            decide(tx)
-            if tx.events:
-                last = tx.events[-1].seq
+            events: list[Event] = []
+            for member in group:
+                conn.execute("SAVEPOINT append")
+                try:
+                    outcome = self._append_one(conn, member)
+                except Exception as exc:
+                    conn.execute("ROLLBACK TO append")
+                    conn.execute("RELEASE append")
+                    member.settle(None, exc)
+                    continue
+                conn.execute("RELEASE append")
+                member.settle(outcome, None)
+                if not outcome.replayed:
+                    events.extend(outcome.events)
+            if events:
+                last = events[-1].seq
                 for projector in self.inline:
                     projector.set_checkpoint(conn, last)
-                if idempotency_key is not None:
-                    conn.execute(
-                        INSERT_IDEMPOTENCY,
-                        (actor.agent, idempotency_key, digest, tx.events[0].seq, last),
-                    )
                 self._before_commit(conn, last)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
+            for member in group:  # nothing of the group is written: none is acknowledged
+                member.settle(None, None)
             raise
+
+    def _append_one(self, conn: Sql, member: Pending) -> AppendOutcome:
+        """One member of a group, inside its savepoint: the idempotency check (which sees the
+        group's earlier members), ``decide``, the idempotency record."""
+        key, actor = member.idempotency_key, member.actor
+        if key is not None:
+            earlier = self.earlier_append(actor, key, digest=member.digest)
+            if earlier is not None:
+                return AppendOutcome(earlier, replayed=True)
+        tx = Transaction(conn, actor, key, self.inline)
+        member.decide(tx)
+        if tx.events and key is not None:
+            conn.execute(
+                INSERT_IDEMPOTENCY,
+                (actor.agent, key, member.digest, tx.events[0].seq, tx.events[-1].seq),
+            )
         return AppendOutcome(tx.events)
 
     # -- integrity -------------------------------------------------------------------

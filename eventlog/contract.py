@@ -5,7 +5,8 @@ same reusable test case (``writegate.eventlog.testing.LogContractTestCase``). Wh
 the backend: seqs are gapless and each hash chains to the one before; an append is all
 or nothing; an idempotency key (scoped to the agent) returns its first append's events;
 expected stream versions are checked under the write lock; reads see committed events in
-seq order, and ``snapshot()`` holds one commit's view while writers go on.
+seq order, and ``snapshot()`` holds one commit's view while writers go on; appends that
+arrive together from several threads commit in one transaction, each kept or refused alone.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from datetime import datetime
 from typing import Any, Protocol, Self, runtime_checkable
 
 from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore
+from writegate.eventlog.grouping import CommitGroups
 from writegate.eventlog.reading import EventPage
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.transaction import AppendOutcome
@@ -38,6 +40,8 @@ class LogTransaction(Protocol):
 class Log(Protocol):
     readonly: bool
     inline: Sequence[Any]  # the read models kept in the log's database, in its transactions
+    group_commit: bool  # appends arriving together from several threads commit together
+    commit_groups: CommitGroups  # how many groups committed, carrying how many appends
 
     def describe(self) -> str:
         """Where the log is, for messages: a path, or an address without its password."""

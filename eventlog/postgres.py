@@ -29,6 +29,7 @@ from psycopg.conninfo import conninfo_to_dict
 from writegate.eventlog.appending import Appending
 from writegate.eventlog.canonical import GENESIS_HASH
 from writegate.eventlog.errors import LogUnavailable, NotAnEventLog
+from writegate.eventlog.grouping import CommitGroups
 from writegate.eventlog.pgsql import PgConnection
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import APPEND_ONLY_TABLES, FORMAT_VERSION
@@ -129,6 +130,7 @@ class PostgresEventLog(Appending):
         self.lock_timeout = lock_timeout
         self.connect_timeout = connect_timeout
         self._local = threading.local()
+        self.commit_groups = CommitGroups()
         self._all: list[PgConnection] = []
         self._lock = threading.Lock()
         self._listener: psycopg.Connection[Any] | None = None

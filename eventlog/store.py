@@ -20,6 +20,7 @@ from typing import Literal
 from writegate.eventlog.appending import Appending
 from writegate.eventlog.canonical import GENESIS_HASH
 from writegate.eventlog.errors import EventLogError, NotAnEventLog
+from writegate.eventlog.grouping import CommitGroups
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import (
     HEAD,
@@ -54,6 +55,7 @@ class EventLog(Appending):
         self.durability = durability
         self.busy_timeout = busy_timeout
         self._local = threading.local()
+        self.commit_groups = CommitGroups()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._install()

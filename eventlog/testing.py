@@ -286,3 +286,92 @@ class LogContractTestCase(unittest.TestCase):
         self.assertTrue(self.log.verify().ok)
         for n in range(8):
             self.assertEqual(self.log.stream_version(f"agent-{n}"), 25)
+
+    # -- group commit ------------------------------------------------------------------
+
+    def _queued_behind_a_held_append(
+        self, appends: list[Callable[[], list[int]]]
+    ) -> tuple[list[list[int] | BaseException], int]:
+        """Run ``appends`` on threads while a first append holds the group running, so they
+        all queue and commit as the next group. Each one's seqs or what it raised, and how
+        many groups committed."""
+        held, release = threading.Event(), threading.Event()
+
+        def holding(tx: LogTransaction) -> None:
+            tx.emit(note("held"))
+            held.set()
+            release.wait(10)
+
+        groups = self.log.commit_groups
+        before = groups.groups
+        first = threading.Thread(target=self.log.append, args=(ADA, holding))
+        first.start()
+        self.assertTrue(held.wait(10))
+        results: list[list[int] | BaseException] = [[] for _ in appends]
+
+        def run(index: int) -> None:
+            try:
+                results[index] = appends[index]()
+            except BaseException as exc:
+                results[index] = exc
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(len(appends))]
+        for thread in threads:
+            thread.start()
+        for _ in range(500):  # until every append waits in the queue (at most 5 s)
+            if (queued := groups.waiting) == len(appends):
+                break
+            threading.Event().wait(0.01)
+        release.set()
+        for thread in [first, *threads]:
+            thread.join()
+        self.assertEqual(queued, len(appends), "the appends did not queue for one group")
+        return results, groups.groups - before
+
+    def test_appends_arriving_together_commit_as_one_group(self) -> None:
+        def writer(i: int) -> Callable[[], list[int]]:
+            return lambda: self.append(note(f"w{i}", f"s{i}"), actor=BOB)
+
+        results, groups = self._queued_behind_a_held_append([writer(i) for i in range(6)])
+        self.assertEqual(groups, 2)  # the held append, then the six together
+        seqs = [seq for r in results if not isinstance(r, BaseException) for seq in r]
+        self.assertEqual(sorted(seqs), list(range(2, 8)))
+        self.assertEqual(self.log.head()[0], 7)
+        self.assertTrue(self.log.verify().ok)
+
+    def test_a_refused_member_is_rolled_back_alone(self) -> None:
+        self.append(note("base", "fixed"))
+
+        def raising(tx: LogTransaction) -> None:
+            tx.emit(note("half", "other"))
+            raise ValueError("refused")
+
+        appends: list[Callable[[], list[int]]] = [
+            lambda: self.append(note("kept-1", "a")),
+            lambda: [e.seq for e in self.log.append(BOB, raising).events],
+            lambda: self.append(note("stale", "fixed", expected={"fixed": 0})),
+            lambda: self.append(note("kept-2", "b")),
+        ]
+        results, groups = self._queued_behind_a_held_append(appends)
+        self.assertEqual(groups, 2)
+        self.assertIsInstance(results[1], ValueError)
+        self.assertIsInstance(results[2], VersionConflict)
+        self.assertEqual([results[0], results[3]], [[3], [4]])  # no gap where the others were
+        texts = [e.payload["text"] for e in self.log.iter_events()]
+        self.assertEqual(texts, ["base", "held", "kept-1", "kept-2"])
+        self.assertEqual(self.log.stream_version("other"), 0)
+        self.assertTrue(self.log.verify().ok)
+
+    def test_a_key_is_exact_within_a_group(self) -> None:
+        same = note("once")
+        appends: list[Callable[[], list[int]]] = [
+            lambda: self.append(same, idempotency_key="k", request={"r": 1}),
+            lambda: self.append(same, idempotency_key="k", request={"r": 1}),
+            lambda: self.append(same, idempotency_key="k", request={"r": 2}),
+        ]
+        results, groups = self._queued_behind_a_held_append(appends)
+        self.assertEqual(groups, 2)
+        self.assertEqual(results[0], [2])
+        self.assertEqual(results[1], [2])  # the retry answered with the first append's events
+        self.assertIsInstance(results[2], IdempotencyKeyReused)
+        self.assertEqual(self.log.head()[0], 2)

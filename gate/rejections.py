@@ -9,6 +9,7 @@ write rolled back. The table is bounded: past ``retention`` rows the oldest are 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -58,21 +59,27 @@ class RejectionLog:
         self.retention = retention if retention is not None else int(env or DEFAULT_RETENTION)
         self._since_prune = 0
         self._installed = False  # created on the first refusal: opening a log writes nothing
+        self._installing = threading.Lock()
 
     def install(self) -> None:
-        """Create the table now (``init`` does), so a server's role needs no CREATE right."""
-        if self.log.readonly or self.log.has_table("rejections"):
+        """Create the table now (``init`` does), so a server's role needs no CREATE right.
+        Refusals arriving together create it once: PostgreSQL's ``IF NOT EXISTS`` is no guard
+        against two transactions creating it at once, so a creation that loses such a race
+        stands down when the table is there."""
+        with self._installing:
+            if self._installed or self.log.readonly or self.log.has_table("rejections"):
+                self._installed = True
+                return
+            conn = self.log.connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                run_script(conn, _TABLE)
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                conn.execute("ROLLBACK")
+                if not isinstance(exc, Exception) or not self.log.has_table("rejections"):
+                    raise  # (else another process made it meanwhile)
             self._installed = True
-            return
-        conn = self.log.connection()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            run_script(conn, _TABLE)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        self._installed = True
 
     def record(
         self, actor: Actor, operation: str, error_code: str, message: str, request: Any
@@ -83,12 +90,11 @@ class RejectionLog:
             text = canonical_json(request).decode()
         except TypeError as exc:  # too deep or not JSON: what was refused, not its bytes
             text = canonical_json({"unrecorded": f"not representable as JSON: {exc}"}).decode()
+        if not self._installed:
+            self.install()
         conn = self.log.connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            if not self._installed and not self.log.has_table("rejections"):
-                run_script(conn, _TABLE)
-            self._installed = True
             conn.execute(
                 "INSERT INTO rejections (at, agent, session, transport, operation, error_code, "
                 "message, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
