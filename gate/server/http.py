@@ -165,7 +165,10 @@ def oauth_resource(oauth: OAuthSettings, hosts: HostPolicy, path: str = "/mcp") 
 def bind(host: str, port: int) -> socket.socket:
     """The listening socket, or ``PortTaken`` naming the address."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # named TCP, so asyncio turns Nagle off on each accepted connection (it only does for
+    # sockets whose ``proto`` says TCP): with Nagle a response's body waited ~40 ms for the
+    # client's delayed ACK of its headers
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
