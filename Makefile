@@ -66,6 +66,8 @@ bench: $(DEV) $(PEERS) postgres
 	$(BIN)/python bench/bench_backends.py
 	$(BIN)/python bench/bench_follow_pg.py
 	$(BIN)/python bench/bench_scale.py
+	$(BIN)/python bench/bench_concurrency.py
+	$(BIN)/python bench/bench_mcp_floor.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis tests/peers/node_modules

@@ -138,9 +138,11 @@ async def writes(db: Path, calls: int, size: int) -> None:
 @asynccontextmanager
 async def _client(url: str, token: str | None = None, mode: str = "auto") -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-        async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
-            yield client
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+    ):
+        yield client
 
 
 def rss_mb(pid: int) -> float:
@@ -176,7 +178,7 @@ def main() -> None:
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     print("one call to each server in turn, the same SDK client (Python) for both:")
-    for size in (int(s) for s in args.sizes.split(",")):
+    for size in (int(s) for s in args.sizes.split(",") if s):
         with tempfile.TemporaryDirectory(dir=args.cache) as folder:
             db = Path(folder) / "floor.db"
             shutil.copyfile(cached_nodes(args.cache, size), db)

@@ -357,8 +357,8 @@ class LogContractTestCase(unittest.TestCase):
         self.assertIsInstance(results[1], ValueError)
         self.assertIsInstance(results[2], VersionConflict)
         self.assertEqual([results[0], results[3]], [[3], [4]])  # no gap where the others were
-        texts = [e.payload["text"] for e in self.log.iter_events()]
-        self.assertEqual(texts, ["base", "held", "kept-1", "kept-2"])
+        kept = [e.payload for e in self.log.iter_events()]
+        self.assertEqual(kept, [{"text": t} for t in ("base", "held", "kept-1", "kept-2")])
         self.assertEqual(self.log.stream_version("other"), 0)
         self.assertTrue(self.log.verify().ok)
 

@@ -11,12 +11,13 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import httpx2
 import mcp_types as types
@@ -89,9 +90,14 @@ async def stdio_agent(
         yield Agent(client, notes)
 
 
-def wait_listening(port: int, process: subprocess.Popen[bytes], seconds: float = 30) -> None:
+def wait_listening(
+    port: int,
+    process: subprocess.Popen[bytes],
+    seconds: float = 30,
+    said: Callable[[], str] | None = None,
+) -> None:
     """Return once something accepts connections on ``port``; a server that exits or
-    takes longer is killed and its stderr (if captured) is the error."""
+    takes longer is killed and what it said on stderr (``said``, else its pipe) is the error."""
     deadline = time.monotonic() + seconds
     while True:
         try:
@@ -100,8 +106,12 @@ def wait_listening(port: int, process: subprocess.Popen[bytes], seconds: float =
         except OSError:
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
-                said = process.stderr.read().decode() if process.stderr else ""
-                raise RuntimeError(f"writegate serve --http did not start: {said}") from None
+                if said is not None:
+                    process.wait()
+                    text = said()
+                else:
+                    text = process.stderr.read().decode() if process.stderr else ""
+                raise RuntimeError(f"writegate serve --http did not start: {text}") from None
             time.sleep(0.05)
 
 
@@ -111,6 +121,16 @@ class HttpServer:
     port: int
     db: Path
     process: subprocess.Popen[bytes]
+    stderr: IO[bytes]  # a file, not a pipe: a pipe nobody drains stops a server that logs
+
+    def said(self) -> str:
+        """What the server has written to stderr so far."""
+        if self.stderr.closed:
+            return self.last_said
+        self.stderr.seek(0)
+        return self.stderr.read().decode()
+
+    last_said: str = ""  # what it had said when it was stopped
 
 
 @contextmanager
@@ -119,22 +139,25 @@ def http_server(
 ) -> Iterator[HttpServer]:
     """``writegate serve --http`` on a free port, stopped (and reaped) afterwards."""
     port = free_port()
-    process = subprocess.Popen(
-        [WRITEGATE, "--db", str(db), "serve", "--http", "--port", str(port), *extra],
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    wait_listening(port, process)
-    try:
-        yield HttpServer(f"http://127.0.0.1:{port}/mcp", port, db, process)
-    finally:
-        process.terminate()
+    with tempfile.TemporaryFile() as stderr:
+        process = subprocess.Popen(
+            [WRITEGATE, "--db", str(db), "serve", "--http", "--port", str(port), *extra],
+            env={**os.environ, **(env or {})},
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+        server = HttpServer(f"http://127.0.0.1:{port}/mcp", port, db, process, stderr)
+        wait_listening(port, process, said=server.said)
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            yield server
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            server.last_said = server.said()
 
 
 @asynccontextmanager

@@ -14,16 +14,14 @@ import pytest
 
 from tests.conftest import person
 from tests.server.conftest import published
-from tests.server.harness import WRITEGATE, free_port, http_agent, http_server
+from tests.server.harness import WRITEGATE, HttpServer, free_port, http_agent, http_server
 from writegate.gate.server.tokens import create_token
 
 pytestmark = pytest.mark.anyio
 
 
-def _stderr(server: object) -> str:
-    process = server.process  # type: ignore[attr-defined]
-    assert process.stderr is not None
-    return str(process.stderr.read().decode())
+def _stderr(server: HttpServer) -> str:
+    return server.said()
 
 
 def test_healthz_needs_no_token_and_says_what_is_ready(db_path: Path) -> None:
