@@ -71,9 +71,11 @@ def _forget(conn: Sql, table: str, identity: str) -> None:
     conn.execute("DELETE FROM state_resolution_keys WHERE identity = ?", (identity,))
 
 
-def _index(conn: Sql, identity: str, keys: list[str]) -> None:
-    """The node's blocking keys, as its latest write computed them."""
-    conn.execute("DELETE FROM state_resolution_keys WHERE identity = ?", (identity,))
+def _index(conn: Sql, identity: str, keys: list[str], *, created: bool) -> None:
+    """The node's blocking keys, as its latest write computed them (a node this write
+    created has none yet: deleting and merging it away forgot them)."""
+    if not created:
+        conn.execute("DELETE FROM state_resolution_keys WHERE identity = ?", (identity,))
     conn.executemany(
         "INSERT INTO state_resolution_keys (key, identity) VALUES (?, ?)",
         [(key, identity) for key in sorted(set(keys))],
@@ -147,7 +149,9 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
             _upsert_node(conn, event, written.node, written.properties, stub=False)
             _record_facts(conn, event, written.node.identity, written.properties)
             if written.resolution_keys is not None:
-                _index(conn, written.node.identity, written.resolution_keys)
+                _index(
+                    conn, written.node.identity, written.resolution_keys, created=written.created
+                )
         case RelationshipWritten() as written:
             _relationship_written(conn, event, written)
             _record_facts(conn, event, written.identity, written.properties)
