@@ -44,6 +44,7 @@ from tests.server.harness import (  # noqa: E402
     http_agent,
     http_server,
     stdio_agent,
+    stop,
     wait_listening,
 )
 from writegate.eventlog.bulk import bulk  # noqa: E402
@@ -112,8 +113,7 @@ def noop_http() -> Any:
     try:
         yield f"http://127.0.0.1:{port}/mcp", process
     finally:
-        process.terminate()
-        process.wait()
+        stop(process)
 
 
 async def writes(db: Path, calls: int, size: int) -> None:

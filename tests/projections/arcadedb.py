@@ -16,6 +16,8 @@ from pathlib import Path
 
 import arcadedb_embedded
 
+from tests.server.harness import stop
+
 PASSWORD = "writegate-test-password"
 DATABASE = "wg"
 
@@ -71,9 +73,4 @@ def arcadedb_server(root: Path, *, heap: str = "1g", timeout: float = 90) -> Ite
             time.sleep(0.2)
         yield BoltServer(f"bolt://127.0.0.1:{bolt_port}", "root", PASSWORD, DATABASE, process)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, 30)

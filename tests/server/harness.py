@@ -151,13 +151,18 @@ def http_server(
         try:
             yield server
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
             server.last_said = server.said()
+
+
+def stop(process: subprocess.Popen[bytes], seconds: float = 10) -> None:
+    """Ask a server to stop; kill it if it has not within ``seconds``; reap it either way."""
+    process.terminate()
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 @asynccontextmanager
