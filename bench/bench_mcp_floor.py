@@ -5,7 +5,9 @@ Write calls: for each log size (default 100k and 1M nodes, built once through
 writegate server and the no-op server (``bench/noop_server.py``) run side by side and the
 client alternates one call to each — ``write_node`` of a new node, and the no-op tool with
 the same arguments — over stdio, then over Streamable HTTP (bearer token for writegate).
-Prints p50/p99 of each and writegate's p50 over the no-op's.
+Prints p50/p99 of each and writegate's p50 over the no-op's. Over stdio a third server
+takes its turn: the no-op on writegate's own stdio transport (no worker threads), so the
+gate's work alone shows beside the ratio to the SDK's floor.
 
 Sessions: ``--sessions`` SDK clients over HTTP, one after another, each opening a session
 (the ``initialize`` handshake, as clients of the 2025 protocol do), calling nothing and
@@ -13,7 +15,7 @@ closing it, against each server; prints each server process's resident memory ev
 quarter of the way and the median time to open a session. Nothing asserts.
 
 usage: python bench/bench_mcp_floor.py [--sizes 100000,1000000] [--calls 400]
-                                       [--sessions 10000] [--cache /tmp/wg-bench]
+                                       [--sessions 10000] [--cache /tmp/wg-bench-floor]
 """
 
 from __future__ import annotations
@@ -69,36 +71,47 @@ def noop_args(i: int) -> dict[str, Any]:
     return {"label": "Person", "merge_keys": {"name": f"noop-{i}"}, **PROVENANCE}
 
 
-async def alternate(calls: int, first: Call, second: Call) -> tuple[list[float], list[float]]:
-    """``calls`` calls to each, alternating (after a warm-up): the latencies of each."""
+async def alternate(calls: int, *servers: Call) -> list[list[float]]:
+    """``calls`` calls to each server, one to each in turn (after a warm-up): the latencies."""
     for i in range(20):
-        await first(-1 - i)
-        await second(-1 - i)
-    times: tuple[list[float], list[float]] = ([], [])
+        for call in servers:
+            await call(-1 - i)
+    times: list[list[float]] = [[] for _ in servers]
     for i in range(calls):
-        for call, into in ((first, times[0]), (second, times[1])):
+        for call, into in zip(servers, times, strict=True):
             began = time.perf_counter()
             await call(i)
             into.append(time.perf_counter() - began)
     return times
 
 
-def report(transport: str, size: int, noop: list[float], write: list[float]) -> None:
-    def q(xs: list[float]) -> tuple[float, float]:
-        cut = statistics.quantiles(xs, n=100, method="inclusive")
-        return cut[49] * 1e3, cut[98] * 1e3
+def _q(xs: list[float]) -> tuple[float, float]:
+    cut = statistics.quantiles(xs, n=100, method="inclusive")
+    return cut[49] * 1e3, cut[98] * 1e3
 
-    (n50, n99), (w50, w99) = q(noop), q(write)
+
+def report(transport: str, size: int, noop: list[float], write: list[float]) -> None:
+    (n50, n99), (w50, w99) = _q(noop), _q(write)
     print(
         f"  {transport:<5} {size:>9,} nodes: no-op p50 {n50:5.2f} ms p99 {n99:5.2f} ms   "
         f"write_node p50 {w50:5.2f} ms p99 {w99:5.2f} ms   p50 ratio {w50 / n50:4.2f}x"
     )
 
 
+def report_pipes(noop: list[float], write: list[float]) -> None:
+    """writegate against the no-op on writegate's own stdio transport: the gate's work alone."""
+    (n50, n99), (w50, _) = _q(noop), _q(write)
+    print(
+        f"{'':23}the no-op on writegate's stdio transport: p50 {n50:5.2f} ms p99 {n99:5.2f} ms"
+        f"   write_node's p50 over it {w50 / n50:4.2f}x"
+    )
+
+
 @asynccontextmanager
-async def noop_stdio() -> AsyncIterator[Client]:
-    async with Client(StdioServerParameters(command=sys.executable, args=[str(NOOP)])) as c:
-        yield c
+async def noop_stdio(*flags: str) -> AsyncIterator[Client]:
+    params = StdioServerParameters(command=sys.executable, args=[str(NOOP), *flags])
+    async with Client(params) as client:
+        yield client
 
 
 @contextmanager
@@ -117,13 +130,19 @@ def noop_http() -> Any:
 
 
 async def writes(db: Path, calls: int, size: int) -> None:
-    async with stdio_agent(db, "floor-stdio") as agent, noop_stdio() as noop:
-        noop_times, write_times = await alternate(
+    async with (
+        stdio_agent(db, "floor-stdio") as agent,
+        noop_stdio() as noop,
+        noop_stdio("--pipes") as piped,
+    ):
+        noop_times, write_times, piped_times = await alternate(
             calls,
             lambda i: noop.call_tool("noop", noop_args(i)),
             lambda i: agent.call("write_node", node("floor-stdio", i)),
+            lambda i: piped.call_tool("noop", noop_args(i)),
         )
     report("stdio", size, noop_times, write_times)
+    report_pipes(piped_times, write_times)
     token = create_token(Path(str(db) + ".tokens.json"), "floor-http", ("writer",))
     with http_server(db) as server, noop_http() as (url, _):
         async with http_agent(server.url, token) as agent, _client(url) as noop:
@@ -174,7 +193,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--calls", type=int, default=400)
     parser.add_argument("--sessions", type=int, default=10_000)
-    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "wg-bench")
+    parser.add_argument(
+        "--cache", type=Path, default=Path(tempfile.gettempdir()) / "wg-bench-floor"
+    )
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     print("one call to each server in turn, the same SDK client (Python) for both:")

@@ -1,9 +1,11 @@
 """The floor for MCP benchmarks: the official SDK's own server with one tool that does nothing.
 
-``python bench/noop_server.py`` serves it over stdio; ``--http PORT`` over Streamable HTTP
-(uvicorn, as the SDK's runner, no authentication). Its tool takes a node shaped like
-writegate's ``write_node`` arguments and answers a small typed result, so a call carries
-the same bytes each way as a write without any work behind it.
+``python bench/noop_server.py`` serves it over stdio on the SDK's transport; ``--pipes`` on
+writegate's (``gate.server.pipes``: the event loop's own pipes, no worker threads), so
+writegate can be compared with the floor of either; ``--http PORT`` over Streamable HTTP
+(uvicorn, as the SDK's runner, no authentication). Its tool takes the arguments of
+writegate's ``write_node`` and answers a small typed result: the request costs what a
+write's does, with no work behind it.
 """
 
 from __future__ import annotations
@@ -11,8 +13,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import anyio
+import mcp_types as types
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel
+
+from writegate.gate.server.stdio import run_stdio
 
 server = MCPServer("noop")
 
@@ -38,11 +44,18 @@ def noop(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--http", type=int, metavar="PORT")
+    parser.add_argument("--pipes", action="store_true")
     args = parser.parse_args()
-    if args.http is None:
+    if args.pipes:
+        anyio.run(run_stdio, server._lowlevel_server, _no_deep_call)
+    elif args.http is None:
         server.run("stdio")
     else:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
+
+
+def _no_deep_call(request_id: Any, tool: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[], is_error=True)
 
 
 if __name__ == "__main__":

@@ -134,6 +134,7 @@ class WritegateServer:
             self.stdio_principal = replace(self.stdio_principal, session=uuid.uuid4().hex)
         self.tool_choice = tools
         self.metrics = metrics or Metrics()
+        self.metrics.open_sessions = self.open_sessions
         self.methods = tuple(sorted(gate.formula.allowed_extraction_methods()))
         self._catalog_key: object = object()
         self._tools: dict[str, ToolSpec] = {}
@@ -235,6 +236,11 @@ class WritegateServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        """Over HTTP every tool runs on a worker thread: calls from many clients overlap and
+        their writes commit in groups. Over stdio a write runs on the event loop: one client,
+        a write bounded by the gate's limits (a batch too), and the thread hop (~0.1 ms, waking
+        an idle worker and then the loop) was the largest part of what a write added to a
+        call; reads and audits, which may scan, still go to a thread."""
         principal = self.principal(ctx)
         self._remember(ctx, principal)
         name = params.name
@@ -250,7 +256,10 @@ class WritegateServer:
         )
         with self.metrics.timed(name):
             try:
-                result = await anyio.to_thread.run_sync(_run, spec, call)
+                if ctx.request is None and spec.group == "write":
+                    result = _run(spec, call)  # stdio: see ``_call_tool``'s docstring
+                else:
+                    result = await anyio.to_thread.run_sync(_run, spec, call)
             except Exception as exc:
                 self.metrics.outcome(name, principal.agent, "error")
                 log.exception("tool %s failed for agent %s", name, principal.agent)
@@ -338,6 +347,13 @@ class WritegateServer:
             }
         stats = self.reader.stats(self.gate.log.head(), snapshot.version if snapshot else None)
         return stats.model_dump(mode="json")
+
+    def open_sessions(self) -> int:
+        """The Streamable HTTP sessions the SDK's session manager holds (0 before it exists):
+        SDK 2.x forgets one on the client's ``DELETE`` and after 30 idle minutes — the map
+        that once only grew (issue 13) — and this is how an operator sees it stay flat."""
+        manager = self.server._session_manager
+        return len(manager._server_instances) if manager is not None else 0
 
     def health(self) -> dict[str, object]:
         """For ``/healthz``: the log reachable, the schema loaded, the head seq."""

@@ -73,7 +73,13 @@ class Metrics:
             ["projection"],
             registry=self.registry,
         )
+        self.sessions = Gauge(
+            "writegate_http_sessions",
+            "Streamable HTTP sessions the server holds (2025 wire; the 2026 wire has none).",
+            registry=self.registry,
+        )
         self._lags = lags
+        self.open_sessions: Callable[[], int] | None = None  # set by the server that counts
 
     @contextmanager
     def timed(self, tool: str) -> Iterator[None]:
@@ -91,6 +97,8 @@ class Metrics:
     def exposition(self, head: int) -> bytes:
         """The text a Prometheus scrape reads, with the gauges read now."""
         self.head.set(head)
+        if self.open_sessions is not None:
+            self.sessions.set(self.open_sessions())
         if self._lags is not None:
             for name, lag in self._lags().items():
                 self.lag.labels(name).set(lag)

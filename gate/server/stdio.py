@@ -21,9 +21,12 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from writegate.gate.server.pipes import Pipes, stdio_pipes
+
 log = logging.getLogger("writegate.server")
 # answers a too-deep tools/call: (request id, tool name) -> the result to send
 DeepCall = Callable[[Any, str], types.CallToolResult]
+GRACE = 10.0  # seconds to answer the requests already read once the client closes stdin
 
 
 def _raw_line(exc: Exception) -> str | None:
@@ -67,7 +70,12 @@ def answer_unreadable(exc: Exception, deep_call: DeepCall) -> SessionMessage:
 
 
 async def run_stdio(server: Server[Any], deep_call: DeepCall) -> None:
-    """Serve one client over stdin/stdout until it goes away."""
+    """Serve one client over stdin/stdout until it goes away: on the loop's own pipes
+    (``gate.server.pipes``) where they are pipes, else through the SDK's transport."""
+    async with stdio_pipes() as pipes:
+        if pipes is not None:
+            await _serve_pipes(server, deep_call, pipes)
+            return
     async with stdio_server() as (read_stream, write_stream):
         send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
@@ -83,3 +91,50 @@ async def run_stdio(server: Server[Any], deep_call: DeepCall) -> None:
             group.start_soon(pump)
             await server.run(receive, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()
+
+
+async def _serve_pipes(server: Server[Any], deep_call: DeepCall, pipes: Pipes) -> None:
+    """The SDK's stdio framing (a JSON-RPC message a line, read as UTF-8 with errors
+    replaced, written as the SDK writes it) with the unreadable lines answered. When the
+    client closes stdin, the requests it already sent are answered (for up to ``GRACE``
+    seconds) before the server stops: the SDK cancels whatever is in flight at EOF."""
+    to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    server_out, from_server = anyio.create_memory_object_stream[SessionMessage](0)
+    pending: set[Any] = set()
+    answered = anyio.Event()
+
+    async def read() -> None:
+        async with to_server:
+            async for line in pipes.lines():
+                try:
+                    message = types.jsonrpc_message_adapter.validate_json(
+                        line.decode("utf-8", errors="replace"), by_name=False
+                    )
+                except Exception as exc:
+                    await pipes.send(_line(answer_unreadable(exc, deep_call)))
+                    continue
+                if isinstance(message, types.JSONRPCRequest):
+                    pending.add(message.id)
+                await to_server.send(SessionMessage(message))
+            with anyio.move_on_after(GRACE):
+                if pending:
+                    await answered.wait()
+
+    async def write() -> None:
+        async with from_server:
+            async for message in from_server:
+                await pipes.send(_line(message))
+                if isinstance(message.message, types.JSONRPCResponse | types.JSONRPCError):
+                    pending.discard(message.message.id)
+                    if not pending:
+                        answered.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(read)
+        group.start_soon(write)
+        await server.run(server_in, server_out, server.create_initialization_options())
+        group.cancel_scope.cancel()
+
+
+def _line(message: SessionMessage) -> str:
+    return message.message.model_dump_json(by_alias=True, exclude_unset=True)
