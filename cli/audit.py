@@ -1,4 +1,5 @@
-"""``writegate audit …``, ``show node`` and ``report``: faces over ``gate.audit``.
+"""``writegate audit …`` and ``report``: faces over ``gate.audit`` (``show`` is in
+``cli.audit_show``).
 
 ``--format json`` prints the model as one JSON document, ``jsonl`` one JSON object per
 entry, ``table`` rich tables as wide as the terminal. Every command opens the log
@@ -7,17 +8,16 @@ read-only, so an auditor's read-only copy is enough.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import click
 from rich.markdown import Markdown
 from rich.table import Table
 
+from writegate.cli.audit_show import identity_of, relationship_of, show
 from writegate.cli.common import Context, endpoint_options, fail, opened, parse_time, pass_ctx
-from writegate.cli.read import node_ref, schema_or_none
 from writegate.cli.render import (
-    assignments,
     console,
     emit_json,
     emit_jsonl,
@@ -26,21 +26,9 @@ from writegate.cli.render import (
     plain,
 )
 from writegate.cli.stores import projection_checkpoints
-from writegate.gate import Gate
-from writegate.gate.audit import Auditor, Change, Facet, NodeAsOf, Summary, Trail
-from writegate.gate.errors import GateRejection
-from writegate.gate.reads import GraphReader
+from writegate.gate.audit import Auditor, Facet, Summary
 from writegate.gate.report import ProjectionLag, Report, build_report
-from writegate.language import relationship_identity
-
-
-def _identity(gate: Gate, label: str, keys: tuple[str, ...]) -> str:
-    """The node identity named on the command line (a synonym reads its canonical label),
-    resolved as the MCP reads resolve it."""
-    try:
-        return GraphReader.identity(node_ref(label, keys), schema_or_none(gate))
-    except GateRejection as exc:
-        fail(f"{exc.code}: {exc.message}", 2)
+from writegate.gate.trail import Change, Trail
 
 
 def _change(name: str, change: Change) -> str:
@@ -56,7 +44,7 @@ def _trail(trail: Trail, fmt: str) -> None:
         emit_json(trail)
         return
     if fmt == "jsonl":
-        emit_jsonl(trail.entries)
+        emit_jsonl([*trail.entries, *trail.relationships])
         return
     if not trail.entries:
         fail(f"no history for {trail.identity}")
@@ -76,6 +64,27 @@ def _trail(trail: Trail, fmt: str) -> None:
             changes or e.type,
         )
     console().print(table)
+    if trail.relationships:
+        console().print(_relationships_table(trail))
+
+
+def _relationships_table(trail: Trail) -> Table:
+    table = Table(title=f"its relationships: {len(trail.relationships)} event(s)")
+    for column in ("seq", "time", "relationship", "event", "agent", "conf", "changes"):
+        table.add_column(column, overflow="fold")
+    for e in trail.relationships:
+        arrow = (
+            f"-[{e.relationship_type}]-> {e.other}"
+            if e.direction == "out"
+            else (f"<-[{e.relationship_type}]- {e.other}")
+        )
+        what = ", ".join(_change(k, c) for k, c in e.changes.items() if k)
+        if e.superseded_by:
+            what = f"replaced by {e.superseded_by}"
+        table.add_row(
+            str(e.seq), e.occurred_at[:19], arrow, e.type, e.agent, plain(e.confidence), what
+        )
+    return table
 
 
 @click.group()
@@ -91,7 +100,7 @@ def audit() -> None:
 def audit_node(ctx: Context, label: str, keys: tuple[str, ...], fmt: str) -> None:
     """Every event in the life of one node, with what each changed."""
     with opened(ctx, readonly=True) as gate:
-        trail = Auditor(gate.log).trail(_identity(gate, label, keys), "node")
+        trail = Auditor(gate.log).trail(identity_of(gate, label, keys), "node")
     _trail(trail, fmt)
 
 
@@ -111,13 +120,7 @@ def audit_relationship(
 ) -> None:
     """Every event in the life of one relationship (a synonym type reads its canonical one)."""
     with opened(ctx, readonly=True) as gate:
-        try:
-            canonical = GraphReader.relationship_type(rtype, schema_or_none(gate))
-        except GateRejection as exc:
-            fail(f"{exc.code}: {exc.message}", 2)
-        identity = relationship_identity(
-            canonical, _identity(gate, from_label, from_keys), _identity(gate, to_label, to_keys)
-        )
+        identity = relationship_of(gate, rtype, (from_label, from_keys), (to_label, to_keys))
         trail = Auditor(gate.log).trail(identity, "relationship")
     _trail(trail, fmt)
 
@@ -182,69 +185,6 @@ def _facet_command(facet: Facet, help_text: str) -> click.Command:
 audit.add_command(_facet_command("agent", "What one agent wrote: counts by label, confidence."))
 audit.add_command(_facet_command("source", "What came from one source."))
 audit.add_command(_facet_command("method", "What one extraction method produced."))
-
-
-@click.group()
-def show() -> None:
-    """A node as it stands, or stood."""
-
-
-@show.command("node")
-@click.argument("label")
-@click.argument("keys", nargs=-1, required=True, metavar="KEY=VALUE...")
-@click.option(
-    "--as-of", callback=parse_time, help="Record time: as the log knew it then (default: now)."
-)
-@click.option(
-    "--valid-at",
-    callback=parse_time,
-    help="Valid time: what was true then, as known at --as-of (default: as recorded).",
-)
-@format_option("table", "json")
-@pass_ctx
-def show_node(
-    ctx: Context,
-    label: str,
-    keys: tuple[str, ...],
-    as_of: datetime | None,
-    valid_at: datetime | None,
-    fmt: str,
-) -> None:
-    """The node as it stands now, or stood at --as-of (record time) or --valid-at (valid
-    time): absent, present (maybe a stub), deleted."""
-    from writegate.gate.timeline import node_valid_at
-
-    moment = as_of or datetime.now(UTC)
-    with opened(ctx, readonly=True) as gate:
-        identity = _identity(gate, label, keys)
-        node = (
-            node_valid_at(gate.log, identity, valid_at=valid_at, as_of=moment)
-            if valid_at is not None
-            else Auditor(gate.log).node_as_of(identity, moment)
-        )
-    if fmt == "json":
-        emit_json(node)
-        return
-    _node_table(node)
-
-
-def _node_table(node: NodeAsOf) -> None:
-    state = f"{node.state} (a stub)" if node.stub else node.state
-    valid = f", valid at {node.valid_at}" if node.valid_at else ""
-    table = Table(show_header=False, title=f"{node.identity} as of {node.as_of}{valid}")
-    table.add_column(overflow="fold")
-    table.add_column(overflow="fold")
-    rows = {
-        "state": state,
-        "version": node.version,
-        "properties": assignments(node.properties),
-        "last written": f"seq {node.last_seq} by {node.last_agent}" if node.last_seq else "",
-        "source": node.last_source,
-        "confidence": node.confidence,
-    }
-    for name, value in rows.items():
-        table.add_row(name, plain(value))
-    console().print(table)
 
 
 REPORT_FORMATS = ("table", "json", "markdown")
@@ -344,3 +284,4 @@ from writegate.cli.audit_truth import audit_conflicts, audit_duplicates  # noqa:
 
 audit.add_command(audit_conflicts)
 audit.add_command(audit_duplicates)
+__all__ = ["audit", "report", "show"]

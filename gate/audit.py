@@ -12,11 +12,12 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
 from writegate.gate.rejections import RejectionLog
+from writegate.gate.trail import Trail, trail
 from writegate.language import (
     GRAPH_EVENT_TYPES,
     NodeDeleted,
@@ -25,54 +26,12 @@ from writegate.language import (
     RelationshipDeleted,
     RelationshipWritten,
     WriteProvenance,
-    node_stream,
     payload_of,
     provenance_of,
-    relationship_stream,
 )
-from writegate.projections.state import merge_properties
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
 Facet = Literal["agent", "source", "method"]
-
-
-class Change(BaseModel):
-    model_config = _OUT
-
-    before: Any
-    after: Any
-
-
-class TrailEntry(BaseModel):
-    """One event in the life of a node or relationship, and what it changed."""
-
-    model_config = _OUT
-
-    seq: int
-    occurred_at: str
-    type: str
-    version: int
-    agent: str
-    session: str | None
-    transport: str
-    source: str | None
-    extraction_method: str | None
-    reliability: float | None
-    confidence: float | None
-    formula: str | None
-    write_gate_version: str | None
-    schema_version: str | None
-    remapped_from: str | None
-    changes: dict[str, Change]
-
-
-class Trail(BaseModel):
-    model_config = _OUT
-
-    kind: Literal["node", "relationship"]
-    identity: str
-    exists: bool
-    entries: list[TrailEntry]
 
 
 class AuditEvent(BaseModel):
@@ -136,23 +95,6 @@ class Summary(BaseModel):
     confidence: Histogram
 
 
-class NodeAsOf(BaseModel):
-    model_config = _OUT
-
-    identity: str
-    as_of: str  # record time: what the log knew then
-    # valid time: what was true then (left out when the question was record time alone)
-    valid_at: str | None = Field(default=None, exclude_if=lambda v: v is None)
-    state: Literal["absent", "present", "deleted"]
-    version: int
-    properties: dict[str, Any]
-    stub: bool
-    last_seq: int | None
-    last_agent: str | None
-    last_source: str | None
-    confidence: float | None
-
-
 def histogram(values: Iterable[float]) -> Histogram:
     values = list(values)
     buckets = [0] * 10
@@ -167,15 +109,6 @@ def histogram(values: Iterable[float]) -> Histogram:
     )
 
 
-def _diff(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Change]:
-    keys = sorted(set(before) | set(after))
-    return {
-        k: Change(before=before.get(k), after=after.get(k))
-        for k in keys
-        if before.get(k) != after.get(k)
-    }
-
-
 def subject_of(payload: Payload) -> tuple[str, str] | None:
     """(label or type, identity) the event is mainly about."""
     match payload:
@@ -186,97 +119,14 @@ def subject_of(payload: Payload) -> tuple[str, str] | None:
     return None
 
 
-def _stubbed(written: RelationshipWritten, identity: str) -> dict[str, Any]:
-    """The keys of the endpoint ``identity`` a relationship write created as a stub."""
-    return next(dict(s.keys) for s in written.stubs_created if s.identity == identity)
-
-
 class Auditor:
     def __init__(self, log: Log) -> None:
         self.log = log
         self.rejections = RejectionLog(log)
 
     def trail(self, identity: str, kind: Literal["node", "relationship"] = "node") -> Trail:
-        """Every event of one node (or relationship), oldest first, with a property diff."""
-        stream = node_stream(identity) if kind == "node" else relationship_stream(identity)
-        entries: list[TrailEntry] = []
-        properties: dict[str, Any] = {}
-        exists = False
-        for event in self.log.iter_events(stream=stream):
-            before = dict(properties)
-            remapped = None
-            match payload_of(event):
-                case NodeWritten(node=node, properties=changes):
-                    remapped = node.remapped_from
-                    properties = merge_properties({**properties, **node.keys}, changes)
-                    properties.pop("_stub", None)
-                    exists = True
-                case RelationshipWritten() as written if kind == "relationship":
-                    remapped = written.remapped_from
-                    properties = merge_properties(properties, written.properties)
-                    exists = True
-                case RelationshipWritten() as written:  # this node was created as a stub
-                    properties = {**_stubbed(written, identity), "_stub": True}
-                    exists = True
-                case NodeDeleted() | RelationshipDeleted():
-                    properties, exists = {}, False
-                case _:
-                    pass
-            provenance = provenance_of(event)
-            entries.append(
-                TrailEntry(
-                    seq=event.seq,
-                    occurred_at=format_timestamp(event.occurred_at),
-                    type=event.type,
-                    version=event.streams[stream],
-                    agent=event.actor.agent,
-                    session=event.actor.session,
-                    transport=event.actor.transport,
-                    source=provenance.source if provenance else None,
-                    extraction_method=provenance.extraction_method if provenance else None,
-                    reliability=provenance.reliability if provenance else None,
-                    confidence=provenance.confidence if provenance else None,
-                    formula=provenance.formula if provenance else None,
-                    write_gate_version=provenance.write_gate_version if provenance else None,
-                    schema_version=provenance.schema_version if provenance else None,
-                    remapped_from=remapped,
-                    changes=_diff(before, properties),
-                )
-            )
-        return Trail(kind=kind, identity=identity, exists=exists, entries=entries)
-
-    def node_as_of(self, identity: str, moment: datetime) -> NodeAsOf:
-        """The node as it stood at ``moment`` (replaying its own stream up to then)."""
-        state: Literal["absent", "present", "deleted"] = "absent"
-        properties: dict[str, Any] = {}
-        version, stub, last = 0, False, None
-        stream = node_stream(identity)
-        for event in self.log.iter_events(stream=stream, until=moment):
-            version, last = event.streams[stream], event
-            match payload_of(event):
-                case NodeWritten(node=node, properties=changes):
-                    base = properties if state == "present" else {}
-                    properties = merge_properties({**base, **node.keys}, changes)
-                    state, stub = "present", False
-                case RelationshipWritten() as written:
-                    properties, state, stub = _stubbed(written, identity), "present", True
-                case NodeDeleted():
-                    properties, state, stub = {}, "deleted", False
-                case _:
-                    pass
-        provenance = provenance_of(last) if last else None
-        return NodeAsOf(
-            identity=identity,
-            as_of=format_timestamp(moment),
-            state=state,
-            version=version,
-            properties=properties,
-            stub=stub,
-            last_seq=last.seq if last else None,
-            last_agent=last.actor.agent if last else None,
-            last_source=provenance.source if provenance else None,
-            confidence=provenance.confidence if provenance else None,
-        )
+        """Every event of one node (or relationship), and of a node's relationships."""
+        return trail(self.log, identity, kind)
 
     def events(
         self,

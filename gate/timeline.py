@@ -1,37 +1,51 @@
-"""Valid time: what was true of a node at one moment, as the log knew it at another.
+"""Valid time: what was true of a node or relationship at one moment, as the log knew it at
+another — rebuilt from the log, nothing stored.
 
 Two clocks (bi-temporal): *record time*, when the log learned a fact (the event's time,
 stamped by the gate), and *valid time*, when the fact held in the world (``valid_from`` /
 ``valid_to`` as the writer stated them; unstated, from the record time on, still true).
 
-``node_at(log, identity, valid_at=T, as_of=R)`` reads the node's own stream up to record
-time R and, for each property, takes the value whose valid interval holds T, the latest
-starting one winning (ties: the later record) — so a fact superseded at t2 is still the
-answer at t1, and a fact recorded late for an earlier time answers for that time once it is
-known, not before. A deletion at record time d ends everything before it for any T ≥ d;
-writes recorded after it start the node anew. Nothing here writes.
+A node's facts are its writes, each holding over its own interval. Where facts about one
+property overlap, the one recorded later wins — so a write that replaces a value closes the
+old fact's valid time at its own ``valid_from`` (at its record time when it states none),
+and only over its own interval: a backdated replacement answers from its stated start, a
+forward-dated one from then on (the old value still answers before), and a late-recorded
+bounded fact (an intern from T0 to T1) changes the answer for [T0, T1) only. A deletion at
+record time d closes everything recorded before it for any T ≥ d; writes recorded after it
+start the node anew.
+
+A relationship is one fact per *spell* (from a write to the deletion that ends it), over one
+interval: from its first write's ``valid_from`` (or record time) — a later write's stated
+bounds replace the spell's, unstated ones are kept, as ``SET +=`` keeps properties — to the
+deletion that ends the spell, at its record time, or, for a functional relationship replaced
+by another, at the successor's ``valid_from`` (its record time when it states none).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
 from writegate.eventlog import Event, Log
-from writegate.eventlog.events import format_timestamp, parse_timestamp
-from writegate.gate.audit import NodeAsOf
+from writegate.eventlog.events import parse_timestamp
 from writegate.language import (
     NodeDeleted,
     NodeRef,
     NodeWritten,
+    RelationshipDeleted,
     RelationshipWritten,
     node_stream,
     payload_of,
-    provenance_of,
+    relationship_stream,
 )
+from writegate.projections.state import merge_properties
 
 State = Literal["absent", "present", "deleted"]
+
+
+def _holds(start: datetime, end: datetime | None, moment: datetime) -> bool:
+    return start <= moment and (end is None or moment < end)
 
 
 @dataclass(frozen=True)
@@ -45,9 +59,6 @@ class _Fact:
     stub: bool
     event: Event
 
-    def holds_at(self, moment: datetime) -> bool:
-        return self.valid_from <= moment and (self.valid_to is None or moment < self.valid_to)
-
 
 @dataclass(frozen=True)
 class NodeAt:
@@ -57,64 +68,153 @@ class NodeAt:
     properties: dict[str, Any]
     stub: bool
     version: int  # the stream's version at the record time
-    last: Event | None  # the write whose valid time starts latest among those holding
+    last: Event | None  # the write recorded last among those holding
 
 
 def node_at(log: Log, identity: str, *, valid_at: datetime, as_of: datetime) -> NodeAt:
     stream = node_stream(identity)
     keys = NodeRef.parse(identity).keys
     facts: list[_Fact] = []
-    deleted_at: tuple[int, datetime] | None = None  # the last deletion holding at valid_at
+    deleted_at: int | None = None  # the seq of the last deletion holding at valid_at
     version = 0
     for event in log.iter_events(stream=stream, until=as_of):
         version = event.streams[stream]
         match payload_of(event):
             case NodeWritten() as written:
-                facts.append(_written(event, written))
-            case RelationshipWritten():
+                start = _stated(written.valid_from) or event.occurred_at
+                end = _stated(written.valid_to)
+                facts.append(_Fact(event.seq, start, end, dict(written.properties), False, event))
+            case RelationshipWritten():  # the node was created as this relationship's stub
                 facts.append(_Fact(event.seq, event.occurred_at, None, {}, True, event))
             case NodeDeleted():
                 if event.occurred_at <= valid_at:
-                    deleted_at = (event.seq, event.occurred_at)
+                    deleted_at = event.seq
             case _:
                 pass
-    after = deleted_at[0] if deleted_at else 0
-    holding = [f for f in facts if f.seq > after and f.holds_at(valid_at)]
+    after = deleted_at or 0
+    holding = [
+        f for f in facts if f.seq > after and _holds(f.valid_from, f.valid_to, valid_at)
+    ]  # in record order: a later-recorded fact wins where it holds
     if not holding:
         return NodeAt("deleted" if deleted_at else "absent", {}, False, version, None)
-    holding.sort(key=lambda f: (f.valid_from, f.seq))
     properties = dict(keys)
-    for fact in holding:  # latest valid start last: it wins
-        for name, value in fact.changes.items():
-            if value is None:
-                properties.pop(name, None)
-            else:
-                properties[name] = value
+    for fact in holding:
+        properties = merge_properties(properties, fact.changes)
     stub = all(f.stub for f in holding)
     return NodeAt("present", properties, stub, version, holding[-1].event)
 
 
-def _written(event: Event, written: NodeWritten) -> _Fact:
-    start = parse_timestamp(written.valid_from) if written.valid_from else event.occurred_at
-    end = parse_timestamp(written.valid_to) if written.valid_to else None
-    return _Fact(event.seq, start, end, dict(written.properties), False, event)
+def _stated(stamp: str | None) -> datetime | None:
+    return parse_timestamp(stamp) if stamp else None
 
 
-def node_valid_at(log: Log, identity: str, *, valid_at: datetime, as_of: datetime) -> NodeAsOf:
-    """``node_at`` as the auditor's view of a node (``show node --valid-at``)."""
-    node = node_at(log, identity, valid_at=valid_at, as_of=as_of)
-    last = node.last
-    provenance = provenance_of(last) if last else None
-    return NodeAsOf(
-        identity=identity,
-        as_of=format_timestamp(as_of),
-        valid_at=format_timestamp(valid_at),
-        state=node.state,
-        version=node.version,
-        properties=node.properties,
-        stub=node.stub,
-        last_seq=last.seq if last else None,
-        last_agent=last.actor.agent if last else None,
-        last_source=provenance.source if provenance else None,
-        confidence=provenance.confidence if provenance else None,
-    )
+# -- relationships ----------------------------------------------------------------------
+
+
+@dataclass
+class Spell:
+    """One life of a relationship: from a write to the deletion that ends it (if any)."""
+
+    identity: str
+    type: str
+    from_identity: str
+    to_identity: str
+    valid_from: datetime
+    valid_to: datetime | None
+    last: Event  # its latest write
+    version: int  # the stream's version at its latest event
+    properties: dict[str, Any] = field(default_factory=dict)
+    ended: Event | None = None  # the deletion that ended it
+    superseded_by: str | None = None  # the functional relationship that replaced it
+
+    def holds_at(self, moment: datetime) -> bool:
+        return _holds(self.valid_from, self.valid_to, moment)
+
+
+def spells(log: Log, identity: str, as_of: datetime) -> list[Spell]:
+    """The relationship's spells as the log knew them at ``as_of``, in record order."""
+    stream = relationship_stream(identity)
+    found: list[Spell] = []
+    live: Spell | None = None
+    for event in log.iter_events(stream=stream, until=as_of):
+        match payload_of(event):
+            case RelationshipWritten() as written:
+                start, end = _stated(written.valid_from), _stated(written.valid_to)
+                if live is None:
+                    live = Spell(
+                        identity,
+                        written.type,
+                        written.from_node.identity,
+                        written.to_node.identity,
+                        start or event.occurred_at,
+                        end,
+                        event,
+                        event.streams[stream],
+                    )
+                    found.append(live)
+                live.valid_from = start or live.valid_from
+                live.valid_to = end or live.valid_to
+                live.properties = merge_properties(live.properties, written.properties)
+                live.last, live.version = event, event.streams[stream]
+            case RelationshipDeleted() as deleted if live is not None:
+                closed = _closing(log, event, deleted)
+                live.valid_to = min(closed, live.valid_to) if live.valid_to else closed
+                live.ended, live.superseded_by = event, deleted.superseded_by
+                live.version = event.streams[stream]
+                live = None
+            case _:
+                pass
+    return found
+
+
+def _closing(log: Log, event: Event, deleted: RelationshipDeleted) -> datetime:
+    """When a deletion ends a relationship's valid time: its record time, or the stated
+    ``valid_from`` of the relationship that replaced it (written in the same append)."""
+    if deleted.superseded_by is None:
+        return event.occurred_at
+    successor = log.read(
+        after_seq=event.seq, limit=1, stream=relationship_stream(deleted.superseded_by)
+    ).events
+    written = payload_of(successor[0]) if successor else None
+    if isinstance(written, RelationshipWritten) and written.valid_from:
+        return parse_timestamp(written.valid_from)
+    return event.occurred_at
+
+
+def relationship_at(
+    log: Log, identity: str, *, as_of: datetime, valid_at: datetime | None = None
+) -> tuple[State, Spell | None]:
+    """The relationship at record time ``as_of`` (its live spell then), or, given
+    ``valid_at``, the spell recorded last among those whose valid time holds it. Deleted
+    (ended before): the last spell that ended, as it ended."""
+    known = spells(log, identity, as_of)
+    if valid_at is None:
+        if known and known[-1].ended is None:
+            return "present", known[-1]
+        return ("deleted", known[-1]) if known else ("absent", None)
+    holding = [s for s in known if s.holds_at(valid_at)]
+    if holding:
+        return "present", holding[-1]
+    ended = [s for s in known if s.ended and s.valid_to is not None and s.valid_to <= valid_at]
+    return ("deleted", ended[-1]) if ended else ("absent", None)
+
+
+def touching(log: Log, identity: str, as_of: datetime | None = None) -> list[str]:
+    """Every relationship that started or ended at the node up to ``as_of``, in the order
+    first written. The log has no index of a node's past relationships, so this reads the
+    relationship writes recorded since the node's first event: an auditor's question, whose
+    cost is the log's length since then."""
+    first = log.read(limit=1, stream=node_stream(identity)).events
+    if not first:
+        return []
+    found: dict[str, None] = {}
+    for event in log.iter_events(
+        after_seq=first[0].seq - 1, until=as_of, types=[RelationshipWritten.event_type]
+    ):
+        written = payload_of(event)
+        if isinstance(written, RelationshipWritten) and identity in (
+            written.from_node.identity,
+            written.to_node.identity,
+        ):
+            found[written.identity] = None
+    return list(found)

@@ -69,7 +69,24 @@ def entry(
 
 
 def test_audit_node(audited: Path) -> None:
-    assert run(audited, "audit", "node", "Person", "name=Alice", "--format", "json") == {
+    trail = run(audited, "audit", "node", "Person", "name=Alice", "--format", "json")
+    related = [
+        (r["seq"], r["type"], r["relationship_type"], r["direction"], r["other"], r["agent"])
+        for r in trail.pop("relationships")
+    ]
+    assert related == [  # its relationships' events too: both directions, deletions included
+        (
+            5,
+            "relationship.written",
+            "WORKS_FOR",
+            "out",
+            'Organization{"name":"Initech"}',
+            "ada-bot",
+        ),
+        (11, "relationship.written", "KNOWS", "in", 'Person{"name":"Dan"}', "ada-bot"),
+        (13, "relationship.deleted", "KNOWS", "in", 'Person{"name":"Dan"}', "ada-bot"),
+    ]
+    assert trail == {
         "kind": "node",
         "identity": 'Person{"name":"Alice"}',
         "exists": True,
@@ -215,6 +232,24 @@ def test_show_node_as_of(audited: Path) -> None:
         "last_agent": "bob-bot",
         "last_source": CHAT,
         "confidence": 0.6 * 0.6,
+        "relationships": [  # as they were then: Bob's KNOWS, deleted since
+            {
+                "identity": '(Person{"name":"Bob"})-[KNOWS]->(Person{"name":"Carol"})',
+                "type": "KNOWS",
+                "from": 'Person{"name":"Bob"}',
+                "to": 'Person{"name":"Carol"}',
+                "state": "present",
+                "properties": {},
+                "valid_from": at(4),
+                "valid_to": None,
+                "superseded_by": None,
+                "version": 1,
+                "last_seq": 6,
+                "last_agent": "bob-bot",
+                "last_source": CHAT,
+                "confidence": 0.6 * 0.6,
+            }
+        ],
     }
     before = run(
         audited,

@@ -1,0 +1,162 @@
+"""``writegate show node|relationship``: one node (with its relationships) or one
+relationship as it stands, as the log knew it at ``--as-of`` (record time), or as it was
+true at ``--valid-at`` (valid time). Faces over ``gate.past``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import click
+from rich.table import Table
+
+from writegate.cli.common import Context, endpoint_options, fail, opened, parse_time, pass_ctx
+from writegate.cli.read import node_ref, schema_or_none
+from writegate.cli.render import assignments, console, emit_json, format_option, plain
+from writegate.gate import Gate
+from writegate.gate.errors import GateRejection
+from writegate.gate.past import NodeAsOf, RelationshipAsOf
+from writegate.gate.reads import GraphReader
+from writegate.language import relationship_identity
+
+AS_OF = "Record time: as the log knew it then (default: now)."
+VALID_AT = "Valid time: what was true then, as known at --as-of (default: as recorded)."
+
+
+def identity_of(gate: Gate, label: str, keys: tuple[str, ...]) -> str:
+    """The node identity named on the command line (a synonym reads its canonical label),
+    resolved as the MCP reads resolve it."""
+    try:
+        return GraphReader.identity(node_ref(label, keys), schema_or_none(gate))
+    except GateRejection as exc:
+        fail(f"{exc.code}: {exc.message}", 2)
+
+
+def relationship_of(
+    gate: Gate,
+    rtype: str,
+    start: tuple[str, tuple[str, ...]],
+    end: tuple[str, tuple[str, ...]],
+) -> str:
+    """The relationship identity named on the command line (a synonym type reads its
+    canonical one)."""
+    try:
+        canonical = GraphReader.relationship_type(rtype, schema_or_none(gate))
+    except GateRejection as exc:
+        fail(f"{exc.code}: {exc.message}", 2)
+    return relationship_identity(canonical, identity_of(gate, *start), identity_of(gate, *end))
+
+
+@click.group()
+def show() -> None:
+    """A node or relationship as it stands, or stood."""
+
+
+@show.command("node")
+@click.argument("label")
+@click.argument("keys", nargs=-1, required=True, metavar="KEY=VALUE...")
+@click.option("--as-of", callback=parse_time, help=AS_OF)
+@click.option("--valid-at", callback=parse_time, help=VALID_AT)
+@format_option("table", "json")
+@pass_ctx
+def show_node(
+    ctx: Context,
+    label: str,
+    keys: tuple[str, ...],
+    as_of: datetime | None,
+    valid_at: datetime | None,
+    fmt: str,
+) -> None:
+    """The node and its relationships as they stand now, or stood at --as-of (record time)
+    or --valid-at (valid time): absent, present (maybe a stub), deleted."""
+    from writegate.gate.past import node_then
+
+    with opened(ctx, readonly=True) as gate:
+        identity = identity_of(gate, label, keys)
+        node = node_then(gate.log, identity, as_of=as_of or datetime.now(UTC), valid_at=valid_at)
+    if fmt == "json":
+        emit_json(node)
+        return
+    _node_table(node)
+
+
+@show.command("relationship")
+@click.argument("rtype", metavar="TYPE")
+@endpoint_options
+@click.option("--as-of", callback=parse_time, help=AS_OF)
+@click.option("--valid-at", callback=parse_time, help=VALID_AT)
+@format_option("table", "json")
+@pass_ctx
+def show_relationship(
+    ctx: Context,
+    rtype: str,
+    from_label: str,
+    from_keys: tuple[str, ...],
+    to_label: str,
+    to_keys: tuple[str, ...],
+    as_of: datetime | None,
+    valid_at: datetime | None,
+    fmt: str,
+) -> None:
+    """The relationship with its valid time, as it stands now, or stood at --as-of or
+    --valid-at: absent, present, or deleted (ended, maybe by the one that replaced it)."""
+    from writegate.gate.past import relationship_then
+
+    with opened(ctx, readonly=True) as gate:
+        identity = relationship_of(gate, rtype, (from_label, from_keys), (to_label, to_keys))
+        found = relationship_then(
+            gate.log, identity, as_of=as_of or datetime.now(UTC), valid_at=valid_at
+        )
+    if fmt == "json":
+        emit_json(found)
+        return
+    console().print(_fields_table(found.identity, _relationship_rows(found)))
+
+
+def _fields_table(title: str, rows: dict[str, object]) -> Table:
+    table = Table(show_header=False, title=title)
+    table.add_column(overflow="fold")
+    table.add_column(overflow="fold")
+    for name, value in rows.items():
+        table.add_row(name, plain(value))
+    return table
+
+
+def _relationship_rows(found: RelationshipAsOf) -> dict[str, object]:
+    return {
+        "state": found.state,
+        "valid": f"{plain(found.valid_from)} to {plain(found.valid_to) or 'open'}",
+        "superseded by": found.superseded_by,
+        "properties": assignments(found.properties),
+        "last written": f"seq {found.last_seq} by {found.last_agent}" if found.last_seq else "",
+        "source": found.last_source,
+        "confidence": found.confidence,
+    }
+
+
+def _node_table(node: NodeAsOf) -> None:
+    state = f"{node.state} (a stub)" if node.stub else node.state
+    valid = f", valid at {node.valid_at}" if node.valid_at else ""
+    rows = {
+        "state": state,
+        "version": node.version,
+        "properties": assignments(node.properties),
+        "last written": f"seq {node.last_seq} by {node.last_agent}" if node.last_seq else "",
+        "source": node.last_source,
+        "confidence": node.confidence,
+    }
+    out = console()
+    out.print(_fields_table(f"{node.identity} as of {node.as_of}{valid}", rows))
+    if not node.relationships:
+        return
+    table = Table(title=f"{len(node.relationships)} relationship(s)")
+    for column in ("relationship", "valid", "properties", "conf", "last written"):
+        table.add_column(column, overflow="fold")
+    for r in node.relationships:
+        table.add_row(
+            r.identity,
+            f"{plain(r.valid_from)} to {plain(r.valid_to) or 'open'}",
+            assignments(r.properties),
+            plain(r.confidence),
+            f"seq {r.last_seq} by {r.last_agent}",
+        )
+    out.print(table)

@@ -1,0 +1,180 @@
+"""The graph as it stood: a node and its relationships at a record time (``--as-of``, what
+the log said then) or at a valid time (``--valid-at``, what was true then, as known at the
+record time) — the answers of ``show node``, ``show relationship`` and the MCP reads' ``as_of``
+/ ``valid_at``, rebuilt from the log by ``gate.timeline``. Reads only.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from writegate.eventlog import Event, Log
+from writegate.eventlog.events import format_timestamp
+from writegate.gate.timeline import Spell, State, node_at, relationship_at, touching
+from writegate.language import (
+    NodeDeleted,
+    NodeWritten,
+    RelationshipWritten,
+    node_stream,
+    payload_of,
+    provenance_of,
+)
+from writegate.projections.state import merge_properties
+
+_OUT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class RelationshipAsOf(BaseModel):
+    """A relationship at one time: its valid interval as known then, and its last write."""
+
+    model_config = _OUT
+
+    identity: str
+    type: str | None  # (None: the log never held it)
+    from_node: str | None = Field(serialization_alias="from")
+    to_node: str | None = Field(serialization_alias="to")
+    state: State
+    properties: dict[str, Any]
+    valid_from: str | None  # stated, else its first write's record time
+    valid_to: str | None  # stated, or when a deletion or a successor ended it (None: open)
+    superseded_by: str | None  # the functional relationship that replaced it
+    version: int
+    last_seq: int | None
+    last_agent: str | None
+    last_source: str | None
+    confidence: float | None
+
+
+class NodeAsOf(BaseModel):
+    model_config = _OUT
+
+    identity: str
+    as_of: str  # record time: what the log knew then
+    # valid time: what was true then (left out when the question was record time alone)
+    valid_at: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    state: State
+    version: int
+    properties: dict[str, Any]
+    stub: bool
+    last_seq: int | None
+    last_agent: str | None
+    last_source: str | None
+    confidence: float | None
+    relationships: list[RelationshipAsOf] = []  # those present then, starting or ending here
+
+
+def node_then(
+    log: Log, identity: str, *, as_of: datetime, valid_at: datetime | None = None
+) -> NodeAsOf:
+    """The node and its relationships at record time ``as_of`` or, given ``valid_at``, as
+    true then (as known at ``as_of``)."""
+    with log.snapshot():
+        if valid_at is None:
+            state, properties, stub, version, last = _recorded(log, identity, as_of)
+        else:
+            node = node_at(log, identity, valid_at=valid_at, as_of=as_of)
+            state, properties, stub = node.state, node.properties, node.stub
+            version, last = node.version, node.last
+        relationships = (
+            [
+                seen
+                for rid in touching(log, identity, as_of)
+                if (seen := relationship_then(log, rid, as_of=as_of, valid_at=valid_at)).state
+                == "present"
+            ]
+            if state == "present"
+            else []
+        )
+    provenance = provenance_of(last) if last else None
+    return NodeAsOf(
+        identity=identity,
+        as_of=format_timestamp(as_of),
+        valid_at=format_timestamp(valid_at) if valid_at else None,
+        state=state,
+        version=version,
+        properties=properties,
+        stub=stub,
+        last_seq=last.seq if last else None,
+        last_agent=last.actor.agent if last else None,
+        last_source=provenance.source if provenance else None,
+        confidence=provenance.confidence if provenance else None,
+        relationships=relationships,
+    )
+
+
+def _recorded(
+    log: Log, identity: str, moment: datetime
+) -> tuple[State, dict[str, Any], bool, int, Event | None]:
+    """The node as its own stream left it at ``moment``: state, properties, stub, version,
+    last event."""
+    state: State = "absent"
+    properties: dict[str, Any] = {}
+    version, stub, last = 0, False, None
+    stream = node_stream(identity)
+    for event in log.iter_events(stream=stream, until=moment):
+        version, last = event.streams[stream], event
+        match payload_of(event):
+            case NodeWritten(node=node, properties=changes):
+                base = properties if state == "present" else {}
+                properties = merge_properties({**base, **node.keys}, changes)
+                state, stub = "present", False
+            case RelationshipWritten() as written:
+                keys = next(dict(s.keys) for s in written.stubs_created if s.identity == identity)
+                properties, state, stub = keys, "present", True
+            case NodeDeleted():
+                properties, state, stub = {}, "deleted", False
+            case _:
+                pass
+    return state, properties, stub, version, last
+
+
+def relationship_then(
+    log: Log, identity: str, *, as_of: datetime, valid_at: datetime | None = None
+) -> RelationshipAsOf:
+    """One relationship at record time ``as_of`` or, given ``valid_at``, as true then (a
+    deleted one: its last spell, as it ended)."""
+    state, spell = relationship_at(log, identity, as_of=as_of, valid_at=valid_at)
+    if spell is None:
+        return _missing(identity, state)
+    provenance = provenance_of(spell.last)
+    return RelationshipAsOf(
+        identity=identity,
+        type=spell.type,
+        from_node=spell.from_identity,
+        to_node=spell.to_identity,
+        state=state,
+        properties=spell.properties,
+        valid_from=format_timestamp(spell.valid_from),
+        valid_to=format_timestamp(spell.valid_to) if spell.valid_to else None,
+        superseded_by=spell.superseded_by,
+        version=spell.version,
+        last_seq=spell.last.seq,
+        last_agent=spell.last.actor.agent,
+        last_source=provenance.source if provenance else None,
+        confidence=provenance.confidence if provenance else None,
+    )
+
+
+def _missing(identity: str, state: State) -> RelationshipAsOf:
+    return RelationshipAsOf(
+        identity=identity,
+        type=None,
+        from_node=None,
+        to_node=None,
+        state=state,
+        properties={},
+        valid_from=None,
+        valid_to=None,
+        superseded_by=None,
+        version=0,
+        last_seq=None,
+        last_agent=None,
+        last_source=None,
+        confidence=None,
+    )
+
+
+__all__ = ["NodeAsOf", "RelationshipAsOf", "Spell", "node_then", "relationship_then"]

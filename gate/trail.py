@@ -1,0 +1,198 @@
+"""The life of one node or relationship: every event of it, oldest first, with what each
+changed and who said so — and, for a node, every event of the relationships that started or
+ended at it, so a functional relationship a later one replaced stays findable from its node
+(``audit node``), with its provenance and what replaced it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from writegate.eventlog import Event, Log
+from writegate.eventlog.events import format_timestamp
+from writegate.gate.timeline import touching
+from writegate.language import (
+    NodeDeleted,
+    NodeWritten,
+    Payload,
+    RelationshipDeleted,
+    RelationshipWritten,
+    node_stream,
+    payload_of,
+    provenance_of,
+    relationship_stream,
+)
+from writegate.projections.state import merge_properties
+
+_OUT = ConfigDict(extra="forbid", frozen=True)
+Kind = Literal["node", "relationship"]
+
+
+class Change(BaseModel):
+    model_config = _OUT
+
+    before: Any
+    after: Any
+
+
+class TrailEntry(BaseModel):
+    """One event in the life of a node or relationship, and what it changed."""
+
+    model_config = _OUT
+
+    seq: int
+    occurred_at: str
+    type: str
+    version: int
+    agent: str
+    session: str | None
+    transport: str
+    source: str | None
+    extraction_method: str | None
+    reliability: float | None
+    confidence: float | None
+    formula: str | None
+    write_gate_version: str | None
+    schema_version: str | None
+    remapped_from: str | None
+    changes: dict[str, Change]
+
+
+class RelationshipEntry(TrailEntry):
+    """An event of a relationship that starts or ends at the node whose trail this is."""
+
+    relationship: str  # its identity
+    relationship_type: str
+    direction: Literal["out", "in"]  # out: it starts at the node
+    other: str  # the node at its other end
+    valid_from: str | None  # as the write stated it
+    valid_to: str | None
+    superseded_by: str | None  # a deletion: the functional relationship that replaced it
+    cascade_of: str | None  # a deletion: the node whose deletion detached it
+
+
+class Trail(BaseModel):
+    model_config = _OUT
+
+    kind: Kind
+    identity: str
+    exists: bool
+    entries: list[TrailEntry]
+    # a node's: the events of its relationships (both directions), oldest first
+    relationships: list[RelationshipEntry] = []
+
+
+def trail(log: Log, identity: str, kind: Kind = "node") -> Trail:
+    """Every event of one node (or relationship), oldest first, with a property diff."""
+    stream = node_stream(identity) if kind == "node" else relationship_stream(identity)
+    with log.snapshot():
+        entries = list(_entries(log, stream, identity, kind))
+        related = (
+            sorted(
+                (
+                    _related(entry, event, payload, identity)
+                    for rid in touching(log, identity)
+                    for entry, event, payload in _entries(
+                        log, relationship_stream(rid), rid, "relationship"
+                    )
+                ),
+                key=lambda e: e.seq,
+            )
+            if kind == "node"
+            else []
+        )
+    exists = False
+    for _, _, payload in entries:
+        if isinstance(payload, NodeWritten | RelationshipWritten):
+            exists = True
+        elif isinstance(payload, NodeDeleted | RelationshipDeleted):
+            exists = False
+    return Trail(
+        kind=kind,
+        identity=identity,
+        exists=exists,
+        entries=[entry for entry, _, _ in entries],
+        relationships=related,
+    )
+
+
+def _entries(
+    log: Log, stream: str, identity: str, kind: Kind
+) -> Iterator[tuple[TrailEntry, Event, Payload]]:
+    properties: dict[str, Any] = {}
+    for event in log.iter_events(stream=stream):
+        before = dict(properties)
+        remapped = None
+        payload = payload_of(event)
+        match payload:
+            case NodeWritten(node=node, properties=changes):
+                remapped = node.remapped_from
+                properties = merge_properties({**properties, **node.keys}, changes)
+                properties.pop("_stub", None)
+            case RelationshipWritten() as written if kind == "relationship":
+                remapped = written.remapped_from
+                properties = merge_properties(properties, written.properties)
+            case RelationshipWritten() as written:  # this node was created as a stub
+                stubbed = next(s for s in written.stubs_created if s.identity == identity)
+                properties = {**stubbed.keys, "_stub": True}
+            case NodeDeleted() | RelationshipDeleted():
+                properties = {}
+            case _:
+                pass
+        provenance = provenance_of(event)
+        entry = TrailEntry(
+            seq=event.seq,
+            occurred_at=format_timestamp(event.occurred_at),
+            type=event.type,
+            version=event.streams[stream],
+            agent=event.actor.agent,
+            session=event.actor.session,
+            transport=event.actor.transport,
+            source=provenance.source if provenance else None,
+            extraction_method=provenance.extraction_method if provenance else None,
+            reliability=provenance.reliability if provenance else None,
+            confidence=provenance.confidence if provenance else None,
+            formula=provenance.formula if provenance else None,
+            write_gate_version=provenance.write_gate_version if provenance else None,
+            schema_version=provenance.schema_version if provenance else None,
+            remapped_from=remapped,
+            changes=_diff(before, properties),
+        )
+        yield entry, event, payload
+
+
+def _related(entry: TrailEntry, event: Event, payload: Payload, node: str) -> RelationshipEntry:
+    start = end = rtype = ""
+    valid_from = valid_to = superseded_by = cascade_of = None
+    match payload:
+        case RelationshipWritten() as written:
+            start, end, rtype = written.from_node.identity, written.to_node.identity, written.type
+            valid_from, valid_to = written.valid_from, written.valid_to
+        case RelationshipDeleted() as deleted:
+            start, end, rtype = deleted.from_identity, deleted.to_identity, deleted.type
+            superseded_by, cascade_of = deleted.superseded_by, deleted.cascade_of
+        case _:
+            pass
+    return RelationshipEntry(
+        **entry.model_dump(),
+        relationship=payload.subject,
+        relationship_type=rtype,
+        direction="out" if start == node else "in",
+        other=end if start == node else start,
+        valid_from=valid_from,
+        valid_to=valid_to,
+        superseded_by=superseded_by,
+        cascade_of=cascade_of,
+    )
+
+
+def _diff(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Change]:
+    keys = sorted(set(before) | set(after))
+    return {
+        k: Change(before=before.get(k), after=after.get(k))
+        for k in keys
+        if before.get(k) != after.get(k)
+    }
