@@ -76,6 +76,7 @@ class BoltTarget:
                 auth=auth,
                 max_transaction_retry_time=self.retry_seconds,
                 connection_timeout=self.connect_timeout,
+                connection_acquisition_timeout=self.connect_timeout,
             )
         except DriverError as exc:  # a malformed URI or option
             raise ValueError(f"{self.uri}: {exc}") from exc
