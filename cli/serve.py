@@ -113,7 +113,7 @@ def serve(ctx: Context, /, **flags: Any) -> None:
         _warn_without_schema(gate, ctx)
         from writegate.gate.server.app import WritegateServer
 
-        metrics = Metrics(_lags(ctx, gate)) if options["metrics"] else None
+        metrics = Metrics(_checkpoints(ctx, gate)) if options["metrics"] else None
         server = WritegateServer(
             gate,
             policy,
@@ -185,19 +185,17 @@ def _warn_without_schema(gate: Any, ctx: Context) -> None:
         )
 
 
-def _lags(ctx: Context, gate: Any) -> Any:
-    """The projections' lag for /metrics (NaN for one that cannot be asked)."""
-    if not ctx.configured():
+def _checkpoints(ctx: Context, gate: Any) -> Any:
+    """The projections' checkpoints for /metrics' lag (none configured: no lag shown)."""
+    settings = ctx.settings() if ctx.configured() else None
+    if settings is None or not settings.projections:
         return None
-    settings = ctx.settings()
+    from writegate.cli.stores import checkpoint_of
+    from writegate.gate.server.observe import Checkpoints
 
-    def lags() -> dict[str, float]:
-        from writegate.cli.stores import projection_checkpoints
-
-        rows = projection_checkpoints(settings, gate.log)
-        return {r.name: float("nan") if r.lag is None else float(r.lag) for r in rows}
-
-    return lags
+    return Checkpoints(
+        {name: checkpoint_of(settings, name, gate.log) for name in settings.projections}
+    )
 
 
 def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -> None:
@@ -222,7 +220,9 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
     metrics = server.metrics if options["metrics"] else None
     probes = Probes(
         health=server.health,
-        metrics=(lambda: metrics.exposition(server.gate.log.head()[0])) if metrics else None,
+        metrics=(lambda: metrics.exposition(lambda: server.gate.log.head()[0]))
+        if metrics
+        else None,
     )
     oauth = options["oauth"]
     if oauth is not None and oauth.resource is None and options["host"] not in LOOPBACK:

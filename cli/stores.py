@@ -27,7 +27,7 @@ from rich.progress import (
 from rich.table import Table
 
 from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
-from writegate.cli.config import GraphConfig, Settings
+from writegate.cli.config import GraphConfig, ProjectionConfig, Settings
 from writegate.cli.render import format_option
 from writegate.eventlog import Log, open_log
 from writegate.gate import Gate
@@ -103,20 +103,22 @@ def _report(result: ReplayResult) -> None:
     )
 
 
+def _asked_once(config: ProjectionConfig) -> ProjectionConfig:
+    """A look, not a replay: one attempt per store, no retries, so a store that is down
+    is reported as such at once (within the connect timeout)."""
+    if isinstance(config, GraphConfig):
+        return config.model_copy(update={"retry_seconds": 0.0})
+    return config
+
+
 def projection_checkpoints(settings: Settings, log: Log) -> list[ProjectionStatus]:
     """Every configured projection's checkpoint (``None`` with the error if it cannot be
-    asked). One attempt per store, no retries: a look, so a store that is down is reported
-    as such at once (within the connect timeout) instead of after the replay's retries."""
+    asked), each store asked once."""
     projectors: dict[str, Projector] = {}
     failed: list[ProjectionStatus] = []
     for name, configured in settings.projections.items():
-        config = (
-            configured.model_copy(update={"retry_seconds": 0.0})
-            if isinstance(configured, GraphConfig)
-            else configured
-        )
         try:
-            projectors[name] = config.open(name, log)
+            projectors[name] = _asked_once(configured).open(name, log)
         except (OSError, ValueError) as exc:
             failed.append(ProjectionStatus(name, None, log.head()[0], f"cannot open: {exc}"))
     try:
@@ -125,6 +127,21 @@ def projection_checkpoints(settings: Settings, log: Log) -> list[ProjectionStatu
     finally:
         for projector in projectors.values():
             projector.close()
+
+
+def checkpoint_of(settings: Settings, name: str, log: Log) -> Callable[[], int]:
+    """Asks projection NAME's checkpoint once each call (opened and closed again: the
+    answer of a store that may be down, from any thread)."""
+    config = _asked_once(settings.projections[name])
+
+    def ask() -> int:
+        projector = config.open(name, log)
+        try:
+            return projector.checkpoint()
+        finally:
+            projector.close()
+
+    return ask
 
 
 @click.command("status")

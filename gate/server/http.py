@@ -19,6 +19,7 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import anyio.to_thread
 import uvicorn
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
@@ -106,8 +107,11 @@ class Probes:
 
 
 def probe_routes(probes: Probes) -> list[Route]:
+    """The probes answer from worker threads: they read the log and ask the projections'
+    stores, and a slow one must not hold up the event loop every MCP call runs on."""
+
     async def healthz(_request: Request) -> Response:
-        report = probes.health()
+        report = await anyio.to_thread.run_sync(probes.health)
         return JSONResponse(report, status_code=200 if report.get("status") == "ok" else 503)
 
     routes = [Route("/healthz", healthz, methods=["GET"])]
@@ -115,7 +119,8 @@ def probe_routes(probes: Probes) -> list[Route]:
         exposition = probes.metrics
 
         async def metrics(_request: Request) -> Response:
-            return Response(exposition(), media_type="text/plain; version=0.0.4")
+            text = await anyio.to_thread.run_sync(exposition)
+            return Response(text, media_type="text/plain; version=0.0.4")
 
         routes.append(Route("/metrics", metrics, methods=["GET"]))
     return routes

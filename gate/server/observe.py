@@ -3,15 +3,19 @@
 Log lines go to stderr (stdout is the MCP wire under stdio), plain or as JSON objects
 (``python-json-logger``), one per event worth knowing: a refused write at ``info`` with
 the agent and code, an internal failure once at ``error`` with its traceback. Metrics
-are Prometheus' (``prometheus-client``), in a registry of the server's own.
+are Prometheus' (``prometheus-client``), in a registry of the server's own; the projections'
+checkpoints are asked in threads of their own, so a store that never answers costs a scrape
+a bounded wait and nobody else anything.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Literal
 
@@ -42,10 +46,51 @@ def configure_logging(level: str = "warning", fmt: LogFormat = "plain") -> None:
         logger.propagate = False
 
 
+class Checkpoints:
+    """Each projection's checkpoint, for the lag ``/metrics`` shows. Every store is asked in
+    a worker thread and never twice at once; a scrape waits at most ``wait`` seconds for
+    the answers, and a store that failed or is still being asked is unreachable (``None``),
+    logged once when it goes down and once when it is back."""
+
+    def __init__(self, askers: Mapping[str, Callable[[], int]], wait: float = 1.0) -> None:
+        self._askers = dict(askers)
+        self._wait = wait
+        self._pool = ThreadPoolExecutor(max(len(askers), 1), thread_name_prefix="writegate-lag")
+        self._asked: dict[str, Future[int]] = {}
+        self._down: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def read(self) -> dict[str, int | None]:
+        with self._lock:
+            for name, ask in self._askers.items():
+                asked = self._asked.get(name)
+                if asked is None or asked.done():
+                    self._asked[name] = self._pool.submit(ask)
+            pending = dict(self._asked)
+        wait(pending.values(), timeout=self._wait)
+        return {name: self._answer(name, future) for name, future in pending.items()}
+
+    def _answer(self, name: str, future: Future[int]) -> int | None:
+        if not future.done():
+            error = f"no answer within {self._wait:g} s"
+        elif (exc := future.exception()) is not None:
+            error = " ".join(str(exc).split()) or type(exc).__name__
+        else:
+            with self._lock:
+                if self._down.pop(name, None) is not None:
+                    log.warning("projection %s reachable again", name)
+            return future.result()
+        with self._lock:
+            if name not in self._down:
+                log.warning("projection %s unreachable: %s", name, error)
+            self._down[name] = error
+        return None
+
+
 class Metrics:
     """The server's counters, histograms and gauges, and their text exposition."""
 
-    def __init__(self, lags: Callable[[], dict[str, float]] | None = None) -> None:
+    def __init__(self, checkpoints: Checkpoints | None = None) -> None:
         self.registry = CollectorRegistry()
         self.calls = Counter(
             "writegate_tool_calls",
@@ -73,12 +118,18 @@ class Metrics:
             ["projection"],
             registry=self.registry,
         )
+        self.up = Gauge(
+            "writegate_projection_up",
+            "1: the projection's store answered this scrape; 0: it could not be reached.",
+            ["projection"],
+            registry=self.registry,
+        )
         self.sessions = Gauge(
             "writegate_http_sessions",
             "Streamable HTTP sessions the server holds (2025 wire; the 2026 wire has none).",
             registry=self.registry,
         )
-        self._lags = lags
+        self._checkpoints = checkpoints
         self.open_sessions: Callable[[], int] | None = None  # set by the server that counts
 
     @contextmanager
@@ -94,12 +145,16 @@ class Metrics:
         if code is not None:
             self.rejections.labels(code, agent).inc()
 
-    def exposition(self, head: int) -> bytes:
-        """The text a Prometheus scrape reads, with the gauges read now."""
-        self.head.set(head)
+    def exposition(self, head: Callable[[], int]) -> bytes:
+        """The text a Prometheus scrape reads, with the gauges read now (blocking: call it
+        off the event loop). The checkpoints are read before the head, so a live log's
+        lag is never negative."""
+        checkpoints = self._checkpoints.read() if self._checkpoints is not None else {}
+        seq = head()
+        self.head.set(seq)
         if self.open_sessions is not None:
             self.sessions.set(self.open_sessions())
-        if self._lags is not None:
-            for name, lag in self._lags().items():
-                self.lag.labels(name).set(lag)
+        for name, checkpoint in checkpoints.items():
+            self.lag.labels(name).set(float("nan") if checkpoint is None else seq - checkpoint)
+            self.up.labels(name).set(0 if checkpoint is None else 1)
         return generate_latest(self.registry)
