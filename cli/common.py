@@ -126,12 +126,19 @@ def fail(message: str, code: int = 1) -> NoReturn:
 def opened(ctx: Context, *, create: bool = False, readonly: bool = False) -> Iterator[Gate]:
     """Open the gate, turning the ways that can fail into one clear line. Commands that only
     read pass ``readonly``: they work on a read-only copy and never write to the file."""
-    from writegate.eventlog import EventLogError
+    from writegate.eventlog import EventLog, EventLogError
 
     try:
         gate = ctx.gate(create=create, readonly=readonly)
     except (FileNotFoundError, EventLogError, sqlite3.DatabaseError, ValueError) as exc:
         fail(str(exc))
+    if isinstance(gate.log, EventLog) and gate.log.private_copy is not None:
+        click.echo(
+            f"note: {gate.log.path} is on read-only media without its -shm, so it is read "
+            f"with its -wal (commits not yet in the file) from a private copy in "
+            f"{gate.log.private_copy.parent}",
+            err=True,
+        )
     try:
         yield gate
     finally:

@@ -10,7 +10,9 @@ all. Reading is ``writegate.eventlog.reading``; the tables are ``…tables``.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -31,6 +33,16 @@ from writegate.eventlog.tables import (
 from writegate.eventlog.transaction import InlineProjector
 
 Durability = Literal["normal", "full"]
+WAL_HEADER = 32  # bytes of a -wal file before its first frame
+
+
+def _copy_with_wal(path: Path, wal: Path) -> Path:
+    """``path`` and its ``-wal`` copied into a private temporary folder; the copy's path."""
+    folder = Path(tempfile.mkdtemp(prefix="writegate-readonly-"))
+    copy = folder / path.name
+    shutil.copyfile(path, copy)
+    shutil.copyfile(wal, f"{copy}-wal")
+    return copy
 
 
 class EventLog(Appending):
@@ -58,6 +70,7 @@ class EventLog(Appending):
         self.commit_groups = CommitGroups()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self.private_copy: Path | None = None  # where a read-only log is read from, if not here
         self._install()
 
     # -- connections -----------------------------------------------------------------
@@ -83,8 +96,10 @@ class EventLog(Appending):
 
     def _connect(self) -> sqlite3.Connection:
         """A connection. A read-only one never writes: ``mode=ro`` (SQLite may still create
-        the WAL index beside an auditor's copy), else ``immutable`` where the directory is
-        read-only too (read-only media, where no writer can exist either)."""
+        the WAL index beside an auditor's copy). On read-only media, where the index cannot
+        be made, ``immutable`` if no commit waits in the ``-wal`` (no writer can exist there
+        either); else SQLite could read the file only without the WAL's commits, so the file
+        and its WAL are read from a private copy (``private_copy``), never stale."""
 
         def connect(target: str | Path, uri: bool = False) -> sqlite3.Connection:
             return sqlite3.connect(
@@ -97,6 +112,8 @@ class EventLog(Appending):
 
         if not self.readonly:
             return connect(self.path)
+        if self.private_copy is not None:
+            return connect(f"{self.private_copy.as_uri()}?mode=ro", uri=True)
         uri = self.path.resolve().as_uri()
         try:
             conn = connect(f"{uri}?mode=ro", uri=True)
@@ -105,7 +122,13 @@ class EventLog(Appending):
         except sqlite3.OperationalError:
             if os.access(self.path.parent, os.W_OK):
                 raise
-            return connect(f"{uri}?immutable=1", uri=True)
+            wal = Path(f"{self.path}-wal")
+            if not wal.exists() or wal.stat().st_size <= WAL_HEADER:
+                return connect(f"{uri}?immutable=1", uri=True)
+            with self._lock:
+                if self.private_copy is None:
+                    self.private_copy = _copy_with_wal(self.path, wal)
+            return connect(f"{self.private_copy.as_uri()}?mode=ro", uri=True)
 
     def describe(self) -> str:
         return str(self.path)
@@ -115,6 +138,9 @@ class EventLog(Appending):
             for conn in self._all:
                 conn.close()
             self._all.clear()
+            if self.private_copy is not None:
+                shutil.rmtree(self.private_copy.parent, ignore_errors=True)
+                self.private_copy = None
         self._local = threading.local()
 
     def __enter__(self) -> EventLog:
