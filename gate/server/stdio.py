@@ -101,7 +101,7 @@ async def _serve_pipes(server: Server[Any], deep_call: DeepCall, pipes: Pipes) -
     to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     server_out, from_server = anyio.create_memory_object_stream[SessionMessage](0)
     pending: set[Any] = set()
-    answered = anyio.Event()
+    settled = anyio.Condition()  # notified whenever nothing is waiting for an answer
 
     async def read() -> None:
         async with to_server:
@@ -117,8 +117,9 @@ async def _serve_pipes(server: Server[Any], deep_call: DeepCall, pipes: Pipes) -
                     pending.add(message.id)
                 await to_server.send(SessionMessage(message))
             with anyio.move_on_after(GRACE):
-                if pending:
-                    await answered.wait()
+                async with settled:
+                    while pending:
+                        await settled.wait()
 
     async def write() -> None:
         async with from_server:
@@ -127,7 +128,8 @@ async def _serve_pipes(server: Server[Any], deep_call: DeepCall, pipes: Pipes) -
                 if isinstance(message.message, types.JSONRPCResponse | types.JSONRPCError):
                     pending.discard(message.message.id)
                     if not pending:
-                        answered.set()
+                        async with settled:
+                            settled.notify_all()
 
     async with anyio.create_task_group() as group:
         group.start_soon(read)
