@@ -14,8 +14,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
 from writegate.gate.timeline import Spell, State, node_at, relationship_at, touching
+from writegate.gate.views import (
+    EdgeView,
+    NodeView,
+    Subgraph,
+    provenance_of_event,
+    ref_of,
+)
 from writegate.language import (
     NodeDeleted,
+    NodeRef,
     NodeWritten,
     RelationshipWritten,
     node_stream,
@@ -72,12 +80,7 @@ def node_then(
     """The node and its relationships at record time ``as_of`` or, given ``valid_at``, as
     true then (as known at ``as_of``)."""
     with log.snapshot():
-        if valid_at is None:
-            state, properties, stub, version, last = _recorded(log, identity, as_of)
-        else:
-            node = node_at(log, identity, valid_at=valid_at, as_of=as_of)
-            state, properties, stub = node.state, node.properties, node.stub
-            version, last = node.version, node.last
+        state, properties, stub, version, last = _node(log, identity, as_of, valid_at)
         relationships = (
             [
                 seen
@@ -105,9 +108,18 @@ def node_then(
     )
 
 
-def _recorded(
-    log: Log, identity: str, moment: datetime
-) -> tuple[State, dict[str, Any], bool, int, Event | None]:
+Then = tuple[State, dict[str, Any], bool, int, Event | None]
+
+
+def _node(log: Log, identity: str, as_of: datetime, valid_at: datetime | None) -> Then:
+    """State, properties, stub, version and last event of the node then."""
+    if valid_at is None:
+        return _recorded(log, identity, as_of)
+    node = node_at(log, identity, valid_at=valid_at, as_of=as_of)
+    return node.state, node.properties, node.stub, node.version, node.last
+
+
+def _recorded(log: Log, identity: str, moment: datetime) -> Then:
     """The node as its own stream left it at ``moment``: state, properties, stub, version,
     last event."""
     state: State = "absent"
@@ -177,4 +189,78 @@ def _missing(identity: str, state: State) -> RelationshipAsOf:
     )
 
 
-__all__ = ["NodeAsOf", "RelationshipAsOf", "Spell", "node_then", "relationship_then"]
+def subgraph_then(
+    log: Log, identities: list[str], *, as_of: datetime, valid_at: datetime | None, cap: int
+) -> Subgraph:
+    """``open_nodes`` at a past time: the nodes present then, their relationships then (at
+    most ``cap``, else ``truncated``) with their valid time, and the nodes at their other
+    ends (one with no fact valid at ``valid_at`` as the log knew it at ``as_of``)."""
+    nodes: dict[str, NodeView] = {}
+    edges: dict[str, EdgeView] = {}
+    truncated = False
+    with log.snapshot():
+        for identity in identities:
+            if (view := _node_view(log, identity, as_of, valid_at)) is not None:
+                nodes[identity] = view
+        for identity in list(nodes):
+            for rid in touching(log, identity, as_of):
+                if rid in edges:
+                    continue
+                state, spell = relationship_at(log, rid, as_of=as_of, valid_at=valid_at)
+                if state != "present" or spell is None:
+                    continue
+                if len(edges) == cap:
+                    truncated = True
+                    break
+                edges[rid] = _edge_view(spell)
+                for end in (spell.from_identity, spell.to_identity):
+                    if end in nodes:
+                        continue  # (with no fact valid then: as the log knew it then)
+                    seen = _node_view(log, end, as_of, valid_at) or _node_view(
+                        log, end, as_of, None
+                    )
+                    if seen is not None:
+                        nodes[end] = seen
+    return Subgraph(nodes=list(nodes.values()), edges=list(edges.values()), truncated=truncated)
+
+
+def _node_view(
+    log: Log, identity: str, as_of: datetime, valid_at: datetime | None
+) -> NodeView | None:
+    state, properties, stub, version, last = _node(log, identity, as_of, valid_at)
+    if state != "present" or last is None:
+        return None
+    written = payload_of(last)
+    ref = NodeRef.parse(identity)
+    return NodeView(
+        label=ref.label,
+        merge_keys=ref.keys,
+        properties=properties,
+        version=version,
+        stub=stub,
+        remapped_from=written.node.remapped_from if isinstance(written, NodeWritten) else None,
+        provenance=provenance_of_event(last),
+    )
+
+
+def _edge_view(spell: Spell) -> EdgeView:
+    return EdgeView(
+        type=spell.type,
+        from_node=ref_of(spell.from_identity),
+        to_node=ref_of(spell.to_identity),
+        properties=spell.properties,
+        version=spell.version,
+        provenance=provenance_of_event(spell.last),
+        valid_from=format_timestamp(spell.valid_from),
+        valid_to=format_timestamp(spell.valid_to) if spell.valid_to else None,
+    )
+
+
+__all__ = [
+    "NodeAsOf",
+    "RelationshipAsOf",
+    "Spell",
+    "node_then",
+    "relationship_then",
+    "subgraph_then",
+]

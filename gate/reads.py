@@ -18,6 +18,7 @@ from writegate.eventlog import Log
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.identifiers import check_identifier
+from writegate.gate.past import subgraph_then
 from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
 from writegate.gate.views import (
     Decay,
@@ -162,8 +163,16 @@ class GraphReader:
         )
 
     def open_nodes(
-        self, refs: list[Mapping[str, Any]], schema: LoadedSchema | None = None
+        self,
+        refs: list[Mapping[str, Any]],
+        schema: LoadedSchema | None = None,
+        *,
+        as_of: datetime | None = None,
+        valid_at: datetime | None = None,
     ) -> Subgraph:
+        """The nodes, their neighbours and the edges between: now, or as the log knew them
+        at ``as_of`` (record time), or as true at ``valid_at`` (valid time, as known at
+        ``as_of``) — those read from the log (``gate.past``), edges with their valid time."""
         if not 1 <= len(refs) <= MAX_LIMIT:
             raise GateRejection(
                 ErrorCode.INVALID_ARGUMENT,
@@ -171,6 +180,11 @@ class GraphReader:
                 {"field": "nodes"},
             )
         identities = [self.identity(ref, schema) for ref in refs]
+        if as_of is not None or valid_at is not None:
+            moment = as_of or datetime.now(UTC)
+            return subgraph_then(
+                self._log, identities, as_of=moment, valid_at=valid_at, cap=MAX_EDGES
+            )
         with self._read() as conn:
             present = [n for n in identities if self._state.node_exists(conn, n)]
             return self._with_neighbours(conn, present, None)

@@ -12,7 +12,8 @@ and only over its own interval: a backdated replacement answers from its stated 
 forward-dated one from then on (the old value still answers before), and a late-recorded
 bounded fact (an intern from T0 to T1) changes the answer for [T0, T1) only. A deletion at
 record time d closes everything recorded before it for any T ≥ d; writes recorded after it
-start the node anew.
+start the node anew. A node a relationship created (a stub) is there from that relationship's
+valid start.
 
 A relationship is one fact per *spell* (from a write to the deletion that ends it), over one
 interval: from its first write's ``valid_from`` (or record time) — a later write's stated
@@ -84,8 +85,9 @@ def node_at(log: Log, identity: str, *, valid_at: datetime, as_of: datetime) -> 
                 start = _stated(written.valid_from) or event.occurred_at
                 end = _stated(written.valid_to)
                 facts.append(_Fact(event.seq, start, end, dict(written.properties), False, event))
-            case RelationshipWritten():  # the node was created as this relationship's stub
-                facts.append(_Fact(event.seq, event.occurred_at, None, {}, True, event))
+            case RelationshipWritten() as written:  # created as this relationship's stub:
+                start = _stated(written.valid_from) or event.occurred_at  # there while it is
+                facts.append(_Fact(event.seq, start, None, {}, True, event))
             case NodeDeleted():
                 if event.occurred_at <= valid_at:
                     deleted_at = event.seq

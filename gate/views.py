@@ -75,6 +75,9 @@ class EdgeView(BaseModel):
     properties: dict[str, Any]
     version: int
     provenance: Provenance
+    # its valid time, in a read at a past or valid time (``as_of`` / ``valid_at``)
+    valid_from: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    valid_to: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Subgraph(BaseModel):
@@ -134,6 +137,19 @@ class Stats(BaseModel):
     labels: dict[str, int]
     relationship_types: dict[str, int]
     schema_version: str | None
+
+
+def provenance_of_event(event: Event) -> Provenance:
+    """The provenance of the write ``event`` (a read at a past time has no row to ask)."""
+    p = provenance_of(event)
+    return Provenance(
+        source=p.source if p else "",
+        extraction_method=p.extraction_method if p else "",
+        confidence=p.confidence if p else 0.0,
+        agent=event.actor.agent,
+        written_at=format_timestamp(event.occurred_at),
+        seq=event.seq,
+    )
 
 
 def _provenance(row: NodeRow | EdgeRow, decay: Decay | None) -> Provenance:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import Keys
@@ -39,6 +39,16 @@ class OpenNodesArgs(BaseModel):
 
     nodes: list[NodeRefArgs] = Field(
         min_length=1, max_length=500, description="The nodes to open (1 to 500)."
+    )
+    as_of: AwareDatetime | None = Field(
+        default=None,
+        description="Record time, ISO 8601 with a zone: the nodes as the log knew them then "
+        "(default: now).",
+    )
+    valid_at: AwareDatetime | None = Field(
+        default=None,
+        description="Valid time, ISO 8601 with a zone: what was true then, as known at as_of; "
+        "relationships carry their valid_from/valid_to.",
     )
 
 
@@ -121,8 +131,14 @@ def get_schema(call: ToolCall, args: NoArgs) -> SchemaView:
 @tool("read", read_only=True)
 def open_nodes(call: ToolCall, args: OpenNodesArgs) -> Subgraph:
     """The named nodes, their immediate neighbours and the edges between them, each with
-    its provenance (source, method, confidence, agent, time)."""
-    return call.reader.open_nodes([n.ref() for n in args.nodes], schema_or_none(call))
+    its provenance (source, method, confidence, agent, time); as they stood at as_of, or as
+    true at valid_at, if given."""
+    return call.reader.open_nodes(
+        [n.ref() for n in args.nodes],
+        schema_or_none(call),
+        as_of=args.as_of,
+        valid_at=args.valid_at,
+    )
 
 
 @tool("read", read_only=True)

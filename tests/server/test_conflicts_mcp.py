@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.conftest import ROOT
 from tests.server.conftest import published
@@ -39,7 +40,7 @@ async def ada(agent: Agent, claim: dict[str, Any], **properties: Any) -> Any:
     return await agent.call("write_node", {**arguments, **claim})
 
 
-async def works_for(agent: Agent, organization: str, claim: dict[str, Any]) -> Any:
+async def works_for(agent: Agent, organization: str, claim: dict[str, Any], **valid: str) -> Any:
     return await agent.call(
         "write_relationship",
         {
@@ -50,8 +51,37 @@ async def works_for(agent: Agent, organization: str, claim: dict[str, Any]) -> A
             "to_keys": {"name": organization},
             "endpoint_policy": "merge_endpoints",
             **claim,
+            **valid,
         },
     )
+
+
+ADA = 'Person{"name":"Ada"}'
+INITECH = '(Person{"name":"Ada"})-[WORKS_FOR]->(Organization{"name":"Initech"})'
+GLOBEX = '(Person{"name":"Ada"})-[WORKS_FOR]->(Organization{"name":"Globex"})'
+
+
+@pytest.fixture(params=["reject", "review"])
+def employer_policy(
+    request: pytest.FixtureRequest, db_path: Path, tmp_path: Path
+) -> Iterator[tuple[str, Served]]:
+    """The conflict schema with WORKS_FOR (functional) under ``reject`` or ``review``, over
+    stdio (the transports are covered by the tests above)."""
+    document = yaml.safe_load(CONFLICT_SCHEMA.read_text())
+    document["relationships"]["WORKS_FOR"]["conflict"] = request.param
+    schema = tmp_path / f"{request.param}.yaml"
+    schema.write_text(yaml.safe_dump(document))
+    s = Served("stdio", published(db_path, schema))
+    yield request.param, s
+    s.close()
+
+
+def employers(db: Path) -> list[str]:
+    with Gate.open(db) as gate:
+        return [
+            e.identity
+            for e in StateProjection().edges_from(gate.log.connection(), ADA, "WORKS_FOR")
+        ]
 
 
 def head(db: Path) -> int:
@@ -225,3 +255,102 @@ async def test_auditors_see_every_supersession_and_refusal(served: Served) -> No
     assert refusal["error_code"] == "CONFLICT_LOWER_CONFIDENCE"
     assert refusal["agent"] == "chat-agent"
     assert cli(served.db, "audit", "conflicts") == found.data  # the same call as the CLI's
+
+
+async def test_a_functional_relationship_under_reject_or_review(
+    employer_policy: tuple[str, Served],
+) -> None:
+    """``reject``: CONFLICT with both relationships' provenance, nothing appended.
+    ``review``: held, and once approved it replaces the old one (which stays recoverable)."""
+    policy, served = employer_policy
+    async with served.agent("hr-import") as hr, served.agent("chat-agent") as chat:
+        first = await works_for(hr, "Initech", HR)
+        appended = head(served.db)
+        second = await works_for(chat, "Globex", CHAT)
+    if policy == "reject":
+        assert second.is_error
+        assert second.data["error_code"] == "CONFLICT"
+        [conflict] = second.data["details"]["conflicts"]
+        assert conflict["existing"]["value"] == INITECH
+        assert (conflict["existing"]["agent"], conflict["existing"]["source"]) == (
+            "hr-import",
+            "hr.csv",
+        )
+        assert conflict["existing"]["confidence"] == first.data["confidence"]
+        assert conflict["incoming"]["value"] == GLOBEX
+        assert (conflict["incoming"]["source"], conflict["incoming"]["extraction_method"]) == (
+            "chat",
+            "llm",
+        )
+        assert conflict["incoming"]["confidence"] == pytest.approx(0.5 * 0.6)
+        assert head(served.db) == appended  # a refusal appends nothing
+        assert employers(served.db) == [INITECH]
+        return
+    assert not second.is_error, second.data
+    assert second.data["status"] == "proposed"
+    assert "conflict: review" in second.data["reason"]
+    assert employers(served.db) == [INITECH]  # held: nothing changed yet
+    async with served.agent("rev-1", roles=("reviewer",)) as reviewer:
+        decided = await reviewer.call(
+            "review_decide", {"proposal": second.data["proposal"], "decision": "approve"}
+        )
+    assert not decided.is_error, decided.data
+    result = decided.data["result"]
+    assert result["status"] == "written"
+    [replaced] = result["superseded"]
+    assert (replaced["value"], replaced["agent"]) == (INITECH, "hr-import")
+    assert employers(served.db) == [GLOBEX]
+    trail = cli(served.db, "audit", "node", "Person", "name=Ada")
+    ended = [r for r in trail["relationships"] if r["relationship"] == INITECH]
+    assert [(r["type"], r["agent"]) for r in ended] == [
+        ("relationship.written", "hr-import"),
+        ("relationship.deleted", "chat-agent"),  # the approved write, as its writer's
+    ]
+    assert ended[1]["superseded_by"] == GLOBEX
+
+
+async def test_a_replaced_relationship_is_recoverable(served: Served) -> None:
+    """From ``audit node`` of its start node (with its provenance, confidence and what
+    replaced it), from ``show node --as-of`` before, and from ``open_nodes`` at a valid
+    time (with its valid time closed where its successor's starts)."""
+    async with served.agent("hr-import") as hr, served.agent("chat-agent") as chat:
+        first = await works_for(hr, "Initech", HR, valid_from="2020-01-01T00:00:00Z")
+        second = await works_for(chat, "Globex", CHAT, valid_from="2023-01-01T00:00:00Z")
+        assert not second.is_error, second.data
+        with EventLog(served.db, create=False) as log:
+            [written] = log.read(after_seq=first.data["seq"] - 1, limit=1).events
+        recorded = written.occurred_at.isoformat()
+        ada_ref = {"label": "Person", "merge_keys": {"name": "Ada"}}
+        then = await chat.call("open_nodes", {"nodes": [ada_ref], "as_of": recorded})
+        earlier = await chat.call(
+            "open_nodes", {"nodes": [ada_ref], "valid_at": "2021-06-01T00:00:00Z"}
+        )
+        later = await chat.call(
+            "open_nodes", {"nodes": [ada_ref], "valid_at": "2024-06-01T00:00:00Z"}
+        )
+        now = await chat.call("open_nodes", {"nodes": [ada_ref]})
+    trail = cli(served.db, "audit", "node", "Person", "name=Ada")
+    initech = [r for r in trail["relationships"] if r["relationship"] == INITECH]
+    assert [r["type"] for r in initech] == ["relationship.written", "relationship.deleted"]
+    assert (initech[0]["agent"], initech[0]["source"], initech[0]["confidence"]) == (
+        "hr-import",
+        "hr.csv",
+        first.data["confidence"],
+    )
+    assert (initech[0]["direction"], initech[0]["valid_from"]) == (
+        "out",
+        "2020-01-01T00:00:00.000000Z",
+    )
+    assert initech[1]["superseded_by"] == GLOBEX
+    shown = cli(served.db, "show", "node", "Person", "name=Ada", "--as-of", recorded)
+    assert [r["identity"] for r in shown["relationships"]] == [INITECH]
+
+    def organizations(found: Any) -> list[tuple[str, str | None]]:
+        assert not found.is_error, found.data
+        return [(e["to"]["merge_keys"]["name"], e.get("valid_to")) for e in found.data["edges"]]
+
+    assert organizations(then) == [("Initech", None)]
+    assert organizations(earlier) == [("Initech", "2023-01-01T00:00:00.000000Z")]
+    assert organizations(later) == [("Globex", None)]
+    assert organizations(now) == [("Globex", None)]
+    assert "valid_to" not in now.data["edges"][0]  # a read of now is the read model's
