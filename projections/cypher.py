@@ -82,13 +82,15 @@ def _node_written(event: EventCore, written: NodeWritten) -> Built:
     cypher = (
         f"UNWIND $rows AS r MERGE {_pattern('n', node.label, keys, 'r.keys')} "
         f"SET n += r.props, {_stamp('n')}, n._stub = null, "
-        "n._schema_remap_from = coalesce(r.remap, n._schema_remap_from)"
+        "n._schema_remap_from = coalesce(r.remap, n._schema_remap_from), "
+        "n._resolved_from = coalesce(r.resolved, n._resolved_from)"
     )
     row = {
         **_common(event),
         "keys": node.keys,
         "props": written.properties,
         "remap": node.remapped_from,
+        "resolved": written.resolved_from,  # the identity the writer named (entity resolution)
     }
     return ("node", node.label, tuple(keys)), cypher, row
 
@@ -106,7 +108,9 @@ def _relationship_written(event: EventCore, written: RelationshipWritten) -> Bui
         f"MERGE (a)-[x:{quoted(written.type)}]->(b) "
         f"SET x += r.props, {_stamp('x')}, "
         "x._schema_remap_from = coalesce(r.remap, x._schema_remap_from), "
-        "x.valid_from = r.valid_from, x.valid_to = r.valid_to"  # as stated (null: unstated)
+        # as stated; a write stating none keeps what the relationship had (as SET += does)
+        "x.valid_from = coalesce(r.valid_from, x.valid_from), "
+        "x.valid_to = coalesce(r.valid_to, x.valid_to)"
     )
     row = {
         **_common(event),

@@ -49,6 +49,7 @@ def origin_lines(
     updated_at: datetime,
     remapped_from: str | None,
     stub: bool,
+    resolved_from: str | None = None,
 ) -> list[str]:
     """``Key: Value`` strings saying where the node's latest fact came from."""
     fields = {
@@ -56,6 +57,7 @@ def origin_lines(
         "written_by": updated_by,
         "last_updated": format_timestamp(updated_at),
         "schema_remap_from": remapped_from,
+        "resolved_from": resolved_from,
         "stub": True if stub else None,
     }
     return [f"{display_name(k)}: {text(v)}" for k, v in fields.items() if v is not None]

@@ -10,7 +10,8 @@ order (the primary key's) — see ``node_rows`` and ``edge_rows``.
 
 The rules are the state read model's (``projections.state``): a null property removes it, a
 relationship creates missing endpoints as stubs, a node write clears the stub flag, the
-remap breadcrumb is kept. ``tests/projections/test_jsonl.py`` checks the two agree.
+breadcrumbs (remapped, resolved from) are kept. ``tests/projections/test_jsonl.py`` checks
+the two agree.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ CREATE TABLE IF NOT EXISTS jsonl_nodes (
     properties BLOB NOT NULL,   -- JSON: what the next write merges into
     remapped_from TEXT,
     stub INTEGER NOT NULL,
-    lines BLOB NOT NULL         -- JSON: the metadata (observation) strings, rendered
+    lines BLOB NOT NULL,        -- JSON: the metadata (observation) strings, rendered
+    resolved_from TEXT          -- the identity a write entity resolution landed here named
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS jsonl_edges (
     identity TEXT PRIMARY KEY,
@@ -93,6 +95,7 @@ class NodeRecord:
     cited: tuple[Any, ...]
     stub: bool
     remapped_from: str | None
+    resolved_from: str | None
     updated_at: datetime
     updated_by: str
 
@@ -129,6 +132,9 @@ class GraphModel:
             self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         self.conn.executescript(SCHEMA)
+        columns = [row[1] for row in self.conn.execute("PRAGMA table_info(jsonl_nodes)")]
+        if "resolved_from" not in columns:  # a model file from before the breadcrumb
+            self.conn.execute("ALTER TABLE jsonl_nodes ADD COLUMN resolved_from TEXT")
         if not bulk:
             self.conn.execute(NAME_INDEX)
         self._checkpoint: int = self.conn.execute("SELECT seq FROM jsonl_checkpoint").fetchone()[0]
@@ -152,8 +158,9 @@ class GraphModel:
 
     def _apply(self, event: EventCore) -> None:
         match payload_of(event):
-            case NodeWritten(node=node, properties=properties):
-                self._upsert(event, cited(provenance_of(event)), node, properties, stub=False)
+            case NodeWritten(node=node, properties=properties, resolved_from=resolved):
+                shown = cited(provenance_of(event))
+                self._upsert(event, shown, node, properties, stub=False, resolved=resolved)
             case RelationshipWritten() as written:
                 provenance = provenance_of(event)
                 for ref in written.stubs_created:
@@ -182,9 +189,10 @@ class GraphModel:
         changes: dict[str, Any],
         *,
         stub: bool,
+        resolved: str | None = None,
     ) -> None:
         current = self._node(ref.identity)
-        base, remapped_from = current if current else ({}, None)
+        base, remapped_from, resolved_from = current if current else ({}, None, None)
         self.nodes[ref.identity] = NodeRecord(
             ref.label,
             ref.keys,
@@ -192,19 +200,23 @@ class GraphModel:
             shown,
             stub,
             ref.remapped_from or remapped_from,
+            resolved or resolved_from,
             event.occurred_at,
             event.actor.agent,
         )
 
-    def _node(self, identity: str) -> tuple[dict[str, Any], str | None] | None:
-        """A node's properties and remap breadcrumb (None: no such node)."""
+    def _node(self, identity: str) -> tuple[dict[str, Any], str | None, str | None] | None:
+        """A node's properties and breadcrumbs: remapped, resolved (None: no such node)."""
         if identity in self.nodes:
             record = self.nodes[identity]
-            return None if record is None else (record.properties, record.remapped_from)
+            if record is None:
+                return None
+            return record.properties, record.remapped_from, record.resolved_from
         row = self.conn.execute(
-            "SELECT properties, remapped_from FROM jsonl_nodes WHERE identity = ?", (identity,)
+            "SELECT properties, remapped_from, resolved_from FROM jsonl_nodes WHERE identity = ?",
+            (identity,),
         ).fetchone()
-        return None if row is None else (orjson.loads(row[0]), row[1])
+        return None if row is None else (orjson.loads(row[0]), row[1], row[2])
 
     def _edge_properties(self, identity: str) -> dict[str, Any] | None:
         if identity in self.edges:
@@ -226,7 +238,14 @@ class GraphModel:
             if node is None:
                 deletes.append((identity,))
                 continue
-            origin = (node.cited, node.updated_by, node.updated_at, node.remapped_from, node.stub)
+            origin = (
+                node.cited,
+                node.updated_by,
+                node.updated_at,
+                node.remapped_from,
+                node.stub,
+                node.resolved_from,
+            )
             lines = origins.get(origin)
             if lines is None:
                 lines = origins[origin] = origin_lines(*origin)
@@ -239,6 +258,7 @@ class GraphModel:
                     node.remapped_from,
                     int(node.stub),
                     dumps(property_lines(node.properties, node.keys) + lines),
+                    node.resolved_from,
                 )
             )
         edges = [
@@ -251,7 +271,7 @@ class GraphModel:
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.executemany("DELETE FROM jsonl_nodes WHERE identity = ?", deletes)
-            conn.executemany("INSERT OR REPLACE INTO jsonl_nodes VALUES (?,?,?,?,?,?,?)", upserts)
+            conn.executemany("INSERT OR REPLACE INTO jsonl_nodes VALUES (?,?,?,?,?,?,?,?)", upserts)
             conn.executemany("DELETE FROM jsonl_edges WHERE identity = ?", gone)
             conn.executemany("INSERT OR REPLACE INTO jsonl_edges VALUES (?,?,?,?,?,?)", edges)
             conn.execute("UPDATE jsonl_checkpoint SET seq = ?", (self._checkpoint,))

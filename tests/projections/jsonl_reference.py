@@ -35,6 +35,7 @@ class Node:
     cited: tuple[Any, ...]
     stub: bool
     remapped_from: str | None
+    resolved_from: str | None
     updated_at: datetime
     updated_by: str
 
@@ -52,7 +53,13 @@ def model(events: Iterable[EventCore]) -> tuple[dict[str, Node], dict[str, Edge]
     nodes: dict[str, Node] = {}
     edges: dict[str, Edge] = {}
 
-    def upsert(event: EventCore, ref: NodeRef, changes: dict[str, Any], stub: bool) -> None:
+    def upsert(
+        event: EventCore,
+        ref: NodeRef,
+        changes: dict[str, Any],
+        stub: bool,
+        resolved: str | None = None,
+    ) -> None:
         current = nodes.get(ref.identity)
         base = current.properties if current else {}
         nodes[ref.identity] = Node(
@@ -62,14 +69,15 @@ def model(events: Iterable[EventCore]) -> tuple[dict[str, Node], dict[str, Edge]
             cited(provenance_of(event)),
             stub,
             ref.remapped_from or (current.remapped_from if current else None),
+            resolved or (current.resolved_from if current else None),
             event.occurred_at,
             event.actor.agent,
         )
 
     for event in events:
         match payload_of(event):
-            case NodeWritten(node=node, properties=properties):
-                upsert(event, node, properties, False)
+            case NodeWritten(node=node, properties=properties, resolved_from=resolved):
+                upsert(event, node, properties, False, resolved)
             case RelationshipWritten() as written:
                 for ref in written.stubs_created:
                     if ref.identity not in nodes:
@@ -112,7 +120,12 @@ def render(events: Iterable[EventCore], fmt: str) -> bytes:
     for identity in order:
         node = nodes[identity]
         lines = property_lines(node.properties, node.keys) + origin_lines(
-            node.cited, node.updated_by, node.updated_at, node.remapped_from, node.stub
+            node.cited,
+            node.updated_by,
+            node.updated_at,
+            node.remapped_from,
+            node.stub,
+            node.resolved_from,
         )
         if mesh:
             record: dict[str, Any] = {

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SEED_SCHEMA, person, relationship
+from tests.conftest import FIXTURES, SEED_SCHEMA, person, relationship
 from writegate.eventlog import EventLog
 from writegate.gate import Gate, Rejected, WriteNodeResult, __version__
 from writegate.gate.schema import load_document
@@ -94,17 +94,82 @@ def test_an_edge_carries_the_valid_time_its_writer_stated(gate: Gate, bolt: Bolt
     gate.write_relationship(
         **relationship(to_keys={"name": "Carol"}, endpoint_policy="merge_endpoints")
     )
-    projector = GraphProjector(bolt)
+    again = gate.write_relationship(**relationship(properties={"context": "work"}))
+    assert not isinstance(again, Rejected)  # a later write stating no valid time keeps it
+    edges = graph_edges(gate, bolt)
+    assert edges["Bob"]["context"] == "work"
+    assert edges["Bob"]["valid_from"] == "2020-01-01T00:00:00.000000Z"
+    assert edges["Bob"]["valid_to"] == "2021-01-01T00:00:00.000000Z"
+    assert "valid_from" not in edges["Carol"]  # unstated: from its record time, still true
+
+
+def graph_edges(gate: Gate, target: BoltTarget) -> dict[str, dict[str, Any]]:
+    """The projected relationships by the name of the node they end at."""
+    projector = GraphProjector(target)
     try:
         replay(gate.log, projector)
-        edges = {
+        return {
             end["name"]: props for _, _, _, _, end, props in projector.snapshot()["relationships"]
         }
     finally:
         projector.close()
-    assert edges["Bob"]["valid_from"] == "2020-01-01T00:00:00.000000Z"
-    assert edges["Bob"]["valid_to"] == "2021-01-01T00:00:00.000000Z"
-    assert "valid_from" not in edges["Carol"]  # unstated: from its record time, still true
+
+
+def test_the_graph_holds_the_current_facts(db_path: Path, bolt: BoltTarget) -> None:
+    """A functional relationship replaced is gone from the graph (as from the read model:
+    one employer at a time, as the schema says); its successor carries its valid time; the
+    replaced one stays in the log (``show relationship --valid-at``, ``audit node``)."""
+    with Gate.open(db_path) as gate:
+        gate.publish_schema(FIXTURES / "conflict_schema.yaml")
+        for name, since in (("Initech", None), ("Globex", datetime(2023, 1, 1, tzinfo=UTC))):
+            written = gate.write_relationship(
+                type="WORKS_FOR",
+                from_label="Person",
+                from_keys={"name": "Ada"},
+                to_label="Organization",
+                to_keys={"name": name},
+                endpoint_policy="merge_endpoints",
+                valid_from=since,
+                source="hr.csv",
+                extraction_method="parsed",
+                reliability=0.9,
+            )
+            assert written.status == "written", written
+        edges = graph_edges(gate, bolt)
+    assert set(edges) == {"Globex"}
+    assert edges["Globex"]["valid_from"] == "2023-01-01T00:00:00.000000Z"
+    assert "valid_to" not in edges["Globex"]
+
+
+ORGANISATIONS = {
+    "nodes": {
+        "Organization": {
+            "merge_keys": ["name"],
+            "resolution": {"policy": "auto", "kind": "organisation"},
+        }
+    }
+}
+
+
+def test_a_resolved_write_leaves_its_breadcrumb(db_path: Path, bolt: BoltTarget) -> None:
+    """As a remap leaves ``_schema_remap_from``, entity resolution leaves ``_resolved_from``:
+    the identity the writer named, on the node the write landed on."""
+    with Gate.open(db_path) as gate:
+        gate.publish_schema(ORGANISATIONS)
+        for name in ("Acme Corp", "Acme Corporation"):
+            landed = gate.write_node(
+                label="Organization", merge_keys={"name": name}, source="s", extraction_method="api"
+            )
+        assert isinstance(landed, WriteNodeResult)
+        assert landed.resolved_from == 'Organization{"name":"Acme Corporation"}'
+        projector = GraphProjector(bolt)
+        try:
+            replay(gate.log, projector)
+        finally:
+            projector.close()
+    nodes = graph_nodes(bolt)
+    assert set(nodes) == {("Organization", "Acme Corp")}
+    assert nodes["Organization", "Acme Corp"]["_resolved_from"] == landed.resolved_from
 
 
 def test_an_unreachable_server_is_a_clear_error_and_moves_nothing(history_gate: Gate) -> None:

@@ -250,3 +250,48 @@ def test_the_model_agrees_with_the_state_read_model(
     model_edges = {row[0]: (row[1], row[2], row[3], json.loads(row[4])) for row in rows}
     assert model_edges == expected_edges
     projector.close()
+
+
+def test_a_resolved_write_says_where_it_came_from(tmp_path: Path) -> None:
+    """As a remap shows ``Schema Remap From``, a write entity resolution landed on an
+    existing node shows ``Resolved From`` (the identity the writer named), kept by later
+    writes as the remap is; and a functional relationship replaced is not a current fact."""
+    schema = {
+        "nodes": {
+            "Organization": {
+                "merge_keys": ["name"],
+                "resolution": {"policy": "auto", "kind": "organisation"},
+            },
+            "Person": {"merge_keys": ["name"]},
+        },
+        "relationships": {
+            "WORKS_FOR": {"from": ["Person"], "to": ["Organization"], "functional": True}
+        },
+    }
+    out = tmp_path / "g.jsonl"
+    with Gate.open(tmp_path / "log.db", default_actor=Actor(agent="a")) as gate:
+        gate.publish_schema(schema)
+        for name in ("Acme Corp", "Acme Corporation"):
+            gate.write_node(label="Organization", merge_keys={"name": name}, **COMMON)
+        gate.write_node(
+            label="Organization", merge_keys={"name": "Acme Corp"}, properties={"x": 1}, **COMMON
+        )
+        for employer in ("Acme Corp", "Globex"):
+            written = gate.write_relationship(
+                type="WORKS_FOR",
+                from_label="Person",
+                from_keys={"name": "Ada"},
+                to_label="Organization",
+                to_keys={"name": employer},
+                endpoint_policy="merge_endpoints",
+                **COMMON,
+            )
+            assert written.status == "written", written
+        projector = JsonlProjector(out, gate.log)
+        replay(gate.log, projector)
+        projector.close()
+    records = lines(out)
+    acme = next(r for r in records if r.get("name") == "Acme Corp")
+    assert 'Resolved From: Organization{"name":"Acme Corporation"}' in acme["metadata"]
+    edges = [(r["from"], r["to"]) for r in records if r["type"] == "edge"]
+    assert edges == [("Ada", "Globex")]  # current facts only
