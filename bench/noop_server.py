@@ -14,7 +14,6 @@ import argparse
 from typing import Any
 
 import anyio
-import mcp_types as types
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel
 
@@ -47,15 +46,11 @@ def main() -> None:
     parser.add_argument("--pipes", action="store_true")
     args = parser.parse_args()
     if args.pipes:
-        anyio.run(run_stdio, server._lowlevel_server, _no_deep_call)
+        anyio.run(run_stdio, server._lowlevel_server)
     elif args.http is None:
         server.run("stdio")
     else:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
-
-
-def _no_deep_call(request_id: Any, tool: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[], is_error=True)
 
 
 if __name__ == "__main__":

@@ -126,7 +126,7 @@ def serve(ctx: Context, /, **flags: Any) -> None:
 
             from writegate.gate.server.stdio import run_stdio
 
-            anyio.run(run_stdio, server.server, server.too_deep)
+            anyio.run(run_stdio, server.server)
             return
         _serve_http(ctx, server, sock, options)
 

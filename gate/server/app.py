@@ -38,7 +38,7 @@ from mcp.shared.subscriptions import ToolsListChanged
 from pydantic import BaseModel
 
 from writegate.gate.api import Gate
-from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.errors import GateRejection
 from writegate.gate.models import RefreshResult, Rejected, dump
 from writegate.gate.reads import GraphReader, half_lives
 from writegate.gate.schema import SchemaSourceUnavailable
@@ -283,16 +283,6 @@ class WritegateServer:
             if set(self.catalog()) != before:
                 await self._announce_tools_changed()
         return classify(result)
-
-    def too_deep(self, request_id: Any, tool: str) -> types.CallToolResult:
-        """The answer to a call whose arguments the transport could not even parse."""
-        return classify(
-            Rejected(
-                error_code=ErrorCode.INVALID_ARGUMENT,
-                message=f"the arguments of {tool} nest too deeply to be read",
-                details={"limit": "max_depth", "max": self.gate.limits().max_depth},
-            )
-        )
 
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

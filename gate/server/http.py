@@ -7,6 +7,8 @@
   refused unless listed.
 * ``/mcp`` needs a bearer token (no or a bad one: 401 before any tool runs): one from the
   tokens file or, with ``[serve.oauth]``, an authorization server's JWT (``oauth``).
+* A call nested deeper than the SDK's JSON parser reads is cut first (``nesting``), so it
+  gets the gate's ``INVALID_ARGUMENT`` with its id, as on stdio, not a ``-32700``.
 * ``/healthz`` needs none: the log reachable, the schema loaded, the head seq.
 * ``/metrics`` (Prometheus) only when enabled.
 * The port is bound before the server starts, so a taken port is one clear error.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import socket
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,8 +32,9 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from writegate.gate.server.nesting import cut
 from writegate.gate.server.oauth import OAuthVerifier, auth_settings, protect
 from writegate.gate.server.oauth_settings import OAuthSettings
 from writegate.gate.server.tokens import TokenStore
@@ -98,6 +102,41 @@ class HostGuard:
         await self.app(scope, receive, send)
 
 
+class Unnest:
+    """POST bodies to the MCP endpoint, read whole (as the SDK's body limit reads them) and
+    cut where they nest deeper than its parser reads; anything else passes as it came."""
+
+    def __init__(self, app: ASGIApp, path: str, max_body: int) -> None:
+        self.app = app
+        self.path = path
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
+            await self.app(scope, receive, send)
+            return
+        received: deque[Message] = deque()
+        body = bytearray()
+        while True:
+            message = await receive()
+            received.append(message)
+            if message["type"] != "http.request":
+                break
+            body += message.get("body", b"")
+            if len(body) > self.max_body or not message.get("more_body", False):
+                break
+        last = received[-1]
+        whole = last["type"] == "http.request" and not last.get("more_body", False)
+        shallow = cut(bytes(body)) if whole and len(body) <= self.max_body else None
+        if shallow is not None:
+            received = deque([{"type": "http.request", "body": shallow, "more_body": False}])
+
+        async def replay() -> Message:
+            return received.popleft() if received else await receive()
+
+        await self.app(scope, replay, send)
+
+
 @dataclass(frozen=True)
 class Probes:
     """What ``/healthz`` and ``/metrics`` answer from."""
@@ -157,7 +196,7 @@ def http_app(
     )
     if oauth is not None:
         protect(app, auth, list(oauth.scopes), path)
-    return HostGuard(app, hosts)
+    return HostGuard(Unnest(app, path, max_body + HEADROOM), hosts)
 
 
 def oauth_resource(oauth: OAuthSettings, hosts: HostPolicy, path: str = "/mcp") -> str:

@@ -1,35 +1,51 @@
 """The stdio transport, answering every line — even one it cannot read.
 
 The SDK's reader hands the server an exception for a line it cannot parse, and the
-server drops it: the client then waits forever. writegate stands between the two and
-answers instead: a line that is JSON but too deeply nested for the SDK's parser (a
-``tools/call`` with arguments nested ~200 levels) gets the gate's ``INVALID_ARGUMENT``
-rejection as its tool result; anything else gets JSON-RPC's ``-32700`` parse error.
+server drops it: the client then waits forever. writegate stands between the two: a line
+nested too deeply for the SDK's parser (a ``tools/call`` with arguments nested hundreds
+of levels) is read cut (``gate.server.nesting``), so the call gets the gate's
+``INVALID_ARGUMENT`` with its own id; anything else gets JSON-RPC's ``-32700`` parse error.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import anyio
 import mcp_types as types
-import orjson
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from writegate.gate.server.nesting import cut
 from writegate.gate.server.pipes import Pipes, stdio_pipes
 
 log = logging.getLogger("writegate.server")
-# answers a too-deep tools/call: (request id, tool name) -> the result to send
-DeepCall = Callable[[Any, str], types.CallToolResult]
 GRACE = 10.0  # seconds to answer the requests already read once the client closes stdin
 
 
+def read_message(line: bytes) -> types.JSONRPCMessage:
+    """A line's message as the SDK reads it (UTF-8, errors replaced); one nested too deeply
+    for the parser is read cut. Raises ``ValidationError`` for anything else unreadable."""
+    try:
+        return _validated(line)
+    except ValidationError:
+        shallow = cut(line)
+        if shallow is None:
+            raise
+        return _validated(shallow)
+
+
+def _validated(line: bytes) -> types.JSONRPCMessage:
+    text = line.decode("utf-8", errors="replace")
+    message: types.JSONRPCMessage = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+    return message
+
+
 def _raw_line(exc: Exception) -> str | None:
+    """The line the SDK's reader could not parse, from the error it handed on."""
     if isinstance(exc, ValidationError):
         errors = exc.errors()
         if errors and isinstance(errors[0].get("input"), str):
@@ -37,44 +53,35 @@ def _raw_line(exc: Exception) -> str | None:
     return None
 
 
-def answer_unreadable(exc: Exception, deep_call: DeepCall) -> SessionMessage:
-    """The reply to a line the SDK could not read."""
-    raw = _raw_line(exc)
-    message: Any = None
-    if raw is not None:
-        try:
-            message = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            message = None
-    if (
-        isinstance(message, dict)
-        and message.get("method") == "tools/call"
-        and isinstance(message.get("id"), str | int)
-        and isinstance(message.get("params"), dict)
-        and isinstance(message["params"].get("name"), str)
-    ):
-        result = deep_call(message["id"], message["params"]["name"])
-        reply: types.JSONRPCMessage = types.JSONRPCResponse(
-            jsonrpc="2.0",
-            id=message["id"],
-            result=result.model_dump(by_alias=True, exclude_none=True),
-        )
-    else:
-        log.info("unreadable line on stdio answered with -32700: %s", str(exc)[:200])
-        reply = types.JSONRPCError(
+def parse_error(exc: Exception) -> SessionMessage:
+    log.info("unreadable line on stdio answered with -32700: %s", str(exc)[:200])
+    return SessionMessage(
+        types.JSONRPCError(
             jsonrpc="2.0",
             id=None,
             error=types.ErrorData(code=types.PARSE_ERROR, message="Parse error"),
         )
-    return SessionMessage(reply)
+    )
 
 
-async def run_stdio(server: Server[Any], deep_call: DeepCall) -> None:
+def _reread(exc: Exception) -> SessionMessage:
+    """What to hand the server for a line the SDK's reader refused: the line read cut, or
+    the parse error to send back."""
+    raw = _raw_line(exc)
+    if raw is not None:
+        try:
+            return SessionMessage(read_message(raw.encode()))
+        except ValidationError:
+            pass
+    return parse_error(exc)
+
+
+async def run_stdio(server: Server[Any]) -> None:
     """Serve one client over stdin/stdout until it goes away: on the loop's own pipes
     (``gate.server.pipes``) where they are pipes, else through the SDK's transport."""
     async with stdio_pipes() as pipes:
         if pipes is not None:
-            await _serve_pipes(server, deep_call, pipes)
+            await _serve_pipes(server, pipes)
             return
     async with stdio_server() as (read_stream, write_stream):
         send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -82,10 +89,13 @@ async def run_stdio(server: Server[Any], deep_call: DeepCall) -> None:
         async def pump() -> None:
             async with send:
                 async for item in read_stream:
-                    if isinstance(item, Exception):
-                        await write_stream.send(answer_unreadable(item, deep_call))
+                    message = _reread(item) if isinstance(item, Exception) else item
+                    if isinstance(item, Exception) and isinstance(
+                        message.message, types.JSONRPCError
+                    ):
+                        await write_stream.send(message)  # the parse error, to the client
                     else:
-                        await send.send(item)
+                        await send.send(message)
 
         async with anyio.create_task_group() as group:
             group.start_soon(pump)
@@ -93,7 +103,7 @@ async def run_stdio(server: Server[Any], deep_call: DeepCall) -> None:
             group.cancel_scope.cancel()
 
 
-async def _serve_pipes(server: Server[Any], deep_call: DeepCall, pipes: Pipes) -> None:
+async def _serve_pipes(server: Server[Any], pipes: Pipes) -> None:
     """The SDK's stdio framing (a JSON-RPC message a line, read as UTF-8 with errors
     replaced, written as the SDK writes it) with the unreadable lines answered. When the
     client closes stdin, the requests it already sent are answered (for up to ``GRACE``
@@ -107,11 +117,9 @@ async def _serve_pipes(server: Server[Any], deep_call: DeepCall, pipes: Pipes) -
         async with to_server:
             async for line in pipes.lines():
                 try:
-                    message = types.jsonrpc_message_adapter.validate_json(
-                        line.decode("utf-8", errors="replace"), by_name=False
-                    )
+                    message = read_message(line)
                 except Exception as exc:
-                    await pipes.send(_line(answer_unreadable(exc, deep_call)))
+                    await pipes.send(_line(parse_error(exc)))
                     continue
                 if isinstance(message, types.JSONRPCRequest):
                     pending.add(message.id)
