@@ -10,9 +10,10 @@ Prints:
     as proposed or merged only if it is a candidate, as in the gate;
   * the cost of one scored pair (µs, p50/p99): from raw names, and from names already
     normalized (what the gate pays per candidate once the written name is normalized);
-  * on synthetic lists of distinct names (tests/resolution/synth.py; 100k of each kind by
-    default): keys per name, block sizes (p50/p99/largest, with the largest key) and the mean
-    number of names one probe returns (the sum of the blocks of a name's keys).
+  * the candidate step in a graph: each true pair's one name among 100k distinct synthetic
+    others (tests/resolution/synth.py: realistic and dense people, organisations), the other
+    written, both orders — whether the bounded probes (``WINDOW`` rows a range, at most
+    ``MAX_SCORED`` scored) still find it, and the rows a probe reads.
 Nothing here asserts: numbers are for reading.
 
 usage: python bench/bench_resolution.py [--names 100000] [--repeat 5]
@@ -21,7 +22,7 @@ usage: python bench/bench_resolution.py [--names 100000] [--repeat 5]
 from __future__ import annotations
 
 import argparse
-import random
+import bisect
 import statistics
 import sys
 import time
@@ -32,12 +33,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from rapidfuzz import fuzz, process  # noqa: E402
+
 from tests.resolution.make_pairs import PAIRS  # noqa: E402
 from tests.resolution.synth import (  # noqa: E402
-    Words,
     distinct_names,
     organisation_name,
     person_name,
+    realistic_names,
 )
 from writegate.gate.resolution import (  # noqa: E402
     DEFAULT_THRESHOLDS,
@@ -58,6 +61,8 @@ from writegate.gate.resolution.evaluate import (  # noqa: E402
     split_of,
     tune,
 )
+from writegate.gate.resolution.keys import probes_of  # noqa: E402
+from writegate.gate.resolution.matching import MAX_SCORED, WINDOW  # noqa: E402
 
 KINDS: tuple[Kind, ...] = ("person", "organisation")
 
@@ -92,7 +97,7 @@ def quality(title: str, items: Sequence[Scored]) -> None:
             )
     for name, group in groups:
         print(
-            f"  {'candidates ' + name:24} recall {candidate_recall(group):.3f} (true pairs sharing a blocking key)"
+            f"  {'candidates ' + name:24} recall {candidate_recall(group):.3f} (true pairs compared)"
         )
 
 
@@ -123,24 +128,62 @@ def cost(pairs: Sequence[LabelledPair], repeat: int) -> None:
         )
 
 
-def blocks(count: int) -> None:
-    print(f"\nblocks on {count:,} distinct synthetic names per kind")
-    makers: tuple[tuple[Kind, Callable[[Words, random.Random], str]], ...] = (
-        ("person", person_name),
-        ("organisation", organisation_name),
+Row = tuple[str, str]
+
+
+def _read(rows: list[Row], start: str, stop: str, descending: bool) -> list[Row]:
+    """What ``StateReader.resolution_candidates`` reads of one range, on a sorted list."""
+    lo, hi = bisect.bisect_left(rows, (start,)), bisect.bisect_left(rows, (stop,))
+    if descending:
+        return rows[max(lo, hi - WINDOW) : hi][::-1]
+    return rows[lo : min(hi, lo + WINDOW)]
+
+
+def _found(graph: list[Row], extra: list[Row], written: str, kind: Kind) -> tuple[set[str], int]:
+    """The identities the gate would score for ``written`` in ``graph`` + ``extra``, and the
+    rows its probe read."""
+    normal = normalize(written, kind)
+    texts: dict[str, str] = {}
+    read = 0
+    for start, stop, down in probes_of(normal, kind):
+        both = sorted(_read(graph, start, stop, down) + _read(extra, start, stop, down))
+        hits = (both[-WINDOW:][::-1]) if down else both[:WINDOW]
+        read += len(hits)
+        for key, identity in hits:
+            texts.setdefault(identity, key.split("|", 3)[3])
+    if len(texts) > MAX_SCORED:
+        ranked = process.extract(normal.text, texts, scorer=fuzz.ratio, limit=MAX_SCORED)
+        return {identity for _, _, identity in ranked}, read
+    return set(texts), read
+
+
+def in_a_graph(pairs: Sequence[LabelledPair], count: int) -> None:
+    """The candidate step at the size of a real graph: each true pair's first name among
+    ``count`` others, the second written (and the other way round); a pair is found if the
+    gate would score it (bounded probes, at most ``MAX_SCORED`` candidates)."""
+    print(f"\ncandidates in a graph of {count:,} other names (each true pair, both orders)")
+    makers: tuple[tuple[str, Kind, Callable[[], list[str]]], ...] = (
+        ("person, realistic", "person", lambda: realistic_names(count)),
+        ("person, dense", "person", lambda: distinct_names(count, person_name)),
+        ("organisation", "organisation", lambda: distinct_names(count, organisation_name)),
     )
-    for kind, make in makers:
-        names = distinct_names(count, make)
-        keys_of = [blocking_keys(name, kind) for name in names]
-        sizes = Counter(key for keys in keys_of for key in keys)
-        ordered = sorted(sizes.values())
-        largest, size = sizes.most_common(1)[0]
-        probe = statistics.mean(sum(sizes[k] - 1 for k in keys) for keys in keys_of)
+    for title, kind, make in makers:
+        graph = sorted(
+            (key, str(i)) for i, name in enumerate(make()) for key in blocking_keys(name, kind)
+        )
+        same = [p for p in pairs if p.kind == kind and p.same]
+        found, reads, scored = 0, list[int](), list[int]()
+        for pair in same:
+            hit = True
+            for held, written in ((pair.a, pair.b), (pair.b, pair.a)):
+                extra = sorted((key, "held") for key in blocking_keys(held, kind))
+                ids, read = _found(graph, extra, written, kind)
+                hit, reads, scored = hit and "held" in ids, [*reads, read], [*scored, len(ids)]
+            found += hit
         print(
-            f"  {kind:12} keys/name {statistics.mean(len(k) for k in keys_of):.2f}  "
-            f"blocks {len(sizes):,}  p50 {ordered[len(ordered) // 2]}  "
-            f"p99 {percentile([float(s) for s in ordered], 99):.0f}  "
-            f"largest {size} ({largest})  names per probe: mean {probe:.1f}"
+            f"  {title:18} recall {found / len(same):.3f}  rows read a probe: mean "
+            f"{statistics.mean(reads):.1f} max {max(reads)}  scored: mean "
+            f"{statistics.mean(scored):.1f} max {max(scored)}"
         )
 
 
@@ -164,7 +207,7 @@ def main() -> None:
     quality("held-out half", [s for s in scored if split_of(s.pair) == "holdout"])
     quality("whole fixture (the tuning half included)", scored)
     cost(pairs, args.repeat)
-    blocks(args.names)
+    in_a_graph(pairs, args.names)
 
 
 if __name__ == "__main__":

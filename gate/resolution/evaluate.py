@@ -14,7 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from writegate.gate.resolution.keys import blocking_keys
+from writegate.gate.resolution.keys import keys_of, meets, probes_of
+from writegate.gate.resolution.normalize import normalize
 from writegate.gate.resolution.score import Match, Thresholds, score
 from writegate.gate.resolution.vocabulary import Kind
 
@@ -58,16 +59,21 @@ class Scored:
     pair: LabelledPair
     match: Match
     candidate: bool
-    """The two names share a blocking key: the gate would have compared them at all."""
+    """The gate would compare the two names at all (``compared``)."""
+
+
+def compared(a: str, b: str, kind: Kind) -> bool:
+    """Whether the gate compares the two names whichever is written first: the probes of
+    each meet a row the other is indexed under."""
+    one, two = normalize(a, kind), normalize(b, kind)
+    return meets(probes_of(one, kind), keys_of(two, kind)) and meets(
+        probes_of(two, kind), keys_of(one, kind)
+    )
 
 
 def score_pairs(pairs: Iterable[LabelledPair]) -> list[Scored]:
     return [
-        Scored(
-            pair=p,
-            match=score(p.a, p.b, p.kind),
-            candidate=bool(blocking_keys(p.a, p.kind) & blocking_keys(p.b, p.kind)),
-        )
+        Scored(pair=p, match=score(p.a, p.b, p.kind), candidate=compared(p.a, p.b, p.kind))
         for p in pairs
     ]
 
@@ -117,7 +123,7 @@ def counts(items: Iterable[Scored], policy: Policy, threshold: float) -> Counts:
 
 
 def candidate_recall(items: Sequence[Scored]) -> float:
-    """The share of true pairs that share a blocking key."""
+    """The share of true pairs the gate compares (``compared``)."""
     same = [item for item in items if item.pair.same]
     return sum(item.candidate for item in same) / len(same) if same else 1.0
 

@@ -1,47 +1,54 @@
-"""Blocking keys: the few short strings a name is indexed under, so candidates are an index probe.
+"""Blocking: the few rows a name is indexed under, and the bounded ranges a new name probes.
 
-Two names are compared only if they share a key, so the keys decide the candidate step's
-recall; each key must also stay selective (shared by few unrelated names). Every name gets
-its exact key (``x:`` + sorted words), so equal normal forms always meet. The others are
-phonetic (Metaphone, which reads "Tchaikovsky"/"Chaikovsky" and "Muhammad"/"Mohammed" alike):
+Two names are compared only if a probe of one meets a row of the other, so this decides the
+candidate step's recall; each probe is a key range read with a small LIMIT, so its cost does
+not grow with the graph. Rows (``projections.state.blocking``) are ``family:LEAD|i|OTHER|text``
+(Metaphone sounds, which read "Tchaikovsky"/"Chaikovsky" and "Muhammad"/"Mohammed" alike):
 
-* people: the sound of each later word with the first word's initial, and those of its
-  nicknames (``p:TRNK|a`` for "Alan Turing", "A. Turing" and "Alan Mathison Turing";
-  "Bill Gates" and "William Gates" meet under ``p:KTS|w``), the first word's sound with the
-  last word's initial (``p:ALN|t``), so a typo in one word still leaves another key, and
-  the sound of all words joined (``j:``, for "Mc Donald"/"McDonald");
-* organisations: the sound of the first two distinctive (non-generic) words, each with the
-  other's first two letters (``o:BLSTN|lo`` for "Bluestone Logistics"), or of the one word
-  alone (``o:AKM`` for "Acme Corp" and "ACME Ltd", not for "Acme Bank"), the sound of all
-  words joined (``j:``, for "Price Waterhouse"/"Pricewaterhouse"), and the acronym
-  (``a:ibm``);
-* a person named by one word: its sound alone (``m:``).
+* a person: the last word's sound led, with the first word's initial and sound
+  (``p:TRNK|a|ALN|alan turing``), and the first word's led with the last word's
+  (``p:ALN|t|TRNK|…``), so a slip in one word still leaves the other to meet by; one row
+  (``m:``) for a person of one word;
+* an organisation: its first two distinctive (non-generic) words, each leading the other
+  (``o:BLSTN|l|LJST|…``), or its one distinctive word (``o:AKM|||acme``), all its words
+  joined (``j:``, for "Price Waterhouse"/"Pricewaterhouse"), and its acronym (``a:ibm``).
+
+A new name probes, for each row it would have, the range of rows whose lead sound and second
+initial are its own and whose second sound begins as its own does (``p:TRNK|a|AL``: "Alan",
+"Allan", "Alain" Turing, and "Alan Mathison Turing"), starting at its own text (equal normal
+forms come first); a first name given as an initial probes every first name with that letter
+("A. Turing"), and a full one the initials; a nickname probes as its name would ("Bill
+Gates"/"William Gates"), and a middle word as a last one ("Gabriel García Márquez"/"Gabriel
+García").
 """
 
 from __future__ import annotations
 
-import jellyfish
+from collections.abc import Iterable
 
 from writegate.gate.resolution.normalize import NormalizedName, normalize
 from writegate.gate.resolution.vocabulary import DEFAULT_RULES, Kind, NameRules
+from writegate.projections.state.blocking import (
+    SEP,
+    after,
+    organisation_rows,
+    person_rows,
+    row,
+    sound,
+)
+
+Range = tuple[str, str, bool]
+"""Keys ``start <= key < stop``, read descending if the flag says so."""
 
 _ACRONYM_FILLERS = frozenset({"of", "and", "the", "for", "de", "la", "und"})
-MAX_WORDS = 3
-"""A person is indexed under at most this many of their last words ("García Márquez")."""
 JOINED_LENGTH = 12
 """``j:`` keys keep the first sounds of a long name only: keys stay short."""
 MIN_ACRONYM = 3
 """Two-letter acronyms ("HP") would each be shared by thousands of names: not indexed."""
-
-
-def sound(word: str) -> str:
-    """The word's Metaphone code, any leading vowel or Y read as "A" ("Osama"/"Usama",
-    "Yeltsin"/"Eltsin"); the word itself where Metaphone has nothing to say (digits, other
-    scripts), so a key is never empty."""
-    code = jellyfish.metaphone(word) if word.isascii() and word.isalpha() else ""
-    if not code:
-        return word
-    return "A" + code[1:] if code[0] in "AEIOUY" else code
+SOUND_PREFIX = 2
+"""A probe meets second words whose sound begins with the same this many letters."""
+MIDDLE_WORDS = 2
+"""A person's middle words probed as if each were the last ("García" of "García Márquez")."""
 
 
 def acronym(name: NormalizedName) -> str | None:
@@ -56,36 +63,88 @@ def acronym(name: NormalizedName) -> str | None:
 
 
 def blocking_keys(name: str, kind: Kind, rules: NameRules | None = None) -> frozenset[str]:
-    """The keys ``name`` is indexed under (see the module docstring)."""
+    """The rows ``name`` is indexed under (see the module docstring)."""
     rules = rules or DEFAULT_RULES[kind]
     return keys_of(normalize(name, kind, rules), kind, rules)
+
+
+def _distinctive(name: NormalizedName, rules: NameRules) -> list[str]:
+    return [w for w in name.tokens if w not in rules.generic] or list(name.tokens)
+
+
+def _short(name: NormalizedName) -> str | None:
+    short = acronym(name)
+    return short if short and len(short) >= MIN_ACRONYM else None
 
 
 def keys_of(name: NormalizedName, kind: Kind, rules: NameRules | None = None) -> frozenset[str]:
     """``blocking_keys`` for a name already normalized (the gate normalizes once per write)."""
     rules = rules or DEFAULT_RULES[kind]
-    keys = {"x:" + name.key}
-    words = name.tokens
-    if len(words) == 1 and kind == "person":
-        keys.add("m:" + sound(words[0]))
-    elif kind == "person" and words:
-        first, rest = words[0], words[1:]
-        starts = {name[0] for name in (first, *rules.nicknames.get(first, ()))}
-        keys.update(
-            f"p:{sound(w)}|{start}" for w in rest[-MAX_WORDS:] if len(w) > 1 for start in starts
-        )
+    words, text = list(name.tokens), name.text
+    if not words:
+        return frozenset()
+    if kind == "person":
+        return frozenset(person_rows(words, text))
+    rows = organisation_rows(_distinctive(name, rules), text)
+    if len(words) > 1:
+        rows.add(f"j:{sound(name.joined)[:JOINED_LENGTH]}{SEP * 3}{text}")
+    if short := _short(name):
+        rows.add(f"a:{short}{SEP * 3}{text}")
+    return frozenset(rows)
+
+
+def _lead(family: str, lead: str, initial: str) -> str:
+    """The rows led by ``lead`` whose second word begins with ``initial`` ("" for none)."""
+    return f"{family}:{sound(lead)}{SEP}{initial}{SEP}"
+
+
+def _around(own: str, block: str) -> list[Range]:
+    """The block's rows nearest ``own`` in key order: from it on (equal texts first, then
+    second words sounding a little later) and just before it."""
+    return [(own, after(block), False), (block, own, True)]
+
+
+def _prefix(prefix: str) -> Range:
+    return prefix, after(prefix), False
+
+
+def probes_of(name: NormalizedName, kind: Kind, rules: NameRules | None = None) -> list[Range]:
+    """The ranges a write of ``name`` probes (see the module docstring), without the label."""
+    rules = rules or DEFAULT_RULES[kind]
+    words, text = list(name.tokens), name.text
+    if not words:
+        return []
+    ranges: list[Range] = []
+    if kind == "person" and len(words) == 1:
+        ranges += _around(row("m", words[0], "", text), _lead("m", words[0], ""))
+    elif kind == "person":
+        first, last = words[0], words[-1]
+        ranges += _around(row("p", last, first, text), _lead("p", last, first[0]))
         if len(first) > 1:
-            keys.add(f"p:{sound(first)}|{words[-1][0]}")
-        keys.add("j:" + sound(name.joined)[:JOINED_LENGTH])
-    elif words:
-        distinctive = [w for w in words if w not in rules.generic] or list(words)
-        if len(distinctive) == 1:  # a one-word name too: "Acme" meets "Acme Bank" here
-            keys.add("o:" + sound(distinctive[0]))
+            ranges += _around(row("p", first, last, text), _lead("p", first, last[0]))
+        for nick in sorted(rules.nicknames.get(first, ())):
+            ranges.append(_prefix(f"{_lead('p', last, nick[0])}{sound(nick)[:SOUND_PREFIX]}"))
+            ranges.append(_prefix(f"{_lead('p', nick, last[0])}{sound(last)[:SOUND_PREFIX]}"))
+        for middle in [w for w in words[1:-1] if len(w) > 1][:MIDDLE_WORDS]:
+            ranges.append(_prefix(f"{_lead('p', middle, first[0])}{sound(first)[:SOUND_PREFIX]}"))
+    else:
+        distinctive = _distinctive(name, rules)
+        if len(distinctive) == 1:
+            ranges += _around(row("o", distinctive[0], "", text), _lead("o", distinctive[0], ""))
         else:
             one, two = distinctive[:2]
-            keys.update((f"o:{sound(one)}|{two[:2]}", f"o:{sound(two)}|{one[:2]}"))
-        keys.add("j:" + sound(name.joined)[:JOINED_LENGTH])
-    short = acronym(name) if kind == "organisation" else None
-    if short and len(short) >= MIN_ACRONYM:
-        keys.add("a:" + short)
-    return frozenset(keys)
+            ranges += _around(row("o", one, two, text), _lead("o", one, two[0]))
+            ranges += _around(row("o", two, one, text), _lead("o", two, one[0]))
+            ranges.append(_prefix(_lead("o", one, "")))  # "Acme" beside "Acme Bank"
+        if len(words) > 1:  # "Price Waterhouse" beside "Pricewaterhouse"
+            ranges.append(_prefix(_lead("o", name.joined, "")))
+        ranges.append(_prefix(f"j:{sound(name.joined)[:JOINED_LENGTH]}{SEP}"))
+        if short := _short(name):
+            ranges.append(_prefix(f"a:{short}{SEP}"))
+    return list(dict.fromkeys(ranges))
+
+
+def meets(ranges: Iterable[Range], rows: Iterable[str]) -> bool:
+    """Whether a probe of ``ranges`` would find any of ``rows`` (with no LIMIT)."""
+    spans = list(ranges)
+    return any(start <= key < stop for key in rows for start, stop, _ in spans)

@@ -23,18 +23,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rapidfuzz import fuzz, process
+
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.gate.resolution.keys import keys_of
-from writegate.gate.resolution.normalize import normalize
+from writegate.gate.resolution.keys import keys_of, probes_of
+from writegate.gate.resolution.normalize import NormalizedName, normalize_with, rules_for
 from writegate.gate.resolution.score import Thresholds, decide, score_normalized, score_value
+from writegate.gate.resolution.vocabulary import NameRules
 from writegate.gate.schema.document import ResolutionDoc
 from writegate.gate.schema.registry import SchemaEntry
 from writegate.language import NodeRef, parse_node_identity
 from writegate.projections.state import NodeRow, StateReader
+from writegate.projections.state.blocking import text_of
 
-MAX_CANDIDATES = 50  # the same normal form or identity: a cap never reached in practice
-MAX_NEIGHBOURS = 12  # phonetic neighbours scored, those sharing the most keys first
+WINDOW = 3
+"""Index rows a probe's range reads, whatever the graph's size."""
+MAX_SCORED = 8
+"""Candidates scored a write (those whose text is most like the written name's first)."""
 
 
 @dataclass(frozen=True)
@@ -98,16 +104,32 @@ def land(
     return resolve(state, conn, rules, ref, name, node, entry.group)
 
 
+def name_rules(rules: ResolutionDoc) -> NameRules:
+    """How the label's names are read: its kind's rules and its declared stop suffixes."""
+    return rules_for(rules.kind, tuple(rules.stop_suffixes or ()))
+
+
+def normal_name(rules: ResolutionDoc, name: str) -> NormalizedName:
+    return normalize_with(name, rules.kind, tuple(rules.stop_suffixes or ()))
+
+
 def keys_for(
     rules: ResolutionDoc, label: str, name: str, properties: Mapping[str, Any]
 ) -> list[str]:
-    """The blocking keys of a node's name, and one ``id:`` key per identity property set,
-    each under its label (``Person/x:alan turing``): a probe meets that label's nodes only."""
-    keys = set(keys_of(normalize(name, rules.kind), rules.kind)) if name else set()
-    for prop in rules.identity:
-        if properties.get(prop) is not None:
-            keys.add(f"id:{prop}={str(properties[prop]).casefold()}")
+    """The index rows of a node's name, and one ``id:`` key per identity property set,
+    each under its label (``Person/p:TRNK|a|ALN|alan turing``): a probe meets that label's
+    nodes only."""
+    keys = set(keys_of(normal_name(rules, name), rules.kind, name_rules(rules))) if name else set()
+    keys.update(_identity_keys(rules, properties))
     return sorted(f"{label}/{key}" for key in keys)
+
+
+def _identity_keys(rules: ResolutionDoc, properties: Mapping[str, Any]) -> list[str]:
+    return [
+        f"id:{prop}={str(properties[prop]).casefold()}"
+        for prop in rules.identity
+        if properties.get(prop) is not None
+    ]
 
 
 def resolve(
@@ -125,32 +147,9 @@ def resolve(
     keys = keys_for(rules, ref.label, name, properties)
     if rules.policy == "off" or not keys:
         return Resolved(ref, None, None, keys)
-    group = group or {}
-    labels = {ref.label: rules, **group}
-    probes = [f"{label}/{key.partition('/')[2]}" for label in labels for key in keys]
-    found = _candidates(state, conn, probes, ref, labels)
-    thresholds = Thresholds(auto=rules.auto_threshold, propose=rules.propose_threshold)
-    written = normalize(name, rules.kind)
-    # a name kept in the merge key is read from the identity: no row is loaded to score it
-    needs_rows = any(_needs_rows(r) for r in labels.values())
-    rows = {r.identity: r for r in state.nodes(conn, found)} if needs_rows else {}
-    scored: list[tuple[float, str, NodeRef, list[str]]] = []
-    for identity in found:
-        label, node_keys = parse_node_identity(identity)  # a model only for what is kept
-        row = rows.get(identity)
-        stored = row.properties if row is not None else node_keys
-        shared = [p for p in rules.identity if _same(properties.get(p), stored.get(p))]
-        if shared:
-            scored.append((1.0, "same", NodeRef.parse(identity), [f"the same {', '.join(shared)}"]))
-            continue
-        theirs = labels.get(label, rules)
-        other = normalize(name_of(theirs, stored, node_keys), rules.kind)
-        if score_value(written, other, rules.kind) < thresholds.propose:
-            continue  # "different": scored, never explained
-        match = score_normalized(written, other, rules.kind)
-        judged = decide(match, thresholds)
-        if judged != "different":
-            scored.append((match.score, judged, NodeRef.parse(identity), list(match.reasons)))
+    labels = {ref.label: rules, **(group or {})}
+    written = normal_name(rules, name)
+    scored = _scored(state, conn, rules, labels, ref, written, properties)
     if not scored:
         return Resolved(ref, None, None, keys)
     scored.sort(key=lambda item: (-item[0], item[2].identity))
@@ -182,30 +181,62 @@ def resolve(
     )
 
 
-def _candidates(
-    state: StateReader, conn: Sql, keys: list[str], ref: NodeRef, labels: Mapping[str, Any]
-) -> list[str]:
-    """Nodes of the written label (or its group's) sharing a key: those with the same normal
-    form or an identity property always (those keys are selective), then the phonetic
-    neighbours that share the most keys with it, up to a cap (a common sound is shared by
-    many names)."""
-    selective = tuple(f"{label}/{kind}:" for label in labels for kind in ("x", "id"))
-    heads = tuple(f"{label}{{" for label in labels)
-    strong = [k for k in keys if k.startswith(selective)]
-    weak = [k for k in keys if not k.startswith(selective)]
-    found: dict[str, None] = {}
-    for probe, cap in ((strong, MAX_CANDIDATES), (weak, MAX_NEIGHBOURS)):
-        for identity in state.resolution_candidates(conn, probe, cap):
-            if identity.startswith(heads) and identity != ref.identity:
-                found.setdefault(identity)
-    return list(found)
+Scored = tuple[float, str, NodeRef, list[str]]
 
 
-def _needs_rows(rules: ResolutionDoc) -> bool:
-    """Whether scoring reads stored properties (identity ones, or a name kept outside the
-    merge keys); otherwise the identities say all it needs."""
-    return bool(rules.identity) or rules.name is not None
+def _scored(
+    state: StateReader,
+    conn: Sql,
+    rules: ResolutionDoc,
+    labels: Mapping[str, ResolutionDoc],
+    ref: NodeRef,
+    written: NormalizedName,
+    properties: Mapping[str, Any],
+) -> list[Scored]:
+    """The candidates that reach the label's ``propose`` threshold, scored and explained.
 
-
-def _same(a: Any, b: Any) -> bool:
-    return a is not None and b is not None and str(a).casefold() == str(b).casefold()
+    The probes read at most ``WINDOW`` rows a range; each row carries its node's normal
+    text, so candidates are scored without reading their nodes, at most ``MAX_SCORED`` of
+    them (the most alike texts first), and only those reaching the threshold are explained
+    from their stored names."""
+    reading = name_rules(rules)
+    probes = probes_of(written, rules.kind, reading)
+    ids = _identity_keys(rules, properties)
+    ranges = [(f"{label}/{a}", f"{label}/{b}", down) for label in labels for a, b, down in probes]
+    ranges += [(f"{label}/{key}", f"{label}/{key}\x01", False) for label in labels for key in ids]
+    same: dict[str, list[str]] = {}
+    texts: dict[str, str] = {}
+    for key, identity in state.resolution_candidates(conn, ranges, WINDOW):
+        if identity == ref.identity:
+            continue
+        text = text_of(key)
+        if text is None:  # an equal identity property
+            same.setdefault(identity, []).append(key.partition("/id:")[2].partition("=")[0])
+        elif identity not in same:
+            texts.setdefault(identity, text)
+    scored: list[Scored] = [
+        (1.0, "same", NodeRef.parse(identity), [f"the same {', '.join(props)}"])
+        for identity, props in same.items()
+    ]
+    if len(texts) > MAX_SCORED:
+        ranked = process.extract(written.text, texts, scorer=fuzz.ratio, limit=MAX_SCORED)
+        texts = {identity: text for text, _, identity in ranked}
+    thresholds = Thresholds(auto=rules.auto_threshold, propose=rules.propose_threshold)
+    for identity, text in texts.items():
+        if identity in same:
+            continue
+        if text != written.text:
+            light = NormalizedName.of(text.split(), set(), acronym=False)
+            if score_value(written, light, rules.kind, reading) < thresholds.propose:
+                continue  # "different": scored, never explained
+        label, node_keys = parse_node_identity(identity)
+        theirs = labels.get(label, rules)
+        row = state.node(conn, identity) if theirs.name is not None else None
+        stored = row.properties if row is not None else node_keys
+        match = score_normalized(
+            written, normal_name(theirs, name_of(theirs, stored, node_keys)), rules.kind, reading
+        )
+        judged = decide(match, thresholds)
+        if judged != "different":
+            scored.append((match.score, judged, NodeRef.parse(identity), list(match.reasons)))
+    return scored

@@ -80,15 +80,30 @@ class NormalizedName:
 def normalize(name: str, kind: Kind, rules: NameRules | None = None) -> NormalizedName:
     """Read ``name`` as a ``kind`` with ``rules`` (the kind's defaults if none are given)."""
     if rules is None:
-        return _normalized(name, kind)
+        return _normalized(name, kind, ())
     return _normalize(name, kind, rules)
 
 
-@lru_cache(maxsize=16_384)
-def _normalized(name: str, kind: Kind) -> NormalizedName:
-    """``normalize`` under the kind's default rules, remembered: the gate reads the same
-    candidates' names write after write (a bounded cache: a few MB at most)."""
-    return _normalize(name, kind, DEFAULT_RULES[kind])
+def normalize_with(name: str, kind: Kind, stop_suffixes: tuple[str, ...]) -> NormalizedName:
+    """``normalize`` under the kind's rules and a schema's extra stop suffixes, remembered."""
+    return _normalized(name, kind, stop_suffixes)
+
+
+@lru_cache(maxsize=64)
+def rules_for(kind: Kind, stop_suffixes: tuple[str, ...] = ()) -> NameRules:
+    """The kind's rules, with ``stop_suffixes`` (as a schema declares them) dropped too."""
+    rules = DEFAULT_RULES[kind]
+    if not stop_suffixes:
+        return rules
+    extra = frozenset(fold(suffix) for suffix in stop_suffixes)
+    return rules.model_copy(update={"drop_suffixes": rules.drop_suffixes | extra})
+
+
+@lru_cache(maxsize=4_096)
+def _normalized(name: str, kind: Kind, stop_suffixes: tuple[str, ...]) -> NormalizedName:
+    """``normalize`` remembered for the few names a write reads twice or more (the written
+    name, candidates explained): candidates are scored from the normal text the index keeps."""
+    return _normalize(name, kind, rules_for(kind, stop_suffixes))
 
 
 def _normalize(name: str, kind: Kind, rules: NameRules) -> NormalizedName:

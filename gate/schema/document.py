@@ -31,6 +31,7 @@ from pydantic import (
 
 from writegate.eventlog import canonical_json
 from writegate.gate.limits import Limits
+from writegate.gate.resolution.normalize import fold
 from writegate.gate.schema.rules import (
     Positions,
     Problem,
@@ -111,6 +112,16 @@ class ResolutionDoc(BaseModel):
     identity: list[str] = Field(default_factory=list)  # properties that also identify a node
     auto_threshold: float = Field(default=0.98, ge=0, le=1)
     propose_threshold: float = Field(default=0.70, ge=0, le=1)
+    # words dropped from the end of a name beyond the kind's own ("holding", "gruppe")
+    stop_suffixes: list[str] | None = Field(default=None, exclude_if=_unset)
+
+    @field_validator("stop_suffixes")
+    @classmethod
+    def _one_word_each(cls, value: list[str] | None) -> list[str] | None:
+        for suffix in value or ():
+            if len(fold(suffix).split()) != 1:
+                raise ValueError(f"stop suffix {suffix!r} must be one word")
+        return value
 
 
 class ReviewRule(BaseModel):

@@ -25,7 +25,7 @@ from writegate.language import (
     WriteProposed,
     payload_of,
 )
-from writegate.projections.state import merging
+from writegate.projections.state import blocking, merging
 from writegate.projections.state.tables import UPSERT_FACT, UPSERT_NODE, UPSERT_RELATIONSHIP
 
 
@@ -73,12 +73,13 @@ def _forget(conn: Sql, table: str, identity: str) -> None:
 
 def _index(conn: Sql, identity: str, keys: list[str], *, created: bool) -> None:
     """The node's blocking keys, as its latest write computed them (a node this write
-    created has none yet: deleting and merging it away forgot them)."""
+    created has none yet: deleting and merging it away forgot them); keys of an earlier
+    layout, as this layout would have them (``blocking.from_legacy``)."""
     if not created:
         conn.execute("DELETE FROM state_resolution_keys WHERE identity = ?", (identity,))
     conn.executemany(
         "INSERT INTO state_resolution_keys (key, identity) VALUES (?, ?)",
-        [(key, identity) for key in sorted(set(keys))],
+        [(key, identity) for key in blocking.from_legacy(keys)],
     )
 
 

@@ -8,8 +8,9 @@ so a caller can hold one snapshot (``EventLog.snapshot()``) across several quest
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -134,6 +135,16 @@ def _edge(row: tuple[Any, ...]) -> EdgeRow:
     )
 
 
+@lru_cache(maxsize=256)
+def _probe_sql(directions: tuple[bool, ...]) -> str:
+    """One bounded range read a direction, joined (SQLite and PostgreSQL both run it)."""
+    return " UNION ALL ".join(
+        "SELECT * FROM (SELECT key, identity FROM state_resolution_keys "
+        f"WHERE key >= ? AND key < ? ORDER BY key{' DESC' if descending else ''} LIMIT ?) AS r{i}"
+        for i, descending in enumerate(directions)
+    )
+
+
 def _like(text: str) -> str:
     escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
@@ -225,19 +236,19 @@ class StateReader:
         )
         return [row[0] for row in rows]
 
-    def resolution_candidates(self, conn: Sql, keys: Iterable[str], limit: int) -> list[str]:
-        """Identities indexed under any of ``keys`` (an index probe per key): at most
-        ``limit``, those sharing the most keys first."""
-        wanted = sorted(set(keys))
-        if not wanted:
+    def resolution_candidates(
+        self, conn: Sql, ranges: Sequence[tuple[str, str, bool]], limit: int
+    ) -> list[tuple[str, str]]:
+        """(key, identity) of the index rows in each range (``start <= key < stop``, read
+        descending where the flag says), at most ``limit`` a range: one statement, each
+        range a bounded walk of the index, however many rows share its keys."""
+        if not ranges:
             return []
-        marks = ",".join("?" * len(wanted))
-        rows = conn.execute(
-            f"SELECT identity FROM state_resolution_keys WHERE key IN ({marks}) "
-            "GROUP BY identity ORDER BY count(*) DESC, identity LIMIT ?",
-            (*wanted, limit),
-        )
-        return [row[0] for row in rows]
+        sql = _probe_sql(tuple(descending for _, _, descending in ranges))
+        params: list[Any] = []
+        for start, stop, _ in ranges:
+            params += (start, stop, limit)
+        return [(row[0], row[1]) for row in conn.execute(sql, params)]
 
     def edges_from(self, conn: Sql, identity: str, type: str) -> list[EdgeRow]:
         """The relationships of one type starting at a node (what a functional type allows

@@ -77,7 +77,7 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (
 """
 # the tables' layout: a read model of an older layout is rebuilt from the log when a writer
 # opens it (``StateProjection.install``); read-only, it is compared on the tables it has
-LAYOUT = 6
+LAYOUT = 7  # 7: the resolution index's keys are ranges' rows (``blocking``)
 LAYOUT_TABLES = {
     1: ("state_nodes", "state_relationships"),
     2: ("state_facts", "state_nodes", "state_relationships"),
@@ -107,6 +107,7 @@ LAYOUT_TABLES = {
         "state_resolution_keys",
     ),
 }
+LAYOUT_TABLES[7] = LAYOUT_TABLES[6]
 NODE_COLUMNS = (
     "identity, label, keys, properties, provenance, version, stub, remapped_from, "
     "created_seq, updated_seq, updated_at, updated_by"

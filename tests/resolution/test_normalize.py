@@ -9,6 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from writegate.gate.resolution import Kind, blocking_keys, fold, normalize
+from writegate.gate.resolution.evaluate import compared
+from writegate.gate.resolution.keys import meets, probes_of
 
 KINDS: tuple[Kind, ...] = ("person", "organisation")
 # Names as people type them: letters of any script, digits, spaces and punctuation.
@@ -49,8 +51,11 @@ def test_diacritics_never_matter(name: str, data: st.DataObject) -> None:
 
 
 @given(names, st.sampled_from(KINDS))
-def test_a_name_is_always_indexed_under_its_exact_key(name: str, kind: Kind) -> None:
-    assert f"x:{normalize(name, kind).key}" in blocking_keys(name, kind)
+def test_a_name_meets_its_own_rows_which_end_with_its_normal_text(name: str, kind: Kind) -> None:
+    normal = normalize(name, kind)
+    rows = blocking_keys(name, kind)
+    assert all(row.endswith("|" + normal.text) for row in rows)
+    assert not normal.tokens or meets(probes_of(normal, kind), rows)
 
 
 @given(cased, st.sampled_from(KINDS), st.sampled_from(["upper", "spaced", "dotted"]))
@@ -60,8 +65,9 @@ def test_exact_normalized_matches_always_share_a_key(name: str, kind: Kind, how:
         "spaced": "  " + name.replace(" ", "   ") + " ",
         "dotted": name.replace(" ", ". "),
     }[how]
-    if normalize(variant, kind).key == normalize(name, kind).key:
-        assert blocking_keys(variant, kind) & blocking_keys(name, kind)
+    normal = normalize(name, kind)
+    if normalize(variant, kind).key == normal.key and normal.tokens:  # nothing: no rows
+        assert compared(variant, name, kind)
 
 
 @pytest.mark.parametrize(

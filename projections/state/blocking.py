@@ -1,0 +1,100 @@
+"""The layout of the resolution index's keys, owned with the table they fill.
+
+A row key is ``family:LEAD|i|OTHER|text``: the sound of a leading word, the first letter and
+the sound of a second word, then the name's normal text. Sorted, rows of one lead sound and
+one second word sit together, ordered by that word's sound and then the text, so a probe is
+a bounded range (``key >= start AND key < stop LIMIT n``): the same normal text first, then
+names whose second word sounds alike. The text also lets the gate score a candidate without
+reading its node or normalizing its name again.
+
+The gate computes row keys (``gate.resolution.keys``) and each ``node.written`` event
+carries them; the state model indexes them as they are. Events written before this layout
+(7) carry the earlier keys (``x:`` the sorted words, ``p:TRNK|a`` …), which no probe of
+this layout meets: ``from_legacy`` rebuilds rows of this layout from them, so a read model
+rebuilt from an older log (``StateProjection.install`` does so when the layout changes)
+indexes every node the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import lru_cache
+
+import jellyfish
+
+SEP = "|"
+FAMILIES = ("p", "m", "o", "j", "a")
+"""p: a person's two words; m: a person of one word; o: an organisation's distinctive
+words; j: all words joined; a: an acronym. ``id:`` keys (identity properties) are equal
+values, not rows of this shape."""
+
+
+@lru_cache(maxsize=65_536)
+def sound(word: str) -> str:
+    """The word's Metaphone code, any leading vowel or Y read as "A" ("Osama"/"Usama",
+    "Yeltsin"/"Eltsin"); the word itself where Metaphone has nothing to say (digits, other
+    scripts), so a key is never empty."""
+    code = jellyfish.metaphone(word) if word.isascii() and word.isalpha() else ""
+    if not code:
+        return word
+    return "A" + code[1:] if code[0] in "AEIOUY" else code
+
+
+def row(family: str, lead: str, other: str, text: str) -> str:
+    """The row key of ``lead`` followed by ``other`` (an initial has no sound; "" for none)."""
+    tail = sound(other) if len(other) > 1 else ""
+    return f"{family}:{sound(lead)}{SEP}{other[:1]}{SEP}{tail}{SEP}{text}"
+
+
+def text_of(key: str) -> str | None:
+    """The normal text a row key ends with (None for an ``id:`` key)."""
+    parts = key.partition("/")[2].split(SEP, 3)
+    return parts[3] if len(parts) == 4 else None
+
+
+def after(prefix: str) -> str:
+    """The least string greater than every string starting with ``prefix``."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+def from_legacy(keys: Iterable[str]) -> list[str]:
+    """Row keys of this layout for a node indexed before it (``x:`` and ``p:TRNK|a`` keys),
+    as the gate would compute them from the sorted words the ``x:`` key kept. Keys already
+    of this layout, and ``id:`` keys, are kept as they are."""
+    keys = sorted(set(keys))
+    exact = [k for k in keys if k.partition("/")[2].startswith("x:")]
+    if not exact:
+        return keys
+    label, _, body = exact[0].partition("/")
+    words = body[2:].split()
+    bodies = [k.partition("/")[2] for k in keys]
+    kept = [k for k in keys if k.partition("/")[2].startswith("id:")]
+    text = " ".join(words)
+    rows: set[str] = set()
+    if any(b.startswith(("o:", "a:")) for b in bodies):  # an organisation's keys
+        leads = {b[2:].split(SEP)[0] for b in bodies if b.startswith("o:")}
+        distinctive = [w for w in words if sound(w) in leads] or words
+        rows.update(organisation_rows(distinctive, text))
+        rows.update(b + SEP * 3 + text for b in bodies if b.startswith(("j:", "a:")))
+    elif words:
+        rows.update(person_rows(words, text))
+    return sorted({*kept, *(f"{label}/{r}" for r in rows)})
+
+
+def person_rows(words: list[str], text: str) -> set[str]:
+    """A person's rows: the last word led, then the first word led (not an initial)."""
+    if len(words) == 1:
+        return {row("m", words[0], "", text)}
+    first, last = words[0], words[-1]
+    rows = {row("p", last, first, text)}
+    if len(first) > 1:
+        rows.add(row("p", first, last, text))
+    return rows
+
+
+def organisation_rows(distinctive: list[str], text: str) -> set[str]:
+    """An organisation's rows: each of its first two distinctive words leading the other."""
+    if len(distinctive) == 1:
+        return {row("o", distinctive[0], "", text)}
+    one, two = distinctive[:2]
+    return {row("o", one, two, text), row("o", two, one, text)}
