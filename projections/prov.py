@@ -15,7 +15,10 @@ Mapping (instances under ``urn:writegate:``, extra terms in the ``writegate:`` n
   ``writegate:confidence``, ``writegate:extractionMethod``, ``writegate:reliability``,
   ``writegate:schemaVersion``, ``writegate:label``/``writegate:type``,
   ``writegate:remappedFrom`` and ``writegate:changes`` (the property delta, as JSON);
-* a deletion ``prov:wasInvalidatedBy`` the deleting activity, at its time.
+* a deletion ``prov:wasInvalidatedBy`` the deleting activity, at its time;
+* the review lane shows only what reviewers let into the graph: a held write and a rejection
+  add nothing; an approval is an activity of the reviewer with ``writegate:proposal``, which
+  the approved write's activity ``prov:wasInformedBy``.
 
 PROV is append-only by nature (a deletion adds an invalidation), so the projection appends
 N-Triples to ``<path>``: cheap per batch however long the history. The lines are written as
@@ -81,6 +84,7 @@ class ProvProjector:
         self.declared_path = self.path.with_name(self.path.name + ".declared")
         self.meta_path = self.path.with_name(self.path.name + ".checkpoint.json")
         self._checkpoint, offset, declared = self._read_meta()
+        self._approval = self._read_approval()
         self.triples_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.triples_path, "ab") as handle:
             handle.truncate(offset)  # drop what a crash left past the checkpoint
@@ -105,8 +109,9 @@ class ProvProjector:
         lines: list[str] = []
         new: list[str] = []  # shared resources this batch types and labels
         declare = self._declare_into(new)
+        approval = self._approval  # a reviewer's approval whose write is still to come
         for event in fresh:
-            Lines(lines, event, declare)
+            approval = Lines(lines, event, declare, approval).informed_by
         with open(self.triples_path, "ab") as handle:
             handle.write("".join(lines).encode())
             handle.flush()
@@ -118,6 +123,7 @@ class ProvProjector:
                 handle.write(_listed(new))
                 handle.flush()
                 os.fsync(handle.fileno())
+        self._approval = approval
         self._commit(fresh[-1].seq, offset)
         return self._checkpoint
 
@@ -138,6 +144,7 @@ class ProvProjector:
         with open(self.triples_path, "wb"):
             pass
         self._declared = set()
+        self._approval = None
         if not self._staging:
             with open(self.declared_path, "wb"):
                 pass
@@ -165,6 +172,7 @@ class ProvProjector:
             self.triples_path = final
             self._checkpoint, _, declared = self._read_meta()
             self._declared = self._read_declared(declared or 0)
+            self._approval = self._read_approval()
             raise
         finally:
             self._staging = False
@@ -201,9 +209,20 @@ class ProvProjector:
             None if declared is None else int(declared),
         )
 
+    def _read_approval(self) -> str | None:
+        """The approval activity whose write the last batch did not reach (rare: a batch
+        that ends inside the approval's append)."""
+        try:
+            approval = json.loads(self.meta_path.read_text()).get("approval")
+        except FileNotFoundError:
+            return None
+        return str(approval) if approval else None
+
     def _write_meta(self, checkpoint: int, offset: int) -> None:
         declared = self.declared_path.stat().st_size if self.declared_path.exists() else 0
-        body = {"checkpoint": checkpoint, "offset": offset, "declared": declared}
+        body: dict[str, Any] = {"checkpoint": checkpoint, "offset": offset, "declared": declared}
+        if self._approval is not None:
+            body["approval"] = self._approval
         write_atomically(self.meta_path, [json.dumps(body).encode()])
         self._checkpoint = checkpoint
 

@@ -18,9 +18,12 @@ from writegate.eventlog import EventCore
 from writegate.language import (
     NodeDeleted,
     NodeWritten,
+    Payload,
+    ProposalDecided,
     RelationshipDeleted,
     RelationshipWritten,
     SchemaPublished,
+    WriteProposed,
     WriteProvenance,
     payload_of,
     provenance_of,
@@ -48,14 +51,14 @@ SPECIALIZATION, GENERATED_BY, GENERATED_AT, ATTRIBUTED, DERIVED, REVISION = (
         "wasRevisionOf",
     )
 )
-INVALIDATED_BY, INVALIDATED_AT = (
-    f"<{nt.PROV}{name}>" for name in ("wasInvalidatedBy", "invalidatedAtTime")
+INVALIDATED_BY, INVALIDATED_AT, INFORMED_BY = (
+    f"<{nt.PROV}{name}>" for name in ("wasInvalidatedBy", "invalidatedAtTime", "wasInformedBy")
 )
 SEQ, EVENT_TYPE, SESSION, VERSION, STUB, FROM, TO = (
     f"<{WG_NS}{name}>" for name in ("seq", "eventType", "session", "version", "stub", "from", "to")
 )
-LABEL_OF, TYPE_OF, REMAPPED_FROM, CHANGES = (
-    f"<{WG_NS}{name}>" for name in ("label", "type", "remappedFrom", "changes")
+LABEL_OF, TYPE_OF, REMAPPED_FROM, CHANGES, PROPOSAL = (
+    f"<{WG_NS}{name}>" for name in ("label", "type", "remappedFrom", "changes", "proposal")
 )
 CITED = tuple(
     f"<{WG_NS}{name}>"
@@ -102,29 +105,35 @@ def _json(value: dict[str, Any]) -> str:
 
 class Lines:
     """The lines of one event, appended to ``out``. ``declare`` says whether a shared
-    resource (agent, gate, source) still needs its type and label in this file."""
+    resource (agent, gate, source) still needs its type and label in this file.
 
-    __slots__ = ("activity", "agent", "at", "cited", "event", "out")
+    The review lane is not the graph's history until a reviewer approves: a held write
+    (``write.proposed``) and a rejection have no lines. An approval is an activity of the
+    reviewer naming the proposal, and the write it applies (the next events, up to the
+    node or relationship written) ``prov:wasInformedBy`` it: ``informed_by`` carries that
+    activity from one event to the next, and out (a batch may end between them)."""
 
-    def __init__(self, out: list[str], event: EventCore, declare: Declare) -> None:
-        self.out, self.event = out, event
-        at = self.at = nt.date_time(event.occurred_at)
-        activity = self.activity = nt.name(BASE, "activity", event.event_id)
-        agent_name = event.actor.agent
-        agent = self.agent = shared("agent", agent_name)
-        out += (
-            f"{activity} {TYPE} {ACTIVITY} .\n",
-            f"{activity} {STARTED} {at} .\n",
-            f"{activity} {ENDED} {at} .\n",
-            f"{activity} {SEQ} {nt.integer(event.seq)} .\n",
-            f"{activity} {EVENT_TYPE} {nt.string(event.type)} .\n",
-        )
-        if declare(agent):
-            out += (
-                f"{agent} {TYPE} {AGENT} .\n",
-                f"{agent} {LABEL} {nt.string(agent_name)} .\n",
-            )
-        out.append(f"{activity} {ASSOCIATED} {agent} .\n")
+    __slots__ = ("activity", "agent", "at", "cited", "event", "informed_by", "out")
+
+    def __init__(
+        self, out: list[str], event: EventCore, declare: Declare, informed_by: str | None = None
+    ) -> None:
+        self.out, self.event, self.informed_by = out, event, informed_by
+        payload = payload_of(event)
+        match payload:
+            case WriteProposed() | ProposalDecided(decision="rejected"):
+                return
+            case ProposalDecided(reviewer=reviewer):
+                self.informed_by = self._header(shared("agent", reviewer), reviewer, declare)
+                out.append(f"{self.informed_by} {PROPOSAL} {nt.string(payload.proposal)} .\n")
+                return
+            case _:
+                pass
+        activity = self._header(shared("agent", event.actor.agent), event.actor.agent, declare)
+        if informed_by is not None:
+            out.append(f"{activity} {INFORMED_BY} {informed_by} .\n")
+            if isinstance(payload, NodeWritten | RelationshipWritten):
+                self.informed_by = None  # the approved write, applied
         if event.actor.session:
             out.append(f"{activity} {SESSION} {nt.string(event.actor.session)} .\n")
         provenance = provenance_of(event)
@@ -146,10 +155,31 @@ class Lines:
                     f"{used} {LABEL} {nt.string(provenance.source)} .\n",
                 )
             out.append(f"{activity} {USED} {used} .\n")
-        self._payload()
+        self._payload(payload)
 
-    def _payload(self) -> None:
-        match payload_of(self.event):
+    def _header(self, agent: str, agent_name: str, declare: Declare) -> str:
+        """The activity's own lines, associated with ``agent``; returns its IRI."""
+        out, event = self.out, self.event
+        at = self.at = nt.date_time(event.occurred_at)
+        activity = self.activity = nt.name(BASE, "activity", event.event_id)
+        self.agent = agent
+        out += (
+            f"{activity} {TYPE} {ACTIVITY} .\n",
+            f"{activity} {STARTED} {at} .\n",
+            f"{activity} {ENDED} {at} .\n",
+            f"{activity} {SEQ} {nt.integer(event.seq)} .\n",
+            f"{activity} {EVENT_TYPE} {nt.string(event.type)} .\n",
+        )
+        if declare(agent):
+            out += (
+                f"{agent} {TYPE} {AGENT} .\n",
+                f"{agent} {LABEL} {nt.string(agent_name)} .\n",
+            )
+        out.append(f"{activity} {ASSOCIATED} {agent} .\n")
+        return activity
+
+    def _payload(self, payload: Payload) -> None:
+        match payload:
             case NodeWritten(node=node, properties=properties):
                 self._version(
                     entity("node", node.identity),

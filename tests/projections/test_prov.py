@@ -11,8 +11,9 @@ from rdflib.namespace import PROV, RDFS
 
 from tests.projections import prov_reference
 from tests.projections.history import CLASHES, COMMON, clashing_log
-from writegate.eventlog import Actor, Event
+from writegate.eventlog import Actor, Event, EventCore
 from writegate.gate import Gate
+from writegate.gate.models import ProposedResult
 from writegate.language import node_identity
 from writegate.projections.prov import WG, ProvProjector, export, node_iri
 
@@ -172,3 +173,68 @@ def test_a_file_without_the_list_is_read_once(tmp_path: Path, events: list[Event
     ProvProjector(path).apply(events[5:])
     assert path.read_bytes() == prov_reference.lines(events)
     assert "declared" in json.loads(meta.read_text())
+
+
+REVIEWED = {
+    "nodes": {"Person": {"merge_keys": ["name"], "review_below": 0.5}},
+}
+
+
+def chat_person(gate: Gate, name: str, reliability: float = 0.5) -> object:
+    """An llm claim: confidence 0.6 x reliability (below the floor at 0.5)."""
+    return gate.write_node(
+        label="Person",
+        merge_keys={"name": name},
+        source="chat",
+        extraction_method="llm",
+        reliability=reliability,
+    )
+
+
+def test_a_held_write_changes_no_projection_until_approved(tmp_path: Path) -> None:
+    """A proposal and its rejection leave PROV-O (and the JSONL snapshot) as they were; an
+    approval applies the write as its writer's, informed by the reviewer's decision."""
+    with Gate.open(tmp_path / "log.db", default_actor=Actor(agent="chat-agent")) as gate:
+        gate.publish_schema(REVIEWED)
+        chat_person(gate, "Ada", 1.0)
+        before = list(gate.log.iter_replayed())
+        rejected, approved = chat_person(gate, "Eve"), chat_person(gate, "Bob")
+        assert isinstance(rejected, ProposedResult)
+        assert isinstance(approved, ProposedResult)
+        reviewer = Actor(agent="rev-1")
+        assert gate.reviews.decide(rejected.proposal, "reject", reviewer).status == "decided"
+        held = list(gate.log.iter_replayed())
+        assert gate.reviews.decide(approved.proposal, "approve", reviewer).status == "decided"
+        every = list(gate.log.iter_replayed())
+
+    def projected(events: list[EventCore], name: str, size: int) -> bytes:
+        path = tmp_path / f"{name}.nt"
+        projector = ProvProjector(path)
+        for start in range(0, len(events), size):
+            projector = ProvProjector(path)  # a restart between any two batches
+            projector.apply(events[start : start + size])
+        return path.read_bytes()
+
+    assert projected(held, "held", 100) == projected(before, "before", 100)  # no trace
+    whole = projected(every, "whole", 100)
+    assert projected(every, "one-by-one", 1) == whole
+    graph = Graph().parse(data=whole.decode(), format="nt")
+    rows = list(
+        graph.query(
+            PREFIXES
+            + """
+            SELECT ?writer ?reviewer ?proposal WHERE {
+                ?v prov:specializationOf ?node ; prov:wasGeneratedBy ?write .
+                ?write prov:wasAssociatedWith ?w ; prov:wasInformedBy ?decision .
+                ?w a prov:Agent ; rdfs:label ?writer .
+                ?decision prov:wasAssociatedWith ?r ; wg:proposal ?proposal .
+                ?r rdfs:label ?reviewer .
+            }
+            """,
+            initBindings={"node": node_iri(node_identity("Person", {"name": "Bob"}))},
+        )
+    )
+    assert [(str(r.writer), str(r.reviewer), str(r.proposal)) for r in rows] == [  # type: ignore[union-attr]
+        ("chat-agent", "rev-1", approved.proposal)
+    ]
+    assert "Eve" not in whole.decode()

@@ -21,6 +21,7 @@ from writegate.eventlog import EventLog
 from writegate.gate import Gate
 from writegate.language import ProposalDecided, WriteProposed, payload_of
 from writegate.projections.jsonl import JsonlProjector
+from writegate.projections.prov import ProvProjector
 from writegate.projections.runner import replay
 from writegate.projections.state import StateProjection
 
@@ -61,6 +62,16 @@ def graph_of(db: Path, tmp: Path) -> tuple[dict[str, Any], str]:
     return (node.properties if node else {}), out.read_text() if out.exists() else ""
 
 
+def provenance_of(db: Path, tmp: Path) -> str:
+    """The PROV-O projection rebuilt from the log, as text."""
+    out = tmp / "prov.nt"
+    out.unlink(missing_ok=True)
+    out.with_name("prov.nt.checkpoint.json").unlink(missing_ok=True)
+    with EventLog(db, create=False) as log:
+        replay(log, ProvProjector(out))
+    return out.read_text()
+
+
 async def test_a_held_write_waits_for_approval(served: Served, tmp_path: Path) -> None:
     async with served.agent("chat-agent") as chat:
         held = await ada(chat, CHAT, role="engineer")
@@ -68,6 +79,8 @@ async def test_a_held_write_waits_for_approval(served: Served, tmp_path: Path) -
     assert held.data["status"] == "proposed"
     assert "below the review floor 0.5" in held.data["reason"]
     assert graph_of(served.db, tmp_path) == ({}, "")  # no state, no projection
+    assert "Ada" not in provenance_of(served.db, tmp_path)
+    assert "write.proposed" not in provenance_of(served.db, tmp_path)
     async with served.agent("rev-1", roles=("reviewer",)) as reviewer:
         queue = await reviewer.call("review_queue", {})
         assert queue.data["pending"] == 1
@@ -87,6 +100,7 @@ async def test_a_held_write_waits_for_approval(served: Served, tmp_path: Path) -
     properties, projected = graph_of(served.db, tmp_path)
     assert properties == {"name": "Ada", "role": "engineer"}
     assert '"name":"Ada"' in projected
+    assert "Ada" in provenance_of(served.db, tmp_path)  # applied: its activity, its version
     with Gate.open(served.db) as gate:
         assert gate.verify().ok
         events = gate.log.read().events
@@ -111,6 +125,7 @@ async def test_a_rejected_write_leaves_the_graph_and_keeps_the_trail(
         )
     assert decided.data["decision"] == "rejected"
     assert graph_of(served.db, tmp_path)[0]["title"] == "Dr"
+    assert "Countess" not in provenance_of(served.db, tmp_path)  # in the trail only
     with Gate.open(served.db) as gate:
         kinds = [type(payload_of(e)) for e in gate.log.read().events]
         assert gate.reviews.queue().pending == 0
