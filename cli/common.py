@@ -71,7 +71,9 @@ class Context:
         try:
             return load_settings(self.config)
         except ConfigError as exc:
-            fail(str(exc), 2)
+            for problem in exc.problems[:-1]:
+                click.echo(f"error: {problem}", err=True)
+            fail(exc.problems[-1], 2)
 
     def configured(self) -> bool:
         """Whether there are settings to read (a config file, ``WRITEGATE_<SETTING>…``

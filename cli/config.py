@@ -194,7 +194,11 @@ class ServeSettings(BaseModel):
 
 
 class ConfigError(ValueError):
-    """The configuration file is unreadable or invalid; the message says where."""
+    """The configuration is unreadable or invalid: one line per problem, each saying where."""
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
 
 
 class Settings(BaseSettings):
@@ -230,7 +234,35 @@ def load_settings(path: Path | None = None) -> Settings:
         model_config = SettingsConfigDict(**{**Settings.model_config, "toml_file": chosen})
 
     try:
-        return Bound()
+        settings = Bound()
     except ValueError as exc:  # pydantic's ValidationError, TOML decode errors
-        lines = str(exc).splitlines()
-        raise ConfigError(f"invalid configuration ({chosen}): {' '.join(lines[:3])}") from exc
+        from writegate.cli.config_errors import explain
+
+        problems = [*explain(exc, Settings, chosen), *_unknown_sections(chosen)]
+        raise ConfigError(*(f"invalid configuration: {p}" for p in problems)) from exc
+    if unknown := _unknown_sections(chosen):
+        raise ConfigError(*(f"invalid configuration: {p}" for p in unknown))
+    return settings
+
+
+def _unknown_sections(path: Path | None) -> list[str]:
+    """Top-level tables of the file that are no setting (pydantic ignores unknown names,
+    since the environment holds other ``WRITEGATE_…`` variables)."""
+    import difflib
+    import tomllib
+
+    if path is None:
+        return []
+    known = list(Settings.model_fields)
+    try:
+        with path.open("rb") as file:
+            names = tomllib.load(file)
+    except (OSError, tomllib.TOMLDecodeError):
+        return []  # said already, or about to be
+    problems = []
+    for name in names:
+        if name not in known:
+            near = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean [{near[0]}]?" if near else f"known: {', '.join(known)}"
+            problems.append(f"{path}: [{name}] is not a section ({hint})")
+    return problems

@@ -1,0 +1,101 @@
+"""A configuration mistake is one line per problem naming the variable or file, the key and
+what it takes — never pydantic's class names, its sources, or a Python ``None``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.server.harness import WRITEGATE
+from writegate.cli.config import ConfigError, load_settings
+
+
+@pytest.fixture(autouse=True)
+def _elsewhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)  # no ./writegate.toml
+    for name in os.environ:
+        if name.startswith("WRITEGATE_"):
+            monkeypatch.delenv(name)
+
+
+def problems(path: Path | None = None) -> tuple[str, ...]:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path)
+    return caught.value.problems
+
+
+def test_a_list_given_as_a_bare_word_says_it_takes_a_json_list(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WRITEGATE_")} | {
+        "WRITEGATE_SERVE__PUBLIC_HOSTS": "memory.example.org"
+    }
+    done = subprocess.run(
+        [WRITEGATE, "--db", str(tmp_path / "x.db"), "serve"],
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        "error: invalid configuration: environment WRITEGATE_SERVE__PUBLIC_HOSTS: "
+        "serve.public_hosts takes a JSON list, such as "
+        "WRITEGATE_SERVE__PUBLIC_HOSTS='[\"memory.example.org\"]' (got memory.example.org)\n"
+    )
+
+
+def test_a_bad_environment_value_names_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WRITEGATE_SERVE__PORT", "abc")
+    monkeypatch.setenv("WRITEGATE_SERVE__ROLES", '["writer", "boss"]')
+    found = problems()
+    assert found[0].startswith(
+        "invalid configuration: environment WRITEGATE_SERVE__PORT: serve.port should be a "
+        "valid integer"
+    )
+    assert found[0].endswith('(got "abc")')
+    assert found[1].startswith(
+        "invalid configuration: environment WRITEGATE_SERVE__ROLES: serve.roles[1] should be "
+        "'writer', 'reader'"
+    )
+
+
+def test_every_problem_in_a_file_is_named_with_its_key(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text(
+        '[serv]\nport = 1\n\n[serve]\nprot = 1\nport = "x"\n\n'
+        '[projections.g]\nkind = "graph"\nretries = 3\n'
+    )
+    assert problems(config) == (
+        f"invalid configuration: {config}: projections.g.uri is required",
+        f"invalid configuration: {config}: projections.g.retries is not a setting (known: "
+        "batch, database, dialect, kind, password, retry_seconds, uri, user)",
+        f"invalid configuration: {config}: serve.port should be a valid integer, unable to "
+        'parse string as an integer (got "x")',
+        f"invalid configuration: {config}: serve.prot is not a setting (did you mean port?)",
+        f"invalid configuration: {config}: [serv] is not a section (did you mean [serve]?)",
+    )
+
+
+def test_a_file_that_is_not_toml_says_where(tmp_path: Path) -> None:
+    config = tmp_path / "broken.toml"
+    config.write_text("[serve\nport = 1\n")
+    assert problems(config) == (
+        f"invalid configuration: {config}: not TOML: Expected ']' at the end of a table "
+        "declaration (at line 1, column 7)",
+    )
+
+
+def test_a_table_set_only_by_the_environment_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WRITEGATE_PROJECTIONS__G__KIND", "graph")
+    monkeypatch.setenv("WRITEGATE_SERVE__OAUTH", "x")
+    assert problems() == (
+        "invalid configuration: environment WRITEGATE_PROJECTIONS__G__…: projections.g.uri "
+        "is required",
+        "invalid configuration: environment WRITEGATE_SERVE__OAUTH: serve.oauth should be a "
+        'table of settings, not "x"',
+    )
