@@ -27,7 +27,7 @@ from writegate.cli.render import (
 )
 from writegate.cli.stores import projection_checkpoints
 from writegate.gate.audit import Auditor, Facet, Summary
-from writegate.gate.report import ProjectionLag, Report, build_report
+from writegate.gate.report import ProjectionLag, Report, gate_report
 from writegate.gate.trail import Change, Trail
 
 
@@ -206,10 +206,7 @@ def report(ctx: Context, fmt: str, markdown: bool, as_json: bool) -> None:
             ProjectionLag(name=r.name, checkpoint=r.checkpoint, lag=r.lag, error=r.error)
             for r in projection_checkpoints(settings, gate.log)
         ]
-        conn = gate.log.connection()
-        stubs = gate.state.counts(conn).stubs
-        pending = gate.state.pending_proposals(conn) if gate.log.has_table("state_proposals") else 0
-        data = build_report(Auditor(gate.log), stubs, lags, pending)
+        data = gate_report(gate, lags)
     if fmt == "json":
         click.echo(json_line(data))
     elif fmt == "markdown":
@@ -225,6 +222,35 @@ def _counts(title: str, counts: dict[str, int], what: str = "count") -> list[str
     lines += [f"| {title.split(' ', maxsplit=1)[0].lower()} | {what} |", "|---|---:|"]
     lines += [f"| {key} | {value} |" for key, value in counts.items()]
     return [*lines, ""]
+
+
+def _queue(data: Report) -> list[str]:
+    """The writes held for review, oldest first: when, who, what, why."""
+    if not data.review_queue:
+        return ["none", ""]
+    lines = [
+        "| proposed at | agent | operation | target | conf | reason | proposal |",
+        "|---|---|---|---|---:|---|---|",
+    ]
+    lines += [
+        "| "
+        + " | ".join(
+            cell.replace("|", "\\|")
+            for cell in (
+                p.proposed_at[:19],
+                p.agent,
+                p.operation,
+                f"`{p.target}`",
+                plain(p.confidence),
+                p.reason,
+                f"`{p.proposal}`",
+            )
+        )
+        + " |"
+        for p in data.review_queue
+    ]
+    more = data.pending_reviews - len(data.review_queue)
+    return [*lines, "", *([f"and {more} more (`review list`)", ""] if more > 0 else [])]
 
 
 def render_markdown(data: Report) -> str:
@@ -265,6 +291,9 @@ def render_markdown(data: Report) -> str:
         f"{data.confidence.count} writes, mean {plain(data.confidence.mean)}, "
         f"min {plain(data.confidence.minimum)}, max {plain(data.confidence.maximum)}",
         "",
+        "## Review queue",
+        "",
+        *_queue(data),
         "## Projections",
         "",
     ]

@@ -167,3 +167,9 @@ def main() -> None:
         cli(standalone_mode=True)
     except sqlite3.DatabaseError as exc:  # a locked, corrupt or foreign file, said plainly
         fail(f"database error: {exc}")
+    except Exception as exc:  # the log failing mid-command (a PostgreSQL grant missing, ...)
+        from writegate.eventlog.errors import EventLogError
+
+        if not isinstance(exc, EventLogError):
+            raise
+        fail(str(exc))

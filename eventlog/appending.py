@@ -38,7 +38,8 @@ class Appending(LogReader):
     commit_groups: CommitGroups  # set by each backend
 
     def _begin_write(self, conn: Sql) -> None:
-        """Open a transaction holding the log's write lock."""
+        """Open a transaction holding the log's write lock; if the lock is not had, leave
+        no transaction open and raise (``LogBusy`` where the database can say so)."""
         raise NotImplementedError
 
     def _before_commit(self, conn: Sql, head: int) -> None:
@@ -94,8 +95,8 @@ class Appending(LogReader):
     def _commit_group(self, group: list[Pending]) -> None:
         """One write transaction for ``group``, each member in its own savepoint; settles each."""
         conn = self.connection()
-        self._begin_write(conn)
         try:
+            self._begin_write(conn)  # inside: a lock not had leaves no transaction behind
             events: list[Event] = []
             for member in group:
                 conn.execute("SAVEPOINT append")
@@ -150,8 +151,8 @@ class Appending(LogReader):
         if self.readonly:
             raise EventLogError(f"{self.describe()} is open read-only")
         conn = self.connection()
-        self._begin_write(conn)
         try:
+            self._begin_write(conn)
             seq, digest = self.head()
             for event in events:
                 if event.seq != seq + 1 or event.prev_hash != digest:

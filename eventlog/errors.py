@@ -30,5 +30,10 @@ class LogUnavailable(EventLogError):
     nothing of that transaction was kept, so the caller may retry it as it was."""
 
 
+class LogBusy(LogUnavailable):
+    """The log's write lock was not had within the lock timeout (other appends held it):
+    nothing was appended, so the caller may retry as it was."""
+
+
 class NotAnEventLog(EventLogError):
     """The file exists but is not a writegate log (or is a newer format)."""

@@ -5,18 +5,25 @@ timeout), as the ``eventsourcing`` library's Postgres recorder does with ``LOCK 
 readers go on, writers queue, so ``seq`` is gapless, each hash chains to the head it saw,
 and insert order is commit order. The lock is an advisory lock rather than a table lock
 because ``LOCK TABLE … EXCLUSIVE`` needs UPDATE, DELETE or TRUNCATE privilege on the
-table — exactly what the README's role setup revokes from the application role.
-Everything else an append does — the idempotency record, stream versions, the inline read
-models in the same database — is ``appending.Appending``, shared with SQLite. Triggers
-refuse UPDATE, DELETE and TRUNCATE of the history tables and any insert that does not
-chain; the README's role setup also revokes those privileges. Each commit notifies the
-channel ``writegate_events`` (the new head's seq), so followers wake at once.
+table — exactly what the README's role setup revokes from the application role. Write
+transactions are ``READ COMMITTED`` whatever the database's default, so the head read
+after the lock is the last commit's. Everything else an append does — the idempotency
+record, stream versions, the inline read models in the same database — is
+``appending.Appending``, shared with SQLite. Each commit notifies the channel
+``writegate_events`` (the new head's seq), so followers wake at once.
+
+Opening checks first, on a connection of its own, that the log is there in the current
+layout and that the role has the privileges it needs (one line naming any missing): a
+current log is opened without DDL, so the servers' role need not create anything. Only a
+log to create, or a read model to create, migrate or catch up, takes the write lock and
+writes. Connections come from a pool (``psycopg_pool``, see ``pgsql``).
 
 A ``postgresql://`` address is the log's name here; its password is never printed.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -25,75 +32,29 @@ from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from writegate.eventlog.appending import Appending
-from writegate.eventlog.canonical import GENESIS_HASH
-from writegate.eventlog.errors import LogUnavailable, NotAnEventLog
+from writegate.eventlog.errors import LogBusy, LogUnavailable, NotAnEventLog
 from writegate.eventlog.grouping import CommitGroups
-from writegate.eventlog.pgsql import PgConnection
+from writegate.eventlog.pgsql import (
+    WRITE_BEGIN,
+    LogPermissionDenied,
+    PgConnection,
+    Raw,
+    first_line,
+)
+from writegate.eventlog.pgtables import KEEP, OWN_TABLES, TABLES, TRIGGERS
 from writegate.eventlog.sql import Sql
-from writegate.eventlog.tables import APPEND_ONLY_TABLES, FORMAT_VERSION
+from writegate.eventlog.tables import FORMAT_VERSION, HEAD
 from writegate.eventlog.transaction import InlineProjector
 
 CHANNEL = "writegate_events"
-
-_TABLES = f"""
-CREATE TABLE IF NOT EXISTS writegate_log (format INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS events (
-    seq BIGINT PRIMARY KEY,
-    event_id TEXT NOT NULL,
-    type TEXT COLLATE "C" NOT NULL,
-    occurred_at TEXT COLLATE "C" NOT NULL,
-    actor TEXT NOT NULL,
-    streams TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    provenance TEXT NOT NULL,
-    request TEXT NOT NULL,
-    idempotency_key TEXT,
-    prev_hash TEXT NOT NULL,
-    hash TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS event_streams (
-    stream TEXT COLLATE "C" NOT NULL,
-    version BIGINT NOT NULL,
-    seq BIGINT NOT NULL,
-    PRIMARY KEY (stream, version)
-);
-CREATE TABLE IF NOT EXISTS idempotency (
-    scope TEXT COLLATE "C" NOT NULL,
-    key TEXT COLLATE "C" NOT NULL,
-    request_hash TEXT NOT NULL,
-    first_seq BIGINT NOT NULL,
-    last_seq BIGINT NOT NULL,
-    PRIMARY KEY (scope, key)
-);
-CREATE OR REPLACE FUNCTION writegate_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END $$;
-CREATE OR REPLACE FUNCTION writegate_chain() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF NEW.seq IS DISTINCT FROM (SELECT COALESCE(MAX(seq), 0) + 1 FROM events)
-     OR NEW.prev_hash IS DISTINCT FROM
-        COALESCE((SELECT hash FROM events WHERE seq = NEW.seq - 1), '{GENESIS_HASH}') THEN
-    RAISE EXCEPTION 'events: seq must be gapless and prev_hash must chain';
-  END IF;
-  RETURN NEW;
-END $$;
-CREATE TRIGGER events_gapless_chain BEFORE INSERT ON events
-  FOR EACH ROW EXECUTE FUNCTION writegate_chain();
-""" + "".join(
-    f"""
-CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table}
-  FOR EACH ROW EXECUTE FUNCTION writegate_append_only();
-CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table}
-  FOR EACH ROW EXECUTE FUNCTION writegate_append_only();
-CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table}
-  FOR EACH STATEMENT EXECUTE FUNCTION writegate_append_only();"""
-    for table in APPEND_ONLY_TABLES
-)
-TRIGGERS = (
-    "events_gapless_chain",
-    *(f"{t}_no_{verb}" for t in APPEND_ONLY_TABLES for verb in ("update", "delete", "truncate")),
-)
+# The pool's warnings (a connection lost, a reconnection failing) go where the application's
+# logging sends them (``serve`` logs them), never to a command's stderr as stray lines.
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
+POOL_SIZE = 10  # connections one process holds at most (``psycopg_pool``)
+POOL_IDLE = 60.0  # seconds a connection beyond the first may stay unused before it is closed
 
 
 def describe_dsn(dsn: str) -> str:
@@ -109,7 +70,7 @@ def describe_dsn(dsn: str) -> str:
 
 class PostgresEventLog(Appending):
     """The log in one PostgreSQL database (its ``search_path`` schema). Safe to share
-    between threads (one connection each) and between processes and hosts."""
+    between threads (a pool of connections) and between processes and hosts."""
 
     AGENT = "(e.actor::jsonb ->> 'agent')"
 
@@ -122,6 +83,7 @@ class PostgresEventLog(Appending):
         readonly: bool = False,
         lock_timeout: float = 60.0,
         connect_timeout: float = 10.0,
+        pool_size: int = POOL_SIZE,
     ) -> None:
         self.dsn = dsn
         self.readonly = readonly
@@ -131,46 +93,69 @@ class PostgresEventLog(Appending):
         self.connect_timeout = connect_timeout
         self._local = threading.local()
         self.commit_groups = CommitGroups()
-        self._all: list[PgConnection] = []
-        self._lock = threading.Lock()
-        self._listener: psycopg.Connection[Any] | None = None
-        self._install()
+        self._listener: Raw | None = None
+        self._listening = threading.Lock()
+        must_write = self._probe()
+        self._pool: ConnectionPool[Raw] = ConnectionPool(
+            dsn,
+            kwargs=self._connect_options(),
+            min_size=1,
+            max_size=pool_size,
+            timeout=connect_timeout,
+            max_idle=POOL_IDLE,
+            configure=_read_only if readonly else None,
+            num_workers=1,
+            name=f"writegate {self.describe()}",
+            open=True,
+        )
+        try:
+            if must_write:
+                self._install()
+        except BaseException:
+            self.close()
+            raise
 
     def describe(self) -> str:
         return describe_dsn(self.dsn)
 
     # -- connections -------------------------------------------------------------------
 
+    def _connect_options(self) -> dict[str, Any]:
+        return {
+            "autocommit": True,
+            "connect_timeout": max(1, round(self.connect_timeout)),
+            "application_name": "writegate",
+        }
+
+    def _connect(self) -> Raw:
+        """A connection of its own (not the pool's), or one line saying why there is none."""
+        try:
+            return psycopg.connect(self.dsn, **self._connect_options())
+        except psycopg.Error as exc:
+            raise LogUnavailable(f"{self.describe()}: {first_line(exc)}") from exc
+
     def connection(self) -> PgConnection:
         conn: PgConnection | None = getattr(self._local, "conn", None)
-        if conn is not None and not conn.usable:  # lost (a restart, a failover): replace it
-            with self._lock:
-                if conn in self._all:
-                    self._all.remove(conn)
-            conn = None
         if conn is None:
-            try:
-                raw = psycopg.connect(
-                    self.dsn,
-                    autocommit=True,
-                    connect_timeout=max(1, round(self.connect_timeout)),
-                    application_name="writegate",
-                )
-            except psycopg.Error as exc:
-                raise LogUnavailable(f"{self.describe()}: {_first_line(exc)}") from exc
-            if self.readonly:
-                raw.execute("SET default_transaction_read_only = on")
-            conn = PgConnection(raw, self.describe())
+            conn = PgConnection(self._take, self._pool.putconn, self.describe(), self._pool.check)
             self._local.conn = conn
-            with self._lock:
-                self._all.append(conn)
         return conn
 
+    def _take(self) -> Raw:
+        try:
+            return self._pool.getconn()
+        except PoolTimeout:
+            self._connect().close()  # the database's own reason, if it is unreachable
+            raise LogUnavailable(
+                f"{self.describe()}: no connection free within {self.connect_timeout:g} s "
+                f"(all {self._pool.max_size} of this process's are in use)"
+            ) from None
+
     def close(self) -> None:
-        with self._lock:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
+        pool: ConnectionPool[Raw] | None = getattr(self, "_pool", None)
+        if pool is not None:
+            pool.close()
+        with self._listening:
             if self._listener is not None:
                 self._listener.close()
                 self._listener = None
@@ -181,6 +166,30 @@ class PostgresEventLog(Appending):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- opening -----------------------------------------------------------------------
+
+    def _probe(self) -> bool:
+        """Look at the log on a connection of its own, so that what stops it from opening
+        (unreachable, not a log, a privilege missing) is said at once; return whether
+        opening must write: create the log, or create, migrate or catch up a read model."""
+        raw = self._connect()
+        try:
+            conn = PgConnection.over(raw, self.describe())
+            if self._format(conn) == 0:
+                if not self.create:
+                    raise NotAnEventLog(
+                        f"no writegate log in {self.describe()} (run `writegate init`)"
+                    )
+                return True
+            self._check_privileges(conn)
+            if self.readonly:
+                return False
+            row = conn.execute(HEAD).fetchone()
+            head = row[0] if row else 0
+            return not all(_installed(conn, p) and p.checkpoint(conn) == head for p in self.inline)
+        finally:
+            raw.close()
 
     def _format(self, conn: PgConnection) -> int:
         row = conn.execute("SELECT to_regclass('writegate_log'), to_regclass('events')").fetchone()
@@ -197,23 +206,55 @@ class PostgresEventLog(Appending):
             )
         return version
 
+    def _check_privileges(self, conn: PgConnection) -> None:
+        """Every privilege this opening will use, on the tables there are: missing ones are
+        one line naming them, rather than a refusal at some later write."""
+        needs = dict(OWN_TABLES)
+        for projector in self.inline:
+            needs.update(dict.fromkeys(projector.tables, KEEP))
+        wanted = [(t, p) for t, privileges in needs.items() for p in privileges]
+        if self.readonly:
+            wanted = [(t, "SELECT") for t in needs]
+        rows = conn.execute(
+            "SELECT current_user, need.t, need.p "
+            "FROM unnest(?::text[], ?::text[]) WITH ORDINALITY AS need(t, p, i) "
+            "WHERE to_regclass(need.t) IS NOT NULL AND NOT has_table_privilege(need.t, need.p) "
+            "ORDER BY need.i",
+            ([t for t, _ in wanted], [p for _, p in wanted]),
+        ).fetchall()
+        if rows:
+            lacking: dict[str, list[str]] = {}
+            for _, table, privilege in rows:
+                lacking.setdefault(table, []).append(privilege)
+            said = "; ".join(f"{', '.join(p)} on {t}" for t, p in lacking.items())
+            raise LogPermissionDenied(
+                f"{self.describe()}: role {rows[0][0]} lacks {said} (grant them as the "
+                "README's role setup does)"
+            )
+
     def _install(self) -> None:
+        """Create what is missing, under the write lock (servers starting together do it
+        once: the others wait, then find it done), and catch the read models up."""
         conn = self.connection()
-        if not self.create:
-            if self._format(conn) == 0:
-                raise NotAnEventLog(f"no writegate log in {self.describe()} (run `writegate init`)")
-            return
-        conn.execute("BEGIN")
         try:
-            # servers starting together install once: the others wait here, then find it done
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext('writegate install'))")
-            if self._format(conn) == 0:
-                conn.raw.execute(_TABLES)
+            self._begin_write(conn)
+            created = self._format(conn) == 0
+            if created:
+                conn.script(TABLES)
                 conn.execute("INSERT INTO writegate_log VALUES (?)", (FORMAT_VERSION,))
             for projector in self.inline:
-                projector.install(conn)
+                if created or not _installed(conn, projector, savepoint=True):
+                    projector.install(conn)
                 self._catch_up(conn, projector)
             conn.execute("COMMIT")
+        except LogPermissionDenied as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            cause = first_line(exc.__cause__ or exc)
+            raise LogPermissionDenied(
+                f"{self.describe()}: the log or its read model must be created or migrated, "
+                f"which this role may not do ({cause}): run `writegate init` as its owner"
+            ) from exc
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -222,9 +263,20 @@ class PostgresEventLog(Appending):
     # -- transactions ------------------------------------------------------------------
 
     def _begin_write(self, conn: Sql) -> None:
-        conn.execute("BEGIN")
-        conn.execute(f"SET LOCAL lock_timeout = '{int(self.lock_timeout * 1000)}ms'")
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.events'))")
+        """One round trip: the transaction, its lock timeout, the lock. A lock not had in
+        time rolls back and says so (``LogBusy``: nothing was appended, retry)."""
+        try:
+            conn.execute(
+                f"{WRITE_BEGIN}; SET LOCAL lock_timeout = '{int(self.lock_timeout * 1000)}ms'; "
+                "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.events'))"
+            )
+        except psycopg.errors.LockNotAvailable as exc:
+            conn.execute("ROLLBACK")
+            raise LogBusy(
+                f"{self.describe()}: the log's write lock was not free within "
+                f"{self.lock_timeout:g} s (other appends held it); nothing was appended, retry "
+                "(with the same idempotency key, a write lands once)"
+            ) from exc
 
     def _before_commit(self, conn: Sql, head: int) -> None:
         conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, str(head)))
@@ -260,21 +312,49 @@ class PostgresEventLog(Appending):
     def wait_for_append(self, timeout: float, stop: threading.Event | None = None) -> None:
         """Return at the next commit's notification, or after ``timeout`` seconds. The
         listening connection stays open, so a commit between two waits is not missed (its
-        notification is queued and ends the next wait at once)."""
-        with self._lock:
+        notification is queued and ends the next wait at once). A new listener (the first,
+        or one replacing a connection lost) returns at once: what was committed before it
+        listened is for the caller's next read. Raises ``LogUnavailable`` if it cannot."""
+        with self._listening:
             listener = self._listener
-            if listener is None:
-                listener = psycopg.connect(self.dsn, autocommit=True)
+            if listener is None or listener.closed or listener.broken:
+                if listener is not None:
+                    listener.close()
+                self._listener = None
+                listener = self._connect()
                 listener.execute(f"LISTEN {CHANNEL}")
                 self._listener = listener
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0 and not (stop and stop.is_set()):
-            if any(True for _ in listener.notifies(timeout=min(left, 0.25), stop_after=1)):
                 return
+        deadline = time.monotonic() + timeout
+        try:
+            while (left := deadline - time.monotonic()) > 0 and not (stop and stop.is_set()):
+                if any(True for _ in listener.notifies(timeout=min(left, 0.25), stop_after=1)):
+                    return
+        except psycopg.OperationalError as exc:
+            listener.close()  # the next wait listens anew
+            raise LogUnavailable(
+                f"{self.describe()}: the connection was lost ({first_line(exc)})"
+            ) from exc
 
 
-def _first_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+def _installed(conn: PgConnection, projector: InlineProjector, *, savepoint: bool = False) -> bool:
+    """Whether ``projector``'s tables are there in its current layout (no DDL to run). Its
+    tables missing is an error inside a transaction: ``savepoint`` keeps that one going."""
+    if savepoint:
+        conn.execute("SAVEPOINT probe")
+    try:
+        done = projector.installed(conn)
+    except psycopg.errors.UndefinedTable:
+        done = False
+        if savepoint:
+            conn.execute("ROLLBACK TO probe")
+    if savepoint:
+        conn.execute("RELEASE probe")
+    return done
+
+
+def _read_only(conn: Raw) -> None:
+    conn.execute("SET default_transaction_read_only = on")
 
 
 __all__ = ["CHANNEL", "PostgresEventLog", "describe_dsn"]

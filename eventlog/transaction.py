@@ -34,9 +34,15 @@ class InlineProjector(Protocol):
     """A read model kept in the log's own database, updated inside each append's transaction."""
 
     name: str
+    tables: tuple[str, ...]  # what it keeps in the log's database (a role needs them all)
 
     # conn: the append's connection (``sql.Sql``; SQLite's, or the PostgreSQL adapter)
     def install(self, conn: Any) -> None: ...
+
+    def installed(self, conn: Any) -> bool:
+        """Whether its tables are there in the current layout, so opening needs no DDL (may
+        raise the database's error when they are missing)."""
+        ...
 
     def apply_event(self, conn: Any, event: EventCore) -> None: ...
 

@@ -1,13 +1,17 @@
-"""The one page an auditor can hand on: size, chain, who wrote and who was refused, drift."""
+"""The one page an auditor can hand on: size, chain, who wrote and who was refused, drift,
+and the writes waiting for a reviewer. ``writegate report`` and the auditors' ``report``
+tool answer with it."""
 
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from writegate.eventlog.events import format_timestamp
 from writegate.gate.audit import Auditor, Histogram, histogram, subject_of
+from writegate.gate.review import Proposal
 from writegate.language import (
     GraphPayload,
     NodeWritten,
@@ -16,7 +20,12 @@ from writegate.language import (
     provenance_of,
 )
 
+if TYPE_CHECKING:
+    from writegate.gate.api import Gate
+
 _OUT = ConfigDict(extra="forbid", frozen=True)
+QUEUE_ROWS = 50  # the oldest pending proposals the report lists (all are counted)
+REVIEW_LANE_LAYOUT = 3  # the read model's layout from which it keeps the review queue
 
 
 class ProjectionLag(BaseModel):
@@ -50,6 +59,7 @@ class Report(BaseModel):
     unresolved_stubs: int
     superseded: int  # held values writes replaced (kept in their events: `audit conflicts`)
     pending_reviews: int  # writes held for a reviewer (`review list`)
+    review_queue: list[Proposal]  # the oldest of them: who, what, when, why
     projections: list[ProjectionLag]
 
 
@@ -57,11 +67,26 @@ def _sorted(counter: Counter[str]) -> dict[str, int]:
     return dict(sorted(counter.items(), key=lambda item: (-item[1], item[0])))
 
 
+def gate_report(gate: Gate, projections: list[ProjectionLag]) -> Report:
+    """The report of ``gate``'s log, with ``projections``' lag as the caller found it."""
+    log = gate.log
+    with log.snapshot():
+        conn = log.connection()
+        stubs = gate.state.counts(conn).stubs
+        if gate.state.layout(conn) >= REVIEW_LANE_LAYOUT:  # (an older read-only copy: none)
+            queue = gate.reviews.queue(limit=QUEUE_ROWS)
+            pending, proposals = queue.pending, queue.proposals
+        else:
+            pending, proposals = 0, []
+        return build_report(Auditor(log), stubs, projections, pending, proposals)
+
+
 def build_report(
     auditor: Auditor,
     unresolved_stubs: int,
     projections: list[ProjectionLag],
     pending_reviews: int = 0,
+    review_queue: list[Proposal] | None = None,
 ) -> Report:
     log = auditor.log
     with log.snapshot():  # the chain, the head and the counts from one commit
@@ -113,5 +138,6 @@ def build_report(
         unresolved_stubs=unresolved_stubs,
         superseded=superseded,
         pending_reviews=pending_reviews,
+        review_queue=review_queue or [],
         projections=projections,
     )

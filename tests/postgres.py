@@ -48,15 +48,47 @@ def _as_postgres(*command: str) -> list[str]:
 @dataclass(frozen=True)
 class Server:
     port: int
+    data: Path
+    log: Path
+    options: str
 
-    def dsn(self, database: str = "postgres") -> str:
-        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+    def dsn(self, database: str = "postgres", user: str = SUPERUSER) -> str:
+        return f"postgresql://{user}@127.0.0.1:{self.port}/{database}"
 
     def create_database(self, name: str) -> str:
         with psycopg.connect(self.dsn(), autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.dsn(name)
+
+    def _pg_ctl(self, *words: str) -> None:
+        subprocess.run(
+            _as_postgres(str(binaries() / "pg_ctl"), "-D", str(self.data), *words),
+            check=True,
+            capture_output=True,
+            cwd=self.data.parent,
+        )
+
+    def start(self) -> None:
+        self._pg_ctl("-l", str(self.log), "-o", self.options, "-w", "start")
+        self.wait()
+
+    def stop(self) -> None:
+        """Stop as an operator's shutdown does (``fast``: sessions are ended, not waited for)."""
+        self._pg_ctl("-m", "fast", "-w", "stop")
+
+    def restart(self) -> None:
+        self._pg_ctl("-l", str(self.log), "-o", self.options, "-m", "fast", "-w", "restart")
+        self.wait()
+
+    def wait(self) -> None:
+        for _ in range(200):
+            try:
+                psycopg.connect(self.dsn(), connect_timeout=1).close()
+                return
+            except psycopg.OperationalError:
+                time.sleep(0.05)
+        raise RuntimeError(f"PostgreSQL did not start: {self.log.read_text()[-2000:]}")
 
 
 @contextmanager
@@ -98,14 +130,9 @@ def postgres_server() -> Iterator[Server]:
         capture_output=True,
         cwd=root,
     )
-    server = Server(port)
+    server = Server(port, data, log, options)
     try:
-        for _ in range(200):
-            try:
-                psycopg.connect(server.dsn(), connect_timeout=1).close()
-                break
-            except psycopg.OperationalError:
-                time.sleep(0.05)
+        server.wait()
         yield server
     finally:
         subprocess.run(
@@ -115,3 +142,25 @@ def postgres_server() -> Iterator[Server]:
             cwd=root,
         )
         shutil.rmtree(root, ignore_errors=True)
+
+
+README_ROLE = "writegate_app"
+
+
+def readme_role_setup() -> str:
+    """The README's role setup (section "The log on PostgreSQL", under **Roles.**), as written."""
+    from tests.readme import blocks, section  # noqa: PLC0415 - only the role tests read it
+
+    [sql] = blocks(section("## The log on PostgreSQL").split("**Roles.**", 1)[1], "sql")
+    return sql
+
+
+def create_app_role(dsn: str) -> str:
+    """Run the README's role setup as written, as the owner, in the database at ``dsn``;
+    return the address to connect as that role. Roles belong to the whole server, so the
+    role is named after the database (the only change to the SQL): each test's own."""
+    database = dsn.rsplit("/", 1)[1]
+    role = f"{README_ROLE}_{database}"
+    with psycopg.connect(dsn, autocommit=True) as owner:
+        owner.execute(readme_role_setup().replace(README_ROLE, role).encode())
+    return dsn.replace(f"{SUPERUSER}@", f"{role}@", 1)

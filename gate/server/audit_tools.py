@@ -1,7 +1,8 @@
-"""Tools for the auditor role: the log itself, filtered, and the integrity checks.
+"""Tools for the auditor role: the log itself, filtered, the integrity checks, what
+conflicts and entity resolution did, and the report (with the review queue).
 
-Faces over ``gate.audit.Auditor`` and ``Gate.verify``, the same calls as ``writegate
-audit`` and ``writegate verify``.
+Faces over ``gate.audit.Auditor``, ``Gate.verify`` and ``gate.report``, the same calls as
+``writegate audit``, ``writegate verify`` and ``writegate report``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from writegate.gate.conflict_audit import audit_conflicts as conflicts_of
 from writegate.gate.duplicate_audit import DuplicateAudit
 from writegate.gate.duplicate_audit import audit_duplicates as duplicates_of
 from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.report import Report, gate_report
 from writegate.gate.server.read_tools import NodeRefArgs, schema_or_none
 from writegate.gate.server.tools import ToolCall, ToolSpec, tool
 from writegate.gate.server.write_tools import NoArgs
@@ -131,9 +133,18 @@ def audit_duplicates(call: ToolCall, args: ConflictsArgs) -> DuplicateAudit:
     )
 
 
+@tool("audit", read_only=True)
+def report(call: ToolCall, args: NoArgs) -> Report:
+    """The one page an auditor hands on: log size and chain, writes and rejections per
+    agent, method and label, confidences, remaps, supersessions, and the writes held for
+    review (who, what, when, why). Projections' lag is the operator's (writegate report)."""
+    return gate_report(call.gate, [])
+
+
 AUDIT_TOOLS: tuple[ToolSpec, ...] = (
     audit_events,
     integrity_report,
     audit_conflicts,
     audit_duplicates,
+    report,
 )

@@ -5,6 +5,7 @@ says; also an ordinary projection that can be reset and rebuilt, and compared wi
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 from itertools import zip_longest
@@ -23,6 +24,7 @@ _SCRATCH_CACHE_KIB = 32 * 1024  # the replay's page cache: bounded, whatever the
 
 class StateProjection(StateReader):
     name = "state"
+    tables = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", TABLES))
 
     # -- InlineProjector -----------------------------------------------------------
 
@@ -37,6 +39,11 @@ class StateProjection(StateReader):
                 "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",
                 (_LAYOUT_MARK, LAYOUT),
             )
+
+    def installed(self, conn: Sql) -> bool:
+        """Whether the tables are there in the current layout: then opening a log creates
+        nothing (a shared database's application role may not)."""
+        return self.layout(conn) >= LAYOUT
 
     def layout(self, conn: Sql) -> int:
         """The layout of the tables on ``conn`` (1: before the mark was kept)."""

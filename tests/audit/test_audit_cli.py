@@ -314,6 +314,7 @@ def test_report_json(audited: Path) -> None:
         "unresolved_stubs": 0,
         "superseded": 2,  # Alice's age (30 -> 31) and her skills (removed by a null)
         "pending_reviews": 0,
+        "review_queue": [],
         "projections": [],
     }
 

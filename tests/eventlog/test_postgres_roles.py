@@ -6,7 +6,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from tests.readme import blocks, section
+from tests.postgres import create_app_role
 from writegate.eventlog import Actor
 from writegate.eventlog.postgres import PostgresEventLog
 from writegate.eventlog.testing import emitting, note
@@ -14,20 +14,12 @@ from writegate.gate.rejections import RejectionLog
 from writegate.projections.state import StateProjection
 
 
-def _role_setup() -> str:
-    [sql] = blocks(section("## The log on PostgreSQL").split("**Roles.**", 1)[1], "sql")
-    return sql
-
-
 def test_the_app_role_appends_but_cannot_rewrite(pg_dsn: str) -> None:
     with PostgresEventLog(pg_dsn, inline=[StateProjection()]) as owner:  # `init`, as the owner
         owner.append(Actor(agent="ada"), emitting(note("first")))
         RejectionLog(owner).install()
-    with psycopg.connect(pg_dsn, autocommit=True) as admin:
-        admin.execute("DROP ROLE IF EXISTS writegate_app")
-        admin.execute(_role_setup().encode())
-    app_dsn = pg_dsn.replace("postgres@", "writegate_app@", 1)
-    with PostgresEventLog(app_dsn, inline=[StateProjection()], create=False) as app:
+    app_dsn = create_app_role(pg_dsn)
+    with PostgresEventLog(app_dsn, inline=[StateProjection()]) as app:
         app.append(Actor(agent="bob"), emitting(note("second")))
         rejections = RejectionLog(app)
         rejections.record(Actor(agent="bob"), "write_node", "SCHEMA_UNKNOWN_LABEL", "no", {})
@@ -39,8 +31,10 @@ def test_the_app_role_appends_but_cannot_rewrite(pg_dsn: str) -> None:
             "DELETE FROM events",
             "TRUNCATE events",
             "DELETE FROM idempotency",
+            "UPDATE writegate_log SET format = 0",
             "ALTER TABLE events DISABLE TRIGGER USER",
             "DROP TRIGGER events_no_update ON events",
+            "CREATE TABLE squatter (id int)",
         ):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 intruder.execute(sql.encode())

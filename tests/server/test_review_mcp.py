@@ -151,3 +151,45 @@ async def test_only_reviewers_see_the_review_tools(served: Served) -> None:
     assert not {"review_queue", "review_decide"} & set(names)
     async with served.agent("rev-1", roles=("reviewer",)) as reviewer:
         assert {"review_queue", "review_decide"} <= set(await reviewer.tool_names())
+
+
+async def test_auditors_read_the_review_queue_in_the_report(served: Served) -> None:
+    """The report lists the writes held for review — who, what, when, why — for auditors
+    over MCP (the same model as ``writegate report --json``); no other role sees the tool."""
+    async with served.agent("chat-agent") as chat:
+        held = await ada(chat, CHAT, role="engineer")
+        assert held.data["status"] == "proposed"
+    async with served.agent("auditor-1", roles=("auditor",)) as auditor:
+        assert "report" in await auditor.tool_names()
+        found = await auditor.call("report", {})
+    assert not found.is_error, found.data
+    assert found.data["pending_reviews"] == 1
+    [queued] = found.data["review_queue"]
+    assert (queued["proposal"], queued["agent"], queued["operation"]) == (
+        held.data["proposal"],
+        "chat-agent",
+        "write_node",
+    )
+    assert queued["target"] == 'Person{"name":"Ada"}'
+    assert queued["proposed_at"]
+    assert "below the review floor" in queued["reason"]
+    out = subprocess.run(
+        [WRITEGATE, "--db", str(served.db), "report", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(out.stdout)["review_queue"] == found.data["review_queue"]
+    markdown = subprocess.run(
+        [WRITEGATE, "--db", str(served.db), "report", "--markdown"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert held.data["proposal"] in markdown
+    for role in ("writer", "reviewer", "reader"):
+        async with served.agent(f"{role}-1", roles=(role,)) as other:
+            assert "report" not in await other.tool_names()
+            with pytest.raises(MCPError) as denied:
+                await other.call("report", {})
+            assert denied.value.error.message == "Unknown tool: report"

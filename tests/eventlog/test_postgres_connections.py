@@ -1,0 +1,131 @@
+"""How the PostgreSQL log uses its connections, on the harness's real server: threads that
+come and go leave none behind; a write lock not had in time is a coded, retryable refusal
+that leaves no transaction open; appends do not depend on the database's default isolation."""
+
+from __future__ import annotations
+
+import threading
+
+import psycopg
+import pytest
+
+from tests.conftest import SEED_SCHEMA, person
+from writegate.eventlog import Actor, LogUnavailable
+from writegate.eventlog.errors import LogBusy
+from writegate.eventlog.postgres import PostgresEventLog
+from writegate.eventlog.testing import emitting, note
+from writegate.gate import Gate, Rejected, WriteNodeResult
+from writegate.projections.state import StateProjection
+
+POOL_SIZE = 10  # a process's connections at most, as the README says
+LOCK = "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.events'))"
+
+
+def connections(dsn: str) -> int:
+    """The log's connections to its database now (a connection of the test's aside)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND application_name = 'writegate'"
+        ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+
+def test_bursts_of_short_lived_threads_leave_the_connections_bounded(pg_dsn: str) -> None:
+    """As a server's worker threads: each burst runs on threads nobody runs again."""
+    with PostgresEventLog(pg_dsn, inline=[StateProjection()]) as log:
+        barrier = threading.Barrier(25)
+
+        def work(i: int) -> None:
+            barrier.wait()  # all at once: as many threads as can be, each wanting the log
+            log.append(Actor(agent=f"a{i}"), emitting(note(f"n{i}")))
+            with log.snapshot():
+                log.head()
+            log.read(limit=5)
+
+        for _burst in range(4):
+            threads = [threading.Thread(target=work, args=(i,)) for i in range(25)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert connections(pg_dsn) <= POOL_SIZE
+        assert log.head()[0] == 100
+        assert log.verify().ok
+
+
+def test_a_lock_not_had_in_time_is_log_busy_and_leaves_no_transaction(pg_dsn: str) -> None:
+    with PostgresEventLog(pg_dsn, lock_timeout=0.3) as log:
+        log.append(Actor(agent="ada"), emitting(note("first")))
+        with psycopg.connect(pg_dsn, autocommit=True) as holder:
+            holder.execute("BEGIN")
+            holder.execute(LOCK)  # another server's append, holding the lock
+            with pytest.raises(LogBusy, match=r"write lock was not free within 0\.3 s"):
+                log.append(Actor(agent="ada"), emitting(note("second")))
+            assert not log.connection().in_transaction
+            holder.execute("ROLLBACK")
+        assert log.head()[0] == 1  # nothing appended
+        assert log.append(Actor(agent="ada"), emitting(note("third"))).events[0].seq == 2
+        assert log.verify().ok
+
+
+def test_an_agent_waiting_out_the_lock_gets_log_unavailable_and_retries(pg_dsn: str) -> None:
+    """Through the gate: the refusal is coded (LOG_UNAVAILABLE, retryable), not an internal
+    error, and the same call with the same key lands once the lock is free."""
+    with Gate.open(pg_dsn, default_actor=Actor(agent="ada")) as gate:
+        gate.publish_schema(SEED_SCHEMA)
+        assert isinstance(gate.log, PostgresEventLog)
+        gate.log.lock_timeout = 0.3
+        head = gate.log.head()
+        with psycopg.connect(pg_dsn, autocommit=True) as holder:
+            holder.execute("BEGIN")
+            holder.execute(LOCK)
+            busy = gate.write_node(**person("Alice"), idempotency_key="alice-1")
+            holder.execute("ROLLBACK")
+        assert isinstance(busy, Rejected)
+        assert busy.error_code == "LOG_UNAVAILABLE"
+        assert "write lock was not free" in busy.message
+        assert gate.log.head() == head
+        again = gate.write_node(**person("Alice"), idempotency_key="alice-1")
+        assert isinstance(again, WriteNodeResult)
+        assert isinstance(gate.write_node(**person("Bob")), WriteNodeResult)
+        assert gate.verify().ok
+
+
+@pytest.mark.parametrize("isolation", ["repeatable read", "serializable"])
+def test_appends_hold_under_any_default_isolation(pg_dsn: str, isolation: str) -> None:
+    """Two logs (two servers) appending at once, and a third verifying meanwhile, in a
+    database whose default isolation is not READ COMMITTED."""
+    database = pg_dsn.rsplit("/", 1)[1]
+    with psycopg.connect(pg_dsn, autocommit=True) as owner:
+        owner.execute(
+            f"ALTER DATABASE \"{database}\" SET default_transaction_isolation = '{isolation}'"
+        )
+    with PostgresEventLog(pg_dsn, inline=[StateProjection()]) as first:
+        first.append(Actor(agent="ada"), emitting(note("0")))
+    logs = [PostgresEventLog(pg_dsn, inline=[StateProjection()]) for _ in range(2)]
+    failures: list[BaseException] = []
+
+    def appender(log: PostgresEventLog, name: str) -> None:
+        for i in range(30):
+            try:
+                log.append(Actor(agent=name), emitting(note(f"{name}{i}", f"s{i % 3}")))
+            except (psycopg.Error, LogUnavailable) as exc:
+                failures.append(exc)
+
+    threads = [threading.Thread(target=appender, args=(log, f"w{n}")) for n, log in enumerate(logs)]
+    for thread in threads:
+        thread.start()
+    reports = [logs[0].verify() for _ in range(5)]  # each one snapshot, while writers go on
+    for thread in threads:
+        thread.join()
+    try:
+        assert failures == []
+        assert logs[1].head()[0] == 61
+        assert all(report.ok for report in reports)
+        assert logs[1].verify().ok
+        assert logs[0].stream_version("s0") == 20
+    finally:
+        for log in logs:
+            log.close()
