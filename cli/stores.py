@@ -29,7 +29,7 @@ from rich.table import Table
 from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
 from writegate.cli.config import GraphConfig, ProjectionConfig, Settings
 from writegate.cli.render import format_option
-from writegate.eventlog import Log, open_log
+from writegate.eventlog import EventLogError, Log, open_log
 from writegate.gate import Gate
 from writegate.projections.contract import ProjectionError, Projector
 from writegate.projections.regate import Regater
@@ -264,11 +264,19 @@ def _regater(gate: Gate) -> Regater:
     type=click.FloatRange(0.01, 60),
     default=0.2,
     show_default=True,
-    help="Seconds between polls when idle.",
+    help="When idle: seconds between polls of a SQLite log; on PostgreSQL, where each "
+    "commit's notification wakes the follower, the longest wait before reading anyway.",
 )
 @click.option("--only", "names", multiple=True, help="Follow only these projections.")
+@click.option(
+    "--retry-for",
+    type=click.FloatRange(0, 86400),
+    default=60,
+    show_default=True,
+    help="Seconds to keep reconnecting to a log whose database went away before giving up.",
+)
 @pass_ctx
-def follow_command(ctx: Context, interval: float, names: tuple[str, ...]) -> None:
+def follow_command(ctx: Context, interval: float, names: tuple[str, ...], retry_for: float) -> None:
     """Keep projections caught up as events arrive, until SIGINT or SIGTERM."""
     settings = ctx.settings()
     chosen = names or tuple(settings.projections)
@@ -284,14 +292,29 @@ def follow_command(ctx: Context, interval: float, names: tuple[str, ...]) -> Non
     signal.signal(signal.SIGINT, request_stop)
     log = open_log(ctx.db, create=False)
     projectors = {name: _projector(settings, name, log) for name in chosen}
-    click.echo(f"following {', '.join(chosen)} (every {interval}s when idle)", err=True)
+    idle = f"every {interval}s when idle" if ctx.db_file else "woken by each commit"
+    click.echo(f"following {', '.join(chosen)} ({idle})", err=True)
 
     def reported(name: str, count: int, checkpoint: int) -> None:
         click.echo(f"{name}: +{count} events, checkpoint {checkpoint}", err=True)
 
+    def lost(reason: str | None) -> None:
+        if reason is None:
+            click.echo(f"{ctx.where}: reconnected", err=True)
+        else:
+            click.echo(f"{reason}; reconnecting (for up to {retry_for:g} s)", err=True)
+
     try:
-        follow(log, projectors, stop=stop, interval=interval, on_batch=reported)
-    except ProjectionError as exc:
+        follow(
+            log,
+            projectors,
+            stop=stop,
+            interval=interval,
+            on_batch=reported,
+            retry_for=retry_for,
+            on_lost=lost,
+        )
+    except (ProjectionError, EventLogError) as exc:
         fail(str(exc))
     finally:
         for projector in projectors.values():

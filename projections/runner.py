@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from writegate.eventlog import EventCore, Log
+from writegate.eventlog import EventCore, Log, LogUnavailable
 from writegate.eventlog.bulk import bulk
 from writegate.projections.contract import ProjectionError, ProjectionGap, Projector
 from writegate.projections.regate import Regater
@@ -182,28 +182,65 @@ def follow(
     interval: float = 0.2,
     batch: int = 5000,
     on_batch: Callable[[str, int, int], Any] | None = None,
+    retry_for: float = 60.0,
+    on_lost: Callable[[str | None], Any] | None = None,
 ) -> None:
     """Keep every projector caught up until ``stop`` is set; when idle, wait for the log's
-    next append (PostgreSQL's notification; on SQLite, ``interval`` seconds). Each batch is
-    applied whole or not at all, so stopping (or dying) between batches loses nothing and
-    doubles nothing. Projectors that render their output when asked are asked when due,
-    and once more on stopping."""
+    next append (PostgreSQL's notification, at most ``interval`` seconds; on SQLite, a poll
+    every ``interval`` seconds). Each batch is applied whole or not at all, so stopping (or
+    dying) between batches loses nothing and doubles nothing. Projectors that render their
+    output when asked are asked when due, and once more on stopping.
+
+    A log whose database went away (a PostgreSQL restart) is reconnected to with growing
+    pauses; it is read again from each checkpoint, so nothing is missed. ``on_lost`` is told
+    the reason once it goes, and ``None`` once it is back; gone for longer than ``retry_for``
+    seconds, ``LogUnavailable`` is raised."""
     rendering = [p for p in projectors.values() if isinstance(p, Rendering)]
+    lost_at: float | None = None
+    pause = 0.1
     while not stop.is_set():
-        busy = False
-        for name, projector in projectors.items():
-            if stop.is_set():
-                break
-            checkpoint = projector.checkpoint()
-            events = log.read(after_seq=checkpoint, limit=batch).events
-            if events:
-                busy = True
-                new = projector.apply(events)
-                if on_batch:
-                    on_batch(name, len(events), new)
-        for projector in rendering:
-            projector.flush(due_only=True)
-        if not busy:
-            log.wait_for_append(interval, stop)
+        try:
+            busy = _catch_up(log, projectors, batch, on_batch, stop)
+            for projector in rendering:
+                projector.flush(due_only=True)
+            if not busy:
+                log.wait_for_append(interval, stop)
+        except LogUnavailable as exc:
+            now = time.monotonic()
+            if lost_at is None:
+                lost_at = now
+                if on_lost:
+                    on_lost(str(exc))
+            elif now - lost_at > retry_for:
+                raise LogUnavailable(f"{exc} (unreachable for over {retry_for:g} s)") from exc
+            stop.wait(pause)
+            pause = min(pause * 2, 5.0)
+            continue
+        if lost_at is not None:
+            lost_at, pause = None, 0.1
+            if on_lost:
+                on_lost(None)
     for projector in rendering:
         projector.flush()
+
+
+def _catch_up(
+    log: Log,
+    projectors: Mapping[str, Projector],
+    batch: int,
+    on_batch: Callable[[str, int, int], Any] | None,
+    stop: threading.Event,
+) -> bool:
+    """One batch for each projector that is behind; whether any was."""
+    busy = False
+    for name, projector in projectors.items():
+        if stop.is_set():
+            break
+        checkpoint = projector.checkpoint()
+        events = log.read(after_seq=checkpoint, limit=batch).events
+        if events:
+            busy = True
+            new = projector.apply(events)
+            if on_batch:
+                on_batch(name, len(events), new)
+    return busy
