@@ -11,6 +11,7 @@ detail the SDK's session deliberately hides.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import signal
@@ -18,6 +19,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,7 @@ from writegate.language import NodeWritten, payload_of
 pytestmark = pytest.mark.anyio
 SERVERS, CLIENTS, WRITES = 4, 5, 100
 SHARED = 50  # half of all writes go to these nodes, from every client on every server
+KILLS = 10
 ACCEPT = "application/json, text/event-stream"
 
 
@@ -90,7 +93,9 @@ def cluster(pg_dsn: str, tmp_path: Path) -> Iterator[Cluster]:
 
 
 def write(client: int, i: int) -> dict[str, Any]:
-    name = f"shared-{(client * WRITES + i) % SHARED}" if i % 2 else f"c{client}-w{i}"
+    """A client's ``i``-th write: odd ones go round the ``SHARED`` nodes every client
+    writes (``i // 2`` runs through all of them every 100 writes), even ones to its own."""
+    name = f"shared-{(i // 2) % SHARED}" if i % 2 else f"c{client}-w{i}"
     return {
         "label": "Person",
         "merge_keys": {"name": name},
@@ -124,6 +129,12 @@ def verified(dsn: str) -> None:
 
 async def test_four_servers_and_twenty_agents_lose_nothing(cluster: Cluster) -> None:
     acked: dict[str, tuple[int, str]] = {}
+    shared = {
+        write(c, i)["merge_keys"]["name"]
+        for c in range(SERVERS * CLIENTS)
+        for i in range(1, WRITES, 2)
+    }
+    assert shared == {f"shared-{n}" for n in range(SHARED)}  # half the writes, on 50 nodes
 
     tokens = [
         create_token(cluster.tokens, f"agent-{c}", ("writer",)) for c in range(SERVERS * CLIENTS)
@@ -146,11 +157,31 @@ async def test_four_servers_and_twenty_agents_lose_nothing(cluster: Cluster) -> 
     verified(cluster.dsn)
 
 
+class InFlight:
+    """How many calls each server has been sent and not yet answered, now."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls: dict[int, int] = {}
+
+    @contextmanager
+    def call(self, port: int) -> Iterator[None]:
+        with self.lock:
+            self.calls[port] = self.calls.get(port, 0) + 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.calls[port] -= 1
+
+
 class RawAgent:
     """One agent speaking JSON-RPC over HTTP to whichever server is up."""
 
-    def __init__(self, cluster: Cluster, token: str) -> None:
+    def __init__(self, cluster: Cluster, token: str, flying: InFlight, home: int) -> None:
         self.cluster = cluster
+        self.home = home  # the server it tries first whenever it has none
+        self.flying = flying
         self.http = httpx2.Client(timeout=30, headers={"Authorization": f"Bearer {token}"})
         self.session: tuple[int, str] | None = None
 
@@ -172,7 +203,7 @@ class RawAgent:
         """The write's result; a dead server's call is sent again, same key, to the next."""
         for attempt in range(200):
             ports = self.cluster.ports
-            port = self.session[0] if self.session else ports[attempt % len(ports)]
+            port = self.session[0] if self.session else ports[(self.home + attempt) % len(ports)]
             try:
                 if self.session is None or self.session[0] != port:
                     self.session = (port, self._open(port))
@@ -181,7 +212,8 @@ class RawAgent:
                     "params": {"name": "write_node", "arguments": arguments},
                 }  # fmt: skip
                 headers = {"Accept": ACCEPT, "mcp-session-id": self.session[1]}
-                response = self.http.post(self.cluster.url(port), json=message, headers=headers)
+                with self.flying.call(port):
+                    response = self.http.post(self.cluster.url(port), json=message, headers=headers)
                 response.raise_for_status()
                 return _structured(response)
             except (httpx2.HTTPError, KeyError, ValueError):
@@ -200,40 +232,61 @@ def _structured(response: Any) -> dict[str, Any]:
 
 
 def test_servers_killed_mid_write_lose_and_duplicate_nothing(cluster: Cluster) -> None:
+    """Eight agents write until the last kill; each kill lands on a server with calls in
+    flight (it waits for one), and writes are acknowledged between every two kills."""
     acked: dict[str, tuple[int, str]] = {}
     lock = threading.Lock()
-    per_client = 40
-
+    flying = InFlight()
+    done = threading.Event()
     tokens = [create_token(cluster.tokens, f"k-{c}", ("writer",)) for c in range(8)]
 
     def agent(client: int) -> None:
-        raw = RawAgent(cluster, tokens[client])
-        for i in range(per_client):
+        raw = RawAgent(cluster, tokens[client], flying, home=client)
+        i = 0
+        while not done.is_set():
             arguments = write(client, i)
             out = raw.call(arguments)
             assert out["status"] == "written", out
             with lock:
                 acked[arguments["idempotency_key"]] = (out["seq"], out["event_id"])
+            i += 1
 
     threads = [threading.Thread(target=agent, args=(c,)) for c in range(8)]
     for thread in threads:
         thread.start()
-    kills = 0
     rng = random.Random(14)
-    while kills < 10 or any(t.is_alive() for t in threads):
-        if kills < 10:
+    in_flight_at_kills: list[int] = []
+    acked_at_kills: list[int] = []
+    try:
+        for _kill in range(KILLS):
+            deadline = time.monotonic() + 30
+            while len(acked) <= (acked_at_kills or [0])[-1]:  # writes go on between kills
+                assert time.monotonic() < deadline, "no write acknowledged since the last kill"
+                time.sleep(0.01)
             time.sleep(rng.uniform(0.05, 0.4))
-            port = rng.choice(cluster.ports)
-            cluster.kill(port)
-            kills += 1
+            while True:  # a kill mid-write: one of the servers with a call in flight
+                with flying.lock:
+                    busy = sorted(port for port, n in flying.calls.items() if n > 0)
+                    if busy:
+                        port = rng.choice(busy)
+                        in_flight_at_kills.append(flying.calls[port])
+                        cluster.kill(port)
+                        break
+                assert time.monotonic() < deadline, "no write in flight"
+                time.sleep(0.001)
+            with lock:
+                acked_at_kills.append(len(acked))
             cluster.start(port)
-        else:
-            time.sleep(0.1)
-    for thread in threads:
-        thread.join()
+    finally:
+        done.set()  # the agents finish the write they are in (retrying it), then stop
+        for thread in threads:
+            thread.join()
+    assert len(in_flight_at_kills) == KILLS
+    assert all(n > 0 for n in in_flight_at_kills)
+    assert all(a < b for a, b in itertools.pairwise([0, *acked_at_kills])), acked_at_kills
+    assert len(acked) > acked_at_kills[-1]  # and after the last one
     logged = the_log(cluster.dsn)
     assert {key: acked[key] for key in acked} == {key: logged[key] for key in acked}
-    assert len(acked) == 8 * per_client
     assert set(logged) == set(acked)  # nothing unacknowledged slipped in under another key
     verified(cluster.dsn)
 
