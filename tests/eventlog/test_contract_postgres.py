@@ -5,13 +5,17 @@ again by a second process, a database that is not a log refused."""
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
 import threading
+from pathlib import Path
 
 import psycopg
 import pytest
 
-from tests.conftest import SEED_SCHEMA, person
+from tests.conftest import EXAMPLE_SCHEMA, SEED_SCHEMA, person
 from tests.postgres import Server
+from tests.server.harness import WRITEGATE
 from writegate.eventlog import Actor
 from writegate.eventlog.contract import Log
 from writegate.eventlog.errors import EventLogError, NotAnEventLog
@@ -126,3 +130,24 @@ def test_a_lost_connection_is_one_clear_refusal_and_the_next_call_reconnects(
         again = gate.write_node(**person("Bob"), idempotency_key="bob-1")
         assert isinstance(again, WriteNodeResult)
         assert gate.verify().ok
+
+
+def test_writegate_db_names_a_postgres_log_for_the_cli(pg_dsn: str, tmp_path: Path) -> None:
+    """``WRITEGATE_DB`` as ``--db``: the commands go to PostgreSQL, no file appears."""
+    env = {**os.environ, "WRITEGATE_DB": pg_dsn}
+    said = []
+    for words in (
+        ("init", "--schema", str(EXAMPLE_SCHEMA)),
+        ("write", "node", "Person", "-k", "name=Ada", "--source", "hr.csv", "--method", "api"),
+    ):
+        done = subprocess.run(
+            [WRITEGATE, "--as", "op", *words],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        said.append(done.stdout)
+    assert said[0].startswith(f"log ready at {describe_dsn(pg_dsn)} (head seq 0)")
+    assert list(tmp_path.iterdir()) == []
+    with PostgresEventLog(pg_dsn, readonly=True) as log:
+        assert log.head()[0] == 2
+        assert log.read_range(2, 2)[0].actor.agent == "operator:op"
