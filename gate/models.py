@@ -211,6 +211,8 @@ class WriteRelationshipResult(_RelationshipResult):
     seq: int
     event_id: str
     superseded: list[Superseded] = Field(default_factory=list, exclude_if=_empty)
+    # an end ("from"/"to") entity resolution landed on an existing node: the identity named
+    resolved_from: dict[str, str] | None = Field(default=None, exclude_if=_empty)
 
 
 class DeleteNodeResult(BaseModel):

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from writegate.eventlog import Transaction
-from writegate.eventlog.sql import Sql
 from writegate.gate import checks, conflicts, review
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.formula import FormulaProvider, compute_confidence
@@ -26,7 +25,7 @@ from writegate.gate.models import (
     WriteNodeRequest,
     WriteRelationshipRequest,
 )
-from writegate.gate.resolution import matching
+from writegate.gate.resolution import endpoints, matching
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.registry import RelationshipEntry, SchemaEntry
 from writegate.gate.version import __version__
@@ -51,6 +50,7 @@ Emitter = Callable[[Transaction, int | None], None]
 class _Endpoint:
     ref: NodeRef
     entry_label: str  # the canonical label whose schema entry applies
+    entry: SchemaEntry
 
 
 class Planner:
@@ -106,7 +106,8 @@ class Planner:
                 {"field": f"{end}_keys"},
             )
         checks.check_keys(keys, resolved.entry, f"{end}_keys")
-        return _Endpoint(NodeRef.of(resolved.label, keys, resolved.remapped_from), resolved.label)
+        ref = NodeRef.of(resolved.label, keys, resolved.remapped_from)
+        return _Endpoint(ref, resolved.label, resolved.entry)
 
     def _relationship_target(
         self, request: WriteRelationshipRequest | DeleteRelationshipRequest, snapshot: LoadedSchema
@@ -237,19 +238,11 @@ class Planner:
         request_json = dict(raw)
 
         def emit(tx: Transaction, item: int | None) -> None:
-            head, tail = self._live(tx.conn, start.ref), self._live(tx.conn, end.ref)
+            ends = endpoints.settle(  # a merged duplicate's survivor; stubs resolved as any node
+                self.state, tx.conn, ((start.ref, start.entry), (end.ref, end.entry)), create=merge
+            )
+            head, tail, absent = ends.head, ends.tail, ends.stubs
             rid = relationship_identity(rtype.type, head.identity, tail.identity)
-            absent: list[NodeRef] = []
-            for side, ref in (("from", head), ("to", tail)):
-                if not self.state.node_exists(tx.conn, ref.identity) and ref not in absent:
-                    absent.append(ref)
-                    if not merge:
-                        raise GateRejection(
-                            ErrorCode.ENDPOINT_NOT_FOUND,
-                            f"{side} node {ref.identity} does not exist (write it first, or "
-                            "use endpoint_policy='merge_endpoints')",
-                            {"end": side, "label": ref.label, "keys": ref.keys},
-                        )
             held = self.state.relationship(tx.conn, rid)
             exists = held is not None
             if statically_missing and not exists:
@@ -260,10 +253,8 @@ class Planner:
                 self.state, tx.conn, held, changes, entry, provenance, hold=not self.reviewed
             )
             if entry.functional:
-                replacing = conflicts.Replacing(
-                    rid, head.identity, rtype.type, entry.conflict, provenance,
-                    request_json, hold=not self.reviewed,
-                )  # fmt: skip
+                claim = (rid, head.identity, rtype.type, entry.conflict, provenance, request_json)
+                replacing = conflicts.Replacing(*claim, hold=not self.reviewed)
                 superseded += conflicts.end_replaced(self.state, tx, item, replacing)
             written = RelationshipWritten(
                 identity=rid,
@@ -276,6 +267,8 @@ class Planner:
                 stubs_created=absent,
                 superseded=superseded or None,
                 **valid,
+                stub_keys=ends.stub_keys or None,
+                resolved_from=ends.resolved_from or None,
                 batch_item=item,
             )
             streams = [written.stream, *(ref.stream for ref in absent)]
@@ -286,12 +279,6 @@ class Planner:
             )
 
         return self._reviewable(emit, "write_relationship", raw, provenance, identity, entry)
-
-    def _live(self, conn: Sql, ref: NodeRef) -> NodeRef:
-        """The endpoint a relationship write meets: ``ref``, or a merged duplicate's survivor."""
-        if self.state.node_exists(conn, ref.identity):
-            return ref
-        return matching.through_alias(self.state, conn, ref)[0]
 
     def _reviewable(
         self,

@@ -84,6 +84,7 @@ def result_of(events: Sequence[Event]) -> ItemResult:
                 version=last.streams[written.stream],
                 schema_version=provenance.schema_version,
                 superseded=written.superseded or [],
+                resolved_from=written.resolved_from,
             )
         case NodeDeleted() as deleted:
             return DeleteNodeResult(

@@ -92,16 +92,20 @@ def land(
     new: bool,
 ) -> Resolved:
     """Where a write of ``ref`` lands and the keys its event indexes (None: its label is
-    not resolvable). Only a write that would create a node is resolved, and not when the
-    writer said it is ``new``."""
+    not resolvable). Only a write that would create a node — or fill a stub, a node only a
+    relationship named — is resolved, and not when the writer said it is ``new``. A stub
+    being filled is never landed elsewhere (its relationships would stay behind with it):
+    a probable duplicate is proposed, for a reviewer to merge."""
     rules = entry.resolution
     if rules is None:
         return Resolved(ref, existing, None, None)
     node = {**(existing.properties if existing else {}), **ref.keys, **changes}
     name = name_of(rules, node, ref.keys)
-    if existing is not None or new or rules.policy == "off":
+    if (existing is not None and not existing.stub) or new or rules.policy == "off":
         return Resolved(ref, existing, None, keys_for(rules, ref.label, name, node))
-    return resolve(state, conn, rules, ref, name, node, entry.group)
+    stub = existing is not None
+    found = resolve(state, conn, rules, ref, name, node, entry.group, may_land=not stub)
+    return Resolved(ref, existing, None, found.keys) if stub else found
 
 
 def name_rules(rules: ResolutionDoc) -> NameRules:
@@ -140,6 +144,8 @@ def resolve(
     name: str,
     properties: Mapping[str, Any],
     group: Mapping[str, ResolutionDoc] | None = None,
+    *,
+    may_land: bool = True,
 ) -> Resolved:
     """The node a creating write lands on, or the refusal its label's policy calls for.
     ``group``: the other labels of its identity group, whose nodes are candidates too —
@@ -155,7 +161,8 @@ def resolve(
     scored.sort(key=lambda item: (-item[0], item[2].identity))
     best_score, best_verdict, best, _ = scored[0]
     own = best.label == ref.label
-    existing = state.node(conn, best.identity) if rules.policy == "auto" and own else None
+    landing = rules.policy == "auto" and own and may_land
+    existing = state.node(conn, best.identity) if landing else None
     if existing is not None and best_verdict == "same":
         target = NodeRef.of(existing.label, existing.keys, None)
         added = {k: v for k, v in properties.items() if k not in ref.keys}

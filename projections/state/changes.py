@@ -118,6 +118,9 @@ def _relationship_written(conn: Sql, event: EventCore, written: RelationshipWrit
         exists = conn.execute("SELECT 1 FROM state_nodes WHERE identity = ?", (stub.identity,))
         if exists.fetchone() is None:
             _upsert_node(conn, event, stub, {}, stub=True)
+            keys = (written.stub_keys or {}).get(stub.identity)
+            if keys is not None:
+                _index(conn, stub.identity, keys, created=True)
     row = conn.execute(
         "SELECT properties, remapped_from, created_seq FROM state_relationships WHERE identity = ?",
         (written.identity,),

@@ -13,10 +13,10 @@ import yaml
 
 from tests.readme import blocks, section
 from writegate.eventlog import Actor
-from writegate.gate import BatchResult, Gate, Rejected, WriteNodeResult
+from writegate.gate import BatchResult, Gate, Rejected, WriteNodeResult, WriteRelationshipResult
 from writegate.gate.duplicate_audit import audit_duplicates
 from writegate.gate.schema import parse_document
-from writegate.language import NodeWritten, payload_of
+from writegate.language import NodeWritten, RelationshipWritten, payload_of
 from writegate.projections.state import StateProjection
 
 SCHEMA: dict[str, Any] = {
@@ -31,7 +31,8 @@ SCHEMA: dict[str, Any] = {
             "resolution": {"policy": "auto", "kind": "organisation"},
         },
         "Thing": {"merge_keys": ["name"]},  # no resolution: seed 000's behaviour
-    }
+    },
+    "relationships": {"WORKS_FOR": {"from": ["Person"], "to": ["Organization"]}},
 }
 
 
@@ -151,3 +152,101 @@ def test_a_batch_counts_the_items_it_resolved(gate: Gate) -> None:
     assert isinstance(out, BatchResult)
     assert out.resolved == 2  # seed 004's mergedCount
     assert labelled(gate, "Organization") == ["Acme Corp", "Globex"]
+
+
+def works_for(gate: Gate, person: str, organization: str) -> object:
+    return gate.write_relationship(
+        type="WORKS_FOR",
+        from_label="Person",
+        from_keys={"name": person},
+        to_label="Organization",
+        to_keys={"name": organization},
+        endpoint_policy="merge_endpoints",
+        source="s",
+        extraction_method="api",
+    )
+
+
+def test_a_stub_a_relationship_would_create_is_proposed_as_a_duplicate(gate: Gate) -> None:
+    write(gate, "Person", "Alan Turing")
+    head = gate.log.head()
+    out = works_for(gate, "alan  turing", "Bletchley Park")
+    assert isinstance(out, Rejected)
+    assert out.error_code == "POSSIBLE_DUPLICATE"
+    assert out.details["end"] == "from"
+    assert out.details["candidates"][0]["merge_keys"] == {"name": "Alan Turing"}
+    assert "from node" in out.message
+    assert gate.log.head() == head  # nothing appended: no stub, no relationship
+    assert labelled(gate, "Person") == ["Alan Turing"]
+    assert labelled(gate, "Organization") == []
+
+
+def test_a_stub_under_auto_lands_the_relationship_on_the_existing_node(gate: Gate) -> None:
+    write(gate, "Organization", "Acme Corp")
+    out = works_for(gate, "Alan Turing", "Acme Corporation")
+    assert isinstance(out, WriteRelationshipResult), out
+    assert out.to_node.merge_keys == {"name": "Acme Corp"}
+    assert out.resolved_from == {"to": 'Organization{"name":"Acme Corporation"}'}
+    assert [s.merge_keys for s in out.stubs_created] == [{"name": "Alan Turing"}]
+    event = gate.log.read(after_seq=out.seq - 1, limit=1).events[0]
+    written = payload_of(event)
+    assert isinstance(written, RelationshipWritten)
+    assert written.resolved_from == out.resolved_from
+    assert labelled(gate, "Organization") == ["Acme Corp"]
+    assert gate.verify().ok
+
+
+def test_a_stub_is_indexed_so_a_later_duplicate_meets_it(gate: Gate) -> None:
+    assert isinstance(works_for(gate, "Alan Turing", "Acme Corp"), WriteRelationshipResult)
+    out = write(gate, "Person", "alan turing")
+    assert isinstance(out, Rejected)
+    assert out.details["candidates"][0]["merge_keys"] == {"name": "Alan Turing"}
+    assert gate.verify().ok  # the stub's keys are in the log: a replay indexes them too
+
+
+def test_filling_a_stub_is_checked_like_creating_it(gate: Gate) -> None:
+    assert isinstance(works_for(gate, "Alan Turing", "Acme Corp"), WriteRelationshipResult)
+    assert isinstance(write(gate, "Person", "alan turing", resolution="new"), WriteNodeResult)
+    out = write(gate, "Person", "Alan Turing", properties={"email": "alan@npl.uk"})
+    assert isinstance(out, Rejected)
+    assert out.error_code == "POSSIBLE_DUPLICATE"
+    assert out.details["candidates"][0]["merge_keys"] == {"name": "alan turing"}
+    filled = write(gate, "Person", "Alan Turing", resolution="new")
+    assert isinstance(filled, WriteNodeResult)
+    assert (filled.created, filled.merge_keys) == (False, {"name": "Alan Turing"})
+
+
+def test_an_auto_label_never_lands_a_stub_being_filled_elsewhere(gate: Gate) -> None:
+    """The stub already has relationships: landing its filling write on another node would
+    leave it behind, so a probable duplicate is proposed (a reviewer merges the two)."""
+    assert isinstance(works_for(gate, "Alan Turing", "Acme Corp"), WriteRelationshipResult)
+    assert isinstance(write(gate, "Organization", "ACME Corp.", resolution="new"), WriteNodeResult)
+    out = write(gate, "Organization", "Acme Corp", properties={"city": "Springfield"})
+    assert isinstance(out, Rejected)
+    assert out.details["candidates"][0]["merge_keys"] == {"name": "ACME Corp."}
+
+
+def test_a_schema_may_declare_more_stop_suffixes(db_path: str | Path) -> None:
+    document = {
+        "nodes": {
+            "Organization": {
+                "merge_keys": ["name"],
+                "resolution": {"policy": "auto", "kind": "organisation",
+                               "stop_suffixes": ["Holding", "Gruppe"]},
+            }
+        }
+    }  # fmt: skip
+    with Gate.open(db_path, default_actor=Actor(agent="a")) as g:
+        assert g.publish_schema(document).status == "published"
+        assert isinstance(write(g, "Organization", "Bluestone Gruppe"), WriteNodeResult)
+        out = write(g, "Organization", "Bluestone")
+        assert isinstance(out, WriteNodeResult)
+        assert out.resolved_from == 'Organization{"name":"Bluestone"}'
+        assert labelled(g, "Organization") == ["Bluestone Gruppe"]
+
+
+def test_a_stop_suffix_must_be_one_word() -> None:
+    with pytest.raises(ValueError, match="one word"):
+        parse_document(
+            {"nodes": {"P": {"merge_keys": ["name"], "resolution": {"stop_suffixes": ["a b"]}}}}
+        )

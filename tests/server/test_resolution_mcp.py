@@ -54,3 +54,30 @@ async def test_a_probable_duplicate_is_named_and_new_is_honoured(served: Served)
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert json.loads(listed.stdout) == found.data  # the CLI answers as the tool does
+
+
+async def test_a_stub_a_relationship_would_create_is_resolved_too(served: Served) -> None:
+    """merge_endpoints creates a node: the duplicate check applies to it (issue 12's hole)."""
+    async with served.agent("agent-1") as agent:
+        assert not (
+            await agent.call(
+                "write_node",
+                {
+                    "label": "Person",
+                    "merge_keys": {"name": "Ada Lovelace"},
+                    "source": "chat",
+                    "extraction_method": "llm",
+                },
+            )
+        ).is_error
+        refused = await agent.call(
+            "write_relationship",
+            {"type": "WORKS_FOR", "from_label": "Person", "from_keys": {"name": "ada  lovelace"},
+             "to_label": "Organization", "to_keys": {"name": "Analytical Engines"},
+             "endpoint_policy": "merge_endpoints", "source": "chat", "extraction_method": "llm"},
+        )  # fmt: skip
+    assert refused.is_error
+    assert refused.data["error_code"] == "POSSIBLE_DUPLICATE"
+    assert refused.data["details"]["end"] == "from"
+    [candidate] = refused.data["details"]["candidates"]
+    assert candidate["merge_keys"] == {"name": "Ada Lovelace"}

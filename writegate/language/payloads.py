@@ -58,6 +58,11 @@ class RelationshipWritten(GraphPayload):
     superseded: list[Superseded] | None = Field(default=None, exclude_if=unset)
     valid_from: str | None = Field(default=None, exclude_if=unset)
     valid_to: str | None = Field(default=None, exclude_if=unset)
+    # entity resolution of the endpoints it would create: each stub's blocking keys (by
+    # identity; the read model indexes them), and the identity the writer named for an
+    # end ("from"/"to") that resolved onto an existing node
+    stub_keys: dict[str, list[str]] | None = Field(default=None, exclude_if=unset)
+    resolved_from: dict[str, str] | None = Field(default=None, exclude_if=unset)
 
     @property
     def stream(self) -> str:
