@@ -11,7 +11,7 @@ import json
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import cached_property
@@ -71,9 +71,7 @@ class Context:
         try:
             return load_settings(self.config)
         except ConfigError as exc:
-            for problem in exc.problems[:-1]:
-                click.echo(f"error: {problem}", err=True)
-            fail(exc.problems[-1], 2)
+            fail_each(exc.problems, 2)
 
     def configured(self) -> bool:
         """Whether there are settings to read (a config file, ``WRITEGATE_<SETTING>…``
@@ -122,6 +120,13 @@ def _os_user() -> str:
 def fail(message: str, code: int = 1) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
+
+
+def fail_each(messages: Sequence[str], code: int = 1) -> NoReturn:
+    """Every problem found, one ``error:`` line each."""
+    for message in messages[:-1]:
+        click.echo(f"error: {message}", err=True)
+    fail(messages[-1], code)
 
 
 @contextmanager

@@ -10,7 +10,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from writegate.cli.common import Context, emit_result, fail, opened, pass_ctx
+from writegate.cli.common import Context, emit_result, fail, fail_each, opened, pass_ctx
 from writegate.cli.imports import schema_import_memorymesh
 from writegate.cli.render import console, emit_json, format_option
 from writegate.gate.errors import ErrorCode
@@ -20,6 +20,7 @@ from writegate.gate.schema.publishing import SchemaPublishResult
 from writegate.gate.schema.registry import relationship_types
 
 if TYPE_CHECKING:
+    from writegate.gate.schema import SchemaDocument
     from writegate.gate.schema.diff import SchemaDiff
 
 
@@ -34,8 +35,17 @@ def schema() -> None:
 @pass_ctx
 def schema_publish(ctx: Context, path: Path, force: bool) -> None:
     """Validate a YAML/JSON schema and append it to the log (refused if unsafe)."""
+    document = read_document(path, "SCHEMA_INVALID: ")
     with opened(ctx) as gate:
-        publish(gate.publish_schema(path, actor=ctx.actor, force=force))
+        publish(gate.publish_schema(document, actor=ctx.actor, force=force))
+
+
+def read_document(path: Path, prefix: str = "") -> SchemaDocument:
+    """The schema file, or every problem in it, one line each, and exit 1."""
+    try:
+        return load_document(path)
+    except SchemaDocumentError as exc:
+        fail_each([prefix + line for line in exc.lines])
 
 
 def publish(result: SchemaPublishResult | Rejected) -> None:
@@ -65,9 +75,10 @@ def schema_diff(ctx: Context, path: Path | None, fmt: str) -> None:
     """What publishing FILE would change and its impact on live data (no FILE: the last publish)."""
     from writegate.gate.schema.publishing import diff_with_log
 
+    document = read_document(path) if path is not None else None
     with opened(ctx, readonly=True) as gate:
         try:
-            diff = diff_with_log(gate.log, gate.state, path)
+            diff = diff_with_log(gate.log, gate.state, document)
         except SchemaDocumentError as exc:
             fail(str(exc))
     if fmt == "json":
@@ -93,11 +104,9 @@ def schema_push_graph(ctx: Context, path: Path, projection: str) -> None:
     config = settings.projections.get(projection)
     if not isinstance(config, GraphConfig):
         fail(f"{projection!r} is not a configured graph projection", 2)
+    document = read_document(path)
     try:
-        document = load_document(path)
         config.registry().publish(document)
-    except SchemaDocumentError as exc:
-        fail(str(exc))
     except Exception as exc:  # the driver's connection errors
         fail(f"cannot write to {config.describe()}: {exc}")
     click.echo(

@@ -114,11 +114,14 @@ def _fallback_note(gate: Gate, given: str, written: str) -> None:
 @pass_ctx
 def init(ctx: Context, schema_path: Path | None) -> None:
     """Create the log (if missing) and optionally publish a schema to it."""
+    from writegate.cli.schema import read_document
+
+    document = read_document(schema_path, "SCHEMA_INVALID: ") if schema_path else None
     with opened(ctx, create=True) as gate:
         gate.rejections.install()  # now, so a server's database role needs no CREATE right
         click.echo(f"log ready at {ctx.where} (head seq {gate.log.head()[0]})")
-        if schema_path is not None:
-            emit_result(gate.publish_schema(schema_path, actor=ctx.actor))
+        if document is not None:
+            emit_result(gate.publish_schema(document, actor=ctx.actor))
 
 
 @click.group()

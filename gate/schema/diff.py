@@ -66,36 +66,55 @@ class Change(BaseModel):
         subject = {"label": "label ", "relationship_type": "type ", "schema": ""}[self.of]
         subject += self.name + (f".{self.property}" if self.property else "")
         sign = {"added": "+", "removed": "-"}.get(self.kind, "~")
+        before, after = _text(self.before), _text(self.after)
         text = {
             "added": "added",
             "removed": "removed",
-            "remap_added": f"now remaps {self.after}",
-            "remap_removed": f"no longer remaps {self.before}",
-            "merge_keys_changed": f"merge keys {self.before} -> {self.after}",
+            "remap_added": f"now remaps {after}",
+            "remap_removed": f"no longer remaps {before}",
+            "merge_keys_changed": f"merge keys {before} -> {after}",
             "required_added": "now required",
             "required_removed": "no longer required",
             "property_added": "declared",
             "property_removed": "no longer declared",
-            "property_type_changed": f"type {self.before} -> {self.after}",
+            "property_type_changed": f"type {before} -> {after}",
             "enum_changed": _enum_change(self.before, self.after),
-            "edge_changed": f"edge {self.before} -> {self.after}",
+            "edge_changed": f"edge {before} -> {after}",
             "closed": "undeclared properties no longer allowed",
             "opened": "undeclared properties now allowed",
-            "from_changed": f"may start at {self.before or 'any'} -> {self.after or 'any'}",
-            "to_changed": f"may end at {self.before or 'any'} -> {self.after or 'any'}",
-            "setting_changed": f"{self.before} -> {self.after}",
-            "policy_changed": f"{self.before} -> {self.after}",
+            "from_changed": f"may start at {_text(self.before, 'any label')} -> "
+            f"{_text(self.after, 'any label')}",
+            "to_changed": f"may end at {_text(self.before, 'any label')} -> "
+            f"{_text(self.after, 'any label')}",
+            "setting_changed": f"{before} -> {after}",
+            "policy_changed": f"{before} -> {after}",
         }[self.kind]
         return f"{sign} {subject}: {text}"
 
 
+def _text(value: JsonValue, empty: str = "none") -> str:
+    """A value as a person reads it: ``uri, title``, ``conflict: reject``, ``none``."""
+    if value is None or value in ([], {}):
+        return empty
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(_text(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_text(v, 'default')}" for k, v in value.items())
+    return str(value)
+
+
 def _enum_change(before: JsonValue, after: JsonValue) -> str:
     if not isinstance(before, list) or not isinstance(after, list):
-        return f"enum {before or 'none'} -> {after or 'none'}"
+        return f"enum {_text(before, 'any value')} -> {_text(after, 'any value')}"
     dropped = [v for v in before if v not in after]
     added = [v for v in after if v not in before]
     return "enum " + ", ".join(
-        [*([f"drops {dropped}"] if dropped else []), *([f"adds {added}"] if added else [])]
+        [
+            *([f"drops {_text(dropped)}"] if dropped else []),
+            *([f"adds {_text(added)}"] if added else []),
+        ]
     )
 
 

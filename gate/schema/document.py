@@ -14,6 +14,7 @@ published before those rules keeps loading; a new one is held to them.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Sequence
 from datetime import timedelta
@@ -55,17 +56,21 @@ def _unset(value: object) -> bool:
 
 class SchemaDocumentError(ValueError):
     """The document is unreadable or invalid; the message says where, one problem after
-    another (``problems`` holds them, each with its place)."""
+    another (``problems`` holds them, each with its place; ``lines`` says each in a line)."""
 
-    def __init__(self, message: str, problems: Sequence[Problem] = ()) -> None:
+    def __init__(
+        self, message: str, problems: Sequence[Problem] = (), lines: Sequence[str] = ()
+    ) -> None:
         super().__init__(message)
         self.problems = list(problems)
+        self.lines = list(lines) or [message]
 
     @classmethod
     def of(
         cls, origin: str, problems: Sequence[Problem], positions: Positions | None = None
     ) -> SchemaDocumentError:
-        return cls("; ".join(p.render(origin, positions) for p in problems), problems)
+        lines = [p.render(origin, positions) for p in problems]
+        return cls("; ".join(lines), problems, lines)
 
 
 class _Problems(ValueError):
@@ -205,8 +210,8 @@ class SchemaDocument(BaseModel):
     @model_validator(mode="after")
     def _consistent(self, info: ValidationInfo) -> Self:
         problems = consistency_problems(self)
-        if not problems and (info.context or {}).get("strict", False):
-            problems = authoring_problems(self)
+        if (info.context or {}).get("strict", False):
+            problems += [p for p in authoring_problems(self) if not _echo(p, problems)]
         if problems:
             raise _Problems(problems)
         return self
@@ -221,6 +226,15 @@ class SchemaDocument(BaseModel):
         return "sha256:" + digest.hexdigest()[:16]
 
 
+def _echo(problem: Problem, found: list[Problem]) -> bool:
+    """Whether a publishing rule trips on a mistake the consistency rules already named:
+    the same place, or remaps (their case rules assume the remaps themselves sound)."""
+    return any(
+        p.path == problem.path or ("remaps_from" in p.path and "remaps_from" in problem.path)
+        for p in found
+    )
+
+
 def parse_document(
     data: Any, origin: str = "schema", *, strict: bool = True, positions: Positions | None = None
 ) -> SchemaDocument:
@@ -230,14 +244,73 @@ def parse_document(
     try:
         return SchemaDocument.model_validate(data, context={"strict": strict})
     except ValidationError as exc:
-        problems: list[Problem] = []
-        for error in exc.errors():
-            found = (error.get("ctx") or {}).get("error")
-            if isinstance(found, _Problems):
-                problems += found.problems
-            else:
-                problems.append(_pydantic_problem(error["type"], error["loc"], error["msg"]))
+        problems = _problems(exc)
+        if len(problems) == len(exc.errors()) and not _has_rules(exc):
+            problems += _rule_problems(data, exc, strict)  # the rest of the document too
         raise SchemaDocumentError.of(origin, problems, positions) from exc
+
+
+def _problems(exc: ValidationError) -> list[Problem]:
+    problems: list[Problem] = []
+    for error in exc.errors():
+        found = (error.get("ctx") or {}).get("error")
+        if isinstance(found, _Problems):
+            problems += found.problems
+        else:
+            problems.append(_pydantic_problem(error["type"], error["loc"], error["msg"]))
+    return problems
+
+
+def _has_rules(exc: ValidationError) -> bool:
+    return any(isinstance((e.get("ctx") or {}).get("error"), _Problems) for e in exc.errors())
+
+
+def _rule_problems(data: Any, exc: ValidationError, strict: bool) -> list[Problem]:
+    """The rules' problems in what is left of ``data`` once every value pydantic refused is
+    taken out: a key it does not know does not hide an undeclared required property."""
+    pruned = copy.deepcopy(data)
+    for error in exc.errors():
+        _remove(pruned, error["loc"][:-1] if error["type"] == "missing" else error["loc"])
+    try:
+        SchemaDocument.model_validate(_without_gone(pruned), context={"strict": strict})
+    except ValidationError as again:
+        return [
+            problem
+            for e in again.errors()
+            if isinstance(found := (e.get("ctx") or {}).get("error"), _Problems)
+            for problem in found.problems
+        ]
+    return []
+
+
+_GONE = object()  # a list item taken out (removed at the end, so indexes hold meanwhile)
+
+
+def _remove(data: Any, loc: tuple[str | int, ...]) -> None:
+    """Take the value at ``loc`` out of ``data`` (nothing, if it is not there)."""
+    parent, last = data, loc[-1] if loc else None
+    for part in loc[:-1]:
+        if not _holds(parent, part):
+            return  # a union's tag, or a value already taken out
+        parent = parent[part]
+    if isinstance(parent, dict):
+        parent.pop(last, None)
+    elif last is not None and _holds(parent, last):
+        parent[last] = _GONE
+
+
+def _holds(parent: Any, part: str | int) -> bool:
+    if isinstance(parent, dict):
+        return part in parent
+    return isinstance(parent, list) and isinstance(part, int) and part < len(parent)
+
+
+def _without_gone(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _without_gone(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_without_gone(v) for v in data if v is not _GONE]
+    return data
 
 
 def _pydantic_problem(kind: str, loc: tuple[str | int, ...], message: str) -> Problem:

@@ -55,9 +55,9 @@ class _Index:
                             at,
                         )
                     )
-                    continue
-                first[key.value] = at
-                self.positions[(*path, key.value)] = at
+                else:
+                    first[key.value] = at
+                self.positions[(*path, key.value)] = at  # the last one is what is read
                 self.walk(value, (*path, key.value))
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
@@ -91,7 +91,7 @@ def read_schema_file(path: Path) -> tuple[Any, dict[tuple[str, ...], tuple[int, 
         node = loader.get_single_node()
         if node is not None:
             index.walk(node)
-            if not is_json and not index.duplicates:
+            if not is_json:
                 data = loader.construct_document(node)
     except yaml.YAMLError as exc:
         if not is_json:
@@ -101,9 +101,20 @@ def read_schema_file(path: Path) -> tuple[Any, dict[tuple[str, ...], tuple[int, 
         json.loads(text, object_pairs_hook=_refuse_duplicates(str(path)))
     finally:
         loader.dispose()
-    if index.duplicates:
-        raise SchemaDocumentError.of(str(path), index.duplicates)
+    if index.duplicates:  # and whatever else is wrong, in the document as read (last wins)
+        others = _problems(data, str(path), index.positions)
+        raise SchemaDocumentError.of(str(path), [*index.duplicates, *others], index.positions)
     return data, index.positions
+
+
+def _problems(
+    data: Any, origin: str, positions: dict[tuple[str, ...], tuple[int, int]]
+) -> list[Problem]:
+    try:
+        parse_document(data, origin, positions=positions)
+    except SchemaDocumentError as exc:
+        return exc.problems
+    return []
 
 
 def _refuse_duplicates(origin: str) -> Any:
