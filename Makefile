@@ -29,6 +29,7 @@ run: $(BIN)/writegate
 	$(WG) write node user_profile -k 'name="Grace Hopper"' -p role=director --source hr.csv --method parsed --reliability 0.95
 	$(WG) write relationship WORKS_AT --from Person -f 'name="Grace Hopper"' --to Company -t name=Initech --merge-endpoints --source https://example.org/about --method llm --reliability 0.7
 	-$(WG) write node Person -k name=Mallory -p confidence=1.0 --source me --method llm
+	-$(WG) write node Person -k 'name="grace hopper"' --source meeting-notes.md --method llm
 	-$(WG) write relationship DIRECTED --from Person -f name=Ada --to Person -t name=Alan --source me --method llm
 	$(WG) log
 	$(WG) verify

@@ -20,11 +20,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.conftest import plain_example  # noqa: E402
 from writegate.eventlog import Actor  # noqa: E402
 from writegate.gate import Gate  # noqa: E402
 from writegate.gate.imports import import_file  # noqa: E402
 
-SCHEMA = ROOT / "fixtures" / "schema.yaml"
+SCHEMA = plain_example()  # synthetic look-alike names: the plain write path
 
 
 def memory_file(path: Path, items: int) -> None:

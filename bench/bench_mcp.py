@@ -29,13 +29,14 @@ from mcp import Client, StdioServerParameters
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.conftest import plain_example  # noqa: E402
 from tests.server.harness import http_agent, http_server, stdio_agent  # noqa: E402
 from writegate.eventlog import Actor  # noqa: E402
 from writegate.gate import Gate  # noqa: E402
 from writegate.gate.server.tokens import create_token  # noqa: E402
 
 MEMORY_SERVER = ROOT / "tests" / "peers" / "node_modules" / ".bin" / "mcp-server-memory"
-SCHEMA = ROOT / "fixtures" / "schema.yaml"
+SCHEMA = plain_example()  # synthetic look-alike names: the plain write path
 PROVENANCE = {"source": "bench", "extraction_method": "api", "reliability": 0.9}
 
 

@@ -12,6 +12,7 @@ usage: python bench/bench_startup.py [--runs 15]
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -23,8 +24,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.conftest import plain_example  # noqa: E402
+
 WRITEGATE = str(Path(sys.executable).with_name("writegate"))
-SCHEMA = ROOT / "fixtures" / "schema.yaml"
 
 
 def timed(command: list[str], cwd: Path) -> float:
@@ -85,8 +89,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         cwd = Path(folder)
         db = ["--db", "small.db"]
+        schema = cwd / "schema.json"  # the example without resolution: names p0, p1, … look alike
+        schema.write_text(json.dumps(plain_example()))
         subprocess.run(
-            [WRITEGATE, *db, "init", "--schema", str(SCHEMA)],
+            [WRITEGATE, *db, "init", "--schema", str(schema)],
             cwd=cwd,
             check=True,
             capture_output=True,

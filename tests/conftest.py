@@ -26,6 +26,15 @@ def seed_document() -> dict[str, Any]:
     return document
 
 
+def plain_example() -> dict[str, Any]:
+    """The example schema without entity resolution, as it was before it had any: what a
+    bench writing synthetic look-alike names ("person 20", "person 299") measures with."""
+    document: dict[str, Any] = yaml.safe_load(EXAMPLE_SCHEMA.read_text())
+    for label in document["nodes"].values():
+        label.pop("resolution", None)
+    return document
+
+
 @pytest.fixture(autouse=True)
 def _no_policy_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("WRITE_GATE_UNKNOWN_LABEL_POLICY", raising=False)
