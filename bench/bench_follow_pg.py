@@ -43,6 +43,16 @@ def percentile(samples: list[float], q: int) -> float:
     return statistics.quantiles(samples, n=100, method="inclusive")[q - 1]
 
 
+def checkpoint(watch: sqlite3.Connection) -> int:
+    """The followed store's checkpoint (0 until the follower has made its tables)."""
+    try:
+        row = watch.execute("SELECT seq FROM projection_checkpoints WHERE name = 'mirror'")
+        found = row.fetchone()
+    except sqlite3.OperationalError:
+        return 0
+    return int(found[0]) if found else 0
+
+
 def measure(address: str | Path, scratch: Path, writes: int, interval: float) -> list[float]:
     """Commit-to-visibility latencies (ms) of ``WRITERS`` x ``writes`` writes."""
     mirror = scratch / f"mirror-{random.randrange(10**9)}.db"
@@ -80,13 +90,11 @@ def measure(address: str | Path, scratch: Path, writes: int, interval: float) ->
                 thread.start()
             total = WRITERS * writes
             while len(seen) < total:
-                row = watch.execute(
-                    "SELECT seq FROM projection_checkpoints WHERE name = 'mirror'"
-                ).fetchone()
+                covered = checkpoint(watch)
                 now = time.perf_counter()
                 with lock:
                     for seq in committed:
-                        if seq not in seen and row and row[0] >= seq:
+                        if seq not in seen and covered >= seq:
                             seen[seq] = now
                 time.sleep(0.001)
             for thread in threads:
