@@ -19,6 +19,7 @@ from writegate.cli.audit_show import identity_of, relationship_of, show
 from writegate.cli.common import Context, endpoint_options, fail, opened, parse_time, pass_ctx
 from writegate.cli.render import (
     console,
+    counted,
     emit_json,
     emit_jsonl,
     format_option,
@@ -69,7 +70,7 @@ def _trail(trail: Trail, fmt: str) -> None:
 
 
 def _relationships_table(trail: Trail) -> Table:
-    table = Table(title=f"its relationships: {len(trail.relationships)} event(s)")
+    table = Table(title=f"its relationships: {counted(len(trail.relationships), 'event')}")
     for column in ("seq", "time", "relationship", "event", "agent", "conf", "changes"):
         table.add_column(column, overflow="fold")
     for e in trail.relationships:
@@ -137,7 +138,7 @@ def _summary(ctx: Context, facet: Facet, value: str, fmt: str, since: Any, until
 def _summary_table(summary: Summary) -> None:
     out = console()
     out.print(
-        f"[bold]{summary.facet} {summary.value}[/]: {summary.events} events "
+        f"[bold]{summary.facet} {summary.value}[/]: {counted(summary.events, 'event')} "
         f"({summary.written} written, {summary.deleted} deleted), "
         f"seq {plain(summary.first_seq)}–{plain(summary.last_seq)}, "
         f"{plain(summary.first_at)} – {plain(summary.last_at)}"
@@ -288,7 +289,7 @@ def render_markdown(data: Report) -> str:
             for i, count in enumerate(buckets)
         ),
         "",
-        f"{data.confidence.count} writes, mean {plain(data.confidence.mean)}, "
+        f"{counted(data.confidence.count, 'write')}, mean {plain(data.confidence.mean)}, "
         f"min {plain(data.confidence.minimum)}, max {plain(data.confidence.maximum)}",
         "",
         "## Review queue",

@@ -11,7 +11,14 @@ from rich.table import Table
 
 from writegate.cli.common import Context, endpoint_options, fail, opened, parse_time, pass_ctx
 from writegate.cli.read import node_ref, schema_or_none
-from writegate.cli.render import assignments, console, emit_json, format_option, plain
+from writegate.cli.render import (
+    assignments,
+    console,
+    counted,
+    emit_json,
+    format_option,
+    plain,
+)
 from writegate.gate import Gate
 from writegate.gate.errors import GateRejection
 from writegate.gate.past import NodeAsOf, RelationshipAsOf
@@ -148,7 +155,7 @@ def _node_table(node: NodeAsOf) -> None:
     out.print(_fields_table(f"{node.identity} as of {node.as_of}{valid}", rows))
     if not node.relationships:
         return
-    table = Table(title=f"{len(node.relationships)} relationship(s)")
+    table = Table(title=counted(len(node.relationships), "relationship"))
     for column in ("relationship", "valid", "properties", "conf", "last written"):
         table.add_column(column, overflow="fold")
     for r in node.relationships:

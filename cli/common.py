@@ -176,12 +176,15 @@ def parse_assignments(pairs: tuple[str, ...], what: str) -> dict[str, Any]:
 
 
 def parse_time(_ctx: Any, _param: Any, value: str | None) -> datetime | None:
+    """An ISO 8601 time (UTC unless it says otherwise), or ``now``."""
     if value is None:
         return None
+    if value.strip().lower() == "now":
+        return datetime.now(UTC)
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not an ISO 8601 time") from None
+        raise click.BadParameter(f"{value!r} is not an ISO 8601 time (or now)") from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 

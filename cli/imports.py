@@ -9,6 +9,7 @@ import click
 import yaml
 
 from writegate.cli.common import Context, fail, opened, pass_ctx
+from writegate.cli.render import counted
 from writegate.cli.stores import progress_bar
 from writegate.gate.imports import Format, ImportSummary, import_file, memorymesh_schema
 
@@ -16,11 +17,11 @@ from writegate.gate.imports import Format, ImportSummary, import_file, memorymes
 def _print(summary: ImportSummary) -> None:
     verb = "would write" if summary.dry_run else "wrote"
     click.echo(
-        f"{summary.file}: {summary.lines} lines, {summary.items} items; "
+        f"{summary.file}: {counted(summary.lines, 'line')}, {counted(summary.items, 'item')}; "
         f"accepted {summary.accepted} (remapped {summary.remapped}, resolved to existing "
         f"nodes {summary.resolved}), "
         f"rejected {summary.rejected}, malformed {summary.malformed}; "
-        f"{verb} {summary.events_appended} events"
+        f"{verb} {counted(summary.events_appended, 'event')}"
     )
     for problem in summary.problems:
         click.echo(f"  line {problem.line}: {problem.error_code}: {problem.message}", err=True)
@@ -83,10 +84,9 @@ def _import_command(fmt: Format, help_text: str) -> click.Command:
             _print(summary)
         if summary.rejected or summary.malformed:  # a script must not take it for a success
             verb = "would reject" if dry_run else "rejected"
-            fail(
-                f"{path}: {verb} {summary.rejected} item(s), {summary.malformed} malformed "
-                f"line(s) of {summary.lines}"
-            )
+            items = counted(summary.rejected, "item")
+            malformed = counted(summary.malformed, "malformed line")
+            fail(f"{path}: {verb} {items}, {malformed} of {summary.lines}")
 
     command.__doc__ = help_text
     return _options(click.command(fmt)(command))

@@ -23,7 +23,15 @@ from writegate.cli.common import (
     parse_assignments,
     pass_ctx,
 )
-from writegate.cli.render import assignments, console, emit_json, emit_jsonl, format_option, plain
+from writegate.cli.render import (
+    assignments,
+    console,
+    counted,
+    emit_json,
+    emit_jsonl,
+    format_option,
+    plain,
+)
 from writegate.gate import Gate
 from writegate.gate.errors import GateRejection
 from writegate.gate.models import NodeRef
@@ -141,7 +149,7 @@ def _ref_name(ref: NodeRef) -> str:
 
 
 def _nodes_table(nodes: list[NodeView]) -> Table:
-    table = Table(title=f"{len(nodes)} node(s)")
+    table = Table(title=counted(len(nodes), "node"))
     for column in ("node", "properties", "conf", "source / method", "written by"):
         table.add_column(column, overflow="fold")
     for node in nodes:
@@ -157,7 +165,7 @@ def _nodes_table(nodes: list[NodeView]) -> Table:
 
 
 def _edges_table(edges: list[EdgeView]) -> Table:
-    table = Table(title=f"{len(edges)} relationship(s)")
+    table = Table(title=counted(len(edges), "relationship"))
     for column in ("from", "type", "to", "properties", "conf", "source / method"):
         table.add_column(column, overflow="fold")
     for edge in edges:

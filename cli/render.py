@@ -19,18 +19,35 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 FORMATS = ("table", "json", "jsonl")
+_SAID = {
+    "table": "table",
+    "markdown": "markdown (one page)",
+    "json": "json (one document)",
+    "jsonl": "jsonl (one object a line)",
+}
 
 
 def format_option(*choices: str, default: str = "table") -> Callable[..., Any]:
-    """``--format`` with the given choices (all three by default)."""
+    """``--format`` with the given choices (all three by default), its help saying exactly
+    those."""
+    choices = choices or FORMATS
+    people = [_SAID[c] for c in choices if c in ("table", "markdown")]
+    scripts = [_SAID[c] for c in choices if c in ("json", "jsonl")]
+    said = [f"{' or '.join(people)} for people"] if people else []
+    said += [f"{' or '.join(scripts)} for scripts"] if scripts else []
     return click.option(
         "--format",
         "fmt",
-        type=click.Choice(choices or FORMATS),
+        type=click.Choice(choices),
         default=default,
         show_default=True,
-        help="table for people; json (one document) or jsonl (one object a line) for scripts.",
+        help="; ".join(said) + ".",
     )
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 write``, ``2 writes``, ``1,024 events``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def console() -> Console:

@@ -313,4 +313,4 @@ def token_revoke(ctx: Context, agent: str, tokens_file: Path | None) -> None:
         fail(str(exc))
     if not removed:
         fail(f"no token for agent {agent!r} in {path}")
-    click.echo(f"revoked {removed} token(s) of {agent}")
+    click.echo(f"revoked {removed} token{'s' * (removed != 1)} of {agent}")

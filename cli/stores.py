@@ -28,7 +28,7 @@ from rich.table import Table
 
 from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
 from writegate.cli.config import GraphConfig, ProjectionConfig, Settings
-from writegate.cli.render import format_option
+from writegate.cli.render import counted, format_option
 from writegate.eventlog import EventLogError, Log, open_log
 from writegate.gate import Gate
 from writegate.projections.contract import ProjectionError, Projector
@@ -98,7 +98,7 @@ def _run(
 def _report(result: ReplayResult) -> None:
     how = " (reset first)" if result.reset else ""
     click.echo(
-        f"{result.name}: applied {result.applied:,} events{how} in {result.seconds:.2f}s "
+        f"{result.name}: applied {counted(result.applied, 'event')}{how} in {result.seconds:.2f}s "
         f"({result.rate:,.0f} events/s); checkpoint {result.checkpoint}"
     )
 
@@ -145,7 +145,7 @@ def checkpoint_of(settings: Settings, name: str, log: Log) -> Callable[[], int]:
 
 
 @click.command("status")
-@format_option("table", "jsonl")
+@format_option("table", "json", "jsonl")
 @click.option("--json", "as_json", is_flag=True, help="The same as --format jsonl.")
 @pass_ctx
 def status_command(ctx: Context, fmt: str, as_json: bool) -> None:
@@ -154,7 +154,7 @@ def status_command(ctx: Context, fmt: str, as_json: bool) -> None:
     with opened(ctx, readonly=True) as gate:
         rows = projection_checkpoints(settings, gate.log)
         head = gate.log.head()[0]
-    if as_json or fmt == "jsonl":
+    if as_json or fmt in ("json", "jsonl"):
         inline = {
             "name": INLINE,
             "store": f"inline in {ctx.where}",
@@ -163,8 +163,12 @@ def status_command(ctx: Context, fmt: str, as_json: bool) -> None:
             "lag": 0,
             "error": None,
         }
-        for line in [inline, *(_row(settings, r) for r in rows)]:
-            click.echo(json.dumps(line))
+        lines = [inline, *(_row(settings, r) for r in rows)]
+        if fmt == "json" and not as_json:
+            click.echo(json.dumps({"head": head, "projections": lines}))
+        else:
+            for line in lines:
+                click.echo(json.dumps(line))
         if any(row.error for row in rows):
             fail("some projections could not be reached")
         return
@@ -296,7 +300,7 @@ def follow_command(ctx: Context, interval: float, names: tuple[str, ...], retry_
     click.echo(f"following {', '.join(chosen)} ({idle})", err=True)
 
     def reported(name: str, count: int, checkpoint: int) -> None:
-        click.echo(f"{name}: +{count} events, checkpoint {checkpoint}", err=True)
+        click.echo(f"{name}: +{counted(count, 'event')}, checkpoint {checkpoint}", err=True)
 
     def lost(reason: str | None) -> None:
         if reason is None:

@@ -94,7 +94,7 @@ def test_an_import_that_rejects_anything_exits_non_zero_after_its_summary(tmp_pa
         assert "line 1: SCHEMA_ENUM_VIOLATION" in out.stderr
         verb = "would reject" if flags else "rejected"
         assert out.stderr.splitlines()[-1] == (
-            f"error: {refused}: {verb} 1 item(s), 0 malformed line(s) of 1"
+            f"error: {refused}: {verb} 1 item, 0 malformed lines of 1"
         )
     as_json = run(db, "import", "memorymesh", str(refused), *method, "--json", code=1)
     assert json.loads(as_json.stdout)["rejected"] == 1
