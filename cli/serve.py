@@ -9,9 +9,11 @@ told otherwise, and ``serve`` says which one it reads.
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -169,19 +171,28 @@ def _bind(options: dict[str, Any]) -> Any:
     try:
         return bind(options["host"], options["port"])
     except PortTaken as exc:
-        fail(str(exc))
+        _stop(str(exc))
+
+
+def _stop(message: str) -> NoReturn:
+    """``fail`` once logging is configured: in JSON logs the error is a JSON line too."""
+    from writegate.gate.server.observe import say
+
+    say(message, level=logging.ERROR)
+    sys.exit(1)
 
 
 def _warn_without_schema(gate: Any, ctx: Context) -> None:
     from writegate.gate.schema import SchemaSourceUnavailable
+    from writegate.gate.server.observe import say
 
     try:
         gate.current_schema()
     except SchemaSourceUnavailable as exc:
-        click.echo(
-            f"warning: no schema to check writes against ({exc}); every write is refused "
-            f"until one is published: writegate --db {ctx.where} schema publish FILE",
-            err=True,
+        say(
+            f"no schema to check writes against ({exc}); every write is refused until one "
+            f"is published: writegate --db {ctx.where} schema publish FILE",
+            level=logging.WARNING,
         )
 
 
@@ -207,12 +218,13 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
         oauth_resource,
         serve,
     )
+    from writegate.gate.server.observe import say
     from writegate.gate.server.tokens import TokenFileError, TokenStore
 
     try:
         tokens = TokenStore(options["tokens"])
     except TokenFileError as exc:
-        fail(str(exc))
+        _stop(str(exc))
     agents = tokens.agents()
     hosts = HostPolicy(
         options["host"], options["port"], options["public_hosts"], options["origins"]
@@ -226,7 +238,7 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
     )
     oauth = options["oauth"]
     if oauth is not None and oauth.resource is None and options["host"] not in LOOPBACK:
-        fail("[serve.oauth] needs resource (this server's public URL of /mcp) off loopback")
+        _stop("[serve.oauth] needs resource (this server's public URL of /mcp) off loopback")
     try:
         app = http_app(
             server.server.streamable_http_app,
@@ -237,22 +249,18 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
             oauth=oauth,
         )
     except (OSError, ValueError) as exc:  # [serve.oauth]'s key file unreadable or too short
-        fail(f"[serve.oauth]: {exc}")
-    click.echo(
+        _stop(f"[serve.oauth]: {exc}")
+    say(
         f"writegate MCP on http://{options['host']}:{options['port']}/mcp; tokens: "
-        f"{options['tokens']} ({len(agents)} agent{'s' * (len(agents) != 1)})",
-        err=True,
+        f"{options['tokens']} ({len(agents)} agent{'s' * (len(agents) != 1)})"
     )
     if oauth is not None:
-        click.echo(
-            f"OAuth: JWTs from {oauth.issuer} for {oauth_resource(oauth, hosts)} accepted too",
-            err=True,
-        )
+        say(f"OAuth: JWTs from {oauth.issuer} for {oauth_resource(oauth, hosts)} accepted too")
     elif not agents:
-        click.echo(
-            f"warning: no agent holds a token, so every request is refused (401): "
+        say(
+            f"no agent holds a token, so every request is refused (401): "
             f"writegate --db {ctx.where} token create AGENT --role writer",
-            err=True,
+            level=logging.WARNING,
         )
     serve(app, sock, access_log=options["access_log"])
 

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Literal
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter
 
 LogFormat = Literal["plain", "json"]
@@ -30,20 +31,41 @@ PLAIN = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 log = logging.getLogger("writegate.server")
 
 
+_handler = logging.StreamHandler(sys.stderr)  # the one every logger of the server writes to
+
+
 def configure_logging(level: str = "warning", fmt: LogFormat = "plain") -> None:
     """One handler on stderr for writegate's and the web server's loggers."""
-    handler = logging.StreamHandler(sys.stderr)
     if fmt == "json":
-        handler.setFormatter(
-            JsonFormatter("%(asctime)s %(levelname)s %(name)s %(message)s", timestamp=True)
+        # uvicorn's records carry ``color_message`` (the message with ANSI colours) as an
+        # extra, which the JSON formatter would write out like any other
+        skipped = [*RESERVED_ATTRS, "color_message"]
+        formatter: logging.Formatter = JsonFormatter(
+            "%(asctime)s %(levelname)s %(name)s %(message)s",
+            timestamp=True,
+            reserved_attrs=skipped,
         )
     else:
-        handler.setFormatter(logging.Formatter(PLAIN))
+        formatter = logging.Formatter(PLAIN)
+    _handler.setFormatter(formatter)
     for name in ("writegate", "uvicorn", "uvicorn.error", "uvicorn.access"):
         logger = logging.getLogger(name)
-        logger.handlers = [handler]
+        logger.handlers = [_handler]
         logger.setLevel(level.upper())
         logger.propagate = False
+
+
+def say(message: str, *, level: int = logging.INFO) -> None:
+    """A line for the operator at start (where the server listens, what it warns of),
+    whatever the log level: as it is in plain logs (a warning prefixed ``warning:``), a
+    JSON object like every other line in JSON logs."""
+    if isinstance(_handler.formatter, JsonFormatter):
+        record = logging.LogRecord("writegate.serve", level, __file__, 0, message, None, None)
+        sys.stderr.write(_handler.format(record) + "\n")
+    else:
+        prefix = f"{logging.getLevelName(level).lower()}: " if level >= logging.WARNING else ""
+        sys.stderr.write(prefix + message + "\n")
+    sys.stderr.flush()
 
 
 class Checkpoints:

@@ -1,0 +1,59 @@
+"""What ``serve --http`` says when it starts: where it listens, which tokens file it reads and
+how many agents hold a token (warning at none); in JSON logs every line on stderr is a JSON
+object — the banner and the warnings too — and none carries terminal colour codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx2
+
+from tests.server.conftest import published
+from tests.server.harness import HttpServer, http_server
+from writegate.gate import Gate
+from writegate.gate.server.tokens import create_token
+
+
+def _started(server: HttpServer) -> None:
+    """Once it answers, it has said what it says at start (it binds before it speaks)."""
+    assert httpx2.get(server.url.removesuffix("/mcp") + "/healthz").status_code == 200
+
+
+def test_serve_warns_when_no_agent_holds_a_token(db_path: Path) -> None:
+    with http_server(published(db_path)) as server:
+        _started(server)
+    tokens = f"{db_path}.tokens.json"
+    assert server.last_said.splitlines()[:2] == [
+        f"writegate MCP on http://127.0.0.1:{server.port}/mcp; tokens: {tokens} (0 agents)",
+        "warning: no agent holds a token, so every request is refused (401): "
+        f"writegate --db {db_path} token create AGENT --role writer",
+    ]
+
+
+def test_serve_counts_the_agents_holding_a_token(db_path: Path) -> None:
+    create_token(Path(f"{published(db_path)}.tokens.json"), "ada", ("writer",))
+    with http_server(db_path) as server:
+        _started(server)
+    assert server.last_said.splitlines()[0].endswith("(1 agent)")
+    assert "warning" not in server.last_said
+
+
+def test_json_logs_are_json_lines_from_the_first(db_path: Path) -> None:
+    Gate.open(db_path).close()  # no schema: a warning at start
+    extra = ("--log-format", "json", "--log-level", "info", "--access-log")
+    with http_server(db_path, extra=extra) as server:
+        _started(server)
+    lines = server.last_said.splitlines()
+    records = [json.loads(line) for line in lines]  # every line
+    said = [(r["levelname"], r["message"].split(" (")[0].split(";")[0]) for r in records]
+    assert said[:3] == [
+        ("WARNING", "no schema to check writes against"),
+        ("INFO", f"writegate MCP on http://127.0.0.1:{server.port}/mcp"),
+        ("WARNING", "no agent holds a token, so every request is refused"),
+    ]
+    assert any(r["name"] == "uvicorn.access" and "/healthz" in r["message"] for r in records)
+    assert any(r["message"].startswith("Started server process") for r in records)
+    for record in records:
+        assert "color_message" not in record
+        assert "\x1b" not in json.dumps(record, ensure_ascii=False)
