@@ -236,7 +236,14 @@ class LabelTools:
                 self._edge("write_relationship", prop, keys, v, prov)
                 for v in _values(entity.get(prop))
             ]
-        return self._submit(call, items)
+        result = self._submit(call, items)
+        if isinstance(result, Rejected) and result.error_code == ErrorCode.NODE_ALREADY_EXISTS:
+            version = result.details.get("version")
+            message = f"{node_identity(self.label, keys)} already exists (version {version}); "
+            return result.model_copy(
+                update={"message": message + f"change it with update_{self.key}"}
+            )
+        return result
 
     def update(self, call: ToolCall, _args: BaseModel) -> BaseModel:
         entity, prov = self._entity(call), self._envelope(call)

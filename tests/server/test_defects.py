@@ -85,6 +85,9 @@ async def test_add_over_an_existing_node_is_refused(served_npc: Served) -> None:
         again = await agent.call("add_npc", {"npc": {**entity, "status": "Missing"}, **prov})
         assert again.is_error
         assert again.data["error_code"] == "NODE_ALREADY_EXISTS"
+        assert "update_npc" in again.data["message"]  # the tool that changes it, by name
+        assert "write_node" not in again.data["message"]
+        assert "create_only" not in again.data["message"]
         changed = await agent.call(
             "update_npc", {"npc": {"name": "Gandalf", "status": "Missing"}, **prov}
         )
