@@ -23,7 +23,7 @@ from writegate.cli.common import (
     parse_time,
     pass_ctx,
 )
-from writegate.cli.render import did_you_mean
+from writegate.cli.render import counted, did_you_mean
 
 if TYPE_CHECKING:
     from writegate.gate import Gate
@@ -176,7 +176,7 @@ def write_relationship(
     **prov: Any,
 ) -> None:
     """Write (merge) one relationship between two nodes."""
-    from writegate.gate import WriteRelationshipResult
+    from writegate.gate import ErrorCode, Rejected, WriteRelationshipResult
 
     with opened(ctx) as gate:
         result = gate.write_relationship(
@@ -190,7 +190,15 @@ def write_relationship(
         if isinstance(result, WriteRelationshipResult):
             _fallback_note(gate, from_label, result.from_node.label)
             _fallback_note(gate, to_label, result.to_node.label)
-        emit_result(result)
+    if isinstance(result, Rejected) and result.error_code == ErrorCode.ENDPOINT_NOT_FOUND:
+        from writegate.language import node_identity
+
+        end = node_identity(result.details["label"], result.details["keys"])
+        fail(
+            f"{result.error_code}: {result.details['end']} node {end} does not exist (write "
+            "it first, or create it as a stub: --merge-endpoints)"
+        )
+    emit_result(result)
 
 
 @write.command("batch")
@@ -238,9 +246,10 @@ def delete_node(
             **_write_args(**prov),
         )
     if isinstance(result, Rejected) and result.error_code == ErrorCode.NODE_HAS_RELATIONSHIPS:
-        count = result.details.get("count", "some")
+        count = result.details.get("count")
+        held = counted(count, "relationship") if isinstance(count, int) else "relationships"
         fail(
-            f"{result.error_code}: {label} {' '.join(keys)} has {count} relationship(s); "
+            f"{result.error_code}: {label} {' '.join(keys)} has {held}; "
             "delete them first, or delete them with the node: --detach"
         )
     emit_result(result)
