@@ -230,6 +230,32 @@ def test_show_node_answers_a_backdated_replacement(tmp_path: Path) -> None:
     assert known_then["properties"]["role"] == "engineer"
 
 
+def test_show_node_answers_forward_dated_and_late_recorded_facts(tmp_path: Path) -> None:
+    """Engineer from T1; at T2 a director from T4 (forward-dated); at T5 an intern from T0
+    to T1 (recorded late, bounded)."""
+    db = tmp_path / "log.db"
+    with Gate.open(db, default_actor=Actor(agent="hr")) as gate:
+        with freeze_time(BEFORE):
+            gate.publish_schema(ROOT / "fixtures" / "conflict_schema.yaml")
+        with freeze_time(T1):
+            ada(gate, role="engineer")
+        with freeze_time(T2):
+            ada(gate, role="director", valid_from=T4)
+        with freeze_time(T5):
+            ada(gate, role="intern", valid_from=T0, valid_to=T1)
+
+    def role_at(valid_at: datetime, *as_of: str) -> object:
+        shown = show_json(
+            db, "node", "Person", "name=Ada", "--valid-at", valid_at.isoformat(), *as_of
+        )
+        return shown["properties"].get("role", shown["state"])
+
+    assert role_at(between(T2, T3)) == "engineer"  # the director starts at T4
+    assert role_at(T6) == "director"
+    assert role_at(between(T0, T1)) == "intern"
+    assert role_at(between(T0, T1), "--as-of", T4.isoformat()) == "absent"  # not known yet
+
+
 # -- relationships: a functional one replaced ends where its successor starts -------------
 
 INITECH = '(Person{"name":"Ada"})-[WORKS_FOR]->(Organization{"name":"Initech"})'
