@@ -152,9 +152,11 @@ def schema_show(ctx: Context, fmt: str, as_json: bool) -> None:
             assert rel is not None
             ends = f"{'|'.join(rel.from_labels) or '*'} -> {'|'.join(rel.to_labels) or '*'}"
             table.add_row(
-                escape(f"[{rtype}]"), ends, ",".join(rel.required_properties) or "-",
+                escape(f"[{rtype}]"),
+                ends,
+                ",".join(rel.required_properties) or "-",
                 ",".join(rel.remaps_from) or "-",
-            )  # fmt: skip
+            )
         out.print(table)
 
 
