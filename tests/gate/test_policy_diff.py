@@ -22,10 +22,10 @@ def test_policy_changes_are_each_one_line() -> None:
     after["half_lives"] = {"llm": "P30D"}
     changes = diff_documents(parse_document(CONFLICTS), parse_document(after))
     assert sorted(c.describe() for c in changes) == [
-        "~ half_lives: None -> {'llm': 'P30D'}",
-        "~ label Person.email: {'conflict': 'reject'} -> {'conflict': 'review'}",
-        "~ label Person: {'review_below': None} -> {'review_below': 0.4}",
-        "~ type KNOWS: {'functional': False} -> {'functional': True}",
+        "~ half_lives: none -> llm: P30D",
+        "~ label Person.email: conflict: reject -> conflict: review",
+        "~ label Person: review_below: default -> review_below: 0.4",
+        "~ type KNOWS: functional: false -> functional: true",
     ]
 
 
