@@ -18,6 +18,7 @@ absent); updating it moves the edge (seed 001 §3.4).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import (
@@ -173,6 +174,15 @@ def _values(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else [value]
 
 
+@dataclass(frozen=True)
+class Call:
+    """One per-label call, read from its validated argument model."""
+
+    entity: dict[str, Any]
+    envelope: dict[str, Any]  # source, extraction_method, reliability: as given
+    idempotency_key: str | None
+
+
 class LabelTools:
     """The three tools of one label."""
 
@@ -182,15 +192,13 @@ class LabelTools:
         self.label = entry.label
         self.links = {n: p.relationship for n, p in entry.properties.items() if p.relationship}
 
-    def _entity(self, call: ToolCall) -> dict[str, Any]:
-        """The entity as the agent sent it (validated by the model already)."""
-        entity = call.raw[self.key]
-        assert isinstance(entity, dict)
-        return entity
-
-    def _envelope(self, call: ToolCall) -> dict[str, Any]:
-        fields = ("source", "extraction_method", "reliability")
-        return {k: call.raw[k] for k in fields if k in call.raw}
+    def _parse(self, args: BaseModel) -> Call:
+        """What the validated arguments say, under the schema's own property names (the
+        entity model's fields carry them as aliases); what the agent left out stays out."""
+        values = args.model_dump(by_alias=True, exclude_unset=True)
+        entity = values.pop(self.key)
+        key = values.pop("idempotency_key", None)
+        return Call(entity=entity, envelope=values, idempotency_key=key)
 
     def _keys(self, entity: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         keys = {k: entity[k] for k in self.entry.merge_keys if k in entity}
@@ -214,12 +222,14 @@ class LabelTools:
             item["endpoint_policy"] = "merge_endpoints"
         return item
 
-    def _submit(self, call: ToolCall, items: list[dict[str, Any]]) -> BatchResult | Rejected:
-        key = call.raw.get("idempotency_key")
-        return call.gate.writer.batch(items, key, call.actor, call.guard)
+    def _submit(
+        self, call: ToolCall, parsed: Call, items: list[dict[str, Any]]
+    ) -> BatchResult | Rejected:
+        return call.gate.writer.batch(items, parsed.idempotency_key, call.actor, call.guard)
 
-    def add(self, call: ToolCall, _args: BaseModel) -> BaseModel:
-        entity, prov = self._entity(call), self._envelope(call)
+    def add(self, call: ToolCall, args: BaseModel) -> BaseModel:
+        parsed = self._parse(args)
+        entity, prov = parsed.entity, parsed.envelope
         keys, properties = self._keys(entity)
         items: list[dict[str, Any]] = [
             {
@@ -236,7 +246,7 @@ class LabelTools:
                 self._edge("write_relationship", prop, keys, v, prov)
                 for v in _values(entity.get(prop))
             ]
-        result = self._submit(call, items)
+        result = self._submit(call, parsed, items)
         if isinstance(result, Rejected) and result.error_code == ErrorCode.NODE_ALREADY_EXISTS:
             version = result.details.get("version")
             message = f"{node_identity(self.label, keys)} already exists (version {version}); "
@@ -245,8 +255,9 @@ class LabelTools:
             )
         return result
 
-    def update(self, call: ToolCall, _args: BaseModel) -> BaseModel:
-        entity, prov = self._entity(call), self._envelope(call)
+    def update(self, call: ToolCall, args: BaseModel) -> BaseModel:
+        parsed = self._parse(args)
+        entity, prov = parsed.entity, parsed.envelope
         keys, properties = self._keys(entity)
         conn = call.gate.log.connection()
         source = node_identity(self.label, keys)
@@ -280,18 +291,19 @@ class LabelTools:
             items += [
                 self._edge("write_relationship", prop, keys, v, prov) for v in new if v not in old
             ]
-        return self._submit(call, items)
+        return self._submit(call, parsed, items)
 
-    def delete(self, call: ToolCall, _args: BaseModel) -> BaseModel:
-        keys, _ = self._keys(self._entity(call))
+    def delete(self, call: ToolCall, args: BaseModel) -> BaseModel:
+        parsed = self._parse(args)
+        keys, _ = self._keys(parsed.entity)
         return call.gate.delete_node(
             actor=call.actor,
             guard=call.guard,
             label=self.label,
             merge_keys=keys,
             detach=True,
-            idempotency_key=call.raw.get("idempotency_key"),
-            **self._envelope(call),
+            idempotency_key=parsed.idempotency_key,
+            **parsed.envelope,
         )
 
     def specs(self) -> list[ToolSpec]:
