@@ -1,4 +1,4 @@
-"""``writegate audit …`` and ``report``: faces over ``gate.audit`` (``show`` is in
+"""``writegate audit …`` and ``report``: faces over ``gate.audit.auditor`` (``show`` is in
 ``cli.audit_show``).
 
 ``--format json`` prints the model as one JSON document, ``jsonl`` one JSON object per
@@ -27,9 +27,9 @@ from writegate.cli.render import (
     plain,
 )
 from writegate.cli.stores import projection_checkpoints
-from writegate.gate.audit import Auditor, Facet, Summary
-from writegate.gate.report import ProjectionLag, Report, gate_report
-from writegate.gate.trail import Change, Trail
+from writegate.gate.audit.auditor import Auditor, Facet, Summary
+from writegate.gate.audit.report import ProjectionLag, Report, gate_report
+from writegate.gate.audit.trail import Change, Trail
 
 
 def _change(name: str, change: Change) -> str:

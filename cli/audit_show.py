@@ -1,6 +1,6 @@
 """``writegate show node|relationship``: one node (with its relationships) or one
 relationship as it stands, as the log knew it at ``--as-of`` (record time), or as it was
-true at ``--valid-at`` (valid time). Faces over ``gate.past``."""
+true at ``--valid-at`` (valid time). Faces over ``gate.reads.past``."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from writegate.cli.render import (
 )
 from writegate.gate import Gate
 from writegate.gate.errors import GateRejection
-from writegate.gate.past import NodeAsOf, RelationshipAsOf
-from writegate.gate.reads import GraphReader
+from writegate.gate.reads.past import NodeAsOf, RelationshipAsOf
+from writegate.gate.reads.reader import GraphReader
 from writegate.language import relationship_identity
 
 AS_OF = "Record time: as the log knew it then (default: now)."
@@ -75,7 +75,7 @@ def show_node(
 ) -> None:
     """The node and its relationships as they stand now, or stood at --as-of (record time)
     or --valid-at (valid time): absent, present (maybe a stub), deleted."""
-    from writegate.gate.past import node_then
+    from writegate.gate.reads.past import node_then
 
     with opened(ctx, readonly=True) as gate:
         identity = identity_of(gate, label, keys)
@@ -106,7 +106,7 @@ def show_relationship(
 ) -> None:
     """The relationship with its valid time, as it stands now, or stood at --as-of or
     --valid-at: absent, present, or deleted (ended, maybe by the one that replaced it)."""
-    from writegate.gate.past import relationship_then
+    from writegate.gate.reads.past import relationship_then
 
     with opened(ctx, readonly=True) as gate:
         identity = relationship_of(gate, rtype, (from_label, from_keys), (to_label, to_keys))

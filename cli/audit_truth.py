@@ -1,6 +1,6 @@
 """``writegate audit conflicts`` and ``audit duplicates``: the truth of the graph over
 time — what writes superseded or were refused for, what entity resolution merged or
-proposed. Faces over ``gate.conflict_audit`` and ``gate.duplicate_audit``."""
+proposed. Faces over ``gate.audit.conflicts`` and ``gate.audit.duplicates``."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from writegate.cli.render import console, emit_json, emit_jsonl, format_option, 
 def audit_conflicts(ctx: Context, since: Any, until: Any, fmt: str) -> None:
     """What writes superseded (held value, who had set it, at what confidence) and which
     writes a conflict policy refused."""
-    from writegate.gate.conflict_audit import audit_conflicts as conflicts_of
+    from writegate.gate.audit.conflicts import audit_conflicts as conflicts_of
 
     with opened(ctx, readonly=True) as gate:
         found = conflicts_of(gate.log, since=since, until=until)
@@ -53,7 +53,7 @@ def audit_conflicts(ctx: Context, since: Any, until: Any, fmt: str) -> None:
 def audit_duplicates(ctx: Context, since: Any, until: Any, fmt: str) -> None:
     """What entity resolution landed on existing nodes, which writes it refused as probable
     duplicates, and which nodes reviewers merged or unmerged."""
-    from writegate.gate.duplicate_audit import audit_duplicates as duplicates_of
+    from writegate.gate.audit.duplicates import audit_duplicates as duplicates_of
 
     with opened(ctx, readonly=True) as gate:
         found = duplicates_of(gate.log, since=since, until=until)

@@ -1,6 +1,6 @@
 """``writegate export …``: pictures of the graph, and the PROV-O projection re-serialized.
 
-``dot``, ``graphml`` and ``mermaid`` draw what the reads return (``gate.pictures``):
+``dot``, ``graphml`` and ``mermaid`` draw what the reads return (``gate.reads.pictures``):
 around a node, the ``neighbors`` tool's answer; without ``--around``, the whole graph,
 refused (not cut) beyond ``--max-nodes``. All of them read the log read-only.
 """
@@ -15,8 +15,14 @@ from writegate.cli.common import Context, fail, pass_ctx
 from writegate.cli.config import ProvConfig
 from writegate.cli.read import node_ref, reading, schema_or_none
 from writegate.gate.errors import GateRejection
-from writegate.gate.pictures import Picture, render
-from writegate.gate.reads import MAX_DEPTH, MAX_LIMIT, WHOLE_GRAPH_NODES, GraphReader, Subgraph
+from writegate.gate.reads.pictures import Picture, render
+from writegate.gate.reads.reader import (
+    MAX_DEPTH,
+    MAX_LIMIT,
+    WHOLE_GRAPH_NODES,
+    GraphReader,
+    Subgraph,
+)
 from writegate.projections.files import write_atomically
 from writegate.projections.prov import FORMATS as PROV_FORMATS
 from writegate.projections.prov import export

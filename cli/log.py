@@ -23,7 +23,7 @@ from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
 from writegate.cli.render import did_you_mean, emit_json, format_option, json_line
 from writegate.eventlog import Event
 from writegate.gate import Gate
-from writegate.gate.audit import Auditor
+from writegate.gate.audit.auditor import Auditor
 from writegate.language import (
     EVENT_TYPES,
     node_identity,

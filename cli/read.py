@@ -35,9 +35,9 @@ from writegate.cli.render import (
 from writegate.gate import Gate
 from writegate.gate.errors import GateRejection
 from writegate.gate.models import NodeRef
-from writegate.gate.reads import MAX_DEPTH, GraphReader, PathResult, Subgraph, half_lives
+from writegate.gate.reads.reader import MAX_DEPTH, GraphReader, PathResult, Subgraph, half_lives
+from writegate.gate.reads.views import EdgeView, NodeView
 from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
-from writegate.gate.views import EdgeView, NodeView
 
 
 def schema_or_none(gate: Gate) -> LoadedSchema | None:

@@ -25,7 +25,7 @@ def verify(ctx: Context, anchor: bool, expect_head: str | None, fmt: str) -> Non
     every configured projection's checkpoint, all read from one snapshot of the log (agents
     may keep writing); exit non-zero naming the first failure. A projection that cannot be
     reached fails its check after the log's own checks have run and printed."""
-    from writegate.gate.integrity import check_integrity
+    from writegate.gate.audit.integrity import check_integrity
 
     expected = _anchor_argument(expect_head) if expect_head else None
     settings = ctx.settings()

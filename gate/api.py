@@ -13,8 +13,8 @@ from typing import Any
 
 from writegate.eventlog import Actor, Log, open_log
 from writegate.eventlog.store import Durability
+from writegate.gate.audit.integrity import IntegrityReport, check_integrity
 from writegate.gate.formula import FormulaProvider, formula_name, load_formula_provider
-from writegate.gate.integrity import IntegrityReport, check_integrity
 from writegate.gate.limits import DEFAULT_LIMITS, Limits
 from writegate.gate.models import (
     RefreshResult,
@@ -136,7 +136,7 @@ class Gate(WriteOperations):
         expect_head: tuple[int, str] | None = None,
         unreachable: Mapping[str, str] | None = None,
     ) -> IntegrityReport:
-        """Chain, triggers, state, projection checkpoints, an anchor: see ``gate.integrity``."""
+        """Chain, triggers, state, projection checkpoints, an anchor (``gate.audit.integrity``)."""
         return check_integrity(
             self.log,
             self.state,

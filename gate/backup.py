@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from writegate.eventlog import EventLog
-from writegate.gate.integrity import IntegrityReport, check_integrity
+from writegate.gate.audit.integrity import IntegrityReport, check_integrity
 from writegate.projections.state import StateProjection
 
 TOKENS_SUFFIX = ".tokens.json"

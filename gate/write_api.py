@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from writegate.eventlog import Actor
 from writegate.eventlog.events import format_timestamp
 from writegate.gate.errors import ErrorCode
-from writegate.gate.merging import MergeResult, Merges, UnmergeResult
+from writegate.gate.merges.operations import MergeResult, Merges, UnmergeResult
 from writegate.gate.models import (
     BatchResult,
     DeleteNodeResult,
@@ -207,7 +207,7 @@ class WriteOperations:
         idempotency_key: str | None = None,
         actor: Actor | None = None,
     ) -> MergeResult | Rejected:
-        """Fold a duplicate into a survivor of its label (``gate.merging``); undo with
+        """Fold a duplicate into a survivor of its label (``gate.merges.operations``); undo with
         ``unmerge_nodes`` and the result's ``merge``."""
         arguments = _given(
             label=label,

@@ -40,7 +40,7 @@ from pydantic import BaseModel
 from writegate.gate.api import Gate
 from writegate.gate.errors import GateRejection
 from writegate.gate.models import RefreshResult, Rejected, dump
-from writegate.gate.reads import GraphReader, half_lives
+from writegate.gate.reads.reader import GraphReader, half_lives
 from writegate.gate.schema import SchemaSourceUnavailable
 from writegate.gate.schema.registry import describe_registry
 from writegate.gate.server.catalog import build_catalog

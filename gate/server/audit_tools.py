@@ -1,8 +1,8 @@
 """Tools for the auditor role: the log itself, filtered, the integrity checks, what
 conflicts and entity resolution did, and the report (with the review queue).
 
-Faces over ``gate.audit.Auditor``, ``Gate.verify`` and ``gate.report``, the same calls as
-``writegate audit``, ``writegate verify`` and ``writegate report``.
+Faces over ``gate.audit.auditor.Auditor``, ``Gate.verify`` and ``gate.audit.report``, the
+same calls as ``writegate audit``, ``writegate verify`` and ``writegate report``.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from writegate.gate.audit import AuditEvents, Auditor
-from writegate.gate.conflict_audit import ConflictAudit
-from writegate.gate.conflict_audit import audit_conflicts as conflicts_of
-from writegate.gate.duplicate_audit import DuplicateAudit
-from writegate.gate.duplicate_audit import audit_duplicates as duplicates_of
+from writegate.gate.audit.auditor import AuditEvents, Auditor
+from writegate.gate.audit.conflicts import ConflictAudit
+from writegate.gate.audit.conflicts import audit_conflicts as conflicts_of
+from writegate.gate.audit.duplicates import DuplicateAudit
+from writegate.gate.audit.duplicates import audit_duplicates as duplicates_of
+from writegate.gate.audit.report import Report, gate_report
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.gate.report import Report, gate_report
 from writegate.gate.server.read_tools import NodeRefArgs, schema_or_none
 from writegate.gate.server.tools import ToolCall, ToolSpec, tool
 from writegate.gate.server.write_tools import NoArgs

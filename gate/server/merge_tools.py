@@ -1,13 +1,13 @@
 """Tools for reviewers (and admins): merge a duplicate node into its survivor, and undo it.
 
-Faces over ``gate.merging`` — the same calls as ``writegate merge`` / ``unmerge`` — in the
+Faces over ``gate.merges.operations`` — the same calls as ``writegate merge`` / ``unmerge`` — in the
 policy's ``review`` group, so agents without the role never see them. Both are events;
 ``unmerge_nodes`` restores exactly what a merge changed.
 """
 
 from __future__ import annotations
 
-from writegate.gate.merging import (
+from writegate.gate.merges.operations import (
     MergeNodesRequest,
     MergeResult,
     Merges,

@@ -1,6 +1,6 @@
 """Bounded reads that carry provenance (seed 001 §4.5, seed 004): what an agent reads back.
 
-Each is the ``GraphReader`` function of the same name (``gate.reads``), which the CLI's
+Each is the ``GraphReader`` function of the same name (``gate.reads.reader``), which the CLI's
 read commands call too, so an agent and an operator asking the same question get the
 same answer.
 """
@@ -13,7 +13,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, Str
 
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import Keys
-from writegate.gate.reads import MAX_DEPTH, NodeHistory, PathResult, Subgraph
+from writegate.gate.reads.reader import MAX_DEPTH, NodeHistory, PathResult, Subgraph
 from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
 from writegate.gate.schema.registry import describe_registry
 from writegate.gate.server.tools import ToolCall, ToolSpec, tool

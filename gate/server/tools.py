@@ -24,7 +24,7 @@ from writegate.eventlog import Actor
 from writegate.gate.api import Gate
 from writegate.gate.errors import GateRejection
 from writegate.gate.models import CodeOf, ProposedResult, Rejected, parse_request
-from writegate.gate.reads import GraphReader
+from writegate.gate.reads.reader import GraphReader
 from writegate.gate.writing import WriteGuard
 
 Family = Literal["generic", "labels", "always"]  # which `serve --tools` choice shows it

@@ -20,7 +20,7 @@ from tests.server.conftest import published
 from tests.server.harness import WRITEGATE, stdio_agent
 from writegate.eventlog import Actor
 from writegate.gate import Gate
-from writegate.gate.integrity import IntegrityReport
+from writegate.gate.audit.integrity import IntegrityReport
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -14,7 +14,7 @@ from freezegun import freeze_time
 from tests.conftest import seed_document
 from writegate.eventlog import Actor
 from writegate.gate import Gate
-from writegate.gate.reads import GraphReader, half_lives
+from writegate.gate.reads.reader import GraphReader, half_lives
 from writegate.gate.schema import SchemaDocumentError, parse_document
 
 WRITTEN = datetime(2026, 1, 1, tzinfo=UTC)

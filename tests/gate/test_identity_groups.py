@@ -11,7 +11,7 @@ import pytest
 
 from writegate.eventlog import Actor
 from writegate.gate import Gate, Rejected, WriteNodeResult
-from writegate.gate.merging import MergeResult
+from writegate.gate.merges.operations import MergeResult
 
 NODES: dict[str, Any] = {
     "Person": {"merge_keys": ["name"], "resolution": {"policy": "auto"}},

@@ -15,8 +15,8 @@ import yaml
 from tests.conftest import FIXTURES
 from writegate.eventlog import Actor
 from writegate.gate import Gate, Rejected, WriteNodeResult, WriteRelationshipResult
-from writegate.gate.duplicate_audit import audit_duplicates
-from writegate.gate.merging import MergeResult, UnmergeResult
+from writegate.gate.audit.duplicates import audit_duplicates
+from writegate.gate.merges.operations import MergeResult, UnmergeResult
 from writegate.language import NodesMerged, payload_of
 from writegate.projections.state import StateProjection
 

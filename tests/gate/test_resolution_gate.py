@@ -14,7 +14,7 @@ import yaml
 from tests.readme import blocks, section
 from writegate.eventlog import Actor
 from writegate.gate import BatchResult, Gate, Rejected, WriteNodeResult, WriteRelationshipResult
-from writegate.gate.duplicate_audit import audit_duplicates
+from writegate.gate.audit.duplicates import audit_duplicates
 from writegate.gate.schema import parse_document
 from writegate.language import NodeWritten, RelationshipWritten, payload_of
 from writegate.projections.state import StateProjection

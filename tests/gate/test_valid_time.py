@@ -18,7 +18,7 @@ from tests.server.harness import WRITEGATE
 from writegate.eventlog import Actor
 from writegate.gate import Gate, Rejected, WriteNodeResult
 from writegate.gate.models import ProposedResult
-from writegate.gate.past import node_then
+from writegate.gate.reads.past import node_then
 from writegate.language import NodeWritten, payload_of
 
 ADA = 'Person{"name":"Ada"}'

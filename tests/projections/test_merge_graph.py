@@ -15,7 +15,7 @@ from tests.conftest import FIXTURES
 from tests.gate.test_merge import build, merge, unmerge
 from writegate.eventlog import Actor
 from writegate.gate import Gate
-from writegate.gate.merging import MergeResult, UnmergeResult
+from writegate.gate.merges.operations import MergeResult, UnmergeResult
 from writegate.projections.graph import BoltTarget, GraphProjector
 from writegate.projections.runner import replay
 

@@ -2,7 +2,7 @@
 
 An agent's context window is small, so every read is capped (``limit`` with a
 cursor, or an explicit ``truncated`` flag) and every node and edge says where it
-came from (``gate.views``). Each read runs in one snapshot of the log: a result never
+came from (``gate.reads.views``). Each read runs in one snapshot of the log: a result never
 mixes two states of it. The CLI's read commands call the same functions.
 """
 
@@ -18,9 +18,8 @@ from writegate.eventlog import Log
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.identifiers import check_identifier
-from writegate.gate.past import subgraph_then
-from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
-from writegate.gate.views import (
+from writegate.gate.reads.past import subgraph_then
+from writegate.gate.reads.views import (
     Decay,
     HistoryEntry,
     NodeHistory,
@@ -34,6 +33,7 @@ from writegate.gate.views import (
     node_view,
     ref_of,
 )
+from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
 from writegate.language import NodeRef, node_identity, node_stream
 from writegate.projections.state import EdgeRow, StateProjection
 
@@ -172,7 +172,7 @@ class GraphReader:
     ) -> Subgraph:
         """The nodes, their neighbours and the edges between: now, or as the log knew them
         at ``as_of`` (record time), or as true at ``valid_at`` (valid time, as known at
-        ``as_of``) — those read from the log (``gate.past``), edges with their valid time."""
+        ``as_of``) — those read from the log (``gate.reads.past``), edges with their valid time."""
         if not 1 <= len(refs) <= MAX_LIMIT:
             raise GateRejection(
                 ErrorCode.INVALID_ARGUMENT,

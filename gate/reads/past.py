@@ -1,7 +1,7 @@
 """The graph as it stood: a node and its relationships at a record time (``--as-of``, what
 the log said then) or at a valid time (``--valid-at``, what was true then, as known at the
 record time) — the answers of ``show node``, ``show relationship`` and the MCP reads' ``as_of``
-/ ``valid_at``, rebuilt from the log by ``gate.timeline``. Reads only.
+/ ``valid_at``, rebuilt from the log by ``gate.reads.timeline``. Reads only.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
-from writegate.gate.timeline import Spell, State, node_at, relationship_at, touching
-from writegate.gate.views import (
+from writegate.gate.reads.timeline import Spell, State, node_at, relationship_at, touching
+from writegate.gate.reads.views import (
     EdgeView,
     NodeView,
     Subgraph,

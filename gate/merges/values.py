@@ -1,7 +1,7 @@
 """Which value a merged node or relationship keeps where both sides hold one.
 
 A merge applies each property's conflict policy as if both nodes' writes had landed on one
-node (``gate.merge_plan``):
+node (``gate.merges.plan``):
 
 - ``supersede``: the later-written value (by log position) wins;
 - ``keep_higher_confidence`` (and ``review``: a merge is itself a reviewer's act): the

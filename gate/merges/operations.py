@@ -1,9 +1,9 @@
 """Merging duplicate nodes and undoing a merge: the requests, their results, and the calls.
 
 ``merge_nodes`` folds a duplicate into a survivor of the same label — its relationships
-re-drawn, its values taken by the conflict policy (``gate.merge_plan``,
-``gate.merge_values``), its identity an alias later writes resolve to — and
-``unmerge_nodes`` undoes one merge exactly (``gate.unmerge_plan``). Both are events in one
+re-drawn, its values taken by the conflict policy (``gate.merges.plan``,
+``gate.merges.values``), its identity an alias later writes resolve to — and
+``unmerge_nodes`` undoes one merge exactly (``gate.merges.undo``). Both are events in one
 transaction each, under the caller's provenance; nothing is deleted that the log does not
 keep. Reviewers and admins call them (``merge_nodes`` / ``unmerge_nodes`` over MCP,
 ``writegate merge`` / ``unmerge`` on the command line).
@@ -20,12 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from writegate.eventlog import Actor, Event, Transaction
 from writegate.gate import checks
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.gate.merge_plan import MergeInput, emit_merge
+from writegate.gate.merges.plan import MergeInput, emit_merge
+from writegate.gate.merges.undo import emit_unmerge
 from writegate.gate.models import Keys, Provenanced, Rejected, parse_request
 from writegate.gate.resolution.matching import keys_for, name_of
 from writegate.gate.results import REFUSALS
 from writegate.gate.schema import LoadedSchema
-from writegate.gate.unmerge_plan import emit_unmerge
 from writegate.gate.writing import Writer
 from writegate.language import (
     NodeRef,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from writegate.eventlog.events import format_timestamp
-from writegate.gate.audit import Auditor, Histogram, histogram, subject_of
+from writegate.gate.audit.auditor import Auditor, Histogram, histogram, subject_of
 from writegate.gate.review import Proposal
 from writegate.language import (
     GraphPayload,

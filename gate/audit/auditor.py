@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict
 
 from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
+from writegate.gate.audit.trail import Trail, trail
 from writegate.gate.rejections import RejectionLog
-from writegate.gate.trail import Trail, trail
 from writegate.language import (
     GRAPH_EVENT_TYPES,
     NodeDeleted,

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import networkx as nx
 import orjson
 
-from writegate.gate.views import Provenance, Subgraph
+from writegate.gate.reads.views import Provenance, Subgraph
 from writegate.language import node_identity
 
 Picture = Literal["dot", "graphml", "mermaid"]

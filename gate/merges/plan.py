@@ -2,9 +2,9 @@
 
 A merge re-draws each relationship of the duplicate at the survivor (ending the old one,
 ``moved_to`` naming the new), writes onto the survivor the duplicate's values it takes (by
-each property's conflict policy: ``gate.merge_values``), deletes the duplicate
+each property's conflict policy: ``gate.merges.values``), deletes the duplicate
 (``merged_into``) and closes with ``nodes.merged``, which records the before-image that
-``gate.unmerge_plan`` replays backwards.
+``gate.merges.undo`` replays backwards.
 
 A functional relationship the survivor already has, of the type of one the duplicate
 would bring, refuses the merge (``CONFLICT``): which to keep is a decision, not a rule.
@@ -20,7 +20,7 @@ from writegate.eventlog import Transaction
 from writegate.eventlog.sql import Sql
 from writegate.gate.checks import check_properties
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.gate.merge_values import Combined, before, combine, edge_holding, moved_fact
+from writegate.gate.merges.values import Combined, before, combine, edge_holding, moved_fact
 from writegate.gate.schema.registry import SchemaEntry, SchemaRegistry
 from writegate.language import (
     MovedRelationship,

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
-from writegate.gate.timeline import touching
+from writegate.gate.reads.timeline import touching
 from writegate.language import (
     NodeDeleted,
     NodeWritten,
