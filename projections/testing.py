@@ -2,11 +2,15 @@
 ``eventsourcing`` library ships its recorder tests), and the history it replays.
 
 A projector's test subclasses ``ProjectorContractTestCase`` and says how to make a fresh
-store (and, if it differs, how to reopen it, as after a restart). The history
-(``contract_history.jsonl`` beside this module) was written through the real gate by
-writegate 0.1: remaps, stubs, updates, property removal, a batch, cascades, deletions,
-a step a minute. It is loaded into a fresh log as it was, hashes and all. Plain
-``unittest``: nothing else is needed to run it.
+store (and, if it differs, how to reopen it, as after a restart). Two recorded histories
+ship beside this module, each written through the real gate a step a minute and loaded
+into a fresh log as it was, hashes and all: ``contract_history.jsonl`` (writegate 0.1:
+remaps, stubs, updates, property removal, a batch, cascades, deletions) and
+``contract_history_truth.jsonl`` (the rest of the event language: supersessions of a
+property and of a functional relationship, valid time, writes held for review then
+approved or rejected, a write entity resolution landed on an existing node, a merge and its
+undoing). A test case replays ``history_file``; run each projector's case for both
+(``TRUTH_HISTORY``). Plain ``unittest``: nothing else is needed to run it.
 """
 
 from __future__ import annotations
@@ -24,14 +28,15 @@ from writegate.projections import runner
 from writegate.projections.contract import ProjectionGap, Projector
 
 HISTORY = Path(__file__).resolve().parent / "contract_history.jsonl"
+TRUTH_HISTORY = HISTORY.with_name("contract_history_truth.jsonl")
 
 
-def history() -> list[Event]:
-    """The recorded history's events, as the log stored them."""
+def history(path: Path = HISTORY) -> list[Event]:
+    """A recorded history's events, as the log stored them."""
     columns = [c.strip() for c in EVENT_COLUMNS.split(",")]
     return [
         row_to_event(tuple(json.loads(line)[c] for c in columns))
-        for line in HISTORY.read_text().splitlines()
+        for line in path.read_text().splitlines()
     ]
 
 
@@ -39,6 +44,7 @@ class ProjectorContractTestCase(unittest.TestCase):
     """Every promise of ``writegate.projections.contract.Projector``, checked on a real store."""
 
     __test__: ClassVar[bool] = False  # the subclasses that fill ``create`` are the tests
+    history_file: ClassVar[Path] = HISTORY
 
     def create(self) -> Projector:
         """A fresh, empty store (under ``self.scratch``)."""
@@ -55,7 +61,7 @@ class ProjectorContractTestCase(unittest.TestCase):
         self.scratch = Path(directory.name)
         self.log = EventLog(self.scratch / "history.db")
         self.addCleanup(self.log.close)
-        self.log.append_existing(history())
+        self.log.append_existing(history(self.history_file))
         self.events: list[EventCore] = list(self.log.iter_replayed())
         self.projector = self.create()
         self.addCleanup(self._close)

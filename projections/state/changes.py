@@ -73,12 +73,13 @@ def _forget(conn: Sql, table: str, identity: str) -> None:
 
 def _index(conn: Sql, identity: str, keys: list[str], *, created: bool) -> None:
     """The node's blocking keys, as its latest write computed them (a node this write
-    created has none yet: deleting and merging it away forgot them); keys of an earlier
+    created has none to delete: deleting and merging it away forgot them — unless the
+    event is applied again, at-least-once, hence the conflict clause); keys of an earlier
     layout, as this layout would have them (``blocking.from_legacy``)."""
     if not created:
         conn.execute("DELETE FROM state_resolution_keys WHERE identity = ?", (identity,))
     conn.executemany(
-        "INSERT INTO state_resolution_keys (key, identity) VALUES (?, ?)",
+        "INSERT INTO state_resolution_keys (key, identity) VALUES (?, ?) ON CONFLICT DO NOTHING",
         [(key, identity) for key in blocking.from_legacy(keys)],
     )
 
@@ -163,18 +164,20 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
             _forget(conn, "state_nodes", node.identity)
         case RelationshipDeleted(identity=identity):
             _forget(conn, "state_relationships", identity)
-        case WriteProposed(proposal=proposal):
+        case WriteProposed(proposal=proposal):  # applied again (at-least-once): as it was
             conn.execute(
-                "INSERT INTO state_proposals (proposal, seq, status) VALUES (?, ?, 'pending')",
+                "INSERT INTO state_proposals (proposal, seq, status) VALUES (?, ?, 'pending') "
+                "ON CONFLICT DO NOTHING",
                 (proposal, event.seq),
             )
         case ProposalDecided(proposal=proposal, decision=decision):
-            conn.execute(
-                "UPDATE state_proposals SET status = ?, decided_seq = ? WHERE proposal = ?",
+            decided = conn.execute(
+                "UPDATE state_proposals SET status = ?, decided_seq = ? "
+                "WHERE proposal = ? AND status = 'pending' RETURNING proposal",
                 (decision, event.seq, proposal),
-            )
-            if decision == "approved":  # appended as the writer's: its actor is the writer
-                conn.execute(
+            ).fetchone()
+            if decided is not None and decision == "approved":  # once, however often applied;
+                conn.execute(  # appended as the writer's: its actor is the writer
                     "INSERT INTO state_approved_agents (agent, approved) VALUES (?, 1) "
                     "ON CONFLICT (agent) DO UPDATE "
                     "SET approved = state_approved_agents.approved + 1",

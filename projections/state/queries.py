@@ -365,7 +365,8 @@ class StateReader:
             yield EndedEdge(_edge(row[:-2]), row[-2], row[-1])
 
     def snapshot(self, conn: Sql) -> dict[str, list[tuple[Any, ...]]]:
-        """Every row, ordered: two equal snapshots mean two equal states."""
+        """Every row of every table, ordered: two equal snapshots mean two equal states
+        (who set each value, aliases, blocking keys and the review lane included)."""
         return {
             "nodes": conn.execute(
                 f"SELECT {NODE_COLUMNS} FROM state_nodes ORDER BY identity"
@@ -373,4 +374,17 @@ class StateReader:
             "relationships": conn.execute(
                 f"SELECT {REL_COLUMNS} FROM state_relationships ORDER BY identity"
             ).fetchall(),
+            **{
+                table: conn.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()
+                for table, order in _MORE_TABLES.items()
+            },
         }
+
+
+_MORE_TABLES = {  # the rest of the read model, each by its primary key
+    "state_facts": "identity, property",
+    "state_aliases": "alias",
+    "state_resolution_keys": "key, identity",
+    "state_proposals": "proposal",
+    "state_approved_agents": "agent",
+}

@@ -148,4 +148,5 @@ def test_the_old_log_replays_to_the_same_prov_and_state(
     state.apply(old_events)
     snapshot = json.loads(json.dumps(state.snapshot()))
     state.close()
-    assert snapshot == json.loads(golden("state.json").read_text())
+    old = json.loads(golden("state.json").read_text())  # the tables 0.1 had
+    assert {table: snapshot[table] for table in old} == old

@@ -1,4 +1,5 @@
-"""The projector contract (``writegate.projections.testing``), run against every projector."""
+"""The projector contract (``writegate.projections.testing``), run against every projector,
+on both recorded histories (the 0.1 one, and the truth over time: ``...Truth`` classes)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from writegate.projections.graph import BoltTarget, GraphProjector
 from writegate.projections.jsonl import JsonlProjector
 from writegate.projections.prov import ProvProjector
 from writegate.projections.statestore import StateStore
-from writegate.projections.testing import ProjectorContractTestCase
+from writegate.projections.testing import TRUTH_HISTORY, ProjectorContractTestCase
 
 
 class TestStateStore(ProjectorContractTestCase):
@@ -54,6 +55,33 @@ class TestGraphOnArcadeDB(ProjectorContractTestCase):
 
     def create(self) -> Projector:
         return GraphProjector(self.server)
+
+
+class Truth:
+    """Replays the recorded history of supersessions, valid time, reviews, resolution and a
+    merge undone, instead of the 0.1 one."""
+
+    history_file = TRUTH_HISTORY
+
+
+class TestStateStoreTruth(Truth, TestStateStore):
+    pass
+
+
+class TestMemoryMeshJsonlTruth(Truth, TestMemoryMeshJsonl):
+    pass
+
+
+class TestMcpMemoryJsonlTruth(Truth, TestMcpMemoryJsonl):
+    pass
+
+
+class TestProvTruth(Truth, TestProv):
+    pass
+
+
+class TestGraphOnArcadeDBTruth(Truth, TestGraphOnArcadeDB):
+    pass
 
 
 if memgraph := memgraph_target():  # a Memgraph this machine was given (MEMGRAPH_URI)

@@ -1,0 +1,228 @@
+"""The history ``projections/contract_history_truth.jsonl`` was recorded from: every event
+type the gate writes beyond 0.1 — supersessions (a property, a functional relationship),
+valid time, a write held for review then approved and another rejected, entity resolution
+landing a write on an existing node, a merge and its undoing, a detached deletion — written
+through the real gate, a step a minute on a frozen clock.
+
+Recorded once (``python -m tests.projections.truth_history FILE``), shipped with the package,
+and replayed by the projector contract: the stored rows, not this code, are the contract's
+input, so the events keep their hashes and ids. ``tests/projections/test_truth_history.py``
+checks that the recording covers the whole event language and verifies.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+from freezegun import freeze_time
+
+from writegate.eventlog import Actor
+from writegate.eventlog.tables import EVENT_COLUMNS
+from writegate.gate import Gate
+
+T0 = datetime(2033, 3, 1, 9, 0, tzinfo=UTC)
+ADA = Actor(agent="ada-bot", session="s-ada", transport="mcp")
+BOB = Actor(agent="bob-bot", session="s-bob", transport="http")
+REVIEWER = Actor(agent="rita-reviewer", session="s-rita", transport="cli")
+
+SCHEMA: dict[str, Any] = {
+    "name": "truth",
+    "nodes": {
+        "Person": {
+            "merge_keys": ["name"],
+            "properties": {
+                "name": {"type": "string"},
+                "role": {"type": "string", "conflict": "supersede"},
+                "email": {"type": "string"},
+            },
+            "resolution": {"policy": "auto", "identity": ["email"]},
+            "review_below": 0.3,
+        },
+        "Organization": {"merge_keys": ["name"], "conflict": "supersede"},
+    },
+    "relationships": {
+        "WORKS_FOR": {
+            "from": ["Person"],
+            "to": ["Organization"],
+            "functional": True,
+            "conflict": "supersede",
+        },
+        "KNOWS": {"from": ["Person"], "to": ["Person"]},
+    },
+}
+
+
+def prov(source: str = "hr.csv", method: str = "parsed", rel: float = 0.9) -> dict[str, Any]:
+    return {"source": source, "extraction_method": method, "reliability": rel}
+
+
+def _ok(result: Any) -> Any:
+    assert result.status in ("written", "deleted", "merged", "unmerged", "proposed", "decided"), (
+        result
+    )
+    return result
+
+
+def write_truth_history(gate: Gate, step: Callable[[], None]) -> None:
+    """Fourteen steps; ``step`` runs after each (the recorder moves a frozen clock there)."""
+    gate.publish_schema(SCHEMA, actor=ADA)
+    gate.refresh_schema_cache()
+    step()
+    person: dict[str, Any] = {"label": "Person", "actor": ADA}
+    _ok(
+        gate.write_node(
+            **person,
+            merge_keys={"name": "Grace Hopper"},
+            properties={"role": "engineer", "email": "grace@navy.mil"},
+            valid_from=datetime(2030, 1, 1, tzinfo=UTC),
+            **prov(),
+        )
+    )
+    step()
+    _ok(
+        gate.write_node(
+            **person,
+            merge_keys={"name": "Grace Hopper"},
+            properties={"role": "rear admiral"},
+            **prov("wiki", "llm", 0.7),
+        )
+    )
+    step()
+    for name in ("Navy", "Remington Rand"):
+        _ok(gate.write_node(label="Organization", merge_keys={"name": name}, actor=ADA, **prov()))
+    step()
+    edge: dict[str, Any] = {
+        "type": "WORKS_FOR",
+        "from_label": "Person",
+        "from_keys": {"name": "Grace Hopper"},
+        "to_label": "Organization",
+        "actor": ADA,
+    }
+    _ok(
+        gate.write_relationship(
+            **edge, to_keys={"name": "Navy"}, properties={"since": 1943}, **prov()
+        )
+    )
+    step()
+    _ok(
+        gate.write_relationship(
+            **edge,
+            to_keys={"name": "Remington Rand"},
+            valid_from=datetime(1949, 1, 1, tzinfo=UTC),
+            **prov(),
+        )
+    )
+    step()
+    held = _ok(
+        gate.write_node(
+            label="Person",
+            merge_keys={"name": "Howard Aiken"},
+            actor=BOB,
+            properties={"role": "professor"},
+            **prov("chat", "llm", 0.2),
+        )
+    )
+    step()
+    _ok(gate.reviews.decide(held.proposal, "approve", REVIEWER, note="checked the faculty list"))
+    step()
+    doubtful = _ok(
+        gate.write_node(
+            label="Person",
+            merge_keys={"name": "Grace Murray"},
+            actor=BOB,
+            **prov("chat", "llm", 0.2),
+        )
+    )
+    step()
+    _ok(gate.reviews.decide(doubtful.proposal, "reject", REVIEWER, note="her maiden name"))
+    step()
+    landed = _ok(
+        gate.write_node(
+            **person,
+            merge_keys={"name": "grace  hopper"},
+            properties={"email": "grace@navy.mil"},
+            **prov(),
+        )
+    )
+    assert landed.resolved_from is not None, landed
+    step()
+    _ok(gate.write_node(**person, merge_keys={"name": "Ada Lovelace"}, **prov()))
+    _ok(
+        gate.write_node(
+            **person,
+            merge_keys={"name": "Augusta Ada King"},
+            properties={"role": "countess"},
+            **prov(),
+        )
+    )
+    _ok(
+        gate.write_relationship(
+            type="KNOWS",
+            from_label="Person",
+            from_keys={"name": "Augusta Ada King"},
+            to_label="Person",
+            to_keys={"name": "Grace Hopper"},
+            actor=ADA,
+            **prov(),
+        )
+    )
+    step()
+    merged = _ok(
+        gate.merge_nodes(
+            label="Person",
+            survivor_keys={"name": "Ada Lovelace"},
+            duplicate_keys={"name": "Augusta Ada King"},
+            actor=REVIEWER,
+            reason="the same countess",
+            **prov("review", "manual", 1.0),
+        )
+    )
+    step()
+    _ok(
+        gate.unmerge_nodes(
+            merge=merged.merge,
+            actor=REVIEWER,
+            reason="kept apart after all",
+            **prov("review", "manual", 1.0),
+        )
+    )
+    step()
+    _ok(
+        gate.delete_node(
+            label="Person",
+            merge_keys={"name": "Howard Aiken"},
+            detach=True,
+            actor=ADA,
+            **prov("cleanup", "manual", 1.0),
+        )
+    )
+    step()
+
+
+def record(path: Path) -> None:
+    """Write the history into a fresh log under a frozen clock; store its rows as JSON lines."""
+    columns = [c.strip() for c in EVENT_COLUMNS.split(",")]
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        freeze_time(T0) as clock,
+        Gate.open(Path(folder) / "truth.db", default_actor=ADA) as gate,
+    ):
+
+        def step() -> None:
+            clock.tick(timedelta(minutes=1))
+
+        write_truth_history(gate, step)
+        conn = gate.log.connection()
+        rows = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY seq").fetchall()
+    lines = [orjson.dumps(dict(zip(columns, row, strict=True))) for row in rows]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+
+if __name__ == "__main__":
+    record(Path(sys.argv[1]))
