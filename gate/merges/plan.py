@@ -82,17 +82,7 @@ def emit_merge(state: StateReader, tx: Transaction, m: MergeInput) -> NodesMerge
         if not absorbed:
             landed[new] = dict(edge.properties)
             carried += [moved_fact(f, new) for f in state.fact_records(conn, identity)]
-            record = MovedRelationship(
-                identity=identity,
-                type=edge.type,
-                from_identity=edge.from_identity,
-                to_identity=edge.to_identity,
-                properties=edge.properties,
-                provenance=edge.provenance,
-                moved_to=new,
-                created=True,
-            )
-            moves.append((edge, record, None))
+            moves.append((edge, _moved(edge, new, created=True), None))
             continue
         target = state.relationship(conn, new)
         current = landed.get(new, target.properties if target else {})
@@ -103,14 +93,9 @@ def emit_merge(state: StateReader, tx: Transaction, m: MergeInput) -> NodesMerge
         carried += [moved_fact(old[n], new) for n in taken.set if n in old]
         if target is not None:
             facts += before(state.fact_records(conn, new), taken.replaced)
-        record = MovedRelationship(
-            identity=identity,
-            type=edge.type,
-            from_identity=edge.from_identity,
-            to_identity=edge.to_identity,
-            properties=edge.properties,
-            provenance=edge.provenance,
-            moved_to=new,
+        record = _moved(
+            edge,
+            new,
             created=False,
             replaced=taken.replaced,
             set=taken.set,
@@ -187,6 +172,22 @@ def emit_merge(state: StateReader, tx: Transaction, m: MergeInput) -> NodesMerge
         )
     )
     return closing
+
+
+def _moved(edge: EdgeRow, new: str, *, created: bool, **absorbed: Any) -> MovedRelationship:
+    """The record of ``edge`` re-drawn as ``new``: created there, or absorbed into the
+    relationship already there (what it set, what that replaced, whose it was)."""
+    return MovedRelationship(
+        identity=edge.identity,
+        type=edge.type,
+        from_identity=edge.from_identity,
+        to_identity=edge.to_identity,
+        properties=edge.properties,
+        provenance=edge.provenance,
+        moved_to=new,
+        created=created,
+        **absorbed,
+    )
 
 
 def _functional(
