@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from writegate.gate.resolution.normalize import NormalizedName, normalize
 from writegate.gate.resolution.vocabulary import DEFAULT_RULES, Kind, NameRules
 from writegate.projections.state.blocking import (
+    JOINED_LENGTH,
     SEP,
     after,
     organisation_rows,
@@ -41,8 +42,6 @@ Range = tuple[str, str, bool]
 """Keys ``start <= key < stop``, read descending if the flag says so."""
 
 _ACRONYM_FILLERS = frozenset({"of", "and", "the", "for", "de", "la", "und"})
-JOINED_LENGTH = 12
-"""``j:`` keys keep the first sounds of a long name only: keys stay short."""
 MIN_ACRONYM = 3
 """Two-letter acronyms ("HP") would each be shared by thousands of names: not indexed."""
 SOUND_PREFIX = 2

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+from itertools import permutations
 
 import jellyfish
 
@@ -27,6 +28,10 @@ FAMILIES = ("p", "m", "o", "j", "a")
 """p: a person's two words; m: a person of one word; o: an organisation's distinctive
 words; j: all words joined; a: an acronym. ``id:`` keys (identity properties) are equal
 values, not rows of this shape."""
+JOINED_LENGTH = 12
+"""``j:`` keys keep the first sounds of a long name only: keys stay short."""
+ORDERED_WORDS = 6
+"""``from_legacy`` puts back the order of names this long at most (720 orders to try)."""
 
 
 @lru_cache(maxsize=65_536)
@@ -59,15 +64,15 @@ def after(prefix: str) -> str:
 
 def from_legacy(keys: Iterable[str]) -> list[str]:
     """Row keys of this layout for a node indexed before it (``x:`` and ``p:TRNK|a`` keys),
-    as the gate would compute them from the sorted words the ``x:`` key kept. Keys already
-    of this layout, and ``id:`` keys, are kept as they are."""
+    as the gate would compute them from the words the ``x:`` key kept, in the name's order
+    (``_in_order``). Keys already of this layout, and ``id:`` keys, are kept as they are."""
     keys = sorted(set(keys))
     exact = [k for k in keys if k.partition("/")[2].startswith("x:")]
     if not exact:
         return keys
     label, _, body = exact[0].partition("/")
-    words = body[2:].split()
     bodies = [k.partition("/")[2] for k in keys]
+    words = _in_order(body[2:].split(), bodies)
     kept = [k for k in keys if k.partition("/")[2].startswith("id:")]
     text = " ".join(words)
     rows: set[str] = set()
@@ -79,6 +84,23 @@ def from_legacy(keys: Iterable[str]) -> list[str]:
     elif words:
         rows.update(person_rows(words, text))
     return sorted({*kept, *(f"{label}/{r}" for r in rows)})
+
+
+def _in_order(words: list[str], bodies: list[str]) -> list[str]:
+    """The words in the name's own order: the old exact key sorted them, but its ``j:`` key
+    is the sound of the words joined in order. Where several orders sound alike, the one
+    the old first-word key (``p:ALN|t``: the first word's sound, the last word's initial)
+    agrees with; the sorted words where no order fits (no ``j:`` key, or a longer name)."""
+    joined = next((b[2:].split(SEP)[0] for b in bodies if b.startswith("j:")), None)
+    if joined is None or len(words) > ORDERED_WORDS:
+        return words
+    fits = [
+        order
+        for order in dict.fromkeys(permutations(words))
+        if sound("".join(order))[:JOINED_LENGTH] == joined
+    ]
+    agreeing = [o for o in fits if f"p:{sound(o[0])}{SEP}{o[-1][0]}" in bodies]
+    return list((agreeing or fits or [words])[0])
 
 
 def person_rows(words: list[str], text: str) -> set[str]:

@@ -86,3 +86,18 @@ def test_rows_of_an_earlier_layout_are_rebuilt_as_this_layout_has_them() -> None
 def test_names_in_other_scripts_still_get_keys() -> None:
     assert meet("Владимир Путин", "владимир путин", "person")
     assert all(len(key) > 2 for key in blocking_keys("北京大学", "organisation"))
+
+
+@pytest.mark.parametrize(
+    ("name", "legacy"),
+    [  # as the layout before rows indexed them: the words sorted, their order in j: only
+        ("Mary Ann Smith", ["x:ann mary smith", "p:AN|m", "p:SM0|m", "p:MR|s", "j:MRYNSM0"]),
+        ("Yoko Ono", ["x:ono yoko", "p:AN|y", "p:AK|o", "j:AKN"]),
+    ],
+)
+def test_a_name_of_an_earlier_layout_keeps_its_words_order(name: str, legacy: list[str]) -> None:
+    """The sorted words of the old exact key are put back in the order the joined sound
+    kept, so a new write of the same name finds the rebuilt rows."""
+    rebuilt = [key.partition("/")[2] for key in from_legacy(f"Person/{k}" for k in legacy)]
+    assert rebuilt == sorted(blocking_keys(name, "person"))
+    assert meets(probes_of(normalize(name, "person"), "person"), rebuilt)
