@@ -52,9 +52,11 @@ def row(family: str, lead: str, other: str, text: str) -> str:
 
 
 def text_of(key: str) -> str | None:
-    """The normal text a row key ends with (None for an ``id:`` key)."""
-    parts = key.partition("/")[2].split(SEP, 3)
-    return parts[3] if len(parts) == 4 else None
+    """The normal text a row key ends with (None for an ``id:`` key, whatever its value
+    holds)."""
+    body = key.partition("/")[2]
+    parts = body.split(SEP, 3)
+    return parts[3] if len(parts) == 4 and not body.startswith("id:") else None
 
 
 def after(prefix: str) -> str:

@@ -8,7 +8,7 @@ import pytest
 from writegate.gate.resolution import Kind, blocking_keys, normalize
 from writegate.gate.resolution.evaluate import compared
 from writegate.gate.resolution.keys import meets, probes_of
-from writegate.projections.state.blocking import from_legacy
+from writegate.projections.state.blocking import from_legacy, text_of
 
 
 def meet(a: str, b: str, kind: Kind) -> bool:
@@ -101,3 +101,9 @@ def test_a_name_of_an_earlier_layout_keeps_its_words_order(name: str, legacy: li
     rebuilt = [key.partition("/")[2] for key in from_legacy(f"Person/{k}" for k in legacy)]
     assert rebuilt == sorted(blocking_keys(name, "person"))
     assert meets(probes_of(normalize(name, "person"), "person"), rebuilt)
+
+
+def test_an_identity_key_is_never_read_as_a_name() -> None:
+    """An equal identity value holding the row separator is still an identity key."""
+    assert text_of("Person/id:email=a|b|c|d") is None
+    assert text_of("Person/p:TRNK|a|ALN|alan turing") == "alan turing"
