@@ -29,9 +29,10 @@ from collections.abc import Iterable
 from writegate.gate.resolution.normalize import NormalizedName, normalize
 from writegate.gate.resolution.vocabulary import DEFAULT_RULES, Kind, NameRules
 from writegate.projections.state.blocking import (
-    JOINED_LENGTH,
-    SEP,
     after,
+    block,
+    flat_row,
+    joined_sound,
     organisation_rows,
     person_rows,
     row,
@@ -86,21 +87,16 @@ def keys_of(name: NormalizedName, kind: Kind, rules: NameRules | None = None) ->
         return frozenset(person_rows(words, text))
     rows = organisation_rows(_distinctive(name, rules), text)
     if len(words) > 1:
-        rows.add(f"j:{sound(name.joined)[:JOINED_LENGTH]}{SEP * 3}{text}")
+        rows.add(flat_row("j", joined_sound(name.joined), text))
     if short := _short(name):
-        rows.add(f"a:{short}{SEP * 3}{text}")
+        rows.add(flat_row("a", short, text))
     return frozenset(rows)
 
 
-def _lead(family: str, lead: str, initial: str) -> str:
-    """The rows led by ``lead`` whose second word begins with ``initial`` ("" for none)."""
-    return f"{family}:{sound(lead)}{SEP}{initial}{SEP}"
-
-
-def _around(own: str, block: str) -> list[Range]:
-    """The block's rows nearest ``own`` in key order: from it on (equal texts first, then
-    second words sounding a little later) and just before it."""
-    return [(own, after(block), False), (block, own, True)]
+def _around(own: str, start: str) -> list[Range]:
+    """The rows of the block at ``start`` nearest ``own`` in key order: from it on (equal
+    texts first, then second words sounding a little later) and just before it."""
+    return [(own, after(start), False), (start, own, True)]
 
 
 def _prefix(prefix: str) -> Range:
@@ -115,31 +111,31 @@ def probes_of(name: NormalizedName, kind: Kind, rules: NameRules | None = None) 
         return []
     ranges: list[Range] = []
     if kind == "person" and len(words) == 1:
-        ranges += _around(row("m", words[0], "", text), _lead("m", words[0], ""))
+        ranges += _around(row("m", words[0], "", text), block("m", words[0], ""))
     elif kind == "person":
         first, last = words[0], words[-1]
-        ranges += _around(row("p", last, first, text), _lead("p", last, first[0]))
+        ranges += _around(row("p", last, first, text), block("p", last, first[0]))
         if len(first) > 1:
-            ranges += _around(row("p", first, last, text), _lead("p", first, last[0]))
+            ranges += _around(row("p", first, last, text), block("p", first, last[0]))
         for nick in sorted(rules.nicknames.get(first, ())):
-            ranges.append(_prefix(f"{_lead('p', last, nick[0])}{sound(nick)[:SOUND_PREFIX]}"))
-            ranges.append(_prefix(f"{_lead('p', nick, last[0])}{sound(last)[:SOUND_PREFIX]}"))
+            ranges.append(_prefix(f"{block('p', last, nick[0])}{sound(nick)[:SOUND_PREFIX]}"))
+            ranges.append(_prefix(f"{block('p', nick, last[0])}{sound(last)[:SOUND_PREFIX]}"))
         for middle in [w for w in words[1:-1] if len(w) > 1][:MIDDLE_WORDS]:
-            ranges.append(_prefix(f"{_lead('p', middle, first[0])}{sound(first)[:SOUND_PREFIX]}"))
+            ranges.append(_prefix(f"{block('p', middle, first[0])}{sound(first)[:SOUND_PREFIX]}"))
     else:
         distinctive = _distinctive(name, rules)
         if len(distinctive) == 1:
-            ranges += _around(row("o", distinctive[0], "", text), _lead("o", distinctive[0], ""))
+            ranges += _around(row("o", distinctive[0], "", text), block("o", distinctive[0], ""))
         else:
             one, two = distinctive[:2]
-            ranges += _around(row("o", one, two, text), _lead("o", one, two[0]))
-            ranges += _around(row("o", two, one, text), _lead("o", two, one[0]))
-            ranges.append(_prefix(_lead("o", one, "")))  # "Acme" beside "Acme Bank"
+            ranges += _around(row("o", one, two, text), block("o", one, two[0]))
+            ranges += _around(row("o", two, one, text), block("o", two, one[0]))
+            ranges.append(_prefix(block("o", one, "")))  # "Acme" beside "Acme Bank"
         if len(words) > 1:  # "Price Waterhouse" beside "Pricewaterhouse"
-            ranges.append(_prefix(_lead("o", name.joined, "")))
-        ranges.append(_prefix(f"j:{sound(name.joined)[:JOINED_LENGTH]}{SEP}"))
+            ranges.append(_prefix(block("o", name.joined, "")))
+        ranges.append(_prefix(flat_row("j", joined_sound(name.joined), "")))
         if short := _short(name):
-            ranges.append(_prefix(f"a:{short}{SEP}"))
+            ranges.append(_prefix(flat_row("a", short, "")))
     return list(dict.fromkeys(ranges))
 
 

@@ -45,10 +45,27 @@ def sound(word: str) -> str:
     return "A" + code[1:] if code[0] in "AEIOUY" else code
 
 
+def block(family: str, lead: str, initial: str) -> str:
+    """The start of the rows led by ``lead`` whose second word begins with ``initial`` ("" for
+    none): the block a probe reads around."""
+    return f"{family}:{sound(lead)}{SEP}{initial}{SEP}"
+
+
 def row(family: str, lead: str, other: str, text: str) -> str:
     """The row key of ``lead`` followed by ``other`` (an initial has no sound; "" for none)."""
     tail = sound(other) if len(other) > 1 else ""
-    return f"{family}:{sound(lead)}{SEP}{other[:1]}{SEP}{tail}{SEP}{text}"
+    return f"{block(family, lead, other[:1])}{tail}{SEP}{text}"
+
+
+def flat_row(family: str, value: str, text: str) -> str:
+    """The row key of a value with no words in it (``j:`` a joined sound, ``a:`` an acronym);
+    with no ``text``, the start every row of that value shares."""
+    return f"{family}:{value}{SEP * 3}{text}"
+
+
+def joined_sound(joined: str) -> str:
+    """The ``j:`` value of a name's words joined: their first sounds only, so keys stay short."""
+    return sound(joined)[:JOINED_LENGTH]
 
 
 def text_of(key: str) -> str | None:
@@ -82,7 +99,7 @@ def from_legacy(keys: Iterable[str]) -> list[str]:
         leads = {b[2:].split(SEP)[0] for b in bodies if b.startswith("o:")}
         distinctive = [w for w in words if sound(w) in leads] or words
         rows.update(organisation_rows(distinctive, text))
-        rows.update(b + SEP * 3 + text for b in bodies if b.startswith(("j:", "a:")))
+        rows.update(flat_row(b[0], b[2:], text) for b in bodies if b.startswith(("j:", "a:")))
     elif words:
         rows.update(person_rows(words, text))
     return sorted({*kept, *(f"{label}/{r}" for r in rows)})
@@ -99,10 +116,10 @@ def _in_order(words: list[str], bodies: list[str]) -> list[str]:
     fits = [
         order
         for order in dict.fromkeys(permutations(words))
-        if sound("".join(order))[:JOINED_LENGTH] == joined
+        if joined_sound("".join(order)) == joined
     ]
     agreeing = [o for o in fits if f"p:{sound(o[0])}{SEP}{o[-1][0]}" in bodies]
-    return list((agreeing or fits or [words])[0])
+    return list((agreeing or fits or [tuple(words)])[0])
 
 
 def person_rows(words: list[str], text: str) -> set[str]:
