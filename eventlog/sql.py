@@ -13,6 +13,9 @@ from typing import Any, Protocol
 
 
 class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
     def fetchone(self) -> Any: ...
 
     def fetchall(self) -> list[Any]: ...

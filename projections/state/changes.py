@@ -173,10 +173,10 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
         case ProposalDecided(proposal=proposal, decision=decision):
             decided = conn.execute(
                 "UPDATE state_proposals SET status = ?, decided_seq = ? "
-                "WHERE proposal = ? AND status = 'pending' RETURNING proposal",
+                "WHERE proposal = ? AND status = 'pending'",
                 (decision, event.seq, proposal),
-            ).fetchone()
-            if decided is not None and decision == "approved":  # once, however often applied;
+            ).rowcount
+            if decided and decision == "approved":  # once, however often applied;
                 conn.execute(  # appended as the writer's: its actor is the writer
                     "INSERT INTO state_approved_agents (agent, approved) VALUES (?, 1) "
                     "ON CONFLICT (agent) DO UPDATE "
