@@ -7,8 +7,8 @@
   refused unless listed.
 * ``/mcp`` needs a bearer token (no or a bad one: 401 before any tool runs): one from the
   tokens file or, with ``[serve.oauth]``, an authorization server's JWT (``oauth``).
-* A call nested deeper than the SDK's JSON parser reads is cut first (``nesting``), so it
-  gets the gate's ``INVALID_ARGUMENT`` with its id, as on stdio, not a ``-32700``.
+* A call nested deeper than the SDK's JSON parser reads is read again cut (``nesting``),
+  so it gets the gate's ``INVALID_ARGUMENT`` with its id, as on stdio, not a ``-32700``.
 * ``/healthz`` needs none: the log reachable, the schema loaded, the head seq.
 * ``/metrics`` (Prometheus) only when enabled.
 * The port is bound before the server starts, so a taken port is one clear error.
@@ -27,6 +27,8 @@ import uvicorn
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import PARSE_ERROR, JSONRPCError
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.requests import Request
@@ -103,8 +105,12 @@ class HostGuard:
 
 
 class Unnest:
-    """POST bodies to the MCP endpoint, read whole (as the SDK's body limit reads them) and
-    cut where they nest deeper than its parser reads; anything else passes as it came."""
+    """A POST to the MCP endpoint whose body the SDK's parser refused (``-32700``) is read
+    again cut where it nests deeper than that parser reads; anything else passes as it came.
+
+    The SDK parses first — after authentication, so a caller without a token costs nothing
+    here — and only a refused body is cut, in a worker thread (a linear but Python-speed
+    pass over the bytes, which would hold up every call on the loop)."""
 
     def __init__(self, app: ASGIApp, path: str, max_body: int) -> None:
         self.app = app
@@ -126,15 +132,58 @@ class Unnest:
             if len(body) > self.max_body or not message.get("more_body", False):
                 break
         last = received[-1]
-        whole = last["type"] == "http.request" and not last.get("more_body", False)
-        shallow = cut(bytes(body)) if whole and len(body) <= self.max_body else None
-        if shallow is not None:
-            received = deque([{"type": "http.request", "body": shallow, "more_body": False}])
+        if last["type"] != "http.request" or last.get("more_body", False):
+            await self.app(scope, _replay(received, receive), send)
+            return
+        held = _ParseErrorHeld(send)
+        await self.app(scope, _replay(received, receive), held.send)
+        if not held.messages:
+            return
+        shallow = await anyio.to_thread.run_sync(cut, bytes(body))
+        if shallow is None:
+            for message in held.messages:
+                await send(message)
+            return
+        again: deque[Message] = deque([{"type": "http.request", "body": shallow}])
+        await self.app(scope, _replay(again, receive), send)
 
-        async def replay() -> Message:
-            return received.popleft() if received else await receive()
 
-        await self.app(scope, replay, send)
+def _replay(received: deque[Message], receive: Receive) -> Receive:
+    async def replay() -> Message:
+        return received.popleft() if received else await receive()
+
+    return replay
+
+
+class _ParseErrorHeld:
+    """Passes a response on, except a JSON-RPC parse error (400, ``-32700``), held back."""
+
+    def __init__(self, send: Send) -> None:
+        self.forward = send
+        self.messages: list[Message] = []
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] == 400:
+            self.messages.append(message)
+            return
+        if not self.messages:
+            await self.forward(message)
+            return
+        self.messages.append(message)
+        if message.get("more_body", False):
+            return
+        answer = b"".join(m.get("body", b"") for m in self.messages[1:])
+        if not _is_parse_error(answer):
+            for held in self.messages:
+                await self.forward(held)
+            self.messages.clear()
+
+
+def _is_parse_error(answer: bytes) -> bool:
+    try:
+        return JSONRPCError.model_validate_json(answer).error.code == PARSE_ERROR
+    except ValidationError:
+        return False
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,10 @@ keeps its id and tool name, and still nests deeper than any ``max_depth`` the ga
 (``Limits.max_depth`` is at most 64), so the call gets the gate's own ``INVALID_ARGUMENT``
 through the ordinary path (policy, metrics, the rejections table).
 
-One pass over the bytes, and only when there are more brackets than ``DEPTH``: linear in
-the request's size whatever its shape; an unterminated string stops the pass (the parser
-will call the line what it is).
+Only for a message the parser refused (both transports try it first), and then one pass
+over the bytes, only when there are more brackets than ``DEPTH``: linear in the request's
+size whatever its shape; an unterminated string stops the pass (the parser will call the
+line what it is).
 """
 
 from __future__ import annotations

@@ -127,6 +127,52 @@ def test_http_on_the_2025_wire_answers_deep_calls_as_the_gate_does(db_path: Path
     assert ok[1]["result"]["structuredContent"]["status"] == "written"
 
 
+def test_http_on_the_2026_wire_answers_deep_calls_as_the_gate_does(db_path: Path) -> None:
+    token = create_token(Path(f"{published(db_path)}.tokens.json"), "deep", ("writer",))
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "write_node",
+    }
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    opening = f'"params": {{"_meta": {json.dumps(meta)}, '
+    with http_server(db_path) as server:
+        answers = [
+            httpx2.post(
+                server.url,
+                headers=headers,
+                content=call_line(i, depth).replace('"params": {', opening, 1),
+                timeout=HANG,
+            )
+            for i, depth in enumerate(DEPTHS, start=1)
+        ]
+    for i, answer in enumerate(answers, start=1):
+        assert answer.status_code == 200, answer.text
+        reply = answer.json()
+        assert reply["id"] == i
+        assert _rejection(reply)["error_code"] == "INVALID_ARGUMENT"
+
+
+def test_http_answers_a_body_it_cannot_read_with_a_parse_error(db_path: Path) -> None:
+    token = create_token(Path(f"{published(db_path)}.tokens.json"), "deep", ("writer",))
+    with http_server(db_path) as server:
+        client = LegacyClient(server.url, token)
+        unreadable = [
+            '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {',
+            call_line(2, 1_000)[:-1],  # deep, and never closed
+        ]
+        answers = [client.post(body) for body in unreadable]
+    for status, reply in answers:
+        assert status == 400, reply
+        assert (reply["id"], reply["error"]["code"]) == (None, -32700)
+
+
 async def test_http_sdk_clients_on_both_wires_get_invalid_argument(db_path: Path) -> None:
     token = create_token(Path(f"{published(db_path)}.tokens.json"), "deep", ("writer",))
     nested: Any = "x"
