@@ -30,7 +30,7 @@ from writegate.eventlog import EventCore, Log
 from writegate.projections.contract import ProjectionError, check_batch
 from writegate.projections.files import write_atomically
 from writegate.projections.jsonl_lines import display_name, edge_record, node_record, shown_name
-from writegate.projections.jsonl_model import GraphModel
+from writegate.projections.jsonl_model import GraphModel, is_current
 
 __all__ = ["FORMATS", "Format", "JsonlProjector", "display_name"]
 
@@ -59,7 +59,7 @@ class JsonlProjector:
         self._staging = False
         self._changed = False  # this instance changed the model since the file was rendered
         self._next_render = 0.0  # monotonic time from which following may render again
-        if generation is not None and self._model_path(generation).exists():
+        if generation is not None and is_current(self._model_path(generation)):
             self.generation = generation
             self.model = GraphModel(self._model_path(generation))
             self._stale = rendered != self.model.checkpoint() or not self.path.exists()
@@ -70,10 +70,12 @@ class JsonlProjector:
         return self.path.with_name(f"{self.path.name}.model.{generation}.sqlite")
 
     def _adopt(self, rendered: int, generation: int | None) -> None:
-        """No model file: a snapshot written before the model was kept on disk (or one whose
-        model was removed). Build the model from the log up to the file's checkpoint, as
-        opening one always did, and render it again."""
+        """No model file to trust: a snapshot written before the model was kept on disk, one
+        whose model was removed, or a model of an older shape. Build a new model from the
+        log up to the file's checkpoint, as opening one always did, render it again, and
+        remove the old model."""
         self.generation = (generation or 0) + 1
+        self._remove(self.generation)  # what a rebuild that died may have left
         self.model = GraphModel(self._model_path(self.generation))
         self.model.reset()
         page: list[EventCore] = []
@@ -88,6 +90,8 @@ class JsonlProjector:
         self.model.commit()
         self._stale = True
         self._render()
+        if generation is not None:
+            self._remove(generation)
 
     # -- the contract ----------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -116,6 +116,22 @@ def cited(provenance: WriteProvenance | None) -> tuple[Any, ...]:
     return (provenance.confidence, provenance.source, provenance.extraction_method)
 
 
+def _shape(conn: sqlite3.Connection) -> dict[str, list[str]]:
+    tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    return {t: [c[1] for c in conn.execute(f"PRAGMA table_info({t})")] for t in tables}
+
+
+def is_current(path: Path) -> bool:
+    """Whether the model file exists with the shape this code writes. A file of an older
+    shape is not patched (a column added would leave the rows stored before without what it
+    holds, unlike a rebuild's): the projector builds a new one from the log."""
+    if not path.exists():
+        return False
+    with closing(sqlite3.connect(":memory:")) as fresh, closing(sqlite3.connect(path)) as conn:
+        fresh.executescript(SCHEMA)
+        return _shape(conn) == _shape(fresh)
+
+
 class GraphModel:
     """``bulk``: a file being built aside (a rebuild), not read by anyone until it is
     complete, so it is written without a journal or syncs."""
@@ -132,9 +148,6 @@ class GraphModel:
             self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         self.conn.executescript(SCHEMA)
-        columns = [row[1] for row in self.conn.execute("PRAGMA table_info(jsonl_nodes)")]
-        if "resolved_from" not in columns:  # a model file from before the breadcrumb
-            self.conn.execute("ALTER TABLE jsonl_nodes ADD COLUMN resolved_from TEXT")
         if not bulk:
             self.conn.execute(NAME_INDEX)
         self._checkpoint: int = self.conn.execute("SELECT seq FROM jsonl_checkpoint").fetchone()[0]

@@ -4,6 +4,7 @@ model on disk, the file rendered when asked rather than per batch."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -252,46 +253,95 @@ def test_the_model_agrees_with_the_state_read_model(
     projector.close()
 
 
+RESOLVING = {
+    "nodes": {
+        "Organization": {
+            "merge_keys": ["name"],
+            "resolution": {"policy": "auto", "kind": "organisation"},
+        },
+        "Person": {"merge_keys": ["name"]},
+    },
+    "relationships": {
+        "WORKS_FOR": {"from": ["Person"], "to": ["Organization"], "functional": True}
+    },
+}
+RESOLVED = 'Resolved From: Organization{"name":"Acme Corporation"}'
+
+
+def write_resolved(gate: Gate) -> None:
+    """Acme Corporation resolved to Acme Corp, then Ada working for Acme Corp, then Globex."""
+    gate.publish_schema(RESOLVING)
+    for name in ("Acme Corp", "Acme Corporation"):
+        gate.write_node(label="Organization", merge_keys={"name": name}, **COMMON)
+    gate.write_node(
+        label="Organization", merge_keys={"name": "Acme Corp"}, properties={"x": 1}, **COMMON
+    )
+    for employer in ("Acme Corp", "Globex"):
+        written = gate.write_relationship(
+            type="WORKS_FOR",
+            from_label="Person",
+            from_keys={"name": "Ada"},
+            to_label="Organization",
+            to_keys={"name": employer},
+            endpoint_policy="merge_endpoints",
+            **COMMON,
+        )
+        assert written.status == "written", written
+
+
 def test_a_resolved_write_says_where_it_came_from(tmp_path: Path) -> None:
     """As a remap shows ``Schema Remap From``, a write entity resolution landed on an
     existing node shows ``Resolved From`` (the identity the writer named), kept by later
     writes as the remap is; and a functional relationship replaced is not a current fact."""
-    schema = {
-        "nodes": {
-            "Organization": {
-                "merge_keys": ["name"],
-                "resolution": {"policy": "auto", "kind": "organisation"},
-            },
-            "Person": {"merge_keys": ["name"]},
-        },
-        "relationships": {
-            "WORKS_FOR": {"from": ["Person"], "to": ["Organization"], "functional": True}
-        },
-    }
     out = tmp_path / "g.jsonl"
     with Gate.open(tmp_path / "log.db", default_actor=Actor(agent="a")) as gate:
-        gate.publish_schema(schema)
-        for name in ("Acme Corp", "Acme Corporation"):
-            gate.write_node(label="Organization", merge_keys={"name": name}, **COMMON)
-        gate.write_node(
-            label="Organization", merge_keys={"name": "Acme Corp"}, properties={"x": 1}, **COMMON
-        )
-        for employer in ("Acme Corp", "Globex"):
-            written = gate.write_relationship(
-                type="WORKS_FOR",
-                from_label="Person",
-                from_keys={"name": "Ada"},
-                to_label="Organization",
-                to_keys={"name": employer},
-                endpoint_policy="merge_endpoints",
-                **COMMON,
-            )
-            assert written.status == "written", written
+        write_resolved(gate)
         projector = JsonlProjector(out, gate.log)
         replay(gate.log, projector)
         projector.close()
     records = lines(out)
     acme = next(r for r in records if r.get("name") == "Acme Corp")
-    assert 'Resolved From: Organization{"name":"Acme Corporation"}' in acme["metadata"]
+    assert RESOLVED in acme["metadata"]
     edges = [(r["from"], r["to"]) for r in records if r["type"] == "edge"]
     assert edges == [("Ada", "Globex")]  # current facts only
+
+
+def test_a_model_of_an_older_shape_is_rebuilt_from_the_log(tmp_path: Path) -> None:
+    """A model file from before the ``resolved_from`` column holds nodes rendered without
+    their ``Resolved From`` line: opening rebuilds it from the log (as a snapshot without
+    a model), not patched with a column that would leave them as they were."""
+    out = tmp_path / "g.jsonl"
+    with Gate.open(tmp_path / "log.db", default_actor=Actor(agent="a")) as gate:
+        write_resolved(gate)
+        projector = JsonlProjector(out, gate.log)
+        replay(gate.log, projector)
+        projector.close()
+        current = out.read_bytes()
+        (old,) = tmp_path.glob("g.jsonl.model.*.sqlite")
+        with sqlite3.connect(old) as conn:  # as the model before the breadcrumb stored it
+            conn.executescript(OLD_NODES)
+            for identity, stored in conn.execute("SELECT identity, lines FROM jsonl_nodes"):
+                kept = [line for line in orjson.loads(stored) if not line.startswith("Resolved")]
+                conn.execute(
+                    "UPDATE jsonl_nodes SET lines = ? WHERE identity = ?",
+                    (orjson.dumps(kept), identity),
+                )
+        conn.close()
+        out.write_bytes(current.replace(b"Resolved From", b"?"))  # as rendered from it
+        reopened = JsonlProjector(out, gate.log)
+        assert reopened.checkpoint() == gate.log.head()[0]
+        reopened.close()
+    assert out.read_bytes() == current
+    assert not old.exists()  # the untrusted model removed
+
+
+OLD_NODES = """
+ALTER TABLE jsonl_nodes RENAME TO newer;
+CREATE TABLE jsonl_nodes (
+    identity TEXT PRIMARY KEY, label TEXT NOT NULL, name TEXT NOT NULL,
+    properties BLOB NOT NULL, remapped_from TEXT, stub INTEGER NOT NULL, lines BLOB NOT NULL
+) WITHOUT ROWID;
+INSERT INTO jsonl_nodes SELECT identity, label, name, properties, remapped_from, stub, lines
+FROM newer;
+DROP TABLE newer;
+"""
