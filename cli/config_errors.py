@@ -47,11 +47,16 @@ def _problem(error: ErrorDetails, model: type[BaseModel], file: Path | None) -> 
         hint = f" (did you mean {near[0]}?)" if near else f" (known: {', '.join(known)})"
         return f"{where}: {shown} is not a setting{hint}"
     if kind in ("model_type", "dict_type"):
-        return f"{where}: {shown} should be a table of settings, not {json.dumps(given)}"
+        return f"{where}: {shown} should be a table of settings, not {_shown(given)}"
     said = error["msg"].replace("Input should be", "should be")
     if isinstance(given, str | int | float | bool) and not isinstance(given, dict):
-        said += f" (got {json.dumps(given)})"
+        said += f" (got {_shown(given)})"
     return f"{where}: {shown} {said[0].lower()}{said[1:]}"
+
+
+def _shown(value: Any) -> str:
+    """A value as JSON; a TOML date or time (which JSON has not) as its text."""
+    return json.dumps(value, default=str)
 
 
 def _unparsed_environment(model: type[BaseModel]) -> list[str]:

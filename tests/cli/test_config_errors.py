@@ -99,3 +99,12 @@ def test_a_table_set_only_by_the_environment_is_named(monkeypatch: pytest.Monkey
         "invalid configuration: environment WRITEGATE_SERVE__OAUTH: serve.oauth should be a "
         'table of settings, not "x"',
     )
+
+
+def test_a_toml_date_where_a_table_goes_is_said_not_raised(tmp_path: Path) -> None:
+    config = tmp_path / "dt.toml"
+    config.write_text("serve = 1979-05-27T07:32:00Z\n")
+    assert problems(config) == (
+        f"invalid configuration: {config}: serve should be a table of settings, not "
+        '"1979-05-27 07:32:00+00:00"',
+    )
