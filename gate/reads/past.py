@@ -13,7 +13,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
-from writegate.gate.reads.timeline import Spell, State, node_at, relationship_at, touching
+from writegate.gate.reads.timeline import (
+    Spell,
+    State,
+    node_at,
+    relationship_at,
+    touching,
+    touching_many,
+)
 from writegate.gate.reads.views import (
     EdgeView,
     NodeView,
@@ -202,25 +209,23 @@ def subgraph_then(
         for identity in identities:
             if (view := _node_view(log, identity, as_of, valid_at)) is not None:
                 nodes[identity] = view
-        for identity in list(nodes):
-            for rid in touching(log, identity, as_of):
-                if rid in edges:
+        touched = touching_many(log, list(nodes), as_of)
+        for rid in dict.fromkeys(rid for rids in touched.values() for rid in rids):
+            state, spell = relationship_at(log, rid, as_of=as_of, valid_at=valid_at)
+            if state != "present" or spell is None:
+                continue
+            if len(edges) == cap:
+                truncated = True
+                break
+            edges[rid] = _edge_view(spell)
+            for end in (spell.from_identity, spell.to_identity):
+                if end in nodes:
                     continue
-                state, spell = relationship_at(log, rid, as_of=as_of, valid_at=valid_at)
-                if state != "present" or spell is None:
-                    continue
-                if len(edges) == cap:
-                    truncated = True
-                    break
-                edges[rid] = _edge_view(spell)
-                for end in (spell.from_identity, spell.to_identity):
-                    if end in nodes:
-                        continue  # (with no fact valid then: as the log knew it then)
-                    seen = _node_view(log, end, as_of, valid_at) or _node_view(
-                        log, end, as_of, None
-                    )
-                    if seen is not None:
-                        nodes[end] = seen
+                seen = _node_view(log, end, as_of, valid_at)
+                if seen is None and valid_at is not None:  # no fact valid then: as known then
+                    seen = _node_view(log, end, as_of, None)
+                if seen is not None:
+                    nodes[end] = seen
     return Subgraph(nodes=list(nodes.values()), edges=list(edges.values()), truncated=truncated)
 
 

@@ -24,6 +24,7 @@ by another, at the successor's ``valid_from`` (its record time when it states no
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -203,20 +204,32 @@ def relationship_at(
 
 def touching(log: Log, identity: str, as_of: datetime | None = None) -> list[str]:
     """Every relationship that started or ended at the node up to ``as_of``, in the order
-    first written. The log has no index of a node's past relationships, so this reads the
-    relationship writes recorded since the node's first event: an auditor's question, whose
-    cost is the log's length since then."""
-    first = log.read(limit=1, stream=node_stream(identity)).events
-    if not first:
-        return []
-    found: dict[str, None] = {}
+    first written (``touching_many`` for one node)."""
+    return touching_many(log, [identity], as_of)[identity]
+
+
+def touching_many(
+    log: Log, identities: Iterable[str], as_of: datetime | None = None
+) -> dict[str, list[str]]:
+    """For each node, every relationship that started or ended at it up to ``as_of``, in the
+    order first written. The log has no index of a node's past relationships, so this reads
+    the relationship writes recorded since the earliest of the nodes' first events, once for
+    all of them: an auditor's question, whose cost is the log's length since then."""
+    found: dict[str, dict[str, None]] = {identity: {} for identity in identities}
+    firsts = {
+        identity: first[0].seq
+        for identity in found
+        if (first := log.read(limit=1, stream=node_stream(identity)).events)
+    }
+    if not firsts:
+        return {identity: [] for identity in found}
     for event in log.iter_events(
-        after_seq=first[0].seq - 1, until=as_of, types=[RelationshipWritten.event_type]
+        after_seq=min(firsts.values()) - 1, until=as_of, types=[RelationshipWritten.event_type]
     ):
         written = payload_of(event)
-        if isinstance(written, RelationshipWritten) and identity in (
-            written.from_node.identity,
-            written.to_node.identity,
-        ):
-            found[written.identity] = None
-    return list(found)
+        if not isinstance(written, RelationshipWritten):
+            continue
+        for end in (written.from_node.identity, written.to_node.identity):
+            if end in firsts and event.seq >= firsts[end]:
+                found[end][written.identity] = None
+    return {identity: list(rids) for identity, rids in found.items()}
