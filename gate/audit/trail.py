@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
-from writegate.gate.reads.timeline import touching
+from writegate.gate.reads.timeline import stub_keys, touching
 from writegate.language import (
     NodeDeleted,
     NodeWritten,
@@ -136,8 +136,7 @@ def _entries(
                 remapped = written.remapped_from
                 properties = merge_properties(properties, written.properties)
             case RelationshipWritten() as written:  # this node was created as a stub
-                stubbed = next(s for s in written.stubs_created if s.identity == identity)
-                properties = {**stubbed.keys, "_stub": True}
+                properties = {**stub_keys(written, identity), "_stub": True}
             case NodeDeleted() | RelationshipDeleted():
                 properties = {}
             case _:

@@ -18,6 +18,7 @@ from writegate.gate.reads.timeline import (
     State,
     node_at,
     relationship_at,
+    stub_keys,
     touching,
     touching_many,
 )
@@ -141,8 +142,7 @@ def _recorded(log: Log, identity: str, moment: datetime) -> Then:
                 properties = merge_properties({**base, **node.keys}, changes)
                 state, stub = "present", False
             case RelationshipWritten() as written:
-                keys = next(dict(s.keys) for s in written.stubs_created if s.identity == identity)
-                properties, state, stub = keys, "present", True
+                properties, state, stub = stub_keys(written, identity), "present", True
             case NodeDeleted():
                 properties, state, stub = {}, "deleted", False
             case _:

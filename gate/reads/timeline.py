@@ -233,3 +233,8 @@ def touching_many(
             if end in firsts and event.seq >= firsts[end]:
                 found[end][written.identity] = None
     return {identity: list(rids) for identity, rids in found.items()}
+
+
+def stub_keys(written: RelationshipWritten, identity: str) -> dict[str, Any]:
+    """The keys of the end ``identity`` that the relationship write created as a stub."""
+    return next(dict(s.keys) for s in written.stubs_created if s.identity == identity)

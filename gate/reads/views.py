@@ -19,7 +19,13 @@ from writegate.eventlog.events import format_timestamp, parse_timestamp
 from writegate.gate.formulas.decay import decayed
 from writegate.gate.models import NodeRef
 from writegate.language import NodeRef as PayloadRef
-from writegate.language import NodeWritten, RelationshipWritten, payload_of, provenance_of
+from writegate.language import (
+    NodeWritten,
+    RelationshipWritten,
+    WriteProvenance,
+    payload_of,
+    provenance_of,
+)
 from writegate.projections.state import EdgeRow, NodeRow
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
@@ -141,28 +147,27 @@ class Stats(BaseModel):
 
 def provenance_of_event(event: Event) -> Provenance:
     """The provenance of the write ``event`` (a read at a past time has no row to ask)."""
-    p = provenance_of(event)
-    return Provenance(
-        source=p.source if p else "",
-        extraction_method=p.extraction_method if p else "",
-        confidence=p.confidence if p else 0.0,
-        agent=event.actor.agent,
-        written_at=format_timestamp(event.occurred_at),
-        seq=event.seq,
+    return _provenance(
+        provenance_of(event), event.actor.agent, format_timestamp(event.occurred_at), event.seq
     )
 
 
-def _provenance(row: NodeRow | EdgeRow, decay: Decay | None) -> Provenance:
-    p = row.provenance
+def _of_row(row: NodeRow | EdgeRow, decay: Decay | None) -> Provenance:
+    return _provenance(row.provenance, row.updated_by, row.updated_at, row.updated_seq, decay)
+
+
+def _provenance(
+    p: WriteProvenance | None, agent: str, written_at: str, seq: int, decay: Decay | None = None
+) -> Provenance:
     return Provenance(
         source=p.source if p else "",
         extraction_method=p.extraction_method if p else "",
         confidence=p.confidence if p else 0.0,
-        agent=row.updated_by,
-        written_at=row.updated_at,
-        seq=row.updated_seq,
+        agent=agent,
+        written_at=written_at,
+        seq=seq,
         decayed_confidence=(
-            decay.of(p.confidence, p.extraction_method, row.updated_at) if decay and p else None
+            decay.of(p.confidence, p.extraction_method, written_at) if decay and p else None
         ),
     )
 
@@ -180,7 +185,7 @@ def node_view(row: NodeRow, decay: Decay | None = None) -> NodeView:
         version=row.version,
         stub=row.stub,
         remapped_from=row.remapped_from,
-        provenance=_provenance(row, decay),
+        provenance=_of_row(row, decay),
     )
 
 
@@ -191,7 +196,7 @@ def edge_view(row: EdgeRow, decay: Decay | None = None) -> EdgeView:
         to_node=ref_of(row.to_identity),
         properties=row.properties,
         version=row.version,
-        provenance=_provenance(row, decay),
+        provenance=_of_row(row, decay),
     )
 
 
