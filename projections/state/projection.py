@@ -5,7 +5,6 @@ says; also an ordinary projection that can be reset and rebuilt, and compared wi
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Iterator
 from itertools import zip_longest
@@ -15,7 +14,13 @@ from writegate.eventlog import EventCore, Log
 from writegate.eventlog.sql import Sql, run_script
 from writegate.projections.state.changes import apply_to_state
 from writegate.projections.state.queries import StateReader
-from writegate.projections.state.tables import LAYOUT, LAYOUT_TABLES, TABLES
+from writegate.projections.state.tables import (
+    LAYOUT,
+    STATE_TABLES,
+    TABLES,
+    layout_tables,
+    ordered_selects,
+)
 
 _LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 
@@ -24,7 +29,7 @@ _SCRATCH_CACHE_KIB = 32 * 1024  # the replay's page cache: bounded, whatever the
 
 class StateProjection(StateReader):
     name = "state"
-    tables = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", TABLES))
+    tables = (*STATE_TABLES, "projection_checkpoints")
 
     # -- InlineProjector -----------------------------------------------------------
 
@@ -63,13 +68,8 @@ class StateProjection(StateReader):
         )
 
     def reset(self, conn: Sql) -> None:
-        conn.execute("DELETE FROM state_nodes")
-        conn.execute("DELETE FROM state_relationships")
-        conn.execute("DELETE FROM state_facts")
-        conn.execute("DELETE FROM state_proposals")
-        conn.execute("DELETE FROM state_resolution_keys")
-        conn.execute("DELETE FROM state_aliases")
-        conn.execute("DELETE FROM state_approved_agents")
+        for table in STATE_TABLES:
+            conn.execute(f"DELETE FROM {table}")
         conn.execute("DELETE FROM projection_checkpoints WHERE name = ?", (self.name,))
 
     # -- against a replay --------------------------------------------------------------
@@ -100,23 +100,12 @@ class StateProjection(StateReader):
             for event in log.iter_replayed():
                 self.apply_event(scratch, event)
             scratch.execute("COMMIT")
-            tables = LAYOUT_TABLES[min(self.layout(conn), LAYOUT)]
             return all(
                 all(a == b for a, b in zip_longest(_rows(conn, sql), _rows(scratch, sql)))
-                for sql in _ordered_selects(scratch, tables)
+                for sql in ordered_selects(layout_tables(self.layout(conn)))
             )
         finally:
             scratch.close()
-
-
-def _ordered_selects(scratch: sqlite3.Connection, tables: tuple[str, ...]) -> Iterator[str]:
-    """A ``SELECT *`` in primary-key order for each of ``tables``, as the replay built it
-    (a read-only log of an older layout is compared on the tables it has). A live table
-    changed in shape differs row by row."""
-    for table in tables:
-        info = scratch.execute(f"PRAGMA table_info({table})").fetchall()
-        keys = [row[1] for row in sorted(info, key=lambda row: row[5]) if row[5]] or ["rowid"]
-        yield f"SELECT * FROM {table} ORDER BY {', '.join(keys)}"
 
 
 def _rows(conn: Sql, sql: str) -> Iterator[tuple[Any, ...]]:

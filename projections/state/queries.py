@@ -18,7 +18,7 @@ import orjson
 from writegate.eventlog.events import trusted
 from writegate.eventlog.sql import Sql
 from writegate.language import FactRecord, WriteProvenance
-from writegate.projections.state.tables import NODE_COLUMNS, REL_COLUMNS
+from writegate.projections.state.tables import STATE_TABLES, ordered_selects
 
 _NODE_READ = (
     "identity, label, keys, properties, provenance, version, stub, remapped_from, "
@@ -368,23 +368,9 @@ class StateReader:
         """Every row of every table, ordered: two equal snapshots mean two equal states
         (who set each value, aliases, blocking keys and the review lane included)."""
         return {
-            "nodes": conn.execute(
-                f"SELECT {NODE_COLUMNS} FROM state_nodes ORDER BY identity"
-            ).fetchall(),
-            "relationships": conn.execute(
-                f"SELECT {REL_COLUMNS} FROM state_relationships ORDER BY identity"
-            ).fetchall(),
-            **{
-                table: conn.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()
-                for table, order in _MORE_TABLES.items()
-            },
+            _SNAPSHOT_NAMES.get(table, table): conn.execute(sql).fetchall()
+            for table, sql in zip(STATE_TABLES, ordered_selects(STATE_TABLES), strict=True)
         }
 
 
-_MORE_TABLES = {  # the rest of the read model, each by its primary key
-    "state_facts": "identity, property",
-    "state_aliases": "alias",
-    "state_resolution_keys": "key, identity",
-    "state_proposals": "proposal",
-    "state_approved_agents": "agent",
-}
+_SNAPSHOT_NAMES = {"state_nodes": "nodes", "state_relationships": "relationships"}

@@ -3,6 +3,8 @@ is in this package, and nothing outside it names them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 # state_facts: who set each property value held now (a change is compared with it: conflicts);
 # state_proposals: the review lane's queue (each held write, pending until decided);
 # state_resolution_keys: the blocking keys of resolvable nodes (duplicates are index probes);
@@ -78,7 +80,16 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (
 # the tables' layout: a read model of an older layout is rebuilt from the log when a writer
 # opens it (``StateProjection.install``); read-only, it is compared on the tables it has
 LAYOUT = 7  # 7: the resolution index's keys are ranges' rows (``blocking``)
-LAYOUT_TABLES = {
+STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
+    "state_nodes": ("identity",),
+    "state_relationships": ("identity",),
+    "state_facts": ("identity", "property"),
+    "state_proposals": ("proposal",),
+    "state_approved_agents": ("agent",),
+    "state_resolution_keys": ("key", "identity"),
+    "state_aliases": ("alias",),
+}
+LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model of each has
     1: ("state_nodes", "state_relationships"),
     2: ("state_facts", "state_nodes", "state_relationships"),
     3: ("state_facts", "state_nodes", "state_proposals", "state_relationships"),
@@ -97,17 +108,22 @@ LAYOUT_TABLES = {
         "state_relationships",
         "state_resolution_keys",
     ),
-    6: (
-        "state_aliases",
-        "state_approved_agents",
-        "state_facts",
-        "state_nodes",
-        "state_proposals",
-        "state_relationships",
-        "state_resolution_keys",
-    ),
+    6: tuple(STATE_TABLES),
 }
-LAYOUT_TABLES[7] = LAYOUT_TABLES[6]
+
+
+def layout_tables(layout: int) -> tuple[str, ...]:
+    """The tables a read model of ``layout`` has: those of the last layout adding any."""
+    return LAYOUT_TABLES[max(k for k in LAYOUT_TABLES if k <= layout)]
+
+
+def ordered_selects(tables: Iterable[str]) -> Iterator[str]:
+    """A ``SELECT *`` of each of ``tables`` in primary-key order: two reads of equal tables
+    give equal rows in the same order."""
+    for table in tables:
+        yield f"SELECT * FROM {table} ORDER BY {', '.join(STATE_TABLES[table])}"
+
+
 NODE_COLUMNS = (
     "identity, label, keys, properties, provenance, version, stub, remapped_from, "
     "created_seq, updated_seq, updated_at, updated_by"

@@ -1,0 +1,30 @@
+"""The state read model's tables are named once (``STATE_TABLES``, by primary key): the DDL
+creates exactly those, keyed as said, and the current layout has them all."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from writegate.eventlog.sql import run_script
+from writegate.projections.state.tables import LAYOUT, STATE_TABLES, TABLES, layout_tables
+
+
+def test_the_tables_are_those_the_ddl_creates_keyed_as_it_says() -> None:
+    conn = sqlite3.connect(":memory:")
+    run_script(conn, TABLES)
+    created = [
+        name
+        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if name != "projection_checkpoints"
+    ]
+    assert sorted(created) == sorted(STATE_TABLES)
+    for table, key in STATE_TABLES.items():
+        info = conn.execute(f"PRAGMA table_info({table})").fetchall()
+        assert tuple(row[1] for row in sorted(info, key=lambda r: r[5]) if row[5]) == key
+    conn.close()
+
+
+def test_a_layout_has_the_tables_of_the_last_layout_adding_any() -> None:
+    assert sorted(layout_tables(LAYOUT)) == sorted(STATE_TABLES)
+    assert layout_tables(2) == ("state_facts", "state_nodes", "state_relationships")
+    assert layout_tables(LAYOUT + 1) == layout_tables(LAYOUT)  # a newer file: all it can
