@@ -16,6 +16,8 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
@@ -110,10 +112,11 @@ async def _serve_pipes(server: Server[Any], pipes: Pipes) -> None:
     seconds) before the server stops: the SDK cancels whatever is in flight at EOF."""
     to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     server_out, from_server = anyio.create_memory_object_stream[SessionMessage](0)
-    pending: set[Any] = set()
-    settled = anyio.Condition()  # notified whenever nothing is waiting for an answer
+    pending: set[types.RequestId] = set()  # read, not yet answered (ids as the SDK matches)
+    settled: anyio.Event | None = None  # made at EOF, set once nothing is pending
 
     async def read() -> None:
+        nonlocal settled
         async with to_server:
             async for line in pipes.lines():
                 try:
@@ -122,28 +125,38 @@ async def _serve_pipes(server: Server[Any], pipes: Pipes) -> None:
                     await pipes.send(_line(parse_error(exc)))
                     continue
                 if isinstance(message, types.JSONRPCRequest):
-                    pending.add(message.id)
+                    pending.add(coerce_request_id(message.id))
+                elif isinstance(message, types.JSONRPCNotification):
+                    _withdraw(pending, message)
                 await to_server.send(SessionMessage(message))
-            with anyio.move_on_after(GRACE):
-                async with settled:
-                    while pending:
-                        await settled.wait()
+            settled = anyio.Event()
+            if pending:
+                with anyio.move_on_after(GRACE):
+                    await settled.wait()
 
     async def write() -> None:
         async with from_server:
             async for message in from_server:
                 await pipes.send(_line(message))
                 if isinstance(message.message, types.JSONRPCResponse | types.JSONRPCError):
-                    pending.discard(message.message.id)
-                    if not pending:
-                        async with settled:
-                            settled.notify_all()
+                    if message.message.id is not None:
+                        pending.discard(coerce_request_id(message.message.id))
+                    if not pending and settled is not None:
+                        settled.set()
 
     async with anyio.create_task_group() as group:
         group.start_soon(read)
         group.start_soon(write)
         await server.run(server_in, server_out, server.create_initialization_options())
         group.cancel_scope.cancel()
+
+
+def _withdraw(pending: set[types.RequestId], note: types.JSONRPCNotification) -> None:
+    """A request the client cancels is never answered by the SDK: nothing to wait for."""
+    if note.method == "notifications/cancelled":
+        withdrawn = cancelled_request_id_from_params(note.params)
+        if withdrawn is not None:
+            pending.discard(coerce_request_id(withdrawn))
 
 
 def _line(message: SessionMessage) -> str:

@@ -8,9 +8,12 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import person
 from tests.server.conftest import published
 from tests.server.harness import WRITEGATE
+from writegate.gate.server.stdio import GRACE
 
 
 def _line(message: dict[str, Any]) -> bytes:
@@ -51,3 +54,32 @@ def test_requests_after_the_handshake_are_answered_though_stdin_closes(db_path: 
     assert all("result" in reply for reply in replies.values()), replies
     assert replies[1]["result"]["structuredContent"]["status"] == "written"
     assert replies[5]["result"]["structuredContent"]["nodes"]
+
+
+@pytest.mark.parametrize("withdrawn", [1, "1"])  # the SDK matches "1" to request 1 too
+def test_a_cancelled_request_is_not_waited_for_once_stdin_closes(
+    db_path: Path, withdrawn: int | str
+) -> None:
+    """The SDK never answers a request the client cancelled; the server stops at EOF
+    without waiting out its grace for that answer."""
+    initialize = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "cancel", "version": "1"},
+    }
+    cancel = {"requestId": withdrawn, "reason": "no longer needed"}
+    lines = [
+        _line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize}),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _call(1, "search_nodes", {"query": "Ada"}),
+        _line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}),
+    ]
+    done = subprocess.run(
+        [WRITEGATE, "--db", str(published(db_path)), "serve"],
+        input=b"".join(lines),
+        capture_output=True,
+        timeout=GRACE / 2,  # a bound on liveness, well below the grace, not a measure of speed
+        check=True,
+    )
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [reply["id"] for reply in replies if reply["id"] != 1] == [0]
