@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from writegate.gate.api import Gate
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
-QUEUE_ROWS = 50  # the oldest pending proposals the report lists (all are counted)
-REVIEW_LANE_LAYOUT = 3  # the read model's layout from which it keeps the review queue
 
 
 class ProjectionLag(BaseModel):
@@ -73,8 +71,8 @@ def gate_report(gate: Gate, projections: list[ProjectionLag]) -> Report:
     with log.snapshot():
         conn = log.connection()
         stubs = gate.state.counts(conn).stubs
-        if gate.state.layout(conn) >= REVIEW_LANE_LAYOUT:  # (an older read-only copy: none)
-            queue = gate.reviews.queue(limit=QUEUE_ROWS)
+        if gate.state.keeps_reviews(conn):
+            queue = gate.reviews.queue()  # the oldest pending proposals listed, all counted
             pending, proposals = queue.pending, queue.proposals
         else:
             pending, proposals = 0, []

@@ -57,6 +57,11 @@ class StateProjection(StateReader):
         ).fetchone()
         return int(row[0]) if row else 1
 
+    def keeps_reviews(self, conn: Sql) -> bool:
+        """Whether the read model on ``conn`` keeps the review queue (a read-only copy of an
+        older layout may not)."""
+        return "state_proposals" in layout_tables(self.layout(conn))
+
     def apply_event(self, conn: sqlite3.Connection, event: EventCore) -> None:
         apply_to_state(conn, event)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from writegate.eventlog.sql import run_script
+from writegate.projections.state import StateProjection
 from writegate.projections.state.tables import LAYOUT, STATE_TABLES, TABLES, layout_tables
 
 
@@ -28,3 +29,13 @@ def test_a_layout_has_the_tables_of_the_last_layout_adding_any() -> None:
     assert sorted(layout_tables(LAYOUT)) == sorted(STATE_TABLES)
     assert layout_tables(2) == ("state_facts", "state_nodes", "state_relationships")
     assert layout_tables(LAYOUT + 1) == layout_tables(LAYOUT)  # a newer file: all it can
+
+
+def test_a_read_model_from_before_the_review_lane_keeps_no_reviews() -> None:
+    state = StateProjection()
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    state.install(conn)
+    assert state.keeps_reviews(conn)
+    conn.execute("UPDATE projection_checkpoints SET seq = 2 WHERE name = 'state.layout'")
+    assert not state.keeps_reviews(conn)  # a read-only copy of layout 2 is read as it is
+    conn.close()
