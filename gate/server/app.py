@@ -37,6 +37,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 from pydantic import BaseModel
 
+from writegate.eventlog.store import EventLog
 from writegate.gate.api import Gate
 from writegate.gate.errors import GateRejection
 from writegate.gate.models import RefreshResult, Rejected, dump
@@ -133,6 +134,7 @@ class WritegateServer:
         if self.stdio_principal.session is None:
             self.stdio_principal = replace(self.stdio_principal, session=uuid.uuid4().hex)
         self.tool_choice = tools
+        self._sqlite = isinstance(gate.log, EventLog)
         self.metrics = metrics or Metrics()
         self.metrics.open_sessions = self.open_sessions
         self.methods = tuple(sorted(gate.formula.allowed_extraction_methods()))
@@ -224,6 +226,10 @@ class WritegateServer:
             except Exception:  # the client went away; forget it
                 self._sessions.pop(key, None)
 
+    def _inline(self, spec: ToolSpec) -> bool:
+        """Whether a stdio call runs on the event loop (``_call_tool`` says when)."""
+        return self._sqlite and spec.group == "write" and not spec.destructive
+
     # -- handlers -----------------------------------------------------------------------------
 
     async def _list_tools(
@@ -237,10 +243,15 @@ class WritegateServer:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         """Over HTTP every tool runs on a worker thread: calls from many clients overlap and
-        their writes commit in groups. Over stdio a write runs on the event loop: one client,
-        a write bounded by the gate's limits (a batch too), and the thread hop (~0.1 ms, waking
-        an idle worker and then the loop) was the largest part of what a write added to a
-        call; reads and audits, which may scan, still go to a thread."""
+        their writes commit in groups. Over stdio, on a SQLite log, a write that deletes
+        nothing runs on the event loop: one client, one write bounded by the gate's limits,
+        and the thread hop (~0.1 ms, waking an idle worker and then the loop) was the largest
+        part of what a write added to a call. The loop answers nothing else meanwhile (pings,
+        cancellations): a few milliseconds, but up to the log's busy timeout (60 s) while
+        another process holds the file's write lock (stdio servers sharing one file).
+        Deletions (a detach may delete many relationships) and batches (which may hold
+        them), every write to PostgreSQL (round trips, lock waits), and reads and audits
+        (which may scan) go to a thread."""
         principal = self.principal(ctx)
         self._remember(ctx, principal)
         name = params.name
@@ -256,8 +267,8 @@ class WritegateServer:
         )
         with self.metrics.timed(name):
             try:
-                if ctx.request is None and spec.group == "write":
-                    result = _run(spec, call)  # stdio: see ``_call_tool``'s docstring
+                if principal.transport == "stdio" and self._inline(spec):
+                    result = _run(spec, call)  # see the docstring
                 else:
                     result = await anyio.to_thread.run_sync(_run, spec, call)
             except Exception as exc:

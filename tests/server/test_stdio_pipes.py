@@ -46,6 +46,19 @@ async def test_a_write_over_stdio_wakes_no_worker_thread(db_path: Path) -> None:
         assert threads(pid) == 2  # a read, which may scan, still runs on a worker thread
 
 
+async def test_a_deletion_over_stdio_runs_on_a_worker_thread(db_path: Path) -> None:
+    """A detach may delete many relationships: not on the loop, which answers pings and
+    cancellations meanwhile."""
+    async with stdio_agent(published(db_path)) as agent:
+        assert not (await agent.call("write_node", person("P1"))).is_error
+        pid = served_by(db_path)
+        assert threads(pid) == 1
+        gone = person("P1", detach=True)
+        del gone["properties"]
+        assert not (await agent.call("delete_node", gone)).is_error
+        assert threads(pid) == 2
+
+
 def lines(*names: str) -> bytes:
     """A 2025 client's handshake, a write for each name, and a line that is not JSON."""
     messages: list[dict[str, Any]] = [
