@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.schema.sources import LoadedSchema, SchemaSource, SchemaSourceUnavailable
+
+QUIET_SECONDS = 5.0
+"""How long writes are answered from a source that could not be reached before it is asked
+again: each attempt may wait a whole connect timeout, and one write reads the schema more
+than once (its limits, then its snapshot). An explicit refresh always asks."""
 
 
 class SchemaCache:
@@ -16,18 +22,37 @@ class SchemaCache:
         self.source = source
         self._current: LoadedSchema | None = None
         self._refresh_lock = threading.Lock()
+        self._unreached: tuple[float, str] | None = None  # when, and why, it last was
 
     def current(self) -> LoadedSchema:
+        """The snapshot, loaded on first use (a source that could not be reached is not
+        asked again for ``QUIET_SECONDS``)."""
         snapshot = self._current
         if snapshot is None:
-            snapshot = self.refresh()
+            snapshot = self._load(explicit=False)
         return snapshot
 
     def refresh(self) -> LoadedSchema:
         """Load a new snapshot and swap it in; on failure keep the old one and re-raise."""
+        return self._load(explicit=True)
+
+    def _load(self, *, explicit: bool) -> LoadedSchema:
         with self._refresh_lock:
-            snapshot = self.source.load()  # raises SchemaSourceUnavailable, nothing swapped
-            self._current = snapshot
+            if not explicit:
+                if self._current is not None:  # loaded while this waited for the lock
+                    return self._current
+                unreached = self._unreached
+                if unreached is not None and time.monotonic() - unreached[0] < QUIET_SECONDS:
+                    raise SchemaSourceUnavailable(
+                        f"{unreached[1]} (asked again after {QUIET_SECONDS:g} s)",
+                        unreachable=True,
+                    )
+            try:
+                snapshot = self.source.load()  # nothing swapped if it raises
+            except SchemaSourceUnavailable as exc:
+                self._unreached = (time.monotonic(), str(exc)) if exc.unreachable else None
+                raise
+            self._current, self._unreached = snapshot, None
             return snapshot
 
     def for_write(self) -> LoadedSchema:
@@ -56,4 +81,4 @@ def unavailable(exc: SchemaSourceUnavailable, kept: bool) -> GateRejection:
     )
 
 
-__all__ = ["SchemaCache", "SchemaSourceUnavailable", "unavailable"]
+__all__ = ["QUIET_SECONDS", "SchemaCache", "SchemaSourceUnavailable", "unavailable"]

@@ -11,7 +11,6 @@ document, validated like any other, so a bad node in the graph is a
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +27,6 @@ NODES_QUERY = (
     "s.absorbs AS remaps_from, s.merge_keys AS merge_keys, s.fallback AS fallback"
 )
 Rows = tuple[list[dict[str, Any]], list[dict[str, Any]]]  # the label rows, the type rows
-QUIET_SECONDS = 5.0  # after a failed read, answers from the failure, then asks again
 RELATIONSHIPS_QUERY = (
     "MATCH (r:SchemaRelationship {allowed: true}) "
     "RETURN r.name AS type, r.absorbs AS remaps_from, r.from AS from_labels, "
@@ -45,7 +43,6 @@ class GraphSchemaSource:
         self._driver = driver
         self.database = database
         self.address = address
-        self._failed: tuple[float, str] | None = None  # when the last read failed, and why
 
     def describe(self) -> str:
         return f"graph:{self.address}"
@@ -69,21 +66,15 @@ class GraphSchemaSource:
         return loaded(Schema(document))
 
     def _fetch(self) -> Rows:
-        """The registry's rows: one attempt. A server that could not be reached is not asked
-        again for ``QUIET_SECONDS`` (each attempt may wait the whole connect timeout, and
-        one write reads the schema more than once)."""
-        failed = self._failed
-        if failed is not None and time.monotonic() - failed[0] < QUIET_SECONDS:
-            raise SchemaSourceUnavailable(f"{failed[1]} (asked again after {QUIET_SECONDS:g} s)")
+        """The registry's rows: one attempt (a server that could not be reached is not asked
+        again at once: ``SchemaCache``)."""
         try:
             with self._driver() as driver, driver.session(database=self.database) as s:
                 rows: Rows = s.execute_read(self._read)
         except Exception as exc:  # the driver's connection errors are not all Neo4jError
             named = "" if isinstance(exc, Neo4jError | OSError) else f"{type(exc).__name__}: "
             message = f"{self.describe()}: {named}{_one_line(exc)}"
-            self._failed = (time.monotonic(), message)
-            raise SchemaSourceUnavailable(message) from exc
-        self._failed = None
+            raise SchemaSourceUnavailable(message, unreachable=True) from exc
         return rows
 
     def publish(self, document: SchemaDocument) -> None:

@@ -23,7 +23,14 @@ SCHEMA_STREAM = "schema"
 
 
 class SchemaSourceUnavailable(Exception):
-    """The source could not produce a schema (file missing, nothing published, store down...)."""
+    """The source could not produce a schema (file missing, nothing published, store down...).
+    ``unreachable``: the store could not be asked (down, silent, or refusing the read), so
+    asking again at once would likely wait out the same timeout: the ``SchemaCache`` answers
+    writes from this failure for a while."""
+
+    def __init__(self, message: str, *, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
 
 
 @dataclass(frozen=True)

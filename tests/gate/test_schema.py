@@ -72,6 +72,15 @@ def test_gate_without_any_schema_rejects_with_source_unavailable(db_path: Path) 
         assert g.log.head()[0] == 0
 
 
+def test_a_schema_published_meanwhile_binds_the_next_write(db_path: Path) -> None:
+    with Gate.open(db_path) as g, Gate.open(db_path) as publisher:
+        refused = g.write_node(**person())
+        assert isinstance(refused, Rejected)
+        assert refused.error_code == "SCHEMA_SOURCE_UNAVAILABLE"
+        assert publisher.publish_schema(SEED_SCHEMA).status == "published"
+        assert g.write_node(**person()).status == "written"  # the log is asked again at once
+
+
 def test_failed_refresh_keeps_the_previous_snapshot(db_path: Path, tmp_path: Path) -> None:
     schema_file = tmp_path / "schema.yaml"
     schema_file.write_text(SEED_SCHEMA.read_text())

@@ -256,3 +256,19 @@ def test_an_unreachable_registry_keeps_the_previous_snapshot(graph_gate: Any) ->
     assert refreshed.error_code == "SCHEMA_SOURCE_UNAVAILABLE"
     assert refreshed.details["previous_snapshot_kept"] is True
     assert gate.write_node(**person(label=":person")).label == "Person"
+
+
+def test_a_refresh_asks_a_registry_that_failed_again_at_once(
+    graph_gate: Any, db_path: Path
+) -> None:
+    _, registry = graph_gate
+    live = registry._driver
+    gone = BoltTarget("bolt://127.0.0.1:9", "x", "y", None, "neo4j", retry_seconds=0.5)
+    registry._driver = gone.driver  # down while the gate starts: no snapshot yet
+    with Gate(EventLog(db_path, inline=[StateProjection()]), registry) as gate:
+        refused = gate.write_node(**person("Eve"))
+        assert isinstance(refused, Rejected)
+        assert refused.error_code == "SCHEMA_SOURCE_UNAVAILABLE"
+        registry._driver = live  # back
+        assert gate.refresh_schema_cache().status == "refreshed"  # asked, not answered from
+        assert gate.write_node(**person("Eve")).status == "written"
