@@ -33,7 +33,6 @@ rewrite everything, so they are not re-run per batch).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -42,6 +41,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
+from pydantic import BaseModel
 from rdflib import Graph, Namespace, URIRef
 from rdflib.namespace import PROV
 
@@ -76,6 +76,17 @@ def relationship_iri(identity: str) -> URIRef:
     return iri("relationship", identity)
 
 
+class _Meta(BaseModel):
+    """``<path>.checkpoint.json``, read once on opening."""
+
+    checkpoint: int
+    offset: int  # the triples' length at the checkpoint
+    declared: int | None = None  # the declared list's (None: from before the list was kept)
+    approval: str | None = None
+    """The approval activity whose write the last batch did not reach (rare: a batch that
+    ends inside the approval's append)."""
+
+
 class ProvProjector:
     def __init__(self, path: str | Path, name: str = "prov") -> None:
         self.name = name
@@ -83,8 +94,9 @@ class ProvProjector:
         self.triples_path = self.path
         self.declared_path = self.path.with_name(self.path.name + ".declared")
         self.meta_path = self.path.with_name(self.path.name + ".checkpoint.json")
-        self._checkpoint, offset, declared = self._read_meta()
-        self._approval = self._read_approval()
+        meta = self._read_meta()
+        self._checkpoint, offset, declared = meta.checkpoint, meta.offset, meta.declared
+        self._approval = meta.approval
         self.triples_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.triples_path, "ab") as handle:
             handle.truncate(offset)  # drop what a crash left past the checkpoint
@@ -170,9 +182,9 @@ class ProvProjector:
         except BaseException:
             self.triples_path.unlink(missing_ok=True)
             self.triples_path = final
-            self._checkpoint, _, declared = self._read_meta()
-            self._declared = self._read_declared(declared or 0)
-            self._approval = self._read_approval()
+            meta = self._read_meta()
+            self._checkpoint, self._approval = meta.checkpoint, meta.approval
+            self._declared = self._read_declared(meta.declared or 0)
             raise
         finally:
             self._staging = False
@@ -195,35 +207,18 @@ class ProvProjector:
 
     # -- files -------------------------------------------------------------------------
 
-    def _read_meta(self) -> tuple[int, int, int | None]:
-        """The checkpoint, the triples' length and the declared list's (None: a file from
-        before the list was kept)."""
+    def _read_meta(self) -> _Meta:
         try:
-            meta = json.loads(self.meta_path.read_text())
+            return _Meta.model_validate_json(self.meta_path.read_bytes())
         except FileNotFoundError:
-            return 0, 0, 0
-        declared = meta.get("declared")
-        return (
-            int(meta["checkpoint"]),
-            int(meta["offset"]),
-            None if declared is None else int(declared),
-        )
-
-    def _read_approval(self) -> str | None:
-        """The approval activity whose write the last batch did not reach (rare: a batch
-        that ends inside the approval's append)."""
-        try:
-            approval = json.loads(self.meta_path.read_text()).get("approval")
-        except FileNotFoundError:
-            return None
-        return str(approval) if approval else None
+            return _Meta(checkpoint=0, offset=0, declared=0)
 
     def _write_meta(self, checkpoint: int, offset: int) -> None:
         declared = self.declared_path.stat().st_size if self.declared_path.exists() else 0
-        body: dict[str, Any] = {"checkpoint": checkpoint, "offset": offset, "declared": declared}
-        if self._approval is not None:
-            body["approval"] = self._approval
-        write_atomically(self.meta_path, [json.dumps(body).encode()])
+        meta = _Meta(
+            checkpoint=checkpoint, offset=offset, declared=declared, approval=self._approval
+        )
+        write_atomically(self.meta_path, [meta.model_dump_json(exclude_none=True).encode()])
         self._checkpoint = checkpoint
 
     def _read_declared(self, length: int) -> set[str]:
