@@ -155,14 +155,16 @@ def resolve(
         return Resolved(ref, None, None, keys)
     labels = {ref.label: rules, **(group or {})}
     written = normal_name(rules, name)
-    scored = _scored(state, conn, rules, labels, ref, written, properties)
+    scored, rows = _scored(state, conn, rules, labels, ref, written, properties)
     if not scored:
         return Resolved(ref, None, None, keys)
     scored.sort(key=lambda item: (-item[0], item[2].identity))
     best_score, best_verdict, best, _ = scored[0]
     own = best.label == ref.label
     landing = rules.policy == "auto" and own and may_land
-    existing = state.node(conn, best.identity) if landing else None
+    existing = None
+    if landing:
+        existing = rows[best.identity] if best.identity in rows else state.node(conn, best.identity)
     if existing is not None and best_verdict == "same":
         target = NodeRef.of(existing.label, existing.keys, None)
         added = {k: v for k, v in properties.items() if k not in ref.keys}
@@ -199,13 +201,14 @@ def _scored(
     ref: NodeRef,
     written: NormalizedName,
     properties: Mapping[str, Any],
-) -> list[Scored]:
-    """The candidates that reach the label's ``propose`` threshold, scored and explained.
+) -> tuple[list[Scored], dict[str, NodeRow | None]]:
+    """The candidates that reach the label's ``propose`` threshold, scored and explained,
+    and the rows read to explain them (by identity; None: gone).
 
     The probes read at most ``WINDOW`` rows a range; each row carries its node's normal
     text, so candidates are scored without reading their nodes, at most ``MAX_SCORED`` of
     them (the most alike texts first), and only those reaching the threshold are explained
-    from their stored names."""
+    from their stored names (read in one query)."""
     reading = name_rules(rules)
     probes = probes_of(written, rules.kind, reading)
     ids = _identity_keys(rules, properties)
@@ -229,6 +232,7 @@ def _scored(
         ranked = process.extract(written.text, texts, scorer=fuzz.ratio, limit=MAX_SCORED)
         texts = {identity: text for text, _, identity in ranked}
     thresholds = Thresholds(auto=rules.auto_threshold, propose=rules.propose_threshold)
+    near: list[tuple[str, dict[str, Any], ResolutionDoc]] = []  # identity, keys, its rules
     for identity, text in texts.items():
         if identity in same:
             continue
@@ -237,8 +241,12 @@ def _scored(
             if score_value(written, light, rules.kind, reading) < thresholds.propose:
                 continue  # "different": scored, never explained
         label, node_keys = parse_node_identity(identity)
-        theirs = labels.get(label, rules)
-        row = state.node(conn, identity) if theirs.name is not None else None
+        near.append((identity, node_keys, labels.get(label, rules)))
+    named = [identity for identity, _, theirs in near if theirs.name is not None]
+    found = {row.identity: row for row in state.nodes(conn, named)} if named else {}
+    rows: dict[str, NodeRow | None] = {identity: found.get(identity) for identity in named}
+    for identity, node_keys, theirs in near:
+        row = rows.get(identity)
         stored = row.properties if row is not None else node_keys
         match = score_normalized(
             written, normal_name(theirs, name_of(theirs, stored, node_keys)), rules.kind, reading
@@ -246,4 +254,4 @@ def _scored(
         judged = decide(match, thresholds)
         if judged != "different":
             scored.append((match.score, judged, NodeRef.parse(identity), list(match.reasons)))
-    return scored
+    return scored, rows
