@@ -48,8 +48,7 @@ Emitter = Callable[[Transaction, int | None], None]
 
 @dataclass(frozen=True)
 class _Endpoint:
-    ref: NodeRef
-    entry_label: str  # the canonical label whose schema entry applies
+    ref: NodeRef  # under the canonical label whose schema entry applies
     entry: SchemaEntry
 
 
@@ -107,7 +106,7 @@ class Planner:
             )
         checks.check_keys(keys, resolved.entry, f"{end}_keys")
         ref = NodeRef.of(resolved.label, keys, resolved.remapped_from)
-        return _Endpoint(ref, resolved.label, resolved.entry)
+        return _Endpoint(ref, resolved.entry)
 
     def _relationship_target(
         self, request: WriteRelationshipRequest | DeleteRelationshipRequest, snapshot: LoadedSchema
@@ -119,17 +118,13 @@ class Planner:
             ("from", start, rtype.entry.from_labels),
             ("to", end, rtype.entry.to_labels),
         ):
-            if allowed and endpoint.entry_label not in allowed:
+            label = endpoint.ref.label
+            if allowed and label not in allowed:
                 raise GateRejection(
                     ErrorCode.SCHEMA_ENDPOINT_LABEL_NOT_ALLOWED,
-                    f"{rtype.type} may not start/end at {endpoint.entry_label} ({side} must be one "
+                    f"{rtype.type} may not start/end at {label} ({side} must be one "
                     f"of {list(allowed)})",
-                    {
-                        "type": rtype.type,
-                        "end": side,
-                        "label": endpoint.entry_label,
-                        "allowed": list(allowed),
-                    },
+                    {"type": rtype.type, "end": side, "label": label, "allowed": list(allowed)},
                 )
         identity = relationship_identity(rtype.type, start.ref.identity, end.ref.identity)
         return rtype, start, end, identity
