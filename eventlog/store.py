@@ -37,11 +37,22 @@ WAL_HEADER = 32  # bytes of a -wal file before its first frame
 
 
 def _copy_with_wal(path: Path, wal: Path) -> Path:
-    """``path`` and its ``-wal`` copied into a private temporary folder; the copy's path."""
-    folder = Path(tempfile.mkdtemp(prefix="writegate-readonly-"))
-    copy = folder / path.name
-    shutil.copyfile(path, copy)
-    shutil.copyfile(wal, f"{copy}-wal")
+    """``path`` and its ``-wal`` copied into a private temporary folder; the copy's path.
+    A copy that fails (a full disk) leaves no folder behind."""
+    folder: Path | None = None
+    try:
+        folder = Path(tempfile.mkdtemp(prefix="writegate-readonly-"))
+        copy = folder / path.name
+        shutil.copyfile(path, copy)
+        shutil.copyfile(wal, f"{copy}-wal")
+    except OSError as exc:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise EventLogError(
+            f"{path}: on read-only media with commits in its -wal, it is read from a private "
+            f"copy, which could not be made in {tempfile.gettempdir()}: "
+            f"{exc.strerror or exc}"
+        ) from exc
     return copy
 
 

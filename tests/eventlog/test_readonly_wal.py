@@ -9,6 +9,7 @@ permission bits stop no write)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -84,3 +85,32 @@ def test_verify_checks_the_whole_history(copied_live: Path, tmp_path: Path) -> N
     out = on_read_only_media(copied_live, tmp_path / "mnt", "verify")
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"verified up to seq {1 + WRITES}" in out.stdout
+
+
+def test_no_room_for_the_private_copy_is_one_line(copied_live: Path, tmp_path: Path) -> None:
+    """The copy cannot be made (its temporary folder is full): one line naming the log and
+    what failed, no traceback, and no folder left behind."""
+    mount, full = tmp_path / "mnt", tmp_path / "tmp"
+    mount.mkdir()
+    full.mkdir()
+    script = (
+        'mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" && '
+        'mount -t tmpfs -o size=8k tmpfs "$3" && shift 3 && '
+        '"$@"; code=$?; ls -A "$TMPDIR"; exit $code'
+    )
+    folders = [str(copied_live), str(mount), str(full)]
+    command = [WRITEGATE, "--db", str(mount / "log.db"), "log"]
+    out = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script, "sh", *folders, *command],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "TMPDIR": str(full)},
+    )
+    assert out.returncode != 0
+    assert "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1, out.stderr
+    assert out.stderr.startswith(f"error: {mount / 'log.db'}: "), out.stderr
+    assert "private copy" in out.stderr, out.stderr
+    assert out.stdout == ""  # the temporary folder holds nothing
