@@ -203,7 +203,7 @@ class ConfigError(ValueError):
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="WRITEGATE_", env_nested_delimiter="__", extra="ignore"
+        env_prefix="WRITEGATE_", env_nested_delimiter="__", extra="forbid"
     )
 
     projections: dict[str, ProjectionConfig] = Field(default_factory=dict)
@@ -238,31 +238,6 @@ def load_settings(path: Path | None = None) -> Settings:
     except ValueError as exc:  # pydantic's ValidationError, TOML decode errors
         from writegate.cli.config_errors import explain
 
-        problems = [*explain(exc, Settings, chosen), *_unknown_sections(chosen)]
+        problems = explain(exc, Settings, chosen)
         raise ConfigError(*(f"invalid configuration: {p}" for p in problems)) from exc
-    if unknown := _unknown_sections(chosen):
-        raise ConfigError(*(f"invalid configuration: {p}" for p in unknown))
     return settings
-
-
-def _unknown_sections(path: Path | None) -> list[str]:
-    """Top-level tables of the file that are no setting (pydantic ignores unknown names,
-    since the environment holds other ``WRITEGATE_…`` variables)."""
-    import difflib
-    import tomllib
-
-    if path is None:
-        return []
-    known = list(Settings.model_fields)
-    try:
-        with path.open("rb") as file:
-            names = tomllib.load(file)
-    except (OSError, tomllib.TOMLDecodeError):
-        return []  # said already, or about to be
-    problems = []
-    for name in names:
-        if name not in known:
-            near = difflib.get_close_matches(name, known, n=1)
-            hint = f"did you mean [{near[0]}]?" if near else f"known: {', '.join(known)}"
-            problems.append(f"{path}: [{name}] is not a section ({hint})")
-    return problems

@@ -42,16 +42,24 @@ def _problem(error: ErrorDetails, model: type[BaseModel], file: Path | None) -> 
     if kind == "missing":
         return f"{where}: {shown} is required"
     if kind == "extra_forbidden":
-        known = _keys_of(model, error["loc"][:-1])
-        near = difflib.get_close_matches(str(key[-1]), known, n=1)
-        hint = f" (did you mean {near[0]}?)" if near else f" (known: {', '.join(known)})"
-        return f"{where}: {shown} is not a setting{hint}"
+        if len(key) == 1 and isinstance(given, dict):  # a [table] at the file's top
+            return f"{where}: [{shown}] is not a section{_hint(shown, model, (), '[{}]')}"
+        return f"{where}: {shown} is not a setting{_hint(str(key[-1]), model, error['loc'][:-1])}"
     if kind in ("model_type", "dict_type"):
         return f"{where}: {shown} should be a table of settings, not {_shown(given)}"
     said = error["msg"].replace("Input should be", "should be")
     if isinstance(given, str | int | float | bool) and not isinstance(given, dict):
         said += f" (got {_shown(given)})"
     return f"{where}: {shown} {said[0].lower()}{said[1:]}"
+
+
+def _hint(name: str, model: type[BaseModel], loc: tuple[str | int, ...], form: str = "{}") -> str:
+    """`` (did you mean port?)`` for the key closest to ``name`` at ``loc``, else the keys."""
+    known = _keys_of(model, loc)
+    near = difflib.get_close_matches(name, known, n=1)
+    if near:
+        return f" (did you mean {form.format(near[0])}?)"
+    return f" (known: {', '.join(form.format(k) for k in known)})"
 
 
 def _shown(value: Any) -> str:

@@ -108,3 +108,22 @@ def test_a_toml_date_where_a_table_goes_is_said_not_raised(tmp_path: Path) -> No
         f"invalid configuration: {config}: serve should be a table of settings, not "
         '"1979-05-27 07:32:00+00:00"',
     )
+
+
+def test_other_writegate_variables_are_no_settings_and_ignored(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    config = tmp_path / "ok.toml"
+    config.write_text("[serve]\nport = 9000\n")
+    monkeypatch.setenv("WRITEGATE_CONFIG", str(config))
+    monkeypatch.setenv("WRITEGATE_SOMETHING_ELSE", "1")
+    monkeypatch.setenv("WRITEGATE_OTHER__PART", "2")
+    assert load_settings(config).serve.port == 9000
+
+
+def test_a_key_at_the_top_that_is_no_table_is_no_setting(tmp_path: Path) -> None:
+    config = tmp_path / "top.toml"
+    config.write_text("projectons = 1\n")
+    assert problems(config) == (
+        f"invalid configuration: {config}: projectons is not a setting (did you mean projections?)",
+    )
