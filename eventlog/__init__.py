@@ -10,8 +10,10 @@ from writegate.eventlog.contract import Log
 from writegate.eventlog.errors import (
     EventLogError,
     IdempotencyKeyReused,
+    LogPermissionDenied,
     LogUnavailable,
     VersionConflict,
+    one_line,
 )
 from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore
 from writegate.eventlog.opening import open_log
@@ -33,10 +35,12 @@ __all__ = [
     "IdempotencyKeyReused",
     "InlineProjector",
     "Log",
+    "LogPermissionDenied",
     "LogUnavailable",
     "Transaction",
     "VerifyReport",
     "VersionConflict",
     "canonical_json",
+    "one_line",
     "open_log",
 ]

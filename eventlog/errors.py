@@ -35,5 +35,15 @@ class LogBusy(LogUnavailable):
     nothing was appended, so the caller may retry as it was."""
 
 
+class LogPermissionDenied(EventLogError):
+    """The database role may not do what was asked (a grant missing, or DDL it may not run)."""
+
+
 class NotAnEventLog(EventLogError):
     """The file exists but is not a writegate log (or is a newer format)."""
+
+
+def one_line(exc: BaseException) -> str:
+    """A driver's message with its line breaks folded (errors are said in one line); its
+    type's name when it says nothing."""
+    return " ".join(str(exc).split()) or type(exc).__name__

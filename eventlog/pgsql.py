@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg.pq import TransactionStatus
 
-from writegate.eventlog.errors import EventLogError, LogUnavailable
+from writegate.eventlog.errors import LogPermissionDenied, LogUnavailable, one_line
 from writegate.eventlog.sql import Cursor
 
 WRITE_BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED"
@@ -39,14 +39,6 @@ _DDL = (
 )
 Raw = psycopg.Connection[Any]
 T = TypeVar("T")
-
-
-class LogPermissionDenied(EventLogError):
-    """The database role may not do what was asked (a grant missing, or DDL it may not run)."""
-
-
-def first_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def _placeholder(match: re.Match[str]) -> str:
@@ -119,7 +111,7 @@ class PgConnection:
             return work(conn)
         except psycopg.errors.InsufficientPrivilege as exc:
             raise LogPermissionDenied(
-                f"{self.where}: {first_line(exc)} (grant the role what the README's role "
+                f"{self.where}: {one_line(exc)} (grant the role what the README's role "
                 "setup grants)"
             ) from exc
         except psycopg.OperationalError as exc:
@@ -139,7 +131,7 @@ class PgConnection:
         if self._on_lost is not None:
             self._on_lost()
         return LogUnavailable(
-            f"{self.where}: the connection was lost ({first_line(exc)}); a transaction it "
+            f"{self.where}: the connection was lost ({one_line(exc)}); a transaction it "
             "had open was not kept (retried with the same idempotency key, a write lands once)"
         )
 

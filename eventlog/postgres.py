@@ -35,15 +35,15 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from writegate.eventlog.appending import Appending
-from writegate.eventlog.errors import LogBusy, LogUnavailable, NotAnEventLog
-from writegate.eventlog.grouping import CommitGroups
-from writegate.eventlog.pgsql import (
-    WRITE_BEGIN,
+from writegate.eventlog.errors import (
+    LogBusy,
     LogPermissionDenied,
-    PgConnection,
-    Raw,
-    first_line,
+    LogUnavailable,
+    NotAnEventLog,
+    one_line,
 )
+from writegate.eventlog.grouping import CommitGroups
+from writegate.eventlog.pgsql import WRITE_BEGIN, PgConnection, Raw
 from writegate.eventlog.pgtables import KEEP, OWN_TABLES, TABLES, TRIGGERS
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import FORMAT_VERSION, HEAD
@@ -132,7 +132,7 @@ class PostgresEventLog(Appending):
         try:
             return psycopg.connect(self.dsn, **self._connect_options())
         except psycopg.Error as exc:
-            raise LogUnavailable(f"{self.describe()}: {first_line(exc)}") from exc
+            raise LogUnavailable(f"{self.describe()}: {one_line(exc)}") from exc
 
     def connection(self) -> PgConnection:
         conn: PgConnection | None = getattr(self._local, "conn", None)
@@ -250,7 +250,7 @@ class PostgresEventLog(Appending):
         except LogPermissionDenied as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            cause = first_line(exc.__cause__ or exc)
+            cause = one_line(exc.__cause__ or exc)
             raise LogPermissionDenied(
                 f"{self.describe()}: the log or its read model must be created or migrated, "
                 f"which this role may not do ({cause}): run `writegate init` as its owner"
@@ -333,7 +333,7 @@ class PostgresEventLog(Appending):
         except psycopg.OperationalError as exc:
             listener.close()  # the next wait listens anew
             raise LogUnavailable(
-                f"{self.describe()}: the connection was lost ({first_line(exc)})"
+                f"{self.describe()}: the connection was lost ({one_line(exc)})"
             ) from exc
 
 

@@ -32,7 +32,7 @@ from neo4j.exceptions import (
 )
 from neo4j.time import DateTime
 
-from writegate.eventlog import EventCore
+from writegate.eventlog import EventCore, one_line
 from writegate.projections.contract import ProjectionError, check_batch
 from writegate.projections.cypher import (
     CHECKPOINT_LABEL,
@@ -112,12 +112,12 @@ class GraphProjector:
             raise self._unavailable(exc) from exc
         except (DriverError, Neo4jError) as exc:  # refused credentials, a failed statement…
             raise ProjectionError(
-                f"{self.name}: graph server {self.target.uri}: {_one_line(exc)}"
+                f"{self.name}: graph server {self.target.uri}: {one_line(exc)}"
             ) from exc
 
     def _unavailable(self, exc: Exception) -> ProjectionUnavailable:
         return ProjectionUnavailable(
-            f"{self.name}: graph server {self.target.uri} unavailable: {_one_line(exc)}"
+            f"{self.name}: graph server {self.target.uri} unavailable: {one_line(exc)}"
         )
 
     # -- the contract ----------------------------------------------------------------
@@ -211,10 +211,6 @@ class GraphProjector:
 
     def close(self) -> None:
         self._driver.close()
-
-
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())
 
 
 def _plain(props: dict[str, Any]) -> dict[str, Any]:
