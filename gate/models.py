@@ -185,7 +185,8 @@ class WriteNodeResult(BaseModel):
     seq: int
     event_id: str
     superseded: list[Superseded] = Field(default_factory=list, exclude_if=_empty)
-    # set when the write named a node that entity resolution found under another identity
+    # the identity the write named, when it landed on another node (entity resolution, or
+    # a duplicate merged into this one)
     resolved_from: str | None = Field(default=None, exclude_if=_empty)
 
 
@@ -211,7 +212,8 @@ class WriteRelationshipResult(_RelationshipResult):
     seq: int
     event_id: str
     superseded: list[Superseded] = Field(default_factory=list, exclude_if=_empty)
-    # an end ("from"/"to") entity resolution landed on an existing node: the identity named
+    # an end ("from"/"to") that landed on another node than named (entity resolution, or a
+    # duplicate merged into it): the identity named
     resolved_from: dict[str, str] | None = Field(default=None, exclude_if=_empty)
 
 

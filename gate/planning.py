@@ -166,12 +166,10 @@ class Planner:
         fresh = request.resolution == "new"
 
         def emit(tx: Transaction, item: int | None) -> None:
-            found = self.state.node(tx.conn, ref.identity)
-            here, aliased = ref, None
-            if found is None:  # a merged duplicate's identity lands on its survivor
-                here, aliased = matching.through_alias(self.state, tx.conn, ref)
-                found = self.state.node(tx.conn, here.identity) if aliased else None
-            landing = matching.land(self.state, tx.conn, entry, here, found, changes, new=fresh)
+            here = matching.met(self.state, tx.conn, ref)  # a merged duplicate: its survivor
+            landing = matching.land(
+                self.state, tx.conn, entry, here.ref, here.row, changes, new=fresh
+            )
             target, existing = landing.ref, landing.existing
             if create_only and existing is not None and not existing.stub:
                 raise GateRejection(
@@ -197,7 +195,7 @@ class Planner:
                 superseded=superseded or None,
                 **valid,
                 resolution_keys=landing.keys,
-                resolved_from=landing.resolved_from or aliased,
+                resolved_from=landing.resolved_from or here.aliased,
                 batch_item=item,
             )
             tx.emit(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.gate.resolution.matching import land, through_alias
+from writegate.gate.resolution.matching import land, met
 from writegate.gate.schema.registry import SchemaEntry
 from writegate.language import NodeRef
 from writegate.projections.state import StateReader
@@ -39,14 +39,20 @@ def settle(
 ) -> Endpoints:
     """The ends of a relationship write, each an existing node (a merged duplicate's
     survivor for its identity) or — if ``create`` (``merge_endpoints``) — a stub to create,
-    else ``ENDPOINT_NOT_FOUND``."""
+    else ``ENDPOINT_NOT_FOUND``. An end that lands elsewhere than named (resolved, or a
+    merged duplicate's survivor) is in ``resolved_from``, as ``write_node`` says it."""
     landed: list[NodeRef] = []
     out = Endpoints(ends[0][0], ends[1][0])
     for side, (named, entry) in zip(("from", "to"), ends, strict=True):
-        exists = named in out.stubs or state.node_exists(conn, named.identity)
-        ref = named if exists else through_alias(state, conn, named)[0]  # a merged duplicate
-        if exists or (ref is not named and state.node_exists(conn, ref.identity)):
+        if named in out.stubs:  # both ends, one stub
+            landed.append(named)
+            continue
+        here = met(state, conn, named)  # a merged duplicate: its survivor
+        ref = here.ref
+        if here.row is not None:
             landed.append(ref)
+            if here.aliased is not None:
+                out.resolved_from[side] = here.aliased
             continue
         if not create:
             raise GateRejection(
@@ -66,11 +72,11 @@ def settle(
                 {**refused.details, "end": side},
             ) from refused
         landed.append(where.ref)
-        if where.resolved_from is not None:
-            out.resolved_from[side] = where.resolved_from
-        else:
+        if where.resolved_from is None:
             out.stubs.append(ref)
             if where.keys is not None:
                 out.stub_keys[ref.identity] = where.keys
+        if (named_as := where.resolved_from or here.aliased) is not None:
+            out.resolved_from[side] = named_as
     out.head, out.tail = landed
     return out

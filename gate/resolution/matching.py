@@ -53,13 +53,27 @@ class Resolved:
     keys: list[str] | None  # what the event indexes (None: not a resolvable label)
 
 
-def through_alias(state: StateReader, conn: Sql, ref: NodeRef) -> tuple[NodeRef, str | None]:
-    """The node a write naming ``ref`` lands on: ``ref``, or — when ``ref`` is a duplicate
-    merged away — the survivor, with the identity the writer named (an index probe)."""
+@dataclass(frozen=True)
+class Met:
+    """The node a write naming a node meets: the one named, or — when that is a duplicate
+    merged away — its survivor, with the identity the writer named (``aliased``)."""
+
+    ref: NodeRef
+    row: NodeRow | None  # None: no such node (yet)
+    aliased: str | None
+
+
+def met(state: StateReader, conn: Sql, ref: NodeRef) -> Met:
+    """Where a write naming ``ref`` lands: ``ref`` if it exists, else through its alias
+    (an index probe) the survivor it was merged into."""
+    row = state.node(conn, ref.identity)
+    if row is not None:
+        return Met(ref, row, None)
     alias = state.alias_of(conn, ref.identity)
     if alias is None:
-        return ref, None
-    return NodeRef.parse(alias[0]), ref.identity
+        return Met(ref, None, None)
+    survivor = NodeRef.parse(alias[0])
+    return Met(survivor, state.node(conn, survivor.identity), ref.identity)
 
 
 def not_found(state: StateReader, conn: Sql, ref: NodeRef) -> GateRejection:

@@ -187,6 +187,21 @@ def test_writes_naming_the_duplicate_land_on_the_survivor(gate: Gate) -> None:
     assert gone.details["merge"] == merged.merge
 
 
+def test_a_relationship_naming_the_duplicate_says_its_end_landed_on_the_survivor(
+    gate: Gate,
+) -> None:
+    build(gate)
+    assert isinstance(merge(gate), MergeResult)
+    out = gate.write_relationship(type="KNOWS", from_label="Person", from_keys={"name": "Bob"},
+                                  to_label="Person", to_keys=DUP, source="later",
+                                  extraction_method="api")  # fmt: skip
+    assert isinstance(out, WriteRelationshipResult), out
+    assert out.to_node.merge_keys == ALAN
+    assert out.resolved_from == {"to": 'Person{"name":"alan turing"}'}  # as write_node says
+    written = payload_of(list(gate.log.iter_events())[-1])
+    assert getattr(written, "resolved_from", None) == out.resolved_from
+
+
 def test_an_unmerge_keeps_what_changed_since(gate: Gate) -> None:
     build(gate)
     merged = merge(gate)
