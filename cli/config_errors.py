@@ -8,7 +8,6 @@ nothing of where the value came from; the settings' types say what each key take
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import tomllib
@@ -18,6 +17,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
+
+from writegate.cli.render import did_you_mean
 
 PREFIX = "WRITEGATE_"
 Key = list[str | int]
@@ -55,11 +56,9 @@ def _problem(error: ErrorDetails, model: type[BaseModel], file: Path | None) -> 
 
 def _hint(name: str, model: type[BaseModel], loc: tuple[str | int, ...], form: str = "{}") -> str:
     """`` (did you mean port?)`` for the key closest to ``name`` at ``loc``, else the keys."""
-    known = _keys_of(model, loc)
-    near = difflib.get_close_matches(name, known, n=1)
-    if near:
-        return f" (did you mean {form.format(near[0])}?)"
-    return f" (known: {', '.join(form.format(k) for k in known)})"
+    known = {key: form.format(key) for key in _keys_of(model, loc)}
+    near = did_you_mean(name, known, said=" (did you mean {}?)")
+    return near or f" (known: {', '.join(known.values())})"
 
 
 def _shown(value: Any) -> str:

@@ -86,9 +86,12 @@ def assignments(values: dict[str, Any]) -> str:
     return ", ".join(f"{name}={plain(value)}" for name, value in values.items())
 
 
-def did_you_mean(word: str, names: Iterable[str] | Mapping[str, str]) -> str:
-    """``; did you mean Person?`` for the closest of ``names`` (difflib, any case), or ``""``.
-    A mapping suggests its value for a close key: a synonym's canonical name."""
+def did_you_mean(
+    word: str, names: Iterable[str] | Mapping[str, str], said: str = "; did you mean {}?"
+) -> str:
+    """``; did you mean Person?`` (``said`` with the suggestions) for the closest of
+    ``names`` (difflib, any case), or ``""``. A mapping suggests its value for a close key:
+    a synonym's canonical name."""
     from difflib import get_close_matches
 
     suggest = dict(names) if isinstance(names, Mapping) else {name: name for name in names}
@@ -97,4 +100,4 @@ def did_you_mean(word: str, names: Iterable[str] | Mapping[str, str]) -> str:
         folded.setdefault(name.casefold(), target)
     close = get_close_matches(word.casefold(), folded, n=3, cutoff=0.6)
     found = list(dict.fromkeys(folded[name] for name in close))
-    return f"; did you mean {' or '.join(found)}?" if found else ""
+    return said.format(" or ".join(found)) if found else ""
