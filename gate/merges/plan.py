@@ -61,8 +61,8 @@ def emit_merge(state: StateReader, tx: Transaction, m: MergeInput) -> NodesMerge
     # what a duplicate of another label of the group brings must fit the survivor's label
     check_properties(props.set, m.entry.properties, m.entry.additional_properties, s_ref.label)
     facts = state.fact_records(conn, dup.identity)
+    dup_facts = {f.property: f for f in facts}
     facts += before(state.fact_records(conn, survivor.identity), props.replaced)
-    dup_facts = {f.property: f for f in state.fact_records(conn, dup.identity)}
     carried = [moved_fact(dup_facts[n], survivor.identity) for n in props.set if n in dup_facts]
     moved_ids = {a.identity for a in state.relationships_of(conn, dup.identity)}
     landed: dict[str, dict[str, Any]] = {}  # new identity -> its properties now
@@ -77,19 +77,19 @@ def emit_merge(state: StateReader, tx: Transaction, m: MergeInput) -> NodesMerge
         entry = m.registry.get_relationship_type(edge.type)
         if entry is not None and entry.functional and start == survivor.identity:
             _functional(state, conn, survivor.identity, edge.type, new, moved_ids, landed)
-        facts += state.fact_records(conn, identity)
-        absorbed = new in landed or state.relationship(conn, new)
-        if not absorbed:
+        edge_facts = state.fact_records(conn, identity)
+        facts += edge_facts
+        target = state.relationship(conn, new)
+        if new not in landed and target is None:
             landed[new] = dict(edge.properties)
-            carried += [moved_fact(f, new) for f in state.fact_records(conn, identity)]
+            carried += [moved_fact(f, new) for f in edge_facts]
             moves.append((edge, _moved(edge, new, created=True), None))
             continue
-        target = state.relationship(conn, new)
         current = landed.get(new, target.properties if target else {})
         holder = edge_holding(new, edge, start, end, current, target)
         taken = combine(state, conn, holder, edge.properties, identity, entry)
         landed[new] = {**current, **taken.set}
-        old = {f.property: f for f in state.fact_records(conn, identity)}
+        old = {f.property: f for f in edge_facts}
         carried += [moved_fact(old[n], new) for n in taken.set if n in old]
         if target is not None:
             facts += before(state.fact_records(conn, new), taken.replaced)
