@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 import click
 
 from writegate.cli.common import Context, fail, opened, pass_ctx
+from writegate.cli.render import counted
 
 AGENT_ENV = "WRITEGATE_AGENT_ID"
 ROLES_ENV = "WRITEGATE_AGENT_ROLES"
@@ -252,7 +253,7 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
         _stop(f"[serve.oauth]: {exc}")
     say(
         f"writegate MCP on http://{options['host']}:{options['port']}/mcp; tokens: "
-        f"{options['tokens']} ({len(agents)} agent{'s' * (len(agents) != 1)})"
+        f"{options['tokens']} ({counted(len(agents), 'agent')})"
     )
     if oauth is not None:
         say(f"OAuth: JWTs from {oauth.issuer} for {oauth_resource(oauth, hosts)} accepted too")
@@ -321,4 +322,4 @@ def token_revoke(ctx: Context, agent: str, tokens_file: Path | None) -> None:
         fail(str(exc))
     if not removed:
         fail(f"no token for agent {agent!r} in {path}")
-    click.echo(f"revoked {removed} token{'s' * (removed != 1)} of {agent}")
+    click.echo(f"revoked {counted(removed, 'token')} of {agent}")
