@@ -38,8 +38,8 @@ class Appending(LogReader):
     commit_groups: CommitGroups  # set by each backend
 
     def _begin_write(self, conn: Sql) -> None:
-        """Open a transaction holding the log's write lock; if the lock is not had, leave
-        no transaction open and raise (``LogBusy`` where the database can say so)."""
+        """Open a transaction holding the log's write lock; if the lock is not had, raise
+        (``LogBusy`` where the database can say so): the caller rolls back what is open."""
         raise NotImplementedError
 
     def _before_commit(self, conn: Sql, head: int) -> None:
@@ -96,7 +96,7 @@ class Appending(LogReader):
         """One write transaction for ``group``, each member in its own savepoint; settles each."""
         conn = self.connection()
         try:
-            self._begin_write(conn)  # inside: a lock not had leaves no transaction behind
+            self._begin_write(conn)  # inside: a lock not had is rolled back below
             events: list[Event] = []
             for member in group:
                 conn.execute("SAVEPOINT append")

@@ -115,7 +115,9 @@ class PgConnection:
                 "setup grants)"
             ) from exc
         except psycopg.OperationalError as exc:
-            raise self._lost(exc, conn) from exc
+            if not (conn.closed or conn.broken):
+                raise  # not the connection (a lock timeout): the caller's to handle as it is
+            raise self._lost(exc) from exc
         finally:
             if _open(conn):
                 self._held = conn
@@ -123,11 +125,8 @@ class PgConnection:
                 self._held = None
                 self._give(conn)
 
-    def _lost(self, exc: psycopg.OperationalError, conn: Raw) -> Exception:
-        """A connection that broke is the database gone (its transaction with it); any other
-        operational error (a lock timeout) is the caller's to handle as it is."""
-        if not (conn.closed or conn.broken):
-            return exc
+    def _lost(self, exc: psycopg.OperationalError) -> LogUnavailable:
+        """A connection that broke is the database gone (its transaction with it)."""
         if self._on_lost is not None:
             self._on_lost()
         return LogUnavailable(

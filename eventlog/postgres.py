@@ -247,31 +247,28 @@ class PostgresEventLog(Appending):
                     projector.install(conn)
                 self._catch_up(conn, projector)
             conn.execute("COMMIT")
-        except LogPermissionDenied as exc:
+        except BaseException as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
+            if not isinstance(exc, LogPermissionDenied):
+                raise
             cause = one_line(exc.__cause__ or exc)
             raise LogPermissionDenied(
                 f"{self.describe()}: the log or its read model must be created or migrated, "
                 f"which this role may not do ({cause}): run `writegate init` as its owner"
             ) from exc
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
 
     # -- transactions ------------------------------------------------------------------
 
     def _begin_write(self, conn: Sql) -> None:
         """One round trip: the transaction, its lock timeout, the lock. A lock not had in
-        time rolls back and says so (``LogBusy``: nothing was appended, retry)."""
+        time says so (``LogBusy``: nothing was appended, retry); the caller rolls back."""
         try:
             conn.execute(
                 f"{WRITE_BEGIN}; SET LOCAL lock_timeout = '{int(self.lock_timeout * 1000)}ms'; "
                 "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.events'))"
             )
         except psycopg.errors.LockNotAvailable as exc:
-            conn.execute("ROLLBACK")
             raise LogBusy(
                 f"{self.describe()}: the log's write lock was not free within "
                 f"{self.lock_timeout:g} s (other appends held it); nothing was appended, retry "

@@ -61,9 +61,12 @@ def test_a_lock_not_had_in_time_is_log_busy_and_leaves_no_transaction(pg_dsn: st
         with psycopg.connect(pg_dsn, autocommit=True) as holder:
             holder.execute("BEGIN")
             holder.execute(LOCK)  # another server's append, holding the lock
-            with pytest.raises(LogBusy, match=r"write lock was not free within 0\.3 s"):
+            with pytest.raises(LogBusy, match=r"write lock was not free within 0\.3 s") as busy:
                 log.append(Actor(agent="ada"), emitting(note("second")))
             assert not log.connection().in_transaction
+            cause = busy.value.__cause__
+            assert isinstance(cause, psycopg.errors.LockNotAvailable)
+            assert cause.__cause__ is None  # the database's error, not its own cause
             holder.execute("ROLLBACK")
         assert log.head()[0] == 1  # nothing appended
         assert log.append(Actor(agent="ada"), emitting(note("third"))).events[0].seq == 2
