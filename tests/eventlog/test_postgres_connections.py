@@ -73,6 +73,25 @@ def test_a_lock_not_had_in_time_is_log_busy_and_leaves_no_transaction(pg_dsn: st
         assert log.verify().ok
 
 
+def test_a_read_model_ahead_of_the_head_it_was_read_after_opens_without_the_lock(
+    pg_dsn: str,
+) -> None:
+    """Opening reads the head, then the read model's checkpoint: another server's commit
+    in between leaves the checkpoint ahead of the head read. That read model is current:
+    opening takes no write lock (it would wait for every append to catch up on nothing)."""
+    with PostgresEventLog(pg_dsn, inline=[StateProjection()]) as log:
+        log.append(Actor(agent="ada"), emitting(note("first")))
+    with psycopg.connect(pg_dsn, autocommit=True) as holder:
+        holder.execute(  # as the checkpoint read just after another server's commit
+            "UPDATE projection_checkpoints SET seq = seq + 1 WHERE name = 'state'"
+        )
+        holder.execute("BEGIN")
+        holder.execute(LOCK)  # that server's next append, holding the lock
+        with PostgresEventLog(pg_dsn, inline=[StateProjection()], lock_timeout=0.3) as log:
+            assert log.head()[0] == 1
+        holder.execute("ROLLBACK")
+
+
 def test_an_agent_waiting_out_the_lock_gets_log_unavailable_and_retries(pg_dsn: str) -> None:
     """Through the gate: the refusal is coded (LOG_UNAVAILABLE, retryable), not an internal
     error, and the same call with the same key lands once the lock is free."""
