@@ -49,6 +49,17 @@ _SCALARS: dict[str, Any] = {
 Kind = Literal["add", "update", "delete"]
 
 
+class _Existing(BaseModel):
+    """The node a ``NODE_ALREADY_EXISTS`` names: the one the write met, which is not the
+    one named when the name is a merged duplicate's or resolution landed it elsewhere."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    label: str
+    keys: dict[str, Any]
+    version: int
+
+
 def _annotation(spec: PropertySpec | None) -> Any:
     if spec is None or spec.type is None:
         return Any
@@ -248,8 +259,10 @@ class LabelTools:
             ]
         result = self._submit(call, parsed, items)
         if isinstance(result, Rejected) and result.error_code == ErrorCode.NODE_ALREADY_EXISTS:
-            version = result.details.get("version")
-            message = f"{node_identity(self.label, keys)} already exists (version {version}); "
+            met = _Existing.model_validate(result.details)  # through an alias, or resolved
+            there, named = node_identity(met.label, met.keys), node_identity(self.label, keys)
+            via = "" if there == named else f"; {named} lands on it"
+            message = f"{there} already exists (version {met.version}{via}); "
             return result.model_copy(
                 update={"message": message + f"change it with update_{self.key}"}
             )

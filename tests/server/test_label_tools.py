@@ -209,3 +209,24 @@ async def test_open_nodes_returns_neighbours(served_npc: Served) -> None:
     assert [n["merge_keys"]["name"] for n in path.data["nodes"]] == ["A", "B", "C"]
     assert names(around.data) == ["A", "B", "C"]
     assert len(around.data["edges"]) == 2
+
+
+async def test_add_over_a_merged_away_name_names_the_node_it_meets(served_npc: Served) -> None:
+    async with served_npc.agent() as agent:
+        for name in ("Gandalf", "Gandalf the Grey"):
+            out = await agent.call("add_npc", npc(name=name, role="Wizard", status="Active"))
+            assert not out.is_error, out.data
+    merge = {"label": "Npc", "survivor_keys": {"name": "Gandalf"},
+             "duplicate_keys": {"name": "Gandalf the Grey"}, "reason": "one wizard",
+             "source": "review", "extraction_method": "manual"}  # fmt: skip
+    async with served_npc.agent("rev-1", roles=("reviewer",)) as reviewer:
+        merged = await reviewer.call("merge_nodes", merge)
+        assert not merged.is_error, merged.data
+    async with served_npc.agent() as agent:
+        again = await agent.call(
+            "add_npc", npc(name="Gandalf the Grey", role="Wizard", status="Missing")
+        )
+    assert again.data["error_code"] == "NODE_ALREADY_EXISTS"
+    assert again.data["message"].startswith('Npc{"name":"Gandalf"} already exists')
+    assert 'Npc{"name":"Gandalf the Grey"} already exists' not in again.data["message"]
+    assert "update_npc" in again.data["message"]
