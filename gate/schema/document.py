@@ -29,6 +29,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import ErrorDetails
 
 from writegate.eventlog import canonical_json
 from writegate.gate.limits import Limits
@@ -244,42 +245,29 @@ def parse_document(
     try:
         return SchemaDocument.model_validate(data, context={"strict": strict})
     except ValidationError as exc:
-        problems = _problems(exc)
-        if len(problems) == len(exc.errors()) and not _has_rules(exc):
-            problems += _rule_problems(data, exc, strict)  # the rest of the document too
+        errors = exc.errors()
+        problems = [p for e in errors for p in _rules_in(e) or [_pydantic_problem(e)]]
+        if not any(_rules_in(e) for e in errors):  # the rest of the document too
+            problems += _rule_problems(data, errors, strict)
         raise SchemaDocumentError.of(origin, problems, positions) from exc
 
 
-def _problems(exc: ValidationError) -> list[Problem]:
-    problems: list[Problem] = []
-    for error in exc.errors():
-        found = (error.get("ctx") or {}).get("error")
-        if isinstance(found, _Problems):
-            problems += found.problems
-        else:
-            problems.append(_pydantic_problem(error["type"], error["loc"], error["msg"]))
-    return problems
+def _rules_in(error: ErrorDetails) -> list[Problem]:
+    """The problems the document's own rules found (``_Problems``), if this error is theirs."""
+    found = (error.get("ctx") or {}).get("error")
+    return found.problems if isinstance(found, _Problems) else []
 
 
-def _has_rules(exc: ValidationError) -> bool:
-    return any(isinstance((e.get("ctx") or {}).get("error"), _Problems) for e in exc.errors())
-
-
-def _rule_problems(data: Any, exc: ValidationError, strict: bool) -> list[Problem]:
+def _rule_problems(data: Any, errors: list[ErrorDetails], strict: bool) -> list[Problem]:
     """The rules' problems in what is left of ``data`` once every value pydantic refused is
     taken out: a key it does not know does not hide an undeclared required property."""
     pruned = copy.deepcopy(data)
-    for error in exc.errors():
+    for error in errors:
         _remove(pruned, error["loc"][:-1] if error["type"] == "missing" else error["loc"])
     try:
         SchemaDocument.model_validate(_without_gone(pruned), context={"strict": strict})
     except ValidationError as again:
-        return [
-            problem
-            for e in again.errors()
-            if isinstance(found := (e.get("ctx") or {}).get("error"), _Problems)
-            for problem in found.problems
-        ]
+        return [problem for e in again.errors() for problem in _rules_in(e)]
     return []
 
 
@@ -313,10 +301,11 @@ def _without_gone(data: Any) -> Any:
     return data
 
 
-def _pydantic_problem(kind: str, loc: tuple[str | int, ...], message: str) -> Problem:
-    if kind == "extra_forbidden":
+def _pydantic_problem(error: ErrorDetails) -> Problem:
+    loc = error["loc"]
+    if error["type"] == "extra_forbidden":
         return Problem(loc, f"unknown key {loc[-1]!r}")
-    return Problem(loc, message)
+    return Problem(loc, error["msg"])
 
 
 __all__ = [  # value_has_type lived here first
