@@ -15,7 +15,7 @@ import click
 from rich.markdown import Markdown
 from rich.table import Table
 
-from writegate.cli.audit_show import identity_of, relationship_of, show
+from writegate.cli.audit_show import identity_of, relationship_of
 from writegate.cli.common import Context, endpoint_options, fail, opened, parse_time, pass_ctx
 from writegate.cli.render import (
     console,
@@ -314,4 +314,4 @@ from writegate.cli.audit_truth import audit_conflicts, audit_duplicates  # noqa:
 
 audit.add_command(audit_conflicts)
 audit.add_command(audit_duplicates)
-__all__ = ["audit", "report", "show"]
+__all__ = ["audit", "report"]

@@ -23,6 +23,7 @@ from writegate.gate import Gate
 from writegate.gate.errors import GateRejection
 from writegate.gate.reads.past import NodeAsOf, RelationshipAsOf
 from writegate.gate.reads.reader import GraphReader
+from writegate.gate.schema import LoadedSchema
 from writegate.language import relationship_identity
 
 AS_OF = "Record time: as the log knew it then (default: now)."
@@ -32,10 +33,7 @@ VALID_AT = "Valid time: what was true then, as known at --as-of (default: as rec
 def identity_of(gate: Gate, label: str, keys: tuple[str, ...]) -> str:
     """The node identity named on the command line (a synonym reads its canonical label),
     resolved as the MCP reads resolve it."""
-    try:
-        return GraphReader.identity(node_ref(label, keys), schema_or_none(gate))
-    except GateRejection as exc:
-        fail(f"{exc.code}: {exc.message}", 2)
+    return _identity(label, keys, schema_or_none(gate))
 
 
 def relationship_of(
@@ -46,11 +44,19 @@ def relationship_of(
 ) -> str:
     """The relationship identity named on the command line (a synonym type reads its
     canonical one)."""
+    schema = schema_or_none(gate)
     try:
-        canonical = GraphReader.relationship_type(rtype, schema_or_none(gate))
+        canonical = GraphReader.relationship_type(rtype, schema)
     except GateRejection as exc:
         fail(f"{exc.code}: {exc.message}", 2)
-    return relationship_identity(canonical, identity_of(gate, *start), identity_of(gate, *end))
+    return relationship_identity(canonical, _identity(*start, schema), _identity(*end, schema))
+
+
+def _identity(label: str, keys: tuple[str, ...], schema: LoadedSchema | None) -> str:
+    try:
+        return GraphReader.identity(node_ref(label, keys), schema)
+    except GateRejection as exc:
+        fail(f"{exc.code}: {exc.message}", 2)
 
 
 @click.group()
@@ -131,13 +137,22 @@ def _fields_table(title: str, rows: dict[str, object]) -> Table:
 def _relationship_rows(found: RelationshipAsOf) -> dict[str, object]:
     return {
         "state": found.state,
-        "valid": f"{plain(found.valid_from)} to {plain(found.valid_to) or 'open'}",
+        "valid": _valid(found),
         "superseded by": found.superseded_by,
         "properties": assignments(found.properties),
-        "last written": f"seq {found.last_seq} by {found.last_agent}" if found.last_seq else "",
+        "last written": _written(found),
         "source": found.last_source,
         "confidence": found.confidence,
     }
+
+
+def _valid(found: RelationshipAsOf) -> str:
+    return f"{plain(found.valid_from)} to {plain(found.valid_to) or 'open'}"
+
+
+def _written(found: NodeAsOf | RelationshipAsOf) -> str:
+    """``seq 12 by ada-bot``: the last write (nothing for what the log never held)."""
+    return f"seq {found.last_seq} by {found.last_agent}" if found.last_seq else ""
 
 
 def _node_table(node: NodeAsOf) -> None:
@@ -147,7 +162,7 @@ def _node_table(node: NodeAsOf) -> None:
         "state": state,
         "version": node.version,
         "properties": assignments(node.properties),
-        "last written": f"seq {node.last_seq} by {node.last_agent}" if node.last_seq else "",
+        "last written": _written(node),
         "source": node.last_source,
         "confidence": node.confidence,
     }
@@ -160,10 +175,6 @@ def _node_table(node: NodeAsOf) -> None:
         table.add_column(column, overflow="fold")
     for r in node.relationships:
         table.add_row(
-            r.identity,
-            f"{plain(r.valid_from)} to {plain(r.valid_to) or 'open'}",
-            assignments(r.properties),
-            plain(r.confidence),
-            f"seq {r.last_seq} by {r.last_agent}",
+            r.identity, _valid(r), assignments(r.properties), plain(r.confidence), _written(r)
         )
     out.print(table)

@@ -46,7 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "audit:audit",
         "The provenance trail: who wrote what, when, from which source, how trusted.",
     ),
-    "show": ("audit:show", "A node or relationship as it stands, or stood."),
+    "show": ("audit_show:show", "A node or relationship as it stands, or stood."),
     "review": ("review:review", "Writes held for review: list, show, approve, reject."),
     "merge": ("merge:merge", "Fold a duplicate node into a survivor of LABEL (undo with unmerge)."),
     "unmerge": (
