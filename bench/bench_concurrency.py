@@ -30,6 +30,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.bench_backends import cpu_seconds  # noqa: E402
 from bench.bench_gate import gate_sql_ceiling  # noqa: E402
 from bench.bench_gate import node as gate_node  # noqa: E402
 from bench.bench_mcp import SCHEMA, node  # noqa: E402
@@ -119,10 +121,11 @@ def gil_ceiling(single: Run, sql: float) -> str:
 
 
 async def over_http(
-    url: str, token: str, clients: int, writes: int, prefix: str, go: Go | None = None
+    url: str, token: str, clients: int, writes: int, prefix: str, go: Barrier | None = None
 ) -> list[float]:
     """``clients`` SDK clients of ``writes`` writes each, started together once every one is
-    connected (or when ``go``, a process-shared event, is set): their latencies."""
+    connected (and every client process has reached ``go``, a barrier they share): their
+    latencies."""
     latencies: list[float] = []
     connected = 0
     ready = anyio.Event()
@@ -144,33 +147,17 @@ async def over_http(
         while connected < clients:
             await anyio.sleep(0.05)
         if go is not None:
-            await anyio.to_thread.run_sync(go.wait_ready)
+            await anyio.to_thread.run_sync(go.wait)
         ready.set()
     return latencies
 
 
-class Go:
-    """A start line shared by the client processes: each says it is connected, then waits."""
-
-    def __init__(self, parties: int) -> None:
-        self.barrier = multiprocessing.get_context("spawn").Barrier(parties)
-
-    def wait_ready(self) -> None:
-        self.barrier.wait()
-
-
 def _client_process(
-    url: str, token: str, clients: int, writes: int, prefix: str, go: Go, out: Any
+    url: str, token: str, clients: int, writes: int, prefix: str, go: Barrier, out: Any
 ) -> None:
     began = time.process_time()
     latencies = anyio.run(over_http, url, token, clients, writes, prefix, go)
     out.put((latencies, time.process_time() - began))
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU a process has used (``/proc/PID/stat``, all its threads)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def http_run(
@@ -180,7 +167,7 @@ def http_run(
     server's and the clients' CPU seconds per write."""
     context = multiprocessing.get_context("spawn")
     processes = min(processes, clients)
-    go, out = Go(processes + 1), context.Queue()
+    go, out = context.Barrier(processes + 1), context.Queue()
     shares = [
         clients // processes + (1 if p < clients % processes else 0) for p in range(processes)
     ]
@@ -192,7 +179,7 @@ def http_run(
     ]
     for worker in workers:
         worker.start()
-    go.wait_ready()  # every client connected and warmed up
+    go.wait()  # every client connected and warmed up
     began, server_cpu = time.perf_counter(), cpu_seconds(server_pid)
     results = [out.get() for _ in workers]
     elapsed, server_cpu = time.perf_counter() - began, cpu_seconds(server_pid) - server_cpu

@@ -24,7 +24,6 @@ usage: python bench/bench_resolution_gate.py [--sizes 1000,10000,100000] [--call
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -41,6 +40,7 @@ from writegate.gate import Gate, WriteNodeResult  # noqa: E402
 from writegate.gate.resolution import matching  # noqa: E402
 from writegate.gate.resolution.keys import probes_of  # noqa: E402
 from writegate.gate.schema.document import ResolutionDoc  # noqa: E402
+from writegate.language import node_identity  # noqa: E402
 from writegate.projections.state import StateProjection  # noqa: E402
 
 BARE = 500  # names (not in any graph) for the bare index measure
@@ -131,7 +131,7 @@ def index_sql(gate: Gate, names: list[str]) -> float:
         normal = matching.normal_name(rules, name)
         ranges = [(f"Person/{a}", f"Person/{b}", d) for a, b, d in probes_of(normal, "person")]
         keys = matching.keys_for(rules, "Person", name, {"name": name})
-        identity = f'Person{{"name":{json.dumps(name, ensure_ascii=False)}}}'
+        identity = node_identity("Person", {"name": name})
         started = time.perf_counter()
         conn.execute("BEGIN IMMEDIATE")
         if i % 2:
@@ -145,7 +145,7 @@ def index_sql(gate: Gate, names: list[str]) -> float:
     conn.execute("BEGIN IMMEDIATE")
     conn.executemany(
         "DELETE FROM state_resolution_keys WHERE identity = ?",
-        [(f'Person{{"name":{json.dumps(n, ensure_ascii=False)}}}',) for n in names],
+        [(node_identity("Person", {"name": n}),) for n in names],
     )
     conn.execute("COMMIT")
     return (statistics.median(with_index) - statistics.median(without)) * 1e6
