@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import click
 import orjson
@@ -117,15 +117,39 @@ def _os_user() -> str:
         return "unknown"
 
 
+Kind = Literal["error", "note"]
+
+
+def _echo(message: str, kind: Kind) -> None:
+    click.echo(f"{kind}: {message}", err=True)
+
+
+class _Lines:
+    said: Callable[[str, Kind], None] = staticmethod(_echo)
+
+
+_lines = _Lines()
+
+
+def say_through(said: Callable[[str, Kind], None]) -> None:
+    """Operator lines (errors, notes) go through ``said`` from now on: ``serve`` hands them
+    to its logging once that is configured, so in JSON logs they are JSON lines too."""
+    _lines.said = said
+
+
+def note(message: str) -> None:
+    _lines.said(message, "note")
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
+    _lines.said(message, "error")
     sys.exit(code)
 
 
 def fail_each(messages: Sequence[str], code: int = 1) -> NoReturn:
     """Every problem found, one ``error:`` line each."""
     for message in messages[:-1]:
-        click.echo(f"error: {message}", err=True)
+        _lines.said(message, "error")
     fail(messages[-1], code)
 
 
@@ -140,11 +164,10 @@ def opened(ctx: Context, *, create: bool = False, readonly: bool = False) -> Ite
     except (FileNotFoundError, EventLogError, sqlite3.DatabaseError, ValueError) as exc:
         fail(str(exc))
     if isinstance(gate.log, EventLog) and gate.log.private_copy is not None:
-        click.echo(
-            f"note: {gate.log.path} is on read-only media without its -shm, so it is read "
-            f"with its -wal (commits not yet in the file) from a private copy in "
-            f"{gate.log.private_copy.parent}",
-            err=True,
+        note(
+            f"{gate.log.path} is on read-only media without its -shm, so it is read with its "
+            f"-wal (commits not yet in the file) from a private copy in "
+            f"{gate.log.private_copy.parent}"
         )
     try:
         yield gate

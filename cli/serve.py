@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
-from writegate.cli.common import Context, fail, opened, pass_ctx
+from writegate.cli.common import Context, Kind, fail, opened, pass_ctx, say_through
 from writegate.cli.render import counted
 
 AGENT_ENV = "WRITEGATE_AGENT_ID"
 ROLES_ENV = "WRITEGATE_AGENT_ROLES"
 TOKENS_ENV = "WRITEGATE_TOKENS"
 ROLES = ("writer", "reader", "auditor", "reviewer", "admin")
+_LEVELS: dict[Kind, int] = {"error": logging.ERROR, "note": logging.WARNING}
 
 
 def tokens_path(ctx: Context, given: Path | None, configured: Path | None = None) -> Path:
@@ -100,7 +100,7 @@ tokens_option = click.option(
 def serve(ctx: Context, /, **flags: Any) -> None:
     """Serve the gate to agents over MCP (stdio by default, or --http with bearer tokens)."""
     from writegate.gate.identifiers import is_agent_id
-    from writegate.gate.server.observe import Metrics, configure_logging
+    from writegate.gate.server.observe import Metrics, configure_logging, say
     from writegate.gate.server.policy import Policy, PolicyError, Principal
 
     options = _options(ctx, flags)
@@ -111,6 +111,7 @@ def serve(ctx: Context, /, **flags: Any) -> None:
     except PolicyError as exc:
         fail(str(exc), 2)
     configure_logging(options["log_level"], options["log_format"])
+    say_through(lambda message, kind: say(message, level=_LEVELS[kind]))
     sock = _bind(options) if options["http"] else None  # a taken port: one line, no banner
     with opened(ctx, create=True) as gate:
         _warn_without_schema(gate, ctx)
@@ -172,15 +173,7 @@ def _bind(options: dict[str, Any]) -> Any:
     try:
         return bind(options["host"], options["port"])
     except PortTaken as exc:
-        _stop(str(exc))
-
-
-def _stop(message: str) -> NoReturn:
-    """``fail`` once logging is configured: in JSON logs the error is a JSON line too."""
-    from writegate.gate.server.observe import say
-
-    say(message, level=logging.ERROR)
-    sys.exit(1)
+        fail(str(exc))
 
 
 def _warn_without_schema(gate: Any, ctx: Context) -> None:
@@ -225,7 +218,7 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
     try:
         tokens = TokenStore(options["tokens"])
     except TokenFileError as exc:
-        _stop(str(exc))
+        fail(str(exc))
     agents = tokens.agents()
     hosts = HostPolicy(
         options["host"], options["port"], options["public_hosts"], options["origins"]
@@ -239,7 +232,7 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
     )
     oauth = options["oauth"]
     if oauth is not None and oauth.resource is None and options["host"] not in LOOPBACK:
-        _stop("[serve.oauth] needs resource (this server's public URL of /mcp) off loopback")
+        fail("[serve.oauth] needs resource (this server's public URL of /mcp) off loopback")
     try:
         app = http_app(
             server.server.streamable_http_app,
@@ -250,7 +243,7 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
             oauth=oauth,
         )
     except (OSError, ValueError) as exc:  # [serve.oauth]'s key file unreadable or too short
-        _stop(f"[serve.oauth]: {exc}")
+        fail(f"[serve.oauth]: {exc}")
     say(
         f"writegate MCP on http://{options['host']}:{options['port']}/mcp; tokens: "
         f"{options['tokens']} ({counted(len(agents), 'agent')})"

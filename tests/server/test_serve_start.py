@@ -5,12 +5,13 @@ object — the banner and the warnings too — and none carries terminal colour 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import httpx2
 
 from tests.server.conftest import published
-from tests.server.harness import HttpServer, http_server
+from tests.server.harness import WRITEGATE, HttpServer, http_server
 from writegate.gate import Gate
 from writegate.gate.server.tokens import create_token
 
@@ -57,3 +58,22 @@ def test_json_logs_are_json_lines_from_the_first(db_path: Path) -> None:
     for record in records:
         assert "color_message" not in record
         assert "\x1b" not in json.dumps(record, ensure_ascii=False)
+
+
+def test_json_logs_say_a_log_that_cannot_be_opened_as_json(tmp_path: Path) -> None:
+    not_a_log = tmp_path / "notes.db"
+    not_a_log.write_text("hello\n")
+    done = subprocess.run(
+        [WRITEGATE, "--db", str(not_a_log), "serve", "--log-format", "json"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 1
+    [record] = [json.loads(line) for line in done.stderr.splitlines()]
+    assert (record["levelname"], record["message"]) == (
+        "ERROR",
+        f"{not_a_log}: file is not a database",
+    )
