@@ -319,7 +319,13 @@ class PostgresEventLog(Appending):
                     listener.close()
                 self._listener = None
                 listener = self._connect()
-                listener.execute(f"LISTEN {CHANNEL}")
+                try:
+                    listener.execute(f"LISTEN {CHANNEL}")
+                except psycopg.Error as exc:  # a hot standby, or the connection dropped
+                    listener.close()
+                    raise LogUnavailable(
+                        f"{self.describe()}: cannot wait for appends ({one_line(exc)})"
+                    ) from exc
                 self._listener = listener
                 return
         deadline = time.monotonic() + timeout

@@ -91,6 +91,15 @@ class Server:
         raise RuntimeError(f"PostgreSQL did not start: {self.log.read_text()[-2000:]}")
 
 
+def _options(port: int, sockets: Path) -> str:
+    """The server's settings (a standby's are its primary's: it may not have fewer
+    connections)."""
+    return (
+        f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off "
+        "-c synchronous_commit=on -c max_connections=200"
+    )
+
+
 @contextmanager
 def postgres_server() -> Iterator[Server]:
     bin_dir = binaries()
@@ -118,10 +127,7 @@ def postgres_server() -> Iterator[Server]:
         check=True,
         capture_output=True,
     )
-    options = (
-        f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off "
-        "-c synchronous_commit=on -c max_connections=200"
-    )
+    options = _options(port, sockets)
     subprocess.run(
         _as_postgres(
             str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "start"
@@ -164,3 +170,35 @@ def create_app_role(dsn: str) -> str:
     with psycopg.connect(dsn, autocommit=True) as owner:
         owner.execute(readme_role_setup().replace(README_ROLE, role).encode())
     return dsn.replace(f"{SUPERUSER}@", f"{role}@", 1)
+
+
+@contextmanager
+def standby_of(primary: Server) -> Iterator[Server]:
+    """A hot standby of ``primary`` (streaming replication, as a read replica is): it reads
+    what the primary commits and refuses what would write."""
+    root = Path(tempfile.mkdtemp(prefix="writegate-pg-standby-"))
+    data, sockets = root / "data", root / "sockets"
+    sockets.mkdir()
+    if os.geteuid() == 0:
+        shutil.chown(root, SUPERUSER)
+        shutil.chown(sockets, SUPERUSER)
+    base = str(binaries() / "pg_basebackup")
+    subprocess.run(
+        _as_postgres(base, "-D", str(data), "-R", "--checkpoint=fast", "-d", primary.dsn()),
+        check=True,
+        capture_output=True,
+        cwd=root,
+    )
+    port = _free_port()
+    server = Server(port, data, root / "server.log", _options(port, sockets))
+    try:
+        server.start()
+        yield server
+    finally:
+        subprocess.run(
+            _as_postgres(str(binaries() / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"),
+            check=False,
+            capture_output=True,
+            cwd=root,
+        )
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,15 +1,18 @@
 """How the PostgreSQL log uses its connections, on the harness's real server: threads that
 come and go leave none behind; a write lock not had in time is a coded, retryable refusal
-that leaves no transaction open; appends do not depend on the database's default isolation."""
+that leaves no transaction open; appends do not depend on the database's default isolation;
+a read model current at opening takes no lock; a standby that cannot be listened on says so."""
 
 from __future__ import annotations
 
 import threading
+import time
 
 import psycopg
 import pytest
 
 from tests.conftest import SEED_SCHEMA, person
+from tests.postgres import Server, standby_of
 from writegate.eventlog import Actor, LogUnavailable
 from writegate.eventlog.errors import LogBusy
 from writegate.eventlog.postgres import PostgresEventLog
@@ -151,3 +154,32 @@ def test_appends_hold_under_any_default_isolation(pg_dsn: str, isolation: str) -
     finally:
         for log in logs:
             log.close()
+
+
+def test_a_log_on_a_standby_cannot_be_waited_on_and_says_so(postgres: Server, pg_dsn: str) -> None:
+    """A hot standby reads but refuses LISTEN: waiting for appends is one line naming the
+    log (``LogUnavailable``, as a follower is told), and the connection tried is closed."""
+    with PostgresEventLog(pg_dsn) as log:
+        log.append(Actor(agent="ada"), emitting(note("first")))
+    database = pg_dsn.rsplit("/", 1)[1]
+    with (
+        standby_of(postgres) as standby,
+        PostgresEventLog(standby.dsn(database), readonly=True) as replica,
+    ):
+        wait_for_replay(replica, 1)
+        before = connections(standby.dsn(database))
+        with pytest.raises(LogUnavailable) as refused:
+            replica.wait_for_append(0.1)
+        message = str(refused.value)
+        assert message.startswith(f"{replica.describe()}: ")
+        assert "\n" not in message
+        assert "LISTEN" in message
+        assert connections(standby.dsn(database)) == before  # none left open
+
+
+def wait_for_replay(log: PostgresEventLog, head: int) -> None:
+    for _ in range(200):
+        if log.head()[0] >= head:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the standby did not replay up to {head}")
