@@ -32,7 +32,7 @@ from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from writegate.eventlog.appending import Appending
 from writegate.eventlog.errors import (
@@ -95,6 +95,9 @@ class PostgresEventLog(Appending):
         self.commit_groups = CommitGroups()
         self._listener: Raw | None = None
         self._listening = threading.Lock()
+        self._lent = 0  # the pool's connections out with this log's threads
+        self._lending = threading.Lock()
+        self._checking = threading.Lock()  # held while the pool checks its connections
         must_write = self._probe()
         self._pool: ConnectionPool[Raw] = ConnectionPool(
             dsn,
@@ -137,19 +140,46 @@ class PostgresEventLog(Appending):
     def connection(self) -> PgConnection:
         conn: PgConnection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = PgConnection(self._take, self._pool.putconn, self.describe(), self._pool.check)
+            conn = PgConnection(self._take, self._give, self.describe(), self._check_pool)
             self._local.conn = conn
         return conn
 
     def _take(self) -> Raw:
         try:
-            return self._pool.getconn()
+            conn = self._pool.getconn()
         except PoolTimeout:
-            self._connect().close()  # the database's own reason, if it is unreachable
+            with self._lending:
+                busy = self._lent >= self._pool.max_size
+            if not busy:  # none could be made: the database's own reason, if unreachable
+                self._connect().close()
             raise LogUnavailable(
                 f"{self.describe()}: no connection free within {self.connect_timeout:g} s "
                 f"(all {self._pool.max_size} of this process's are in use)"
             ) from None
+        with self._lending:
+            self._lent += 1
+        return conn
+
+    def _give(self, conn: Raw) -> None:
+        with self._lending:
+            self._lent -= 1
+        self._pool.putconn(conn)
+
+    def _check_pool(self) -> None:
+        """A connection broke: the pool checks its others in the background (the request
+        that found it broken is answered at once), one check at a time."""
+        if not self._checking.acquire(blocking=False):
+            return  # a check under way sees them all
+
+        def check() -> None:
+            try:
+                self._pool.check()
+            except PoolClosed:
+                pass  # the log was closed meanwhile
+            finally:
+                self._checking.release()
+
+        threading.Thread(target=check, name="writegate pool check", daemon=True).start()
 
     def close(self) -> None:
         pool: ConnectionPool[Raw] | None = getattr(self, "_pool", None)

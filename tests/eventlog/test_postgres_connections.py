@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from tests.conftest import SEED_SCHEMA, person
-from tests.postgres import Server, standby_of
+from tests.postgres import Server, create_app_role, standby_of
 from writegate.eventlog import Actor, LogUnavailable
 from writegate.eventlog.errors import LogBusy
 from writegate.eventlog.postgres import PostgresEventLog
@@ -154,6 +154,39 @@ def test_appends_hold_under_any_default_isolation(pg_dsn: str, isolation: str) -
     finally:
         for log in logs:
             log.close()
+
+
+def test_a_request_waiting_for_a_busy_pool_opens_no_connection(pg_dsn: str) -> None:
+    """Every connection of the pool busy, the database healthy: a request that waits out
+    the timeout is told so, without opening a connection of its own to learn why (each
+    waiting request would add a handshake). The role may hold one connection, so such a
+    connection would be refused, and its refusal said instead."""
+    PostgresEventLog(pg_dsn).close()  # the log created
+    app = create_app_role(pg_dsn)
+    with psycopg.connect(pg_dsn, autocommit=True) as owner:
+        role = app.split("://", 1)[1].split("@", 1)[0]
+        owner.execute(f'ALTER ROLE "{role}" CONNECTION LIMIT 1')
+    with PostgresEventLog(app, pool_size=1, connect_timeout=1) as log:
+        for _ in range(50):  # the pool's one connection made (the opening's own has gone)
+            try:
+                log.head()
+                break
+            except LogUnavailable:
+                continue
+        said: list[str] = []
+
+        def waits() -> None:
+            with pytest.raises(LogUnavailable) as refused:
+                log.head()
+            said.append(str(refused.value))
+
+        with log.snapshot():  # the one connection held by this thread's read
+            waiting = threading.Thread(target=waits)
+            waiting.start()
+            waiting.join()
+        assert said == [
+            f"{log.describe()}: no connection free within 1 s (all 1 of this process's are in use)"
+        ]
 
 
 def test_a_log_on_a_standby_cannot_be_waited_on_and_says_so(postgres: Server, pg_dsn: str) -> None:
