@@ -306,7 +306,16 @@ def follow_command(ctx: Context, interval: float, names: tuple[str, ...], retry_
         if reason is None:
             click.echo(f"{ctx.where}: reconnected", err=True)
         else:
-            click.echo(f"{reason}; reconnecting (for up to {retry_for:g} s)", err=True)
+            # however it showed (a read, the listener, a new connection refused): it is gone
+            detail = reason.removeprefix(f"{ctx.where}: ")
+            lost_as = "the connection was lost ("
+            if detail.startswith(lost_as) and detail.endswith(")"):
+                detail = detail[len(lost_as) : -1]
+            click.echo(
+                f"{ctx.where}: the connection was lost ({detail}); "
+                f"reconnecting (for up to {retry_for:g} s)",
+                err=True,
+            )
 
     try:
         follow(

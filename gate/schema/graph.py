@@ -17,6 +17,7 @@ from typing import Any
 from neo4j import Driver, ManagedTransaction
 from neo4j.exceptions import Neo4jError
 
+from writegate.eventlog import one_line
 from writegate.gate.schema.document import SchemaDocument, SchemaDocumentError, parse_document
 from writegate.gate.schema.registry import Schema
 from writegate.gate.schema.sources import LoadedSchema, SchemaSourceUnavailable, loaded
@@ -73,7 +74,7 @@ class GraphSchemaSource:
                 rows: Rows = s.execute_read(self._read)
         except Exception as exc:  # the driver's connection errors are not all Neo4jError
             named = "" if isinstance(exc, Neo4jError | OSError) else f"{type(exc).__name__}: "
-            message = f"{self.describe()}: {named}{_one_line(exc)}"
+            message = f"{self.describe()}: {named}{one_line(exc)}"
             raise SchemaSourceUnavailable(message, unreachable=True) from exc
         return rows
 
@@ -139,8 +140,3 @@ def _document(nodes: list[dict[str, Any]], relationships: list[dict[str, Any]]) 
             for row in relationships
         },
     }
-
-
-def _one_line(exc: Exception) -> str:
-    """The driver's message with its line breaks folded: an agent's error is one line."""
-    return " ".join(str(exc).split())
