@@ -220,10 +220,17 @@ class Writer:
     ) -> AppendOutcome:
         """Plan against the schema snapshot and append, checking in the transaction that
         the snapshot is still the log's newest schema; if another process published since,
-        reload and plan again, so a write is never checked against a superseded schema."""
+        reload and plan again, so a write is never checked against a superseded schema; a
+        write the snapshot refuses is planned again if the log's schema has moved since."""
         snapshot = self._snapshot()
         for _ in range(_SCHEMA_ATTEMPTS):
-            decide = _while_current(snapshot, plan(snapshot), self._snapshot)
+            try:
+                decide = _while_current(snapshot, plan(snapshot), self._snapshot)
+            except GateRejection:
+                if (newer := self._newer_than(snapshot)) is None:
+                    raise
+                snapshot = newer  # refused by a schema the log has superseded: plan again
+                continue
             try:
                 return self.log.append(actor, decide, idempotency_key=key, request=request)
             except _StaleSchema:
@@ -234,6 +241,19 @@ class Writer:
             "send it again",
             {"previous_snapshot_kept": True},
         )
+
+    def _newer_than(self, snapshot: LoadedSchema) -> LoadedSchema | None:
+        """The log's newest schema if ``snapshot`` is not it (None if it is, or if the schema
+        is not the log's). A refusal is answered only once this says None, as an acceptance
+        is committed only once the transaction has: one probe of the ``schema`` stream's
+        version, and a reload only when it moved."""
+        if snapshot.stream_version is None:
+            return None
+        head = self.log.stream_version(SCHEMA_STREAM)
+        if head == snapshot.stream_version:
+            return None
+        cached = self._snapshot()
+        return cached if cached.stream_version == head else self._refreshed()
 
     def _plan_item(self, item: Any, snapshot: LoadedSchema) -> Emitter:
         if not isinstance(item, dict) or item.get("op") not in OPERATIONS:
