@@ -54,8 +54,10 @@ test: $(DEV) $(PEERS) postgres lint
 docs: $(DEV)
 	$(BIN)/cog -I docs -r docs/cli.md docs/mcp-tools.md docs/errors.md docs/python-api.md
 
+# mypy reads the package through links in build/typing (it follows no import hooks)
 lint: $(DEV)
 	$(BIN)/ruff check .
+	$(BIN)/python -m tests.typing_tree >/dev/null
 	$(BIN)/mypy
 
 bench: $(DEV) $(PEERS) postgres

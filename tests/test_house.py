@@ -6,19 +6,24 @@
 * each table has one owner: SQL (or a ``has_table`` check) naming it appears only in its
   owner's package;
 * SQL shared with SQLite runs on the SQLite that supported Pythons ship (3.34 on RHEL 9);
-* modules stay small, and nothing is exempted from the formatter to look smaller.
+* modules stay small, and nothing is exempted from the formatter to look smaller;
+* each part is one real folder: the checkout holds no links, ``writegate/`` only the package
+  root, and the parts are the folders ``pyproject.toml`` maps (a tool mapping imports sees
+  one tree).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
+from tests.typing_tree import package_dirs
 from writegate.language import EVENT_TYPES
 
 PARTS = {  # package part -> its folder in the checkout
@@ -26,7 +31,7 @@ PARTS = {  # package part -> its folder in the checkout
     "gate": ROOT / "gate",
     "projections": ROOT / "projections",
     "cli": ROOT / "cli",
-    "language": ROOT / "writegate" / "language",
+    "language": ROOT / "language",
 }
 MAX_LINES = 400
 
@@ -109,6 +114,19 @@ def test_each_table_has_one_owner(tables: str) -> None:
         if pattern.search(path.read_text()) and not (path == owner or owner in path.parents)
     ]
     assert offenders == []
+
+
+def test_each_part_is_one_real_folder() -> None:
+    tracked = subprocess.run(
+        ["git", "ls-files", "-s"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    links = [line.split("\t", 1)[1] for line in tracked if line.startswith("120000")]
+    assert links == []
+    mapped = package_dirs()
+    assert {name.removeprefix("writegate.") for name in mapped} - {"writegate"} == set(PARTS)
+    assert all(mapped[f"writegate.{part}"] == folder for part, folder in PARTS.items())
+    root_files = {path.name for path in (ROOT / "writegate").iterdir()} - {"__pycache__"}
+    assert root_files == {"__init__.py", "__main__.py", "py.typed"}
 
 
 def test_modules_stay_small() -> None:

@@ -46,9 +46,7 @@ def _tracked_copy(target: Path) -> Path:
     for name in tracked:
         source = ROOT / name
         (target / name).parent.mkdir(parents=True, exist_ok=True)
-        if source.is_symlink():
-            os.symlink(os.readlink(source), target / name)
-        elif source.is_file():
+        if source.is_file():
             shutil.copy2(source, target / name)
     return target
 

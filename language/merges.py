@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from writegate.language.base import MODEL, Payload, WriteProvenance
+from writegate.language.base import MODEL, Payload, WriteProvenance, unset
 from writegate.language.identities import NodeRef
 
 
@@ -53,6 +53,9 @@ class MovedRelationship(BaseModel):
     replaced: dict[str, JsonValue] = Field(default_factory=dict)
     set: dict[str, JsonValue] = Field(default_factory=dict)
     target_provenance: WriteProvenance | None = None  # that one's last write's, before
+    # who made those last writes (absent from merges recorded before they were kept)
+    agent: str | None = Field(default=None, exclude_if=unset)
+    target_agent: str | None = Field(default=None, exclude_if=unset)
 
 
 class NodesMerged(Payload):
@@ -75,6 +78,10 @@ class NodesMerged(Payload):
     resolution_keys: list[str] | None  # the duplicate's blocking keys, as indexed
     facts: list[FactRecord]  # who set what, before: what an unmerge restores
     carried: list[FactRecord]  # who set the values the survivor and its relationships took
+    # who made those last writes: an unmerge gives the restored node back as theirs
+    # (absent from merges recorded before they were kept)
+    merged_agent: str | None = Field(default=None, exclude_if=unset)
+    survivor_agent: str | None = Field(default=None, exclude_if=unset)
 
     @property
     def stream(self) -> str:

@@ -41,6 +41,7 @@ from writegate.language.payloads import (
     payload_of,
     proposal_stream,
     provenance_of,
+    writer_of,
 )
 
 __all__ = [
@@ -75,4 +76,5 @@ __all__ = [
     "provenance_of",
     "relationship_identity",
     "relationship_stream",
+    "writer_of",
 ]

@@ -38,6 +38,7 @@ class NodeWritten(GraphPayload):
     # the identity the writer named when the write was resolved onto this existing node
     resolution_keys: list[str] | None = Field(default=None, exclude_if=unset)
     resolved_from: str | None = Field(default=None, exclude_if=unset)
+    written_by: str | None = Field(default=None, exclude_if=unset)  # see ``writer_of``
 
     @property
     def subject(self) -> str:
@@ -63,6 +64,7 @@ class RelationshipWritten(GraphPayload):
     # end ("from"/"to") that resolved onto an existing node
     stub_keys: dict[str, list[str]] | None = Field(default=None, exclude_if=unset)
     resolved_from: dict[str, str] | None = Field(default=None, exclude_if=unset)
+    written_by: str | None = Field(default=None, exclude_if=unset)  # see ``writer_of``
 
     @property
     def stream(self) -> str:
@@ -161,6 +163,15 @@ class ProposalDecided(Payload):
     @property
     def subject(self) -> str:
         return self.proposal
+
+
+def writer_of(event: EventCore, payload: Payload) -> str:
+    """Who wrote what ``event`` holds: its actor, unless the event carries another agent's
+    write on (``written_by``: a merge re-drawing a relationship, an unmerge putting values
+    back). The actor is who did the event; this is whose claim the value is."""
+    if isinstance(payload, NodeWritten | RelationshipWritten) and payload.written_by:
+        return payload.written_by
+    return event.actor.agent
 
 
 def proposal_stream(proposal: str) -> str:
