@@ -32,3 +32,20 @@ def test_make_run_installs_no_dev_extras() -> None:
 
 def test_make_test_adds_the_dev_extras() -> None:
     assert installs("test") == ["-e .", "-e '.[dev]'"]
+
+
+@pytest.mark.slow
+def test_make_run_shows_its_refusals_as_intended_without_make_errors() -> None:
+    """``make run`` writes three things the gate must refuse; each is said to be refused as
+    intended, and make prints no error line of its own (``-o``: the venv is not remade)."""
+    make = shutil.which("make")
+    assert make is not None, "make is not installed"
+    done = subprocess.run(
+        [make, "-o", ".venv/bin/writegate", "run"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    printed = done.stdout + done.stderr
+    assert done.returncode == 0, printed
+    assert [line for line in printed.splitlines() if line.startswith("make")] == []
+    assert printed.count("refused, as intended: ") == 3
+    assert "verified up to seq 11" in printed
