@@ -53,7 +53,13 @@ tokens_option = click.option(
 
 
 @click.command()
-@click.option("--http", "use_http", is_flag=True, default=None, help="Serve Streamable HTTP.")
+@click.option(
+    "--http/--stdio",
+    "use_http",
+    default=None,
+    help="Serve Streamable HTTP with bearer tokens, or MCP over stdin/stdout (either wins "
+    "over [serve] http) [default: stdio].",
+)
 @click.option("--host", help="HTTP bind address [default: 127.0.0.1].")
 @click.option("--port", type=click.IntRange(1, 65535), help="HTTP port [default: 8765].")
 @click.option(
@@ -88,10 +94,16 @@ tokens_option = click.option(
 @click.option(
     "--tools",
     type=click.Choice(("all", "generic", "labels")),
-    help="Which write tools to offer: the generic ones, the per-label ones, or all.",
+    help="Which write tools agents see: generic (write_node, write_relationship, ...), "
+    "labels (add_/update_/delete_<label> for each schema label), or all; read and audit "
+    "tools are always offered [default: all].",
 )
 @click.option(
-    "--log-level", type=click.Choice(("debug", "info", "warning", "error")), help="[warning]"
+    "--log-level",
+    type=click.Choice(("debug", "info", "warning", "error")),
+    help="How much the server logs on stderr: error (internal failures, with their "
+    "traceback), warning (and what needs an operator), info (and every refused write: agent "
+    "and error code), debug [default: warning].",
 )
 @click.option("--log-format", type=click.Choice(("plain", "json")), help="Log lines [plain].")
 @click.option("--access-log", is_flag=True, default=None, help="Log every HTTP request.")
@@ -113,7 +125,7 @@ def serve(ctx: Context, /, **flags: Any) -> None:
     configure_logging(options["log_level"], options["log_format"])
     say_through(lambda message, kind: say(message, level=_LEVELS[kind]))
     sock = _bind(options) if options["http"] else None  # a taken port: one line, no banner
-    with opened(ctx, create=True) as gate:
+    with opened(ctx) as gate:  # a mistyped --db is refused, never served as a new log
         _warn_without_schema(gate, ctx)
         from writegate.gate.server.app import WritegateServer
 

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import subprocess
 from pathlib import Path
 
+import click
+
 from tests.cli.test_cli import run
+from tests.server.harness import WRITEGATE, free_port
+from writegate.cli.serve import serve
 from writegate.gate.server.http import HostPolicy
 from writegate.gate.server.tokens import TokenStore
 
@@ -81,3 +87,52 @@ def test_host_policy_follows_the_bind_address() -> None:
     anywhere = HostPolicy("0.0.0.0", 8765)
     assert anywhere.hosts() is None  # bearer auth is the control
     assert not anywhere.checks_hosts
+
+
+def test_serve_refuses_a_log_that_does_not_exist(tmp_path: Path) -> None:
+    """A mistyped --db is refused as every other command refuses it, and nothing is made:
+    under an MCP client a server on an empty new file looked like a lost graph."""
+    mistyped = tmp_path / "memroy.db"
+    for transport in ("--stdio", "--http"):
+        done = run(mistyped, "serve", transport, "--port", str(free_port()), ok=False)
+        assert done.returncode == 1
+        assert done.stderr == f"error: no writegate log at {mistyped} (run `writegate init`)\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stdio_is_forced_over_a_configured_http(tmp_path: Path) -> None:
+    """``--stdio`` wins over ``[serve] http = true``, as every flag wins over the file."""
+    db = tmp_path / "s.db"
+    run(db, "init")
+    config = tmp_path / "writegate.toml"
+    config.write_text(f"[serve]\nhttp = true\nport = {free_port()}\n")
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    done = subprocess.run(
+        [WRITEGATE, "--db", str(db), "--config", str(config), "serve", "--stdio"],
+        input=json.dumps(hello) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    [answer] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answer["id"] == 1
+    assert answer["result"]["serverInfo"]["name"] == "writegate"
+
+
+def test_every_serve_option_says_what_it_does() -> None:
+    """``serve --help`` is the operator's reference: no option is only a default."""
+    for option in serve.params:
+        if isinstance(option, click.Option):
+            words = re.sub(r"\[[^]]*\]", "", option.help or "")
+            assert len(words.split()) >= 3, (option.name, option.help)
