@@ -36,8 +36,10 @@ from writegate.language import (
     WriteProvenance,
     payload_of,
     provenance_of,
+    writer_of,
 )
 from writegate.projections.jsonl_lines import origin_lines, plain_name, property_lines
+from writegate.projections.files import make_private
 from writegate.projections.state import merge_properties
 
 CACHE_KIB = 32 * 1024  # SQLite's page cache: what the model may hold in memory
@@ -171,14 +173,14 @@ class GraphModel:
 
     def _apply(self, event: EventCore) -> None:
         match payload_of(event):
-            case NodeWritten(node=node, properties=properties, resolved_from=resolved):
-                shown = cited(provenance_of(event))
-                self._upsert(event, shown, node, properties, stub=False, resolved=resolved)
+            case NodeWritten(node=node, properties=properties, resolved_from=resolved) as written:
+                shown, by = cited(provenance_of(event)), writer_of(event, written)
+                self._upsert(event, shown, by, node, properties, stub=False, resolved=resolved)
             case RelationshipWritten() as written:
-                provenance = provenance_of(event)
+                provenance, by = provenance_of(event), writer_of(event, written)
                 for ref in written.stubs_created:
                     if self._node(ref.identity) is None:
-                        self._upsert(event, cited(provenance), ref, {}, stub=True)
+                        self._upsert(event, cited(provenance), by, ref, {}, stub=True)
                 current = self._edge_properties(written.identity)
                 self.edges[written.identity] = EdgeRecord(
                     written.type,
@@ -198,6 +200,7 @@ class GraphModel:
         self,
         event: EventCore,
         shown: tuple[Any, ...],
+        by: str,
         ref: NodeRef,
         changes: dict[str, Any],
         *,
@@ -215,7 +218,7 @@ class GraphModel:
             ref.remapped_from or remapped_from,
             resolved or resolved_from,
             event.occurred_at,
-            event.actor.agent,
+            by,
         )
 
     def _node(self, identity: str) -> tuple[dict[str, Any], str | None, str | None] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
@@ -24,6 +24,7 @@ from writegate.language import (
     payload_of,
     provenance_of,
     relationship_stream,
+    writer_of,
 )
 from writegate.projections.state import merge_properties
 
@@ -59,6 +60,9 @@ class TrailEntry(BaseModel):
     schema_version: str | None
     remapped_from: str | None
     changes: dict[str, Change]
+    # whose write the event carries on, when not its actor's (a merge re-drawing a
+    # relationship, an unmerge putting values back): ``language.writer_of``
+    written_by: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class RelationshipEntry(TrailEntry):
@@ -142,6 +146,7 @@ def _entries(
             case _:
                 pass
         provenance = provenance_of(event)
+        writer = writer_of(event, payload)
         entry = TrailEntry(
             seq=event.seq,
             occurred_at=format_timestamp(event.occurred_at),
@@ -159,6 +164,7 @@ def _entries(
             schema_version=provenance.schema_version if provenance else None,
             remapped_from=remapped,
             changes=_diff(before, properties),
+            written_by=writer if writer != event.actor.agent else None,
         )
         yield entry, event, payload
 

@@ -100,6 +100,7 @@ def emit_merge(state: StateReader, tx: Transaction, m: MergeInput) -> NodesMerge
             replaced=taken.replaced,
             set=taken.set,
             target_provenance=target.provenance if target else None,
+            target_agent=target.updated_by if target else None,
         )
         moves.append((edge, record, taken))
     request, provenance = m.request, m.provenance
@@ -142,6 +143,7 @@ def emit_merge(state: StateReader, tx: Transaction, m: MergeInput) -> NodesMerge
             created=absorbing is None,
             stubs_created=[],
             superseded=(absorbing.superseded or None) if absorbing is not None else None,
+            written_by=edge.updated_by if absorbing is None and edge.provenance else None,
         )
         # a re-drawn relationship is still its writer's claim; what it absorbed, the merge's
         emit(redrawn, redrawn.stream, edge.provenance if absorbing is None else None)
@@ -154,6 +156,8 @@ def emit_merge(state: StateReader, tx: Transaction, m: MergeInput) -> NodesMerge
         properties=dup.properties,
         merged_provenance=dup.provenance,
         survivor_provenance=survivor.provenance,
+        merged_agent=dup.updated_by,
+        survivor_agent=survivor.updated_by,
         replaced=props.replaced,
         set=props.set,
         relationships=[record for _, record, _ in moves],
@@ -184,6 +188,7 @@ def _moved(edge: EdgeRow, new: str, *, created: bool, **absorbed: Any) -> MovedR
         to_identity=edge.to_identity,
         properties=edge.properties,
         provenance=edge.provenance,
+        agent=edge.updated_by,
         moved_to=new,
         created=created,
         **absorbed,

@@ -13,6 +13,7 @@ from typing import Any
 from writegate.eventlog import Transaction
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.language import (
+    FactRecord,
     NodeRef,
     NodesMerged,
     NodesUnmerged,
@@ -50,6 +51,11 @@ def emit_unmerge(
         """Append one event; what it restores is stamped with the claim it restores."""
         tx.emit(draft(payload, [stream], provenance=claim or provenance, request=request))
 
+    def by(agent: str | None, claim: WriteProvenance | None, identity: str) -> str | None:
+        """Whose write a restoring event gives back: the agent the merge recorded (for an
+        older merge, the writer of the value set last), with that agent's claim."""
+        return (agent or _last_writer(merged.facts, identity)) if claim is not None else None
+
     back = {k: v for k, v in merged.properties.items() if k not in restored.keys}
     emit(
         NodeWritten(
@@ -58,6 +64,7 @@ def emit_unmerge(
             created=True,
             stub_resolved=False,
             resolution_keys=merged.resolution_keys,
+            written_by=by(merged.merged_agent, merged.merged_provenance, restored.identity),
         ),
         restored.stream,
         merged.merged_provenance,
@@ -65,10 +72,17 @@ def emit_unmerge(
     revert, kept = _revert(survivor.properties, merged.replaced, merged.set)
     if revert:
         s_ref = NodeRef.of(survivor.label, survivor.keys)
+        claim = merged.survivor_provenance
         emit(
-            NodeWritten(node=s_ref, properties=revert, created=False, stub_resolved=False),
+            NodeWritten(
+                node=s_ref,
+                properties=revert,
+                created=False,
+                stub_resolved=False,
+                written_by=by(merged.survivor_agent, claim, survivor.identity),
+            ),
             s_ref.stream,
-            merged.survivor_provenance,
+            claim,
         )
     facts = [f for f in merged.facts if f.identity != survivor.identity or f.property in revert]
     for moved in reversed(merged.relationships):
@@ -90,10 +104,17 @@ def emit_unmerge(
             undo, _ = _revert(now.properties, moved.replaced, moved.set)
             facts = [f for f in facts if f.identity != now.identity or f.property in undo]
             if undo:
+                claim = moved.target_provenance
                 undone = _redraw(
-                    now.identity, now.type, now.from_identity, now.to_identity, undo, created=False
+                    now.identity,
+                    now.type,
+                    now.from_identity,
+                    now.to_identity,
+                    undo,
+                    created=False,
+                    written_by=by(moved.target_agent, claim, now.identity),
                 )
-                emit(undone, undone.stream, moved.target_provenance)
+                emit(undone, undone.stream, claim)
         back_edge = _redraw(
             moved.identity,
             moved.type,
@@ -101,6 +122,7 @@ def emit_unmerge(
             moved.to_identity,
             moved.properties,
             created=True,
+            written_by=by(moved.agent, moved.provenance, moved.identity),
         )
         emit(back_edge, back_edge.stream, moved.provenance)
     closing = NodesUnmerged(
@@ -125,7 +147,14 @@ def emit_unmerge(
 
 
 def _redraw(
-    identity: str, rtype: str, start: str, end: str, properties: dict[str, Any], *, created: bool
+    identity: str,
+    rtype: str,
+    start: str,
+    end: str,
+    properties: dict[str, Any],
+    *,
+    created: bool,
+    written_by: str | None,
 ) -> RelationshipWritten:
     return RelationshipWritten(
         identity=identity,
@@ -136,7 +165,14 @@ def _redraw(
         properties=properties,
         created=created,
         stubs_created=[],
+        written_by=written_by,
     )
+
+
+def _last_writer(facts: list[FactRecord], identity: str) -> str | None:
+    """The agent who set a value of ``identity`` last (None: it held none)."""
+    held = [f for f in facts if f.identity == identity]
+    return max(held, key=lambda f: f.seq).agent if held else None
 
 
 def _revert(

@@ -37,6 +37,7 @@ from writegate.language import (
     node_stream,
     payload_of,
     provenance_of,
+    writer_of,
 )
 from writegate.projections.state import merge_properties
 
@@ -109,7 +110,7 @@ def node_then(
         properties=properties,
         stub=stub,
         last_seq=last.seq if last else None,
-        last_agent=last.actor.agent if last else None,
+        last_agent=writer_of(last, payload_of(last)) if last else None,
         last_source=provenance.source if provenance else None,
         confidence=provenance.confidence if provenance else None,
         relationships=relationships,
@@ -171,7 +172,7 @@ def relationship_then(
         superseded_by=spell.superseded_by,
         version=spell.version,
         last_seq=spell.last.seq,
-        last_agent=spell.last.actor.agent,
+        last_agent=writer_of(spell.last, payload_of(spell.last)),
         last_source=provenance.source if provenance else None,
         confidence=provenance.confidence if provenance else None,
     )

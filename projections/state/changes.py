@@ -24,6 +24,7 @@ from writegate.language import (
     RelationshipWritten,
     WriteProposed,
     payload_of,
+    writer_of,
 )
 from writegate.projections.state import blocking, merging
 from writegate.projections.state.tables import UPSERT_FACT, UPSERT_NODE, UPSERT_RELATIONSHIP
@@ -44,17 +45,20 @@ def _text(value: Any) -> str:
     return canonical_json(value).decode()
 
 
-def _stamp(event: EventCore) -> tuple[str, int, str, str]:
+def _stamp(event: EventCore, by: str) -> tuple[str, int, str, str]:
     return (
         _text(event.provenance),
         event.seq,
         format_timestamp(event.occurred_at),
-        event.actor.agent,
+        by,
     )
 
 
-def _record_facts(conn: Sql, event: EventCore, identity: str, changes: dict[str, Any]) -> None:
-    """Who set each value now held: the provenance a later change is compared with."""
+def _record_facts(
+    conn: Sql, event: EventCore, identity: str, changes: dict[str, Any], by: str
+) -> None:
+    """Who set each value now held (``by``: ``language.writer_of``): the provenance a later
+    change is compared with."""
     provenance = _text(event.provenance)
     for name, value in changes.items():
         if value is None:
@@ -62,7 +66,7 @@ def _record_facts(conn: Sql, event: EventCore, identity: str, changes: dict[str,
                 "DELETE FROM state_facts WHERE identity = ? AND property = ?", (identity, name)
             )
         else:
-            conn.execute(UPSERT_FACT, (identity, name, event.seq, event.actor.agent, provenance))
+            conn.execute(UPSERT_FACT, (identity, name, event.seq, by, provenance))
 
 
 def _forget(conn: Sql, table: str, identity: str) -> None:
@@ -85,7 +89,7 @@ def _index(conn: Sql, identity: str, keys: list[str], *, created: bool) -> None:
 
 
 def _upsert_node(
-    conn: Sql, event: EventCore, ref: NodeRef, changes: dict[str, Any], *, stub: bool
+    conn: Sql, event: EventCore, ref: NodeRef, changes: dict[str, Any], *, stub: bool, by: str
 ) -> None:
     row = conn.execute(
         "SELECT properties, remapped_from, created_seq FROM state_nodes WHERE identity = ?",
@@ -94,7 +98,7 @@ def _upsert_node(
     current = orjson.loads(row[0]) if row else {}
     properties = merge_properties({**current, **ref.keys}, changes)
     remapped_from = ref.remapped_from or (row[1] if row else None)
-    provenance, seq, at, by = _stamp(event)
+    provenance, seq, at, by = _stamp(event, by)
     conn.execute(
         UPSERT_NODE,
         (
@@ -114,11 +118,13 @@ def _upsert_node(
     )
 
 
-def _relationship_written(conn: Sql, event: EventCore, written: RelationshipWritten) -> None:
+def _relationship_written(
+    conn: Sql, event: EventCore, written: RelationshipWritten, by: str
+) -> None:
     for stub in written.stubs_created:
         exists = conn.execute("SELECT 1 FROM state_nodes WHERE identity = ?", (stub.identity,))
         if exists.fetchone() is None:
-            _upsert_node(conn, event, stub, {}, stub=True)
+            _upsert_node(conn, event, stub, {}, stub=True, by=by)
             keys = (written.stub_keys or {}).get(stub.identity)
             if keys is not None:
                 _index(conn, stub.identity, keys, created=True)
@@ -127,7 +133,7 @@ def _relationship_written(conn: Sql, event: EventCore, written: RelationshipWrit
         (written.identity,),
     ).fetchone()
     properties = merge_properties(orjson.loads(row[0]) if row else {}, written.properties)
-    provenance, seq, at, by = _stamp(event)
+    provenance, seq, at, by = _stamp(event, by)
     conn.execute(
         UPSERT_RELATIONSHIP,
         (
@@ -151,15 +157,17 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
     """One event's effect on the state tables (events that change no graph: none)."""
     match payload_of(event):
         case NodeWritten() as written:
-            _upsert_node(conn, event, written.node, written.properties, stub=False)
-            _record_facts(conn, event, written.node.identity, written.properties)
+            by = writer_of(event, written)
+            _upsert_node(conn, event, written.node, written.properties, stub=False, by=by)
+            _record_facts(conn, event, written.node.identity, written.properties, by)
             if written.resolution_keys is not None:
                 _index(
                     conn, written.node.identity, written.resolution_keys, created=written.created
                 )
         case RelationshipWritten() as written:
-            _relationship_written(conn, event, written)
-            _record_facts(conn, event, written.identity, written.properties)
+            by = writer_of(event, written)
+            _relationship_written(conn, event, written, by)
+            _record_facts(conn, event, written.identity, written.properties, by)
         case NodeDeleted(node=node):
             _forget(conn, "state_nodes", node.identity)
         case RelationshipDeleted(identity=identity):
