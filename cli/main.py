@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "show": ("audit_show:show", "A node or relationship as it stands, or stood."),
     "review": ("review:review", "Writes held for review: list, show, approve, reject."),
+    "jobs": ("jobs:jobs", "Long work (rebuild, replay) as jobs: list them, show, cancel, resume."),
     "merge": ("merge:merge", "Fold a duplicate node into a survivor of LABEL (undo with unmerge)."),
     "unmerge": (
         "merge:unmerge",
@@ -89,6 +90,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "search": (
         "read:search",
         "Nodes whose label, keys or properties contain TEXT, with their neighbours.",
+    ),
+    "open": (
+        "read:open_command",
+        "The named nodes, their neighbours and the edges between, now or as they stood.",
     ),
     "neighbors": (
         "read:neighbors",

@@ -30,15 +30,10 @@ from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
 from writegate.cli.config import GraphConfig, ProjectionConfig, Settings
 from writegate.cli.render import counted, format_option
 from writegate.eventlog import EventLogError, Log, open_log
-from writegate.gate import Gate
 from writegate.projections.contract import ProjectionError, Projector
-from writegate.projections.regate import Regater
 from writegate.projections.runner import (
     ProjectionStatus,
-    ReplayResult,
     follow,
-    rebuild,
-    replay,
     status,
 )
 
@@ -77,32 +72,6 @@ def progress_bar(total: int, label: str) -> Iterator[Any]:
         yield advance
 
 
-def _run(
-    projector: Projector,
-    label: str,
-    total: Callable[[], int],
-    work: Callable[[Callable[[int], None]], ReplayResult],
-) -> None:
-    """Run a replay or rebuild behind a progress bar; report it, or fail in one line (a
-    store that cannot be reached fails before the bar, when ``total`` asks its checkpoint)."""
-    try:
-        with progress_bar(max(total(), 0), label) as advance:
-            result = work(advance)
-    except ProjectionError as exc:
-        fail(str(exc))
-    finally:
-        projector.close()
-    _report(result)
-
-
-def _report(result: ReplayResult) -> None:
-    how = " (reset first)" if result.reset else ""
-    click.echo(
-        f"{result.name}: applied {counted(result.applied, 'event')}{how} in {result.seconds:.2f}s "
-        f"({result.rate:,.0f} events/s); checkpoint {result.checkpoint}"
-    )
-
-
 def _asked_once(config: ProjectionConfig) -> ProjectionConfig:
     """A look, not a replay: one attempt per store, no retries, so a store that is down
     is reported as such at once (within the connect timeout)."""
@@ -119,7 +88,7 @@ def projection_checkpoints(settings: Settings, log: Log) -> list[ProjectionStatu
     for name, configured in settings.projections.items():
         try:
             projectors[name] = _asked_once(configured).open(name, log)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, ProjectionError) as exc:
             failed.append(ProjectionStatus(name, None, log.head()[0], f"cannot open: {exc}"))
     try:
         found = {row.name: row for row in [*status(log, projectors), *failed]}
@@ -169,8 +138,7 @@ def status_command(ctx: Context, fmt: str, as_json: bool) -> None:
         else:
             for line in lines:
                 click.echo(json.dumps(line))
-        if any(row.error for row in rows):
-            fail("some projections could not be reached")
+        _status_failure(rows)
         return
     table = Table("projection", "store", "checkpoint", "head", "lag", title="projections")
     table.add_row(INLINE, f"inline in {ctx.where}", str(head), str(head), "0")
@@ -178,11 +146,28 @@ def status_command(ctx: Context, fmt: str, as_json: bool) -> None:
         store = settings.projections[row.name].describe()
         if row.error:
             table.add_row(row.name, store, "?", str(row.head), f"[red]unreachable: {row.error}")
+        elif problem := _problem(row):
+            table.add_row(row.name, store, str(row.checkpoint), str(row.head), f"[red]{problem}")
         else:
             table.add_row(row.name, store, str(row.checkpoint), str(row.head), str(row.lag))
     Console().print(table)
+    _status_failure(rows)
+
+
+def _problem(row: ProjectionStatus) -> str | None:
+    """What is wrong with a store that could be asked: another log's, or a damaged file."""
+    if row.other_log:
+        return f"another log: {row.other_log}"
+    return f"damaged: {row.damage}" if row.damage else None
+
+
+def _status_failure(rows: list[ProjectionStatus]) -> None:
     if any(row.error for row in rows):
         fail("some projections could not be reached")
+    if any(row.other_log for row in rows):
+        fail("some projections follow another log (rebuild them to follow this one)")
+    if any(row.damage for row in rows):
+        fail("some projection files do not match their checkpoints (replay or rebuild them)")
 
 
 def _row(settings: Settings, row: ProjectionStatus) -> dict[str, Any]:
@@ -192,7 +177,7 @@ def _row(settings: Settings, row: ProjectionStatus) -> dict[str, Any]:
         "checkpoint": row.checkpoint,
         "head": row.head,
         "lag": row.lag,
-        "error": f"unreachable: {row.error}" if row.error else None,
+        "error": f"unreachable: {row.error}" if row.error else _problem(row),
     }
 
 
@@ -205,26 +190,17 @@ def _row(settings: Settings, row: ProjectionStatus) -> dict[str, Any]:
 def replay_command(
     ctx: Context, name: str, from_seq: int | None, to_seq: int | None, as_of: datetime | None
 ) -> None:
-    """Apply the log to projection NAME (from its checkpoint by default)."""
+    """Apply the log to projection NAME (from its checkpoint by default). It runs as a job
+    you wait for (see writegate jobs): one per projection at a time, resumed by the next
+    replay if this one dies."""
     if to_seq is not None and as_of is not None:
         fail("give --to-seq or --as-of, not both", 2)
-    settings = ctx.settings()
+    from writegate.cli.job_kinds import ReplayOptions
+    from writegate.cli.jobs import run_job
+
+    options = ReplayOptions(from_seq=from_seq, to_seq=to_seq, as_of=as_of)
     with opened(ctx) as gate:
-        projector = _projector(settings, name, gate.log)
-        _run(
-            projector,
-            f"replay {name}",
-            lambda: (to_seq or gate.log.head()[0]) - projector.checkpoint(),
-            lambda advance: replay(
-                gate.log,
-                projector,
-                from_seq=from_seq,
-                to_seq=to_seq,
-                as_of=as_of,
-                batch=settings.projections[name].batch,
-                progress=advance,
-            ),
-        )
+        run_job(ctx, gate, "replay", name, options)
 
 
 @click.command("rebuild")
@@ -236,30 +212,15 @@ def replay_command(
 )
 @pass_ctx
 def rebuild_command(ctx: Context, name: str, regate: bool) -> None:
-    """Reset projection NAME and replay the whole log into it."""
-    settings = ctx.settings()
+    """Reset projection NAME and replay the whole log into it. It runs as a job you wait
+    for (see writegate jobs): killed half way, the next rebuild of NAME (or writegate jobs
+    resume ID) continues from its last checkpoint; the projection is replaced only when
+    it completes, so a cancelled or failed rebuild leaves it as it was."""
+    from writegate.cli.job_kinds import RebuildOptions
+    from writegate.cli.jobs import run_job
+
     with opened(ctx) as gate:
-        regater = _regater(gate) if regate else None
-        projector = _projector(settings, name, gate.log)
-        _run(
-            projector,
-            f"rebuild {name}",
-            lambda: gate.log.head()[0],
-            lambda advance: rebuild(
-                gate.log,
-                projector,
-                regater=regater,
-                batch=settings.projections[name].batch,
-                progress=advance,
-            ),
-        )
-
-
-def _regater(gate: Gate) -> Regater:
-    refreshed = gate.refresh_schema_cache()
-    if refreshed.status != "refreshed":
-        fail(f"--regate needs the current schema: {getattr(refreshed, 'message', refreshed)}")
-    return Regater(gate.current_schema().registry)
+        run_job(ctx, gate, "rebuild", name, RebuildOptions(regate=regate))
 
 
 @click.command("follow")

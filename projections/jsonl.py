@@ -179,18 +179,27 @@ class JsonlProjector:
 
     # -- rebuilding aside ------------------------------------------------------------------
 
+    resumes_staging = True  # ``staged(resume=True)`` continues what a dead rebuild built
+
     @contextmanager
-    def staged(self) -> Iterator[None]:
+    def staged(self, *, resume: bool = False) -> Iterator[bool]:
         """Build the next model generation aside and switch to it when complete (a rebuild):
-        readers keep the old file, and a crash leaves the old model and file as they were."""
-        for stale in self.path.parent.glob(f"{self.path.name}.model.*"):
-            if not stale.name.startswith(self._model_path(self.generation).name):
-                stale.unlink()
+        readers keep the old file, and a crash leaves the old model and file as they were.
+        ``resume``: continue the next generation a rebuild that died left, as far as its
+        last commit (a resumed job), if there is one; yields whether it did."""
         live, generation = self.model, self.generation + 1
-        self.model = GraphModel(self._model_path(generation), bulk=True)
+        keep = [self._model_path(self.generation).name]
+        building = self._model_path(generation)
+        resumed = resume and building.exists() and is_current(building)
+        if resumed:
+            keep.append(building.name)
+        for stale in self.path.parent.glob(f"{self.path.name}.model.*"):
+            if not any(stale.name.startswith(name) for name in keep):
+                stale.unlink()
+        self.model = GraphModel(building, bulk=True)
         self._staging = True
         try:
-            yield
+            yield resumed
             self.model.commit()
         except BaseException:
             self.model.close()

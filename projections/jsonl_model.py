@@ -136,15 +136,17 @@ def is_current(path: Path) -> bool:
 
 class GraphModel:
     """``bulk``: a file being built aside (a rebuild), not read by anyone until it is
-    complete, so it is written without a journal or syncs."""
+    complete, so it is written without syncs (it is synced once, before the swap); its
+    write-ahead log keeps each commit whole if the process dies, so a resumed rebuild
+    continues from the last one."""
 
     def __init__(self, path: Path, *, bulk: bool = False) -> None:
         self.path = path
         self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        if bulk:
-            self.conn.execute("PRAGMA journal_mode = OFF")
-            self.conn.execute("PRAGMA synchronous = OFF")
+        if bulk:  # a WAL even so: a rebuild killed half way resumes from its last commit
             self.conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = OFF")
         else:
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")

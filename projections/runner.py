@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -132,11 +132,19 @@ def rebuild(
     regater: Regater | None = None,
     batch: int = 5000,
     progress: Progress | None = None,
+    resume: bool = False,
 ) -> ReplayResult:
-    """Reset and replay from seq 1 (file outputs are swapped in whole at the end)."""
+    """Reset and replay from seq 1 (file outputs are swapped in whole at the end).
+
+    ``resume``: a rebuild of this projector died after it had reset it (a resumed job);
+    continue from what it built rather than start again: a staging projector continues
+    its staged store if it can (else it starts over), one without staging — whose store
+    was reset in place — continues from its checkpoint."""
     started = time.perf_counter()
     head = log.head()[0]
-    applied, checkpoint = _apply(log, projector, 0, head, batch, regater, progress, reset=True)
+    applied, checkpoint = _apply(
+        log, projector, 0, head, batch, regater, progress, reset=True, resume=resume
+    )
     return ReplayResult(projector.name, applied, checkpoint, time.perf_counter() - started, True)
 
 
@@ -150,6 +158,7 @@ def _apply(
     progress: Progress | None,
     *,
     reset: bool,
+    resume: bool = False,
 ) -> tuple[int, int]:
     """Feed events ``after < seq <= target`` in batches; a reset happens inside the staging
     (if the projector stages), so readers never see the emptied store.
@@ -160,11 +169,12 @@ def _apply(
     staged = getattr(projector, "staged", None) if reset else None
     size = min(batch, STAGED_BATCH) if staged else batch
     applied = 0
-    with bulk(), staged() if staged else nullcontext():
-        if reset:
+    with bulk(), _aside(projector, reset, resume) as resumed:
+        if reset and not resumed:
             projector.reset()
         checkpoint = projector.checkpoint()
-        for events in _batches(log, after, target, size, regater):
+        first = checkpoint if resumed else after
+        for events in _batches(log, first, target, size, regater):
             checkpoint = projector.apply(events)
             applied += len(events)
             if progress:
@@ -172,6 +182,21 @@ def _apply(
     if isinstance(projector, Rendering):
         projector.flush()
     return applied, checkpoint
+
+
+@contextmanager
+def _aside(projector: Projector, reset: bool, resume: bool) -> Iterator[bool]:
+    """Where a reset replay builds: inside the projector's staging when it stages, else in
+    place; whether it continues an earlier rebuild's work (see ``rebuild``)."""
+    staged = getattr(projector, "staged", None) if reset else None
+    if staged is None:
+        yield reset and resume
+    elif resume and getattr(projector, "resumes_staging", False):
+        with staged(resume=True) as resumed:
+            yield bool(resumed)
+    else:
+        with staged():
+            yield False
 
 
 def follow(

@@ -97,6 +97,7 @@ OWNERS = {  # table -> the only folder whose code may name it in SQL
     r"state_\w+|projection_checkpoints": PARTS["projections"] / "state",
     r"jsonl_\w+": PARTS["projections"] / "jsonl_model.py",
     r"rejections": PARTS["gate"] / "rejections.py",
+    r"jobs": PARTS["gate"] / "jobs" / "table.py",
 }
 SQL = (
     r"\b(?:FROM|INTO|UPDATE|JOIN|TABLE(?: IF NOT EXISTS)?|ON)\s+(?:{tables})\b"

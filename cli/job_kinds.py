@@ -1,0 +1,133 @@
+"""The kinds of job the ``writegate`` command can run: rebuild and replay of a configured
+projection. ``gate.jobs`` runs jobs without knowing what they do; these are what they do,
+here because only ``cli`` may know both the configuration and the projectors. The same
+kinds serve ``writegate rebuild|replay`` (a job run in the foreground) and a server's
+``job_start`` (run on its worker thread).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+
+from writegate.cli.config import Settings
+from writegate.cli.render import counted
+from writegate.gate import Gate
+from writegate.gate.jobs import Job, JobFailed, Kind, Report
+from writegate.projections.contract import Projector
+from writegate.projections.regate import Regater
+from writegate.projections.runner import ReplayResult, rebuild, replay
+
+Seen = Callable[[int, int], None]  # (events done, total): a progress bar, in the foreground
+
+
+class RebuildOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    regate: bool = False  # through the current schema's remaps
+
+
+class ReplayOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    from_seq: int | None = None
+    to_seq: int | None = None
+    as_of: datetime | None = None
+
+
+def described(result: ReplayResult) -> str:
+    """The one line a replay or rebuild ends with (the job's outcome, the command's output)."""
+    how = " (reset first)" if result.reset else ""
+    notes = "".join(f"note: {line}\n" for line in result.notes)  # a file repaired, a log adopted
+    return notes + (
+        f"{result.name}: applied {counted(result.applied, 'event')}{how} in "
+        f"{result.seconds:.2f}s ({result.rate:,.0f} events/s); checkpoint {result.checkpoint}"
+    )
+
+
+def kinds(settings: Settings, gate: Gate, seen: Seen | None = None) -> dict[str, Kind]:
+    """``rebuild`` and ``replay`` over ``settings``' projections, on ``gate``'s log."""
+    log = gate.log
+
+    def opened(name: str) -> Projector:
+        config = settings.projections.get(name)
+        if config is None:
+            known = ", ".join(sorted(settings.projections)) or "none configured"
+            raise ValueError(f"no projection named {name!r} in the configuration ({known})")
+        try:
+            return config.open(name, log)
+        except (OSError, ValueError) as exc:
+            raise JobFailed(f"{name}: cannot open {config.describe()}: {exc}") from exc
+
+    def told(report: Report, projector: Projector, total: int) -> Callable[[int], None]:
+        def progress(_applied: int) -> None:
+            done = projector.checkpoint()
+            if seen:
+                seen(done, total)
+            report(done, total)
+
+        return progress
+
+    def rebuild_total(name: str, _options: str) -> int:
+        opened(name).close()  # an unknown or unopenable projection is refused before claiming
+        return log.head()[0]
+
+    def run_rebuild(job: Job, report: Report) -> str:
+        options = RebuildOptions.model_validate_json(job.options)
+        regater = _regater(gate) if options.regate else None
+        projector = opened(job.target)
+        try:
+            total = log.head()[0]
+            result = rebuild(
+                log,
+                projector,
+                regater=regater,
+                batch=settings.projections[job.target].batch,
+                progress=told(report, projector, total),
+                resume=report.resuming,
+            )
+        finally:
+            projector.close()
+        return described(result)
+
+    def replay_total(name: str, options: str) -> int:
+        wanted = ReplayOptions.model_validate_json(options)
+        projector = opened(name)
+        try:
+            return max((wanted.to_seq or log.head()[0]) - projector.checkpoint(), 0)
+        finally:
+            projector.close()
+
+    def run_replay(job: Job, report: Report) -> str:
+        options = ReplayOptions.model_validate_json(job.options)
+        projector = opened(job.target)
+        try:
+            result = replay(
+                log,
+                projector,
+                # a resumed replay goes on from its checkpoint, not again from --from-seq
+                from_seq=None if report.resuming else options.from_seq,
+                to_seq=options.to_seq,
+                as_of=options.as_of,
+                batch=settings.projections[job.target].batch,
+                progress=told(report, projector, job.total),
+            )
+        finally:
+            projector.close()
+        return described(result)
+
+    return {
+        "rebuild": Kind(total=rebuild_total, run=run_rebuild),
+        "replay": Kind(total=replay_total, run=run_replay),
+    }
+
+
+def _regater(gate: Gate) -> Regater:
+    refreshed = gate.refresh_schema_cache()
+    if refreshed.status != "refreshed":
+        raise JobFailed(
+            f"--regate needs the current schema: {getattr(refreshed, 'message', refreshed)}"
+        )
+    return Regater(gate.current_schema().registry)

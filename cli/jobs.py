@@ -1,0 +1,166 @@
+"""``writegate jobs``: long work (rebuilds, replays) as durable jobs, and running one in
+the foreground (``writegate rebuild|replay`` are jobs you wait for).
+
+The operator holds the log itself, so this command sees every agent's jobs; over MCP an
+agent sees only its own unless it is an admin (``gate.server.job_tools``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import click
+from pydantic import BaseModel
+from rich.table import Table
+
+from writegate.cli.common import Context, fail, note, opened, pass_ctx
+from writegate.cli.job_kinds import kinds
+from writegate.cli.render import console, emit_json, emit_jsonl, format_option, plain
+from writegate.eventlog import canonical_json
+from writegate.gate import Gate
+from writegate.gate.jobs import Job, JobFailed, JobNotFound, Jobs, JobView, TargetBusy
+
+
+class _Bar:
+    """The progress bar a foreground job moves, once its total is known (on claiming)."""
+
+    def __init__(self) -> None:
+        self.advance: Callable[[int], None] | None = None
+        self.shown = 0
+
+    def seen(self, done: int, _total: int) -> None:
+        if self.advance is not None and done > self.shown:
+            self.advance(done - self.shown)
+            self.shown = done
+
+
+def run_job(ctx: Context, gate: Gate, kind: str, target: str, options: BaseModel) -> None:
+    """Claim ``target`` for ``kind`` (or resume the interrupted job doing the same work on
+    it), run it here behind a progress bar, print its outcome; fail in one line."""
+    bar = _Bar()
+    jobs = Jobs(gate.log, kinds(ctx.settings(), gate, bar.seen))
+    try:
+        job = jobs.start(ctx.actor, kind, target, canonical_json(options.model_dump()).decode())
+    except ValueError as exc:
+        fail(str(exc), 2)
+    except JobFailed as exc:
+        fail(str(exc))
+    except TargetBusy as busy:
+        fail(_busy(kind, target, busy.job))
+    _run_here(jobs, job, bar)
+
+
+def _run_here(jobs: Jobs, job: Job, bar: _Bar) -> None:
+    from writegate.cli.stores import progress_bar
+
+    if job.attempts > 1:
+        note(f"resuming job {job.id} ({job.kind} {job.target}) from event {job.done:,}")
+    try:
+        with progress_bar(max(job.total, 0), f"{job.kind} {job.target}") as advance:
+            bar.advance = advance
+            ended = jobs.run(job)
+    except JobFailed as exc:
+        fail(str(exc))
+    if ended.state == "cancelled":
+        fail(f"job {job.id} was cancelled; {job.target} is as it was before it")
+    click.echo(ended.outcome)
+
+
+def _busy(kind: str, target: str, holder: Job) -> str:
+    said = f"{kind} {target}: job {holder.id} ({holder.kind} {holder.target}, {holder.owner})"
+    if holder.shown() == "interrupted":
+        return (
+            f"{said} was interrupted; resume it (writegate jobs resume {holder.id}) "
+            f"or cancel it (writegate jobs cancel {holder.id})"
+        )
+    return f"{said} is running; wait for it or cancel it (writegate jobs cancel {holder.id})"
+
+
+@click.group(invoke_without_command=True)
+@format_option("table", "json", "jsonl")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
+@click.pass_context
+def jobs(click_ctx: click.Context, fmt: str, limit: int) -> None:
+    """Long work (rebuild, replay) as jobs: list them, show, cancel, resume."""
+    if click_ctx.invoked_subcommand is None:
+        click_ctx.invoke(jobs_list, fmt=fmt, limit=limit)
+
+
+@jobs.command("list")
+@format_option("table", "json", "jsonl")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
+@pass_ctx
+def jobs_list(ctx: Context, fmt: str, limit: int) -> None:
+    """Every agent's jobs, newest first: what, on which target, who asked, how far it got
+    and how it ended (interrupted: its process died; resume or cancel it)."""
+    with opened(ctx, readonly=True) as gate:
+        views = [JobView.of(job) for job in Jobs(gate.log, {}).table.listed(limit=limit)]
+    if fmt == "jsonl":
+        emit_jsonl(views)
+        return
+    if fmt == "json":
+        click.echo("[" + ",".join(view.model_dump_json() for view in views) + "]")
+        return
+    table = Table(title=f"{len(views)} job{'' if len(views) == 1 else 's'}")
+    for column in ("id", "kind", "target", "owner", "requested", "state", "progress", "outcome"):
+        table.add_column(column, overflow="fold")
+    for v in views:
+        table.add_row(
+            str(v.id),
+            v.kind,
+            v.target,
+            v.owner,
+            v.requested_at,
+            v.state + (" (cancelling)" if v.cancel_requested and v.state == "running" else ""),
+            f"{v.done:,}/{v.total:,}",
+            plain(v.outcome),
+        )
+    console().print(table)
+
+
+@jobs.command("show")
+@click.argument("job_id", metavar="ID", type=int)
+@pass_ctx
+def jobs_show(ctx: Context, job_id: int) -> None:
+    """One job as JSON."""
+    with opened(ctx, readonly=True) as gate:
+        job = Jobs(gate.log, {}).table.get(job_id)
+    if job is None:
+        fail(f"no job {job_id}")
+    emit_json(JobView.of(job))
+
+
+@jobs.command("cancel")
+@click.argument("job_id", metavar="ID", type=int)
+@pass_ctx
+def jobs_cancel(ctx: Context, job_id: int) -> None:
+    """Stop a job: a running one stops at its next batch, an interrupted one at once; the
+    projection it was building is left as it was before the job."""
+    with opened(ctx) as gate:
+        try:
+            job = Jobs(gate.log, {}).cancel(job_id)
+        except JobNotFound as exc:
+            fail(str(exc))
+    if job.state == "running":
+        click.echo(f"job {job_id}: cancellation asked; it stops at its next batch")
+    else:
+        click.echo(f"job {job_id}: {job.state}")
+
+
+@jobs.command("resume")
+@click.argument("job_id", metavar="ID", type=int)
+@pass_ctx
+def jobs_resume(ctx: Context, job_id: int) -> None:
+    """Continue an interrupted job here, from its last checkpoint, and wait for it."""
+    bar = _Bar()
+    with opened(ctx) as gate:
+        jobs = Jobs(gate.log, kinds(ctx.settings(), gate, bar.seen))
+        try:
+            job = jobs.resume(job_id)
+        except (JobNotFound, JobFailed) as exc:
+            fail(str(exc))
+        except TargetBusy as busy:
+            fail(_busy(busy.job.kind, busy.job.target, busy.job))
+        if job.kind not in jobs.kinds:
+            fail(f"job {job_id} is a {job.kind}, which this command cannot run")
+        _run_here(jobs, job, bar)

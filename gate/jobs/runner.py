@@ -1,0 +1,177 @@
+"""Running jobs: claim the target, report progress by checkpoint, heed cancellation,
+resume what a dead process left.
+
+Every job runs the same way whoever started it: ``writegate rebuild`` runs one in the
+foreground and waits (so Ctrl-C, a crash and a resumption behave as over MCP), a server
+runs one an admin started on a worker thread (``start(..., detach=True)``). The work
+itself belongs to its kind (``Kind``): the runner knows nothing of projections, so the
+gate's dependency arrows hold; ``cli`` supplies the kinds it can run.
+
+A job whose process died stays ``running`` in the table with a dead pid (or a stale
+heartbeat), shown as ``interrupted``; it keeps its target, so nothing else rebuilds it
+meanwhile. It is continued by ``writegate jobs resume ID`` or by the next request for the
+same work on the same target; a request for other work on that target is refused until it
+is resumed or cancelled.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from writegate.eventlog import Actor, Log
+from writegate.eventlog.errors import one_line
+from writegate.gate.jobs.records import HEARTBEAT_SECONDS, Job
+from writegate.gate.jobs.table import JobTable, TargetBusy
+
+REPORT_SECONDS = 0.2  # progress is recorded at most this often (each is a write transaction)
+
+
+class JobCancelled(Exception):
+    """Raised inside the work by ``Report`` once a cancellation was asked for."""
+
+
+class JobFailed(Exception):
+    """The work failed; the job is recorded ``failed`` with this message."""
+
+
+class JobNotFound(Exception):
+    """No such job, or not one the asker may see (the two are answered alike)."""
+
+
+def visible(job: Job | None, agent: str, admin: bool) -> Job | None:
+    """The job if the asker may see it — its owner, or an admin — else None: another
+    agent's job is answered exactly as one that does not exist."""
+    return job if job is not None and (admin or job.owner == agent) else None
+
+
+class Report:
+    """Handed to the work: call it with the events done and the total after each batch."""
+
+    def __init__(self, table: JobTable, job: Job) -> None:
+        self.table, self.job = table, job
+        self._last = 0.0
+        self.done, self.total = job.done, job.total  # as last told
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+        now = time.monotonic()
+        if now - self._last < REPORT_SECONDS:
+            return
+        self._last = now
+        if self.table.progress(self.job.id, done, total):
+            raise JobCancelled(f"job {self.job.id} cancelled")
+
+    @property
+    def resuming(self) -> bool:
+        """Whether this run continues an earlier one that got somewhere."""
+        return self.job.attempts > 1 and self.job.done > 0
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of job: ``total`` (events to apply) on claiming, then ``run``, which
+    returns its outcome in one line and calls the report after each batch."""
+
+    total: Callable[[str, str], int]  # (target, options) -> total
+    run: Callable[[Job, Report], str]
+
+
+class Jobs:
+    def __init__(self, log: Log, kinds: Mapping[str, Kind]) -> None:
+        self.table = JobTable(log)
+        self.kinds = dict(kinds)
+
+    def start(self, actor: Actor, kind: str, target: str, options: str) -> Job:
+        """Claim ``target`` for new work, or resume the interrupted job holding it if it
+        is the same work; ``TargetBusy`` otherwise."""
+        try:
+            total = self.kinds[kind].total(target, options)
+        except ValueError:  # no such target, or options the kind does not take
+            raise
+        except Exception as exc:  # the target cannot be reached
+            raise JobFailed(one_line(exc)) from exc
+        try:
+            return self.table.claim(kind, target, options, actor, total)
+        except TargetBusy as busy:
+            held = busy.job
+            if held.alive() or (held.kind, held.options) != (kind, options):
+                raise
+            if (adopted := self.table.adopt(held)) is None:
+                raise TargetBusy(self.table.get(held.id) or held) from None
+            return adopted
+
+    def resume(self, job_id: int) -> Job:
+        """Take over an interrupted job; ``TargetBusy`` if it is still running somewhere."""
+        job = self.table.get(job_id)
+        if job is None:
+            raise JobNotFound(f"no job {job_id}")
+        if job.state != "running":
+            raise JobFailed(f"job {job_id} is {job.state}; only an interrupted job resumes")
+        if job.alive() or (adopted := self.table.adopt(job)) is None:
+            raise TargetBusy(self.table.get(job_id) or job)
+        return adopted
+
+    def cancel(self, job_id: int) -> Job:
+        """Ask a running job to stop at its next batch; an interrupted one (nobody runs
+        it) is cancelled at once. Its kind leaves the old projection as it was."""
+        job = self.table.get(job_id)
+        if job is None:
+            raise JobNotFound(f"no job {job_id}")
+        if job.state == "running":
+            if job.alive():
+                self.table.request_cancel(job_id)
+            else:
+                self.table.finish(job_id, "cancelled", "cancelled while interrupted")
+        return self.table.get(job_id) or job
+
+    def run(self, job: Job) -> Job:
+        """Run a claimed job here until it ends; the ended record. ``JobFailed`` if the work
+        failed, ``KeyboardInterrupt`` passes on after recording a cancellation."""
+        stop = threading.Event()
+        beating = threading.Thread(
+            target=self._beat, args=(job.id, stop), name=f"job-{job.id}-heartbeat", daemon=True
+        )
+        beating.start()
+        report = Report(self.table, job)
+        try:
+            outcome = self.kinds[job.kind].run(job, report)
+        except JobCancelled:
+            self.table.finish(job.id, "cancelled", "cancelled; the projection is as it was")
+        except KeyboardInterrupt:
+            self.table.finish(job.id, "cancelled", "interrupted by the operator")
+            raise
+        except Exception as exc:
+            message = one_line(exc) if not isinstance(exc, JobFailed) else str(exc)
+            self.table.finish(job.id, "failed", message)
+            raise JobFailed(message) from exc
+        else:
+            self.table.finish(job.id, "completed", outcome, (report.done, report.total))
+        finally:
+            stop.set()
+            beating.join()
+        return self.table.get(job.id) or job
+
+    def detach(self, job: Job, on_end: Callable[[Job], None] | None = None) -> threading.Thread:
+        """Run a claimed job on a daemon thread of this process (the server's)."""
+
+        def work() -> None:
+            try:
+                ended = self.run(job)
+            except JobFailed:
+                ended = self.table.get(job.id) or job
+            if on_end:
+                on_end(ended)
+
+        thread = threading.Thread(target=work, name=f"job-{job.id}", daemon=True)
+        thread.start()
+        return thread
+
+    def _beat(self, job_id: int, stop: threading.Event) -> None:
+        while not stop.wait(HEARTBEAT_SECONDS):
+            try:
+                self.table.heartbeat(job_id)
+            except Exception:  # a busy log: the next beat, or the progress, will do
+                continue
