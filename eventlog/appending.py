@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from writegate.eventlog.canonical import chain_hash, stored_body
-from writegate.eventlog.errors import EventLogError
+from writegate.eventlog.errors import EventLogError, LogUnavailable
 from writegate.eventlog.events import Actor, Event
 from writegate.eventlog.grouping import CommitGroups, Pending
 from writegate.eventlog.reading import LogReader
@@ -41,6 +41,11 @@ class Appending(LogReader):
         """Open a transaction holding the log's write lock; if the lock is not had, raise
         (``LogBusy`` where the database can say so): the caller rolls back what is open."""
         raise NotImplementedError
+
+    def _fault(self, exc: BaseException) -> LogUnavailable | None:
+        """``exc`` as ``LogUnavailable`` if it is the database failing to write (a full disk)
+        rather than the append being refused: the caller may retry once there is room."""
+        return None
 
     def _before_commit(self, conn: Sql, head: int) -> None:
         """Called in an append's transaction just before it commits with a new head."""
@@ -103,6 +108,8 @@ class Appending(LogReader):
                 try:
                     outcome = self._append_one(conn, member)
                 except Exception as exc:
+                    if (fault := self._fault(exc)) is not None:  # the group cannot commit
+                        raise fault from exc
                     conn.execute("ROLLBACK TO append")
                     conn.execute("RELEASE append")
                     member.settle(None, exc)
@@ -117,11 +124,13 @@ class Appending(LogReader):
                     projector.set_checkpoint(conn, last)
                 self._before_commit(conn, last)
             conn.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             for member in group:  # nothing of the group is written: none is acknowledged
                 member.settle(None, None)
+            if (fault := self._fault(exc)) is not None:
+                raise fault from exc
             raise
 
     def _append_one(self, conn: Sql, member: Pending) -> AppendOutcome:
@@ -173,8 +182,10 @@ class Appending(LogReader):
                 projector.set_checkpoint(conn, seq)
             self._before_commit(conn, seq)
             conn.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
+            if (fault := self._fault(exc)) is not None:
+                raise fault from exc
             raise
         return seq, digest

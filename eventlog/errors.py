@@ -26,8 +26,13 @@ class IdempotencyKeyReused(EventLogError):
 
 
 class LogUnavailable(EventLogError):
-    """The log's database could not be reached, or the connection broke mid-transaction:
-    nothing of that transaction was kept, so the caller may retry it as it was."""
+    """The log's database could not be reached or written (a full disk), or the connection
+    broke mid-transaction: nothing of that transaction was kept, so the caller may retry it
+    as it was. ``cause`` is the database's own words, when they say more than the message."""
+
+    def __init__(self, message: str, *, cause: str | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 class LogBusy(LogUnavailable):

@@ -21,7 +21,12 @@ from typing import Literal
 
 from writegate.eventlog.appending import Appending
 from writegate.eventlog.canonical import GENESIS_HASH
-from writegate.eventlog.errors import EventLogError, NotAnEventLog
+from writegate.eventlog.errors import (
+    EventLogError,
+    LogUnavailable,
+    NotAnEventLog,
+    one_line,
+)
 from writegate.eventlog.grouping import CommitGroups
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import (
@@ -34,6 +39,9 @@ from writegate.eventlog.transaction import InlineProjector
 
 Durability = Literal["normal", "full"]
 WAL_HEADER = 32  # bytes of a -wal file before its first frame
+# SQLite's primary codes for a write the file could not take (a full disk, an I/O error):
+# the transaction is not committed, so the append may be retried as it was
+_FAULTS = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
 
 
 def _copy_with_wal(path: Path, wal: Path) -> Path:
@@ -143,6 +151,12 @@ class EventLog(Appending):
 
     def describe(self) -> str:
         return str(self.path)
+
+    def _fault(self, exc: BaseException) -> LogUnavailable | None:
+        if isinstance(exc, sqlite3.OperationalError) and exc.sqlite_errorcode & 0xFF in _FAULTS:
+            cause = one_line(exc)
+            return LogUnavailable(f"{self.path}: {cause}; nothing was appended", cause=cause)
+        return None
 
     def close(self) -> None:
         with self._lock:

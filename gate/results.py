@@ -143,5 +143,6 @@ def rejected(exc: Exception) -> Rejected:
     if isinstance(exc, IdempotencyKeyReused):
         return Rejected(error_code=ErrorCode.IDEMPOTENCY_KEY_REUSED, message=str(exc))
     if isinstance(exc, LogUnavailable):
-        return Rejected(error_code=ErrorCode.LOG_UNAVAILABLE, message=str(exc))
+        details = {"cause": exc.cause} if exc.cause else {}
+        return Rejected(error_code=ErrorCode.LOG_UNAVAILABLE, message=str(exc), details=details)
     raise exc

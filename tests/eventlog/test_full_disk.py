@@ -1,0 +1,120 @@
+"""The log on a disk that fills up: a write that cannot be committed is a retryable refusal
+(``LOG_UNAVAILABLE``, its cause in ``details``) with nothing appended, never an internal
+error; once space is freed, the retry under the same idempotency key lands exactly once. A
+backup that runs out of room leaves nothing behind.
+
+The disk is a real tmpfs the test mounts (tests run as root) and unmounts afterwards."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.conftest import writegate
+from tests.conftest import SEED_SCHEMA, person
+from tests.server.harness import stdio_agent
+from writegate.eventlog import EventLog
+from writegate.gate import Gate
+
+BIO = "x" * 4000  # a write's worth of bytes: a few of them fill what the filler leaves
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MiB filesystem of its own, mounted for the test."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], check=True)
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
+def fill(disk: Path, leave: int = 0) -> Path:
+    """Take the disk's free space down to about ``leave`` bytes; the file holding it."""
+    filler = disk / "filler"
+    with filler.open("ab") as out:
+        while _free(disk) > leave:
+            try:
+                out.write(b"\0" * 4096)
+                out.flush()
+            except OSError:  # full before the last block
+                break
+    return filler
+
+
+def _free(disk: Path) -> int:
+    stat = os.statvfs(disk)
+    return stat.f_bavail * stat.f_frsize
+
+
+def head(db: Path) -> int:
+    with EventLog(db, readonly=True) as log:
+        return log.head()[0]
+
+
+def published(db: Path) -> Path:
+    with Gate.open(db) as gate:
+        assert gate.publish_schema(SEED_SCHEMA).status == "published"
+    return db
+
+
+def write(i: int) -> dict[str, Any]:
+    return {**person(f"P{i}", properties={"bio": BIO}), "idempotency_key": f"key-{i}"}
+
+
+@pytest.mark.anyio
+async def test_a_full_disk_is_a_retryable_refusal_over_stdio(
+    small_disk: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    db = published(small_disk / "log.db")
+    async with stdio_agent(db) as agent:
+        assert (await agent.call("write_node", write(0))).data["status"] == "written"
+        filler = fill(small_disk, leave=64 * 1024)
+        for i in range(1, 40):  # until the disk is full
+            out = await agent.call("write_node", write(i))
+            if out.is_error:
+                break
+            landed = out.data["seq"]
+        assert out.data["error_code"] == "LOG_UNAVAILABLE", out.data
+        assert "full" in out.data["details"]["cause"], out.data
+        assert str(db) in out.data["message"]
+        assert head(db) == landed  # nothing of the refused write was appended
+
+        filler.unlink()
+        again = await agent.call("write_node", write(i))
+        assert again.data["status"] == "written", again.data
+        assert again.data["seq"] == landed + 1
+        once_more = await agent.call("write_node", write(i))
+        assert once_more.data["seq"] == landed + 1  # answered from the log, not appended
+    assert head(db) == landed + 1
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_full_disk_is_one_line_from_the_cli(small_disk: Path) -> None:
+    db = published(small_disk / "log.db")
+    args = ("write", "node", "Person:name=Ada", "-p", f"bio={BIO}", "--source", "t")
+    args += ("--method", "manual", "--idempotency-key", "key-1")
+    written = head(db)
+    filler = fill(small_disk)
+    refused = writegate(db, *args, code=1)
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith(f"error: LOG_UNAVAILABLE: {db}: "), refused.stderr
+    assert "full" in refused.stderr
+    assert head(db) == written  # nothing appended
+
+    filler.unlink()
+    landed = writegate(db, *args).stdout
+    assert writegate(db, *args).stdout == landed  # the same key again: answered, not appended
+    assert head(db) == written + 1
