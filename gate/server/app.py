@@ -10,10 +10,11 @@ One place decides every call (``WritegateServer._call_tool``):
    with ``isError`` and the seed 000 shape; anything else is an internal failure,
    logged once with its traceback and answered as a JSON-RPC error.
 
-The catalog (``gate.server.catalog``) follows the schema snapshot; when
-``refresh_schema_cache`` changes it, clients are told
-(``notifications/tools/list_changed``, or a ``subscriptions/listen`` event on the
-2026-07-28 wire). Transports: ``gate.server.stdio`` and ``gate.server.http``.
+The catalog (``gate.server.catalog``) follows the schema snapshot; when it moves
+(``refresh_schema_cache``, or a write that met a schema published elsewhere), every
+connected client is told (``gate.server.listeners``: ``notifications/tools/list_changed``,
+or a ``subscriptions/listen`` event on the 2026-07-28 wire). Transports:
+``gate.server.stdio`` and ``gate.server.http``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
-import weakref
 from dataclasses import replace
 from typing import Any
 
@@ -31,20 +31,19 @@ import orjson
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
-from mcp.shared.subscriptions import ToolsListChanged
 from pydantic import BaseModel
 
 from writegate.eventlog.store import EventLog
 from writegate.gate.api import Gate
 from writegate.gate.errors import GateRejection
-from writegate.gate.models import RefreshResult, Rejected, dump
+from writegate.gate.models import Rejected, dump
 from writegate.gate.reads.reader import GraphReader, half_lives
 from writegate.gate.schema import SchemaSourceUnavailable
 from writegate.gate.schema.registry import describe_registry
 from writegate.gate.server.catalog import build_catalog
+from writegate.gate.server.listeners import Listeners
 from writegate.gate.server.observe import Metrics
 from writegate.gate.server.policy import Policy, Principal
 from writegate.gate.server.tokens import principal_from_access
@@ -140,10 +139,7 @@ class WritegateServer:
         self.methods = tuple(sorted(gate.formula.allowed_extraction_methods()))
         self._catalog_key: object = object()
         self._tools: dict[str, ToolSpec] = {}
-        # sessions to tell of a changed tool list; a closed one drops out by itself
-        self._sessions: weakref.WeakValueDictionary[str, ServerSession] = (
-            weakref.WeakValueDictionary()
-        )
+        self._tools_moved = False  # the catalog was rebuilt since clients were last told
         self.bus = InMemorySubscriptionBus()
         self.server = _Server(
             "writegate",
@@ -156,6 +152,8 @@ class WritegateServer:
             on_read_resource=self._read_resource,
             on_subscriptions_listen=ListenHandler(self.bus),
         )
+        self.listeners = Listeners(self.bus, self._live_sessions)
+        self.server.middleware.append(self.listeners)
         self.catalog()  # the policy knows every tool's group from the first request on
 
     # -- the catalog -----------------------------------------------------------------------
@@ -168,6 +166,7 @@ class WritegateServer:
             snapshot = None
         key = snapshot.version if snapshot else None
         if key != self._catalog_key:
+            self._tools_moved = bool(self._tools)  # not the first build
             self._tools = build_catalog(snapshot, self.methods, self.tool_choice)
             self.policy.declare_tools({name: spec.group for name, spec in self._tools.items()})
             self._catalog_key = key
@@ -214,17 +213,13 @@ class WritegateServer:
             )
         return replace(principal, session=session_of(request.headers, ctx.meta, principal.agent))
 
-    def _remember(self, ctx: ServerRequestContext[Any, Any], principal: Principal) -> None:
-        """Keep one session per connection so a schema change can be announced to all of them."""
-        self._sessions[principal.session or "stdio"] = ctx.session
-
-    async def _announce_tools_changed(self) -> None:
-        await self.bus.publish(ToolsListChanged())
-        for key, session in list(self._sessions.items()):
-            try:
-                await session.send_tool_list_changed()
-            except Exception:  # the client went away; forget it
-                self._sessions.pop(key, None)
+    async def _tell_if_moved(self) -> None:
+        """Tell every connected client when this server's schema snapshot has moved — a
+        refresh (whoever asked), a write that met a schema published elsewhere — once."""
+        self.catalog()
+        if self._tools_moved:
+            self._tools_moved = False
+            await self.listeners.tools_changed()
 
     def _inline(self, spec: ToolSpec) -> bool:
         """Whether a stdio call runs on the event loop (``_call_tool`` says when)."""
@@ -235,9 +230,9 @@ class WritegateServer:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        principal = self.principal(ctx)
-        self._remember(ctx, principal)
-        return types.ListToolsResult(tools=self.tool_list(principal))
+        listed = types.ListToolsResult(tools=self.tool_list(self.principal(ctx)))
+        await self._tell_if_moved()
+        return listed
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -253,7 +248,6 @@ class WritegateServer:
         them), every write to PostgreSQL (round trips, lock waits), and reads and audits
         (which may scan) go to a thread."""
         principal = self.principal(ctx)
-        self._remember(ctx, principal)
         name = params.name
         spec = self.catalog().get(name)
         if spec is None or not self.policy.may_use(principal, name):  # cached after the first
@@ -289,10 +283,7 @@ class WritegateServer:
             )
         else:
             self.metrics.outcome(name, principal.agent, "ok")
-        if isinstance(result, RefreshResult):
-            before = set(self._tools)
-            if set(self.catalog()) != before:
-                await self._announce_tools_changed()
+        await self._tell_if_moved()
         return classify(result)
 
     async def _list_resources(
@@ -348,6 +339,11 @@ class WritegateServer:
             }
         stats = self.reader.stats(self.gate.log.head(), snapshot.version if snapshot else None)
         return stats.model_dump(mode="json")
+
+    def _live_sessions(self) -> set[str] | None:
+        """The Streamable HTTP session ids the SDK's session manager holds (None: none runs)."""
+        manager = self.server._session_manager
+        return set(manager._server_instances) if manager is not None else None
 
     def open_sessions(self) -> int:
         """The Streamable HTTP sessions the SDK's session manager holds (0 before it exists):

@@ -3,6 +3,7 @@ tells connected clients, on both protocol eras and both transports."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import anyio
 import pytest
 
 from tests.conftest import seed_document
+from tests.server.conftest import published
 from tests.server.harness import Agent, Served, http_agent, stdio_agent
 from writegate.gate import Gate
 
@@ -55,3 +57,58 @@ async def test_modern_client_gets_tools_changed_event_on_its_listen_stream(serve
                 event = await subscription.__anext__()
     assert type(event).__name__ == "ToolsListChanged"
     assert {"add_event", "update_event", "delete_event"} <= set(names)
+
+
+async def _told(agent: Agent) -> None:
+    with anyio.fail_after(10):
+        while "notifications/tools/list_changed" not in agent.notifications:
+            await anyio.sleep(0.05)
+
+
+@pytest.fixture
+def over_http(db_path: Path) -> Iterator[Served]:
+    s = Served("http", published(db_path))
+    yield s
+    s.close()
+
+
+async def test_every_open_session_is_told_when_another_refreshes(over_http: Served) -> None:
+    """Agent A only listens (its GET stream open, no request since it listed the tools);
+    agent B refreshes after a publish: A is told too, not only the session that refreshed."""
+    url = over_http.url
+    a_token = over_http.token("watcher", ("writer",))
+    b_token = over_http.token("schema-admin", ("writer",))
+    async with (
+        http_agent(url, a_token, mode="legacy") as a,
+        http_agent(url, b_token, mode="legacy") as b,
+    ):
+        assert "add_event" not in await a.tool_names()
+        publish_event_label(over_http.db)
+        assert (await b.call("refresh_schema_cache", {})).data["status"] == "refreshed"
+        await _told(a)
+        assert "add_event" in await a.tool_names()
+
+
+async def test_open_sessions_are_told_when_a_write_finds_a_newer_schema(over_http: Served) -> None:
+    """No refresh at all: the server learns of the schema another process published when a
+    write meets it in the log, and tells every session its tools changed."""
+    url = over_http.url
+    async with (
+        http_agent(url, over_http.token("watcher", ("writer",)), mode="legacy") as a,
+        http_agent(url, over_http.token("writer-b", ("writer",)), mode="legacy") as b,
+    ):
+        assert "add_event" not in await a.tool_names()
+        publish_event_label(over_http.db)
+        written = await b.call(
+            "write_node",
+            {
+                "label": "Event",
+                "merge_keys": {"name": "Launch"},
+                "source": "test",
+                "extraction_method": "manual",
+                "reliability": 0.9,
+            },
+        )
+        assert written.data["label"] == "Event", written
+        await _told(a)
+        assert "add_event" in await a.tool_names()
