@@ -148,6 +148,11 @@ def _summary_table(summary: Summary) -> None:
         table.add_row(label, str(count))
     out.print(table)
     out.print(_histogram_table(summary.confidence.buckets))
+    if summary.decisions:
+        decided = Table("seq", "time", "decision", "proposal", "writer", title="review decisions")
+        for d in summary.decisions:
+            decided.add_row(str(d.seq), d.occurred_at[:19], d.decision, d.proposal, plain(d.writer))
+        out.print(decided)
 
 
 BAR = 30  # characters of the longest bar

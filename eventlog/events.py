@@ -32,6 +32,9 @@ class DraftEvent:
     request: dict[str, Any] | None = None
     # stream -> version the caller expects it to be at (0 = must not exist yet)
     expected_versions: dict[str, int] = field(default_factory=dict)
+    # who did this event, when not the transaction's appender: a reviewer's decision
+    # appended with the write it approves, which stays its writer's
+    actor: Actor | None = None
 
 
 class EventCore(BaseModel):

@@ -118,7 +118,8 @@ class Transaction:
 
     @property
     def actor(self) -> Actor:
-        """Who appends: every event of the transaction is theirs."""
+        """Who appends: every event of the transaction is theirs unless its draft names
+        another (``DraftEvent.actor``)."""
         return self._actor
 
     def stream_version(self, stream: str) -> int:
@@ -137,12 +138,15 @@ class Transaction:
         seq = self.head_seq + 1
         streams = {s: self.stream_version(s) + 1 for s in dict.fromkeys(draft.streams)}
         event_id = new_event_id()
+        actor = draft.actor or self._actor
         columns: dict[str, Any] = {
             "seq": seq,
             "event_id": event_id,
             "type": draft.type,
             "occurred_at": self.occurred_at,
-            "actor": self._actor_text,
+            "actor": self._actor_text
+            if draft.actor is None
+            else canonical_json(actor.model_dump()).decode(),
             "streams": canonical_json(streams).decode(),
             "payload": canonical_json(draft.payload).decode(),
             "provenance": canonical_json(draft.provenance).decode(),
@@ -162,7 +166,7 @@ class Transaction:
                 "event_id": event_id,
                 "type": draft.type,
                 "occurred_at": self._occurred,
-                "actor": self._actor,
+                "actor": actor,
                 "streams": streams,
                 "payload": draft.payload,
                 "provenance": draft.provenance,

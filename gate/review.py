@@ -9,8 +9,9 @@ state, no projection. A reviewer
 approves it — the write is then planned against today's schema and state (today's conflict
 checks, nothing held again) and appended with the decision, in one transaction, as its
 writer's — or rejects it, which leaves the graph untouched and the trail complete. Either
-decision is an event naming the reviewer; a proposal is decided once (the decision expects
-its stream at version 1).
+decision is the reviewer's event (its actor; it names the writer too), so ``log --agent``
+and ``audit agent`` find it under the reviewer while the approved value stays the writer's;
+a proposal is decided once (the decision expects its stream at version 1).
 """
 
 from __future__ import annotations
@@ -169,7 +170,8 @@ class Reviews:
     def decide(
         self, proposal: str, decision: Decision, reviewer: Actor, note: str = ""
     ) -> ReviewDecision | Rejected:
-        """Approve (append the write as its writer's, with the decision) or reject it."""
+        """Approve (append the write as its writer's, with the decision as the reviewer's)
+        or reject it (the reviewer's decision alone)."""
         try:
             event = self._pending(proposal)
             held = _proposed(event)
@@ -178,8 +180,10 @@ class Reviews:
                 decision="approved" if decision == "approve" else "rejected",
                 reviewer=reviewer.agent,
                 note=note,
+                writer=event.actor.agent,
             )
-            record = draft(decided, [decided.stream], expected={decided.stream: 1})
+            # the reviewer's event, appended with the approved write, which stays the writer's
+            record = draft(decided, [decided.stream], expected={decided.stream: 1}, actor=reviewer)
             writer = self.gate.writer
             if decision == "reject":
 

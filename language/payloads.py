@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from writegate.eventlog import DraftEvent, EventCore
+from writegate.eventlog import Actor, DraftEvent, EventCore
 from writegate.eventlog.events import trusted
 from writegate.language.base import GraphPayload, Payload, Superseded, WriteProvenance, unset
 from writegate.language.identities import NodeRef, relationship_stream
@@ -153,8 +153,11 @@ class ProposalDecided(Payload):
 
     proposal: str
     decision: Literal["approved", "rejected"]
-    reviewer: str  # the reviewing agent (the event's actor is the proposal's writer)
+    reviewer: str  # the reviewing agent: the event's actor (an older approval's was the writer)
     note: str = ""
+    # the proposal's writer, whose approved write stays theirs (absent from decisions
+    # recorded before they were the reviewer's events: then the actor of an approval)
+    writer: str | None = Field(default=None, exclude_if=unset)
 
     @property
     def stream(self) -> str:
@@ -214,8 +217,10 @@ def draft(
     provenance: WriteProvenance | None = None,
     request: dict[str, Any] | None = None,
     expected: Mapping[str, int] | None = None,
+    actor: Actor | None = None,
 ) -> DraftEvent:
-    """The event the log will append for ``payload`` (it adds seq, time, actor and hashes)."""
+    """The event the log will append for ``payload`` (it adds seq, time and hashes, and the
+    transaction's actor unless ``actor`` names who did this one)."""
     return DraftEvent(
         type=payload.event_type,
         payload=payload.stored(),
@@ -223,6 +228,7 @@ def draft(
         provenance=provenance.stored() if provenance is not None else None,
         request=request,
         expected_versions=dict(expected or {}),
+        actor=actor,
     )
 
 

@@ -23,6 +23,7 @@ from writegate.language import (
     NodeDeleted,
     NodeWritten,
     Payload,
+    ProposalDecided,
     RelationshipDeleted,
     RelationshipWritten,
     WriteProvenance,
@@ -79,6 +80,18 @@ class Histogram(BaseModel):
     mean: float | None
 
 
+class Decision(BaseModel):
+    """A review decision an agent made: ``audit agent`` of a reviewer lists them."""
+
+    model_config = _OUT
+
+    seq: int
+    occurred_at: str
+    proposal: str
+    decision: Literal["approved", "rejected"]
+    writer: str | None  # whose proposal (None: an older rejection, which did not say)
+
+
 class Summary(BaseModel):
     model_config = _OUT
 
@@ -93,6 +106,7 @@ class Summary(BaseModel):
     first_at: str | None
     last_at: str | None
     confidence: Histogram
+    decisions: list[Decision] = []  # an agent's: the review decisions it made
 
 
 def histogram(values: Iterable[float]) -> Histogram:
@@ -211,10 +225,17 @@ class Auditor:
         since: datetime | None = None,
         until: datetime | None = None,
     ) -> Summary:
-        """What one agent, source or extraction method wrote."""
-        events = self.log.iter_events(types=GRAPH_EVENT_TYPES, since=since, until=until)
+        """What one agent, source or extraction method wrote (and an agent, decided)."""
+        types = (*GRAPH_EVENT_TYPES, *((ProposalDecided.event_type,) if facet == "agent" else ()))
+        events = self.log.iter_events(types=types, since=since, until=until)
         chosen: list[tuple[Event, Payload, WriteProvenance | None]] = []
+        decisions: list[Decision] = []
         for event in events:
+            if event.type == ProposalDecided.event_type:
+                decided = _decision(event, value)
+                if decided is not None:
+                    decisions.append(decided)
+                continue
             provenance = provenance_of(event)
             if facet == "agent":
                 hit = event.actor.agent == value
@@ -241,4 +262,21 @@ class Auditor:
             first_at=format_timestamp(first.occurred_at) if first else None,
             last_at=format_timestamp(last.occurred_at) if last else None,
             confidence=histogram(prov.confidence if prov else 0.0 for _, prov in written),
+            decisions=decisions,
         )
+
+
+def _decision(event: Event, reviewer: str) -> Decision | None:
+    """The decision ``event`` holds if ``reviewer`` made it (found by the payload's
+    reviewer, so older approvals, whose actor was the writer, are found too)."""
+    decided = payload_of(event)
+    if not isinstance(decided, ProposalDecided) or decided.reviewer != reviewer:
+        return None
+    older = event.actor.agent if decided.decision == "approved" else None
+    return Decision(
+        seq=event.seq,
+        occurred_at=format_timestamp(event.occurred_at),
+        proposal=decided.proposal,
+        decision=decided.decision,
+        writer=decided.writer or older,
+    )

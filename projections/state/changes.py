@@ -178,18 +178,18 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
                 "ON CONFLICT DO NOTHING",
                 (proposal, event.seq),
             )
-        case ProposalDecided(proposal=proposal, decision=decision):
+        case ProposalDecided(proposal=proposal, decision=decision, writer=writer):
             decided = conn.execute(
                 "UPDATE state_proposals SET status = ?, decided_seq = ? "
                 "WHERE proposal = ? AND status = 'pending'",
                 (decision, event.seq, proposal),
             ).rowcount
             if decided and decision == "approved":  # once, however often applied;
-                conn.execute(  # appended as the writer's: its actor is the writer
+                conn.execute(  # the writer's (an older approval's actor was the writer)
                     "INSERT INTO state_approved_agents (agent, approved) VALUES (?, 1) "
                     "ON CONFLICT (agent) DO UPDATE "
                     "SET approved = state_approved_agents.approved + 1",
-                    (event.actor.agent,),
+                    (writer or event.actor.agent,),
                 )
         case NodesMerged() as merge:
             merging.merged(conn, merge)

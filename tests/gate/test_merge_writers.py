@@ -63,12 +63,14 @@ def test_an_unmerge_gives_back_who_wrote_the_duplicate_and_its_relationships(
     merged_and_undone(gate)
     conn = gate.log.connection()
     duplicate = gate.state.node(conn, DUPLICATE)
-    assert duplicate is not None and duplicate.updated_by == "ada-bot"
+    assert duplicate is not None
+    assert duplicate.updated_by == "ada-bot"
     edges = gate.state.relationships_of(conn, DUPLICATE)
     assert len(edges) == 4
     for attached in edges:
         edge = gate.state.relationship(conn, attached.identity)
-        assert edge is not None and edge.updated_by == "ada-bot", edge
+        assert edge is not None
+        assert edge.updated_by == "ada-bot", edge
     gate.close()
 
     shown = as_json(db_path, "show", "node", "Person", "name=alan turing", "--format", "json")
