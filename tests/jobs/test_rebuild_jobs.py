@@ -1,0 +1,120 @@
+"""Rebuilds as jobs, run as an operator runs them: killed half way and resumed, cancelled
+half way, and the one-per-projection rule (a real ``writegate`` process each time)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import writegate
+from tests.conftest import SEED_SCHEMA
+from tests.server.harness import WRITEGATE
+from writegate.eventlog import open_log
+from writegate.gate import Gate
+from writegate.gate.jobs import Job, JobTable
+
+NODES = 10_000  # a rebuild of this many events takes long enough to be caught half way
+
+
+@pytest.fixture(scope="module")
+def big_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("jobs") / "log.db"
+    with Gate.open(db) as gate:
+        gate.publish_schema(SEED_SCHEMA)
+        for start in range(0, NODES, 1000):
+            items = [
+                {
+                    "op": "write_node",
+                    "label": "Person",
+                    "merge_keys": {"name": f"person {i}"},
+                    "properties": {"age": i % 90},
+                    "source": "census",
+                    "extraction_method": "manual",
+                    "reliability": 0.9,
+                }
+                for i in range(start, start + 1000)
+            ]
+            assert gate.write_batch(items=items).status == "written"
+    return db
+
+
+def configured(folder: Path, *names: str) -> Path:
+    toml = folder / "writegate.toml"
+    toml.write_text(
+        "".join(
+            f'[projections.{name}]\nkind = "jsonl"\npath = "{folder / name}.jsonl"\n\n'
+            for name in names
+        )
+    )
+    return toml
+
+
+def job_on(db: Path, target: str) -> Job | None:
+    with open_log(db, create=False, readonly=True) as log:
+        found = [job for job in JobTable(log).listed() if job.target == target]
+    return found[0] if found else None
+
+
+def half_way(db: Path, target: str, process: subprocess.Popen[bytes], past: int) -> Job:
+    """The job once it records more than ``past`` events done and fewer than all (the
+    staged model commits every 2,000 rows, so past that something is stored)."""
+    deadline = time.monotonic() + 120  # a guard against hanging, not a measurement
+    while time.monotonic() < deadline:
+        job = job_on(db, target)
+        if job is not None and past < job.done < job.total:
+            return job
+        assert process.poll() is None, "the rebuild ended before it was seen half way"
+        time.sleep(0.01)
+    raise AssertionError("the rebuild never got half way")
+
+
+@pytest.fixture
+def started() -> Iterator[list[subprocess.Popen[bytes]]]:
+    processes: list[subprocess.Popen[bytes]] = []
+    yield processes
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+
+
+def test_a_rebuild_killed_half_way_resumes_from_its_checkpoint_and_ends_as_an_uninterrupted_one(
+    big_log: Path, tmp_path: Path, started: list[subprocess.Popen[bytes]]
+) -> None:
+    toml = configured(tmp_path, "snapshot", "reference")
+    writegate(big_log, "--config", str(toml), "rebuild", "reference")
+    writegate(big_log, "--config", str(toml), "replay", "snapshot", "--to-seq", "500")
+    before = (tmp_path / "snapshot.jsonl").read_bytes()
+    rebuilding = subprocess.Popen(
+        [WRITEGATE, "--db", str(big_log), "--config", str(toml), "rebuild", "snapshot"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    started.append(rebuilding)
+    caught = half_way(big_log, "snapshot", rebuilding, past=3000)
+    os.kill(rebuilding.pid, signal.SIGKILL)
+    rebuilding.wait()
+
+    listed = writegate(big_log, "--config", str(toml), "jobs", "--format", "jsonl").stdout
+    shown = next(row for row in map(json.loads, listed.splitlines()) if row["id"] == caught.id)
+    assert shown["state"] == "interrupted"
+    assert shown["done"] < shown["total"]
+    assert (tmp_path / "snapshot.jsonl").read_bytes() == before  # nothing half-built shows
+
+    resumed = writegate(big_log, "--config", str(toml), "jobs", "resume", str(caught.id))
+    ended = job_on(big_log, "snapshot")
+    assert ended is not None
+    assert ended.id == caught.id
+    assert (ended.state, ended.attempts) == ("completed", 2)
+    applied = int(resumed.stdout.split("applied ")[1].split(" event")[0].replace(",", ""))
+    assert 0 < applied < ended.total  # it continued; it did not start again
+    snapshot = (tmp_path / "snapshot.jsonl").read_bytes()
+    assert snapshot == (tmp_path / "reference.jsonl").read_bytes()
+    assert len(snapshot.splitlines()) == NODES
