@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from writegate.eventlog import EventLog
+from writegate.eventlog import EventLog, one_line
 from writegate.gate.audit.integrity import IntegrityReport, check_integrity
 from writegate.projections.state import StateProjection
 
 TOKENS_SUFFIX = ".tokens.json"
+# what SQLite may leave beside the copy when writing it fails: a rollback journal, or the
+# -wal and -shm of the WAL mode the copy has until it leaves it
+SIDECARS = ("-journal", "-wal", "-shm")
 
 
 class BackupFailed(Exception):
@@ -55,7 +59,10 @@ def backup(log: EventLog, dest: str | Path, *, tokens: Path | None = None) -> Ba
     os.close(fd)
     partial = Path(name)
     try:
-        log.backup(partial)
+        try:
+            log.backup(partial)
+        except (sqlite3.Error, OSError) as exc:  # a full disk, most likely
+            raise BackupFailed(f"{target}: the copy could not be written: {one_line(exc)}") from exc
         with EventLog(partial, inline=[StateProjection()], readonly=True) as copy:
             report = check_integrity(copy, StateProjection())
         if (failure := report.first_failure) is not None:
@@ -66,7 +73,8 @@ def backup(log: EventLog, dest: str | Path, *, tokens: Path | None = None) -> Ba
         copied = _copy_tokens(tokens, tokens_beside(target)) if tokens.exists() else None
         os.replace(partial, target)
     except BaseException:
-        partial.unlink(missing_ok=True)
+        for leftover in (partial, *(Path(f"{partial}{side}") for side in SIDECARS)):
+            leftover.unlink(missing_ok=True)  # the copy's own files, named after it
         raise
     return BackupReport(
         target, report.head_seq, report.head_hash, target.stat().st_size, copied, report

@@ -118,3 +118,22 @@ def test_a_full_disk_is_one_line_from_the_cli(small_disk: Path) -> None:
     landed = writegate(db, *args).stdout
     assert writegate(db, *args).stdout == landed  # the same key again: answered, not appended
     assert head(db) == written + 1
+
+
+@pytest.mark.parametrize("spare", [-256 * 1024, 16 * 1024], ids=["pages", "wal"])
+def test_a_backup_that_runs_out_of_room_leaves_nothing_behind(
+    small_disk: Path, db_path: Path, spare: int
+) -> None:
+    """The disk fills while the pages are copied, or after them, when the copy leaves WAL mode
+    (its -wal and -shm): either way one line naming the copy, and nothing left on the disk."""
+    with Gate.open(db_path) as gate:
+        gate.publish_schema(SEED_SCHEMA)
+        for i in range(60):  # some 900 KB
+            gate.write_node(**write(i))
+    fill(small_disk, leave=db_path.stat().st_size + spare)
+    before = sorted(small_disk.iterdir())
+    dest = small_disk / "copy.db"
+    refused = writegate(db_path, "backup", str(dest), code=1)
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith(f"error: {dest}: "), refused.stderr
+    assert sorted(small_disk.iterdir()) == before
