@@ -1,15 +1,31 @@
-"""Writing projection files so that a reader never sees half of one."""
+"""Writing projection files: so that a reader never sees half of one, owner-only, and with
+one line (not a traceback) when the disk refuses.
+
+Every file a projection or an export writes is created ``0600`` (``PRIVATE``): they hold
+what agents wrote, as the log does, and nobody but the service's own user needs to read
+them; an operator who wants them shared says so with the folder (group access to it and a
+deliberate ``chmod``), not by a default that leaks. A file found with wider permissions is
+narrowed when it is written next, so one projection never holds files of two policies.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
+import sqlite3
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
+
+from writegate.projections.contract import ProjectionError
+
+PRIVATE = 0o600
 
 
 def write_atomically(path: Path, chunks: Iterable[bytes]) -> None:
-    """Write to a temporary file beside ``path``, fsync it, then rename it over ``path``."""
+    """Write to a temporary file beside ``path``, fsync it, then rename it over ``path``
+    (``mkstemp`` creates it ``0600``: the policy above)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -21,3 +37,48 @@ def write_atomically(path: Path, chunks: Iterable[bytes]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def open_private(path: Path, mode: str = "ab") -> BinaryIO:
+    """``open(path, mode)`` for a binary mode, creating the file ``0600`` and narrowing one
+    found wider (see the module's policy)."""
+    flags = os.O_CREAT | (os.O_RDWR if "+" in mode else os.O_WRONLY)
+    if "a" in mode:
+        flags |= os.O_APPEND
+    elif "w" in mode:
+        flags |= os.O_TRUNC
+    fd = os.open(path, flags, PRIVATE)
+    try:
+        if os.fstat(fd).st_mode & 0o777 != PRIVATE:
+            os.fchmod(fd, PRIVATE)
+        return os.fdopen(fd, mode)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def make_private(path: Path) -> None:
+    """Create ``path`` empty if it is missing (so that what writes it next, e.g. SQLite,
+    finds it ``0600``), and narrow it if it is wider."""
+    open_private(path).close()
+
+
+def write_failed(name: str, path: Path, exc: OSError | sqlite3.Error) -> ProjectionError:
+    """A write that the disk refused, as one line naming the projection, the file and — when
+    it is full — the filesystem that is."""
+    full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    full = full or (isinstance(exc, sqlite3.OperationalError) and "full" in str(exc))
+    if full:
+        reason = f"the disk is full (the filesystem mounted at {_mount_of(path)})"
+    elif isinstance(exc, OSError):
+        reason = exc.strerror or str(exc)
+    else:
+        reason = str(exc)
+    return ProjectionError(f"{name}: cannot write {path}: {reason}; its checkpoint did not move")
+
+
+def _mount_of(path: Path) -> Path:
+    here = path.resolve().parent
+    while not os.path.ismount(here) and here != here.parent:
+        here = here.parent
+    return here
