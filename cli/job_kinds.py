@@ -18,7 +18,7 @@ from writegate.gate import Gate
 from writegate.gate.jobs import Job, JobFailed, Kind, Report
 from writegate.projections.contract import Projector
 from writegate.projections.regate import Regater
-from writegate.projections.runner import ReplayResult, rebuild, replay
+from writegate.projections.runner import ReplayResult, check_follows, rebuild, replay
 
 Seen = Callable[[int, int], None]  # (events done, total): a progress bar, in the foreground
 
@@ -96,6 +96,7 @@ def kinds(settings: Settings, gate: Gate, seen: Seen | None = None) -> dict[str,
         wanted = ReplayOptions.model_validate_json(options)
         projector = opened(name)
         try:
+            check_follows(log, projector)  # another log's store: refused before claiming
             return max((wanted.to_seq or log.head()[0]) - projector.checkpoint(), 0)
         finally:
             projector.close()
@@ -119,8 +120,8 @@ def kinds(settings: Settings, gate: Gate, seen: Seen | None = None) -> dict[str,
         return described(result)
 
     return {
-        "rebuild": Kind(total=rebuild_total, run=run_rebuild),
-        "replay": Kind(total=replay_total, run=run_replay),
+        "rebuild": Kind(options=RebuildOptions, total=rebuild_total, run=run_rebuild),
+        "replay": Kind(options=ReplayOptions, total=replay_total, run=run_replay),
     }
 
 

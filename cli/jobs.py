@@ -16,7 +16,6 @@ from rich.table import Table
 from writegate.cli.common import Context, fail, note, opened, pass_ctx
 from writegate.cli.job_kinds import kinds
 from writegate.cli.render import console, emit_json, emit_jsonl, format_option, plain
-from writegate.eventlog import canonical_json
 from writegate.gate import Gate
 from writegate.gate.jobs import Job, JobFailed, JobNotFound, Jobs, JobView, TargetBusy
 
@@ -40,7 +39,7 @@ def run_job(ctx: Context, gate: Gate, kind: str, target: str, options: BaseModel
     bar = _Bar()
     jobs = Jobs(gate.log, kinds(ctx.settings(), gate, bar.seen))
     try:
-        job = jobs.start(ctx.actor, kind, target, canonical_json(options.model_dump()).decode())
+        job = jobs.start(ctx.actor, kind, target, options.model_dump())
     except ValueError as exc:
         fail(str(exc), 2)
     except JobFailed as exc:

@@ -12,12 +12,16 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from writegate.cli.common import Context, Kind, fail, opened, pass_ctx, say_through
 from writegate.cli.render import counted
+
+if TYPE_CHECKING:
+    from writegate.gate import Gate
+    from writegate.gate.jobs import Jobs
 
 AGENT_ENV = "WRITEGATE_AGENT_ID"
 ROLES_ENV = "WRITEGATE_AGENT_ROLES"
@@ -136,6 +140,7 @@ def serve(ctx: Context, /, **flags: Any) -> None:
             stdio_principal=Principal(options["agent_id"], options["roles"], transport="stdio"),
             tools=options["tools"],
             metrics=metrics,
+            jobs=_jobs(ctx, gate),
         )
         if sock is None:
             import anyio
@@ -145,6 +150,14 @@ def serve(ctx: Context, /, **flags: Any) -> None:
             anyio.run(run_stdio, server.server)
             return
         _serve_http(ctx, server, sock, options)
+
+
+def _jobs(ctx: Context, gate: Gate) -> Jobs:
+    """What job_start may run here: rebuild and replay of the configured projections."""
+    from writegate.cli.job_kinds import kinds
+    from writegate.gate.jobs import Jobs
+
+    return Jobs(gate.log, kinds(ctx.settings(), gate) if ctx.configured() else {})
 
 
 def _options(ctx: Context, flags: dict[str, Any]) -> dict[str, Any]:

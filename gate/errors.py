@@ -40,6 +40,8 @@ class ErrorCode(StrEnum):
     POSSIBLE_DUPLICATE = "POSSIBLE_DUPLICATE"
     MERGE_NOT_FOUND = "MERGE_NOT_FOUND"
     MERGE_NOT_UNDOABLE = "MERGE_NOT_UNDOABLE"
+    JOB_NOT_FOUND = "JOB_NOT_FOUND"
+    JOB_TARGET_BUSY = "JOB_TARGET_BUSY"
 
 
 # One line each: what the code means and what the caller should do. The README's table and
@@ -76,6 +78,8 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.POSSIBLE_DUPLICATE: "The node to create is probably one the graph holds (details.candidates, with scores and reasons); write to the candidate, or send resolution: new.",
     ErrorCode.MERGE_NOT_FOUND: "unmerge_nodes names no merge, or one already undone (details.undone says which).",
     ErrorCode.MERGE_NOT_UNDOABLE: "The merge cannot be undone as recorded: its survivor is gone (merged or deleted since), or a restored relationship would end at a node deleted since; details name it.",
+    ErrorCode.JOB_NOT_FOUND: "No such job, or not yours to see (an admin sees every job); job_list lists yours.",
+    ErrorCode.JOB_TARGET_BUSY: "Another job holds the target (running, or interrupted and waiting to be resumed or cancelled); details.job names it.",
 }
 
 

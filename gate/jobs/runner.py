@@ -20,8 +20,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from writegate.eventlog import Actor, Log
+from pydantic import BaseModel
+
+from writegate.eventlog import Actor, Log, canonical_json
 from writegate.eventlog.errors import one_line
 from writegate.gate.jobs.records import HEARTBEAT_SECONDS, Job
 from writegate.gate.jobs.table import JobTable, TargetBusy
@@ -72,10 +75,12 @@ class Report:
 
 @dataclass(frozen=True)
 class Kind:
-    """One kind of job: ``total`` (events to apply) on claiming, then ``run``, which
-    returns its outcome in one line and calls the report after each batch."""
+    """One kind of job: the model of its options, ``total`` (events to apply) on claiming,
+    then ``run``, which returns its outcome in one line and calls the report after each
+    batch."""
 
-    total: Callable[[str, str], int]  # (target, options) -> total
+    options: type[BaseModel]
+    total: Callable[[str, str], int]  # (target, options as stored) -> total
     run: Callable[[Job, Report], str]
 
 
@@ -84,20 +89,25 @@ class Jobs:
         self.table = JobTable(log)
         self.kinds = dict(kinds)
 
-    def start(self, actor: Actor, kind: str, target: str, options: str) -> Job:
+    def start(self, actor: Actor, kind: str, target: str, options: Mapping[str, Any]) -> Job:
         """Claim ``target`` for new work, or resume the interrupted job holding it if it
-        is the same work; ``TargetBusy`` otherwise."""
+        is the same work; ``TargetBusy`` otherwise, ``ValueError`` for work this process
+        cannot do (an unknown kind or target, options the kind does not take)."""
+        if (spec := self.kinds.get(kind)) is None:
+            raise ValueError(f"no {kind!r} jobs here (only {', '.join(self.kinds) or 'none'})")
+        stored = canonical_json(spec.options.model_validate(options).model_dump(mode="json"))
+        options_text = stored.decode()
         try:
-            total = self.kinds[kind].total(target, options)
+            total = spec.total(target, options_text)
         except ValueError:  # no such target, or options the kind does not take
             raise
         except Exception as exc:  # the target cannot be reached
             raise JobFailed(one_line(exc)) from exc
         try:
-            return self.table.claim(kind, target, options, actor, total)
+            return self.table.claim(kind, target, options_text, actor, total)
         except TargetBusy as busy:
             held = busy.job
-            if held.alive() or (held.kind, held.options) != (kind, options):
+            if held.alive() or (held.kind, held.options) != (kind, options_text):
                 raise
             if (adopted := self.table.adopt(held)) is None:
                 raise TargetBusy(self.table.get(held.id) or held) from None

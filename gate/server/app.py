@@ -38,6 +38,7 @@ from pydantic import BaseModel
 from writegate.eventlog.store import EventLog
 from writegate.gate.api import Gate
 from writegate.gate.errors import GateRejection
+from writegate.gate.jobs import Jobs
 from writegate.gate.models import Rejected, dump
 from writegate.gate.reads.reader import GraphReader, half_lives
 from writegate.gate.schema import SchemaSourceUnavailable
@@ -125,8 +126,10 @@ class WritegateServer:
         stdio_principal: Principal | None = None,
         tools: str = "all",
         metrics: Metrics | None = None,
+        jobs: Jobs | None = None,
     ) -> None:
         self.gate = gate
+        self.jobs = jobs  # what job_start may run (rebuild, replay: the command's kinds)
         self.policy = policy or Policy.load()
         self.reader = GraphReader(gate.log, gate.state, half_lives(gate))
         self.stdio_principal = stdio_principal or Principal(agent="stdio-agent", transport="stdio")
@@ -136,6 +139,8 @@ class WritegateServer:
         self._sqlite = isinstance(gate.log, EventLog)
         self.metrics = metrics or Metrics()
         self.metrics.open_sessions = self.open_sessions
+        if jobs is not None:
+            self.metrics.jobs = jobs.table.counts
         self.methods = tuple(sorted(gate.formula.allowed_extraction_methods()))
         self._catalog_key: object = object()
         self._tools: dict[str, ToolSpec] = {}
@@ -258,6 +263,8 @@ class WritegateServer:
             actor=principal.actor(),
             guard=self.policy.write_guard(principal, name),
             raw=dict(params.arguments or {}),
+            roles=principal.roles,
+            jobs=self.jobs,
         )
         with self.metrics.timed(name):
             try:

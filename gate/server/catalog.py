@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.server.audit_tools import AUDIT_TOOLS
+from writegate.gate.server.job_tools import JOB_TOOLS
 from writegate.gate.server.label_tools import label_tools
 from writegate.gate.server.merge_tools import MERGE_TOOLS
 from writegate.gate.server.read_tools import READ_TOOLS
@@ -17,7 +18,7 @@ from writegate.gate.server.tools import ToolSpec, families
 from writegate.gate.server.write_tools import WRITE_TOOLS
 
 BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
-    WRITE_TOOLS + READ_TOOLS + AUDIT_TOOLS + REVIEW_TOOLS + MERGE_TOOLS
+    WRITE_TOOLS + READ_TOOLS + AUDIT_TOOLS + REVIEW_TOOLS + MERGE_TOOLS + JOB_TOOLS
 )
 TOOL_FAMILIES = ("all", "generic", "labels")
 

@@ -151,8 +151,16 @@ class Metrics:
             "Streamable HTTP sessions the server holds (2025 wire; the 2026 wire has none).",
             registry=self.registry,
         )
+        self.jobs_by_state = Gauge(
+            "writegate_jobs",
+            "Jobs recorded in the log's database by state (running, interrupted, completed, "
+            "failed, cancelled).",
+            ["state"],
+            registry=self.registry,
+        )
         self._checkpoints = checkpoints
         self.open_sessions: Callable[[], int] | None = None  # set by the server that counts
+        self.jobs: Callable[[], dict[str, int]] | None = None  # set by a server running jobs
 
     @contextmanager
     def timed(self, tool: str) -> Iterator[None]:
@@ -176,6 +184,10 @@ class Metrics:
         self.head.set(seq)
         if self.open_sessions is not None:
             self.sessions.set(self.open_sessions())
+        if self.jobs is not None:
+            counted = self.jobs()
+            for state in ("running", "interrupted", "completed", "failed", "cancelled"):
+                self.jobs_by_state.labels(state).set(counted.get(state, 0))
         for name, checkpoint in checkpoints.items():
             self.lag.labels(name).set(float("nan") if checkpoint is None else seq - checkpoint)
             self.up.labels(name).set(0 if checkpoint is None else 1)

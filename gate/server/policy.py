@@ -34,7 +34,7 @@ from writegate.language import (
 _MAX_REMEMBERED = 100_000  # (agent, roles, tool, label) answers kept; past that, start over
 DEFAULT_POLICY_FILE = Path(__file__).resolve().parent / "policies.cedar"
 ROLES = ("writer", "reader", "auditor", "reviewer", "admin")
-GROUPS = ("write", "read", "schema", "audit", "review")
+GROUPS = ("write", "read", "schema", "audit", "review", "jobs")
 
 
 class PolicyError(ValueError):

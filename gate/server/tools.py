@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, create_model
 from writegate.eventlog import Actor
 from writegate.gate.api import Gate
 from writegate.gate.errors import GateRejection
+from writegate.gate.jobs import Jobs
 from writegate.gate.models import CodeOf, ProposedResult, Rejected, parse_request
 from writegate.gate.reads.reader import GraphReader
 from writegate.gate.writing import WriteGuard
@@ -40,6 +41,8 @@ class ToolCall:
     actor: Actor
     guard: WriteGuard
     raw: dict[str, Any]  # the arguments exactly as the agent sent them
+    roles: tuple[str, ...] = ()  # the credential's roles (an admin sees every job)
+    jobs: Jobs | None = None  # the server's jobs (None: it runs none)
 
 
 Run = Callable[[ToolCall, Any], BaseModel]
