@@ -16,7 +16,8 @@ from rich.markdown import Markdown
 from rich.table import Table
 
 from writegate.cli.audit_show import identity_of, relationship_of
-from writegate.cli.common import Context, endpoint_options, fail, opened, parse_time, pass_ctx
+from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
+from writegate.cli.nodes import NodeName, ends, node_or_old, relationship_arguments
 from writegate.cli.render import (
     console,
     counted,
@@ -94,34 +95,40 @@ def audit() -> None:
 
 
 @audit.command("node")
-@click.argument("label")
-@click.argument("keys", nargs=-1, required=True, metavar="KEY=VALUE...")
+@click.argument("node", nargs=-1, required=True, metavar="NODE")
 @format_option()
 @pass_ctx
-def audit_node(ctx: Context, label: str, keys: tuple[str, ...], fmt: str) -> None:
-    """Every event in the life of one node, with what each changed."""
+def audit_node(ctx: Context, node: tuple[str, ...], fmt: str) -> None:
+    """Every event in the life of one node (Label:key=value or Label{json keys}), with what
+    each changed."""
+    name = node_or_old(node, "audit node")
     with opened(ctx, readonly=True) as gate:
-        trail = Auditor(gate.log).trail(identity_of(gate, label, keys), "node")
+        trail = Auditor(gate.log).trail(identity_of(gate, name), "node")
     _trail(trail, fmt)
 
 
 @audit.command("relationship")
-@click.argument("rtype", metavar="TYPE")
-@endpoint_options
+@relationship_arguments
 @format_option()
 @pass_ctx
 def audit_relationship(
     ctx: Context,
     rtype: str,
-    from_label: str,
+    start: NodeName | None,
+    end: NodeName | None,
+    from_label: str | None,
     from_keys: tuple[str, ...],
-    to_label: str,
+    to_label: str | None,
     to_keys: tuple[str, ...],
     fmt: str,
 ) -> None:
-    """Every event in the life of one relationship (a synonym type reads its canonical one)."""
+    """Every event in the life of one relationship TYPE FROM TO (a synonym type reads its
+    canonical one)."""
+    first, last = ends(
+        f"audit relationship {rtype}", start, end, (from_label, from_keys, to_label, to_keys)
+    )
     with opened(ctx, readonly=True) as gate:
-        identity = relationship_of(gate, rtype, (from_label, from_keys), (to_label, to_keys))
+        identity = relationship_of(gate, rtype, first, last)
         trail = Auditor(gate.log).trail(identity, "relationship")
     _trail(trail, fmt)
 

@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 import click
 from rich.table import Table
 
-from writegate.cli.common import Context, endpoint_options, fail, opened, parse_time, pass_ctx
-from writegate.cli.read import node_ref, schema_or_none
+from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
+from writegate.cli.nodes import NodeName, ends, node_or_old, relationship_arguments
+from writegate.cli.read import schema_or_none
 from writegate.cli.render import (
     assignments,
     console,
@@ -30,18 +31,13 @@ AS_OF = "Record time: as the log knew it then (default: now)."
 VALID_AT = "Valid time: what was true then, as known at --as-of (default: as recorded)."
 
 
-def identity_of(gate: Gate, label: str, keys: tuple[str, ...]) -> str:
+def identity_of(gate: Gate, node: NodeName) -> str:
     """The node identity named on the command line (a synonym reads its canonical label),
     resolved as the MCP reads resolve it."""
-    return _identity(label, keys, schema_or_none(gate))
+    return _identity(node, schema_or_none(gate))
 
 
-def relationship_of(
-    gate: Gate,
-    rtype: str,
-    start: tuple[str, tuple[str, ...]],
-    end: tuple[str, tuple[str, ...]],
-) -> str:
+def relationship_of(gate: Gate, rtype: str, start: NodeName, end: NodeName) -> str:
     """The relationship identity named on the command line (a synonym type reads its
     canonical one)."""
     schema = schema_or_none(gate)
@@ -49,12 +45,12 @@ def relationship_of(
         canonical = GraphReader.relationship_type(rtype, schema)
     except GateRejection as exc:
         fail(f"{exc.code}: {exc.message}", 2)
-    return relationship_identity(canonical, _identity(*start, schema), _identity(*end, schema))
+    return relationship_identity(canonical, _identity(start, schema), _identity(end, schema))
 
 
-def _identity(label: str, keys: tuple[str, ...], schema: LoadedSchema | None) -> str:
+def _identity(node: NodeName, schema: LoadedSchema | None) -> str:
     try:
-        return GraphReader.identity(node_ref(label, keys), schema)
+        return GraphReader.identity(node.ref(), schema)
     except GateRejection as exc:
         fail(f"{exc.code}: {exc.message}", 2)
 
@@ -65,36 +61,35 @@ def show() -> None:
 
 
 @show.command("node")
-@click.argument("label")
-@click.argument("keys", nargs=-1, required=True, metavar="KEY=VALUE...")
+@click.argument("node", nargs=-1, required=True, metavar="NODE")
 @click.option("--as-of", callback=parse_time, help=AS_OF)
 @click.option("--valid-at", callback=parse_time, help=VALID_AT)
 @format_option("table", "json")
 @pass_ctx
 def show_node(
     ctx: Context,
-    label: str,
-    keys: tuple[str, ...],
+    node: tuple[str, ...],
     as_of: datetime | None,
     valid_at: datetime | None,
     fmt: str,
 ) -> None:
     """The node and its relationships as they stand now, or stood at --as-of (record time)
-    or --valid-at (valid time): absent, present (maybe a stub), deleted."""
+    or --valid-at (valid time): absent, present (maybe a stub), deleted. NODE is
+    Label:key=value[,key=value...] or Label{json keys}."""
     from writegate.gate.reads.past import node_then
 
+    name = node_or_old(node, "show node")
     with opened(ctx, readonly=True) as gate:
-        identity = identity_of(gate, label, keys)
-        node = node_then(gate.log, identity, as_of=as_of or datetime.now(UTC), valid_at=valid_at)
+        identity = identity_of(gate, name)
+        found = node_then(gate.log, identity, as_of=as_of or datetime.now(UTC), valid_at=valid_at)
     if fmt == "json":
-        emit_json(node)
+        emit_json(found)
         return
-    _node_table(node)
+    _node_table(found)
 
 
 @show.command("relationship")
-@click.argument("rtype", metavar="TYPE")
-@endpoint_options
+@relationship_arguments
 @click.option("--as-of", callback=parse_time, help=AS_OF)
 @click.option("--valid-at", callback=parse_time, help=VALID_AT)
 @format_option("table", "json")
@@ -102,9 +97,11 @@ def show_node(
 def show_relationship(
     ctx: Context,
     rtype: str,
-    from_label: str,
+    start: NodeName | None,
+    end: NodeName | None,
+    from_label: str | None,
     from_keys: tuple[str, ...],
-    to_label: str,
+    to_label: str | None,
     to_keys: tuple[str, ...],
     as_of: datetime | None,
     valid_at: datetime | None,
@@ -114,8 +111,11 @@ def show_relationship(
     --valid-at: absent, present, or deleted (ended, maybe by the one that replaced it)."""
     from writegate.gate.reads.past import relationship_then
 
+    first, last = ends(
+        f"show relationship {rtype}", start, end, (from_label, from_keys, to_label, to_keys)
+    )
     with opened(ctx, readonly=True) as gate:
-        identity = relationship_of(gate, rtype, (from_label, from_keys), (to_label, to_keys))
+        identity = relationship_of(gate, rtype, first, last)
         found = relationship_then(
             gate.log, identity, as_of=as_of or datetime.now(UTC), valid_at=valid_at
         )

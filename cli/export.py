@@ -13,7 +13,8 @@ import click
 
 from writegate.cli.common import Context, fail, pass_ctx
 from writegate.cli.config import ProvConfig
-from writegate.cli.read import node_ref, reading, schema_or_none
+from writegate.cli.nodes import NodeName, node_or_old
+from writegate.cli.read import reading, schema_or_none
 from writegate.gate.errors import GateRejection
 from writegate.gate.reads.pictures import Picture, render
 from writegate.gate.reads.reader import (
@@ -23,6 +24,7 @@ from writegate.gate.reads.reader import (
     GraphReader,
     Subgraph,
 )
+from writegate.projections.contract import ProjectionError
 from writegate.projections.files import write_atomically
 from writegate.projections.prov import FORMATS as PROV_FORMATS
 from writegate.projections.prov import export
@@ -62,7 +64,11 @@ def export_prov(ctx: Context, name: str, fmt: str, output: Path | None) -> None:
         fail(f"{name!r} is not a configured prov projection", 2)
     if not config.path.exists():
         fail(f"{config.path} does not exist yet: run `writegate replay {name}` first")
-    _write(export(config.path, fmt), output, fmt)  # type: ignore[arg-type]
+    try:
+        data = export(config.path, fmt)  # type: ignore[arg-type]
+    except ProjectionError as exc:  # a file cut short, or one that does not parse
+        fail(f"{name}: {exc}")
+    _write(data, output, fmt)
 
 
 def _whole(reader: GraphReader, max_nodes: int) -> Subgraph:
@@ -70,7 +76,7 @@ def _whole(reader: GraphReader, max_nodes: int) -> Subgraph:
         return reader.whole_graph(max_nodes)
     except GateRejection as exc:
         fail(
-            f"{exc.message}: draw part of it with --around LABEL KEY=VALUE --depth N, "
+            f"{exc.message}: draw part of it with --around Label:key=value --depth N, "
             "or raise --max-nodes"
         )
 
@@ -78,11 +84,10 @@ def _whole(reader: GraphReader, max_nodes: int) -> Subgraph:
 def _picture_command(picture: Picture, help_text: str) -> click.Command:
     @click.option(
         "--around",
-        nargs=2,
-        metavar="LABEL KEY=VALUE",
-        help="Draw the neighbourhood of this node (more keys: -k).",
+        metavar="NODE",
+        help="Draw the neighbourhood of this node: Label:key=value or Label{json keys}.",
     )
-    @click.option("-k", "--key", "keys", multiple=True, help="Another merge key of --around.")
+    @click.option("-k", "--key", "keys", multiple=True, hidden=True)
     @click.option("--depth", type=click.IntRange(1, MAX_DEPTH), default=1, show_default=True)
     @click.option("--type", "rtype", help="Follow only relationships of this type (--around).")
     @click.option(
@@ -96,21 +101,22 @@ def _picture_command(picture: Picture, help_text: str) -> click.Command:
     @pass_ctx
     def command(
         ctx: Context,
-        around: tuple[str, str] | None,
+        around: str | None,
         keys: tuple[str, ...],
         depth: int,
         rtype: str | None,
         max_nodes: int,
         output: Path | None,
     ) -> None:
-        if around is None and (keys or rtype):
-            fail("-k and --type go with --around LABEL KEY=VALUE", 2)
+        center = _around(around, keys, picture)
+        if center is None and rtype:
+            fail("--type goes with --around NODE", 2)
         with reading(ctx) as (gate, reader):
-            if around is None:
+            if center is None:
                 subgraph = _whole(reader, max_nodes)
             else:
                 subgraph = reader.neighbors(
-                    node_ref(around[0], (around[1], *keys)),
+                    center.ref(),
                     depth=depth,
                     relationship_type=rtype,
                     limit=min(max_nodes, MAX_LIMIT),
@@ -125,7 +131,18 @@ def _picture_command(picture: Picture, help_text: str) -> click.Command:
         _write(render(subgraph, picture).encode(), output, picture)
 
     command.__doc__ = help_text
-    return click.command(picture)(command)
+    # the old ``--around LABEL KEY=VALUE`` leaves its KEY=VALUE as an extra argument
+    return click.command(picture, context_settings={"allow_extra_args": True})(command)
+
+
+def _around(around: str | None, keys: tuple[str, ...], picture: str) -> NodeName | None:
+    """``--around NODE``, or the old ``--around LABEL KEY=VALUE [-k KEY=VALUE…]``."""
+    extra = tuple(click.get_current_context().args)
+    if around is None:
+        if keys or extra:
+            fail(f"{' '.join(extra) or '-k'}: name the node with --around NODE", 2)
+        return None
+    return node_or_old((around, *extra, *keys), f"export {picture} --around")
 
 
 export_group.add_command(

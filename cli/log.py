@@ -7,26 +7,23 @@ is appended until SIGINT or SIGTERM.
 
 from __future__ import annotations
 
-import os
-import shutil
 import signal
-import sys
 import threading
 from datetime import datetime
 from typing import Any
 
 import click
-import orjson
 from pydantic import BaseModel, ConfigDict
 
+from writegate.cli.audit_show import identity_of
 from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
-from writegate.cli.render import did_you_mean, emit_json, format_option, json_line
+from writegate.cli.nodes import parse_node
+from writegate.cli.render import did_you_mean, emit_json, format_option, json_line, plain
 from writegate.eventlog import Event
 from writegate.gate import Gate
 from writegate.gate.audit.auditor import Auditor
 from writegate.language import (
     EVENT_TYPES,
-    node_identity,
     node_stream,
     payload_of,
     provenance_of,
@@ -82,11 +79,13 @@ def _event_types(_ctx: Any, _param: Any, values: tuple[str, ...]) -> tuple[str, 
 )
 @click.option(
     "--node",
-    nargs=1,
-    help='Only events touching node LABEL{json keys}, e.g. \'Person{"name":"Alice"}\'.',
+    help="Only events touching this node: Label:key=value or Label{json keys} (a synonym "
+    "label reads its canonical one).",
 )
-@click.option("--since", callback=parse_time, help="ISO 8601 time (UTC if no offset).")
-@click.option("--until", callback=parse_time)
+@click.option("--since", callback=parse_time, help="From this ISO 8601 time (UTC if no offset).")
+@click.option(
+    "--until", callback=parse_time, help="Up to this ISO 8601 time (UTC if no offset), or now."
+)
 @format_option()
 @click.option("--json", "as_json", is_flag=True, help="The same as --format jsonl.")
 @pass_ctx
@@ -115,13 +114,14 @@ def log(
         )
     if reverse and after_seq:
         fail("--after pages forward; with --reverse, page with --to-seq", 2)
-    filters: dict[str, Any] = {
-        "agent": agent,
-        "types": list(types) or None,
-        "stream": node_stream(_node_argument(node)) if node else None,
-        "since": since,
-    }
+    named = parse_node(node, "--node") if node else None
     with opened(ctx, readonly=True) as gate:
+        filters: dict[str, Any] = {
+            "agent": agent,
+            "types": list(types) or None,
+            "stream": node_stream(identity_of(gate, named)) if named else None,
+            "since": since,
+        }
         if follow:
             _follow(gate, after_seq, limit, filters, fmt)
         elif reverse:
@@ -177,34 +177,14 @@ def _follow(gate: Gate, after: int, limit: int, filters: dict[str, Any], fmt: st
 
 
 def _print(events: list[Event], fmt: str) -> None:
-    width = _width()
+    """A line per event, never cut: a seq, an agent or a confidence cut short misleads."""
     for event in events:
-        if fmt != "table":
-            click.echo(json_line(event))
-            continue
-        line = _line(event)
-        click.echo(line if width is None or len(line) <= width else line[: width - 1] + "…")
-
-
-def _width() -> int | None:
-    """The terminal's width, which a table line is cut to (with ``…``); None when the lines
-    go to a pipe or file and no width was asked for (COLUMNS): they are kept whole."""
-    if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
-        return None
-    return shutil.get_terminal_size().columns
-
-
-def _node_argument(text: str) -> str:
-    label, brace, keys = text.partition("{")
-    try:
-        return node_identity(label.removeprefix(":"), orjson.loads(brace + keys))
-    except orjson.JSONDecodeError:
-        fail(f"--node {text!r} is not LABEL{{json keys}}", 2)
+        click.echo(json_line(event) if fmt != "table" else _line(event))
 
 
 def _line(event: Event) -> str:
     subject = payload_of(event).subject
     provenance = provenance_of(event)
-    extra = f"  confidence={provenance.confidence:g}" if provenance else ""
+    extra = f"  confidence={plain(provenance.confidence)}" if provenance else ""
     when = event.occurred_at.strftime("%Y-%m-%dT%H:%M:%SZ")
     return f"{event.seq:>6}  {when}  {event.actor.agent:<20}  {event.type:<20}  {subject}{extra}"

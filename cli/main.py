@@ -49,7 +49,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "show": ("audit_show:show", "A node or relationship as it stands, or stood."),
     "review": ("review:review", "Writes held for review: list, show, approve, reject."),
     "jobs": ("jobs:jobs", "Long work (rebuild, replay) as jobs: list them, show, cancel, resume."),
-    "merge": ("merge:merge", "Fold a duplicate node into a survivor of LABEL (undo with unmerge)."),
+    "merge": ("merge:merge", "Fold a duplicate node into a survivor (undo with unmerge)."),
     "unmerge": (
         "merge:unmerge",
         "Undo a merge: the duplicate returns with its values, relationships and writers.",

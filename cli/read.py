@@ -1,28 +1,24 @@
-"""``writegate search|neighbors|path``: the agents' read tools, for people without an MCP client.
+"""``writegate search|open|neighbors|path``: the agents' read tools, for people without an MCP
+client.
 
 Each command calls the ``GraphReader`` function its MCP tool calls (``search_nodes``,
-``neighbors``, ``find_path``), on a log opened read-only, and ``--format json`` prints
-the tool's structured result exactly: an operator and an agent asking the same question
-get the same answer.
+``open_nodes``, ``neighbors``, ``find_path``), on a log opened read-only, and ``--format
+json`` prints the tool's structured result exactly: an operator and an agent asking the
+same question get the same answer. Nodes are named as ``cli.nodes`` says.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 import click
 from rich.table import Table
 
-from writegate.cli.common import (
-    Context,
-    endpoint_options,
-    fail,
-    opened,
-    parse_assignments,
-    pass_ctx,
-)
+from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
+from writegate.cli.nodes import NODE, NodeName, ends, node_or_old, old_endpoints
 from writegate.cli.render import (
     assignments,
     console,
@@ -46,14 +42,6 @@ def schema_or_none(gate: Gate) -> LoadedSchema | None:
         return gate.current_schema()
     except SchemaSourceUnavailable:
         return None
-
-
-def node_ref(label: str, keys: tuple[str, ...]) -> dict[str, Any]:
-    """``LABEL KEY=VALUE...`` as the reads' node reference."""
-    merge_keys = parse_assignments(keys, "KEY=VALUE")
-    if not merge_keys:
-        fail("name the node by its keys: LABEL KEY=VALUE...", 2)
-    return {"label": label, "merge_keys": merge_keys}
 
 
 @contextmanager
@@ -81,9 +69,31 @@ def search(ctx: Context, text: str, limit: int, cursor: str | None, fmt: str) ->
         click.echo(f"… more: --cursor '{found.next_cursor}'", err=True)
 
 
+@click.command("open")
+@click.argument("nodes", nargs=-1, required=True, type=NODE, metavar="NODE...")
+@click.option("--as-of", callback=parse_time, help="Record time: as the log knew them then.")
+@click.option(
+    "--valid-at", callback=parse_time, help="Valid time: what was true then, as known at --as-of."
+)
+@format_option()
+@pass_ctx
+def open_command(
+    ctx: Context,
+    nodes: tuple[NodeName, ...],
+    as_of: datetime | None,
+    valid_at: datetime | None,
+    fmt: str,
+) -> None:
+    """The named nodes, their neighbours and the edges between, now or as they stood."""
+    with reading(ctx) as (gate, reader):
+        found = reader.open_nodes(
+            [n.ref() for n in nodes], schema_or_none(gate), as_of=as_of, valid_at=valid_at
+        )
+    show_subgraph(found, fmt)
+
+
 @click.command()
-@click.argument("label")
-@click.argument("keys", nargs=-1, required=True, metavar="KEY=VALUE...")
+@click.argument("node", nargs=-1, required=True, metavar="NODE")
 @click.option("--depth", type=click.IntRange(1, MAX_DEPTH), default=1, show_default=True)
 @click.option("--type", "rtype", help="Follow only relationships of this type.")
 @click.option("--limit", type=click.IntRange(1, 500), default=100, show_default=True)
@@ -91,15 +101,14 @@ def search(ctx: Context, text: str, limit: int, cursor: str | None, fmt: str) ->
 @pass_ctx
 def neighbors(
     ctx: Context,
-    label: str,
-    keys: tuple[str, ...],
+    node: tuple[str, ...],
     depth: int,
     rtype: str | None,
     limit: int,
     fmt: str,
 ) -> None:
     """The nodes within --depth hops of one node (both directions), and the edges between."""
-    ref = node_ref(label, keys)
+    ref = node_or_old(node, "neighbors").ref()
     with reading(ctx) as (gate, reader):
         found = reader.neighbors(
             ref, depth=depth, relationship_type=rtype, limit=limit, schema=schema_or_none(gate)
@@ -108,7 +117,9 @@ def neighbors(
 
 
 @click.command()
-@endpoint_options
+@click.argument("start", metavar="FROM", type=NODE, required=False)
+@click.argument("end", metavar="TO", type=NODE, required=False)
+@old_endpoints
 @click.option(
     "--max-depth", type=click.IntRange(1, MAX_DEPTH), default=MAX_DEPTH, show_default=True
 )
@@ -117,19 +128,25 @@ def neighbors(
 @pass_ctx
 def path(
     ctx: Context,
-    from_label: str,
+    start: NodeName | None,
+    end: NodeName | None,
+    from_label: str | None,
     from_keys: tuple[str, ...],
-    to_label: str,
+    to_label: str | None,
     to_keys: tuple[str, ...],
     max_depth: int,
     rtype: str | None,
     fmt: str,
 ) -> None:
     """The shortest path between two nodes (edges taken in either direction)."""
-    start, end = node_ref(from_label, from_keys), node_ref(to_label, to_keys)
+    first, last = ends("path", start, end, (from_label, from_keys, to_label, to_keys))
     with reading(ctx) as (gate, reader):
         found = reader.find_path(
-            start, end, max_depth=max_depth, relationship_type=rtype, schema=schema_or_none(gate)
+            first.ref(),
+            last.ref(),
+            max_depth=max_depth,
+            relationship_type=rtype,
+            schema=schema_or_none(gate),
         )
     if fmt == "json":
         emit_json(found)
@@ -141,7 +158,8 @@ def path(
 
 
 def _name(label: str, merge_keys: dict[str, Any]) -> str:
-    return f"{label} {assignments(merge_keys)}"
+    """The node as the command line names it, so a cell pastes into the next command."""
+    return NodeName(label, dict(merge_keys)).word
 
 
 def _ref_name(ref: NodeRef) -> str:

@@ -1,15 +1,18 @@
 """``writegate review …``: the review lane from the command line, a face over
 ``gate.review.Reviews`` (the same calls as the reviewer's MCP tools). The operator decides
-as ``--as`` (default ``operator:<user>``); the decision is an event naming them."""
+as ``--as`` (default ``operator:<user>``); the decision is an event naming them. A
+proposal is named by its id or any prefix naming one (``cli.ids``), and printed whole."""
 
 from __future__ import annotations
 
 import click
 from rich.table import Table
 
-from writegate.cli.common import Context, emit_result, fail, opened, pass_ctx
+from writegate.cli.common import Context, fail, opened, pass_ctx
+from writegate.cli.ids import resolve_id
 from writegate.cli.render import assignments, console, emit_json, format_option, plain
-from writegate.gate.review import Decision
+from writegate.cli.written import emit_written, write_format
+from writegate.gate.review import Decision, ReviewQueue
 
 
 @click.group()
@@ -30,7 +33,8 @@ def review_list(ctx: Context, everything: bool, limit: int, fmt: str) -> None:
         emit_json(queue)
         return
     table = Table(title=f"{queue.pending} pending")
-    for column in ("proposal", "status", "agent", "operation", "target", "conf", "reason"):
+    table.add_column("proposal", no_wrap=True, min_width=len(max(_ids(queue), key=len, default="")))
+    for column in ("status", "agent", "operation", "target", "conf", "reason"):
         table.add_column(column, overflow="fold")
     for p in queue.proposals:
         table.add_row(
@@ -39,13 +43,19 @@ def review_list(ctx: Context, everything: bool, limit: int, fmt: str) -> None:
     console().print(table)
 
 
+def _ids(queue: ReviewQueue) -> list[str]:
+    return [p.proposal for p in queue.proposals]
+
+
 @review.command("show")
 @click.argument("proposal")
 @format_option("table", "json")
 @pass_ctx
 def review_show(ctx: Context, proposal: str, fmt: str) -> None:
-    """One held write: who sent it, from what, why it was held, what it would write."""
+    """One held write: who sent it, from what, why it was held, what it would write.
+    PROPOSAL is its id, or a prefix naming one."""
     with opened(ctx, readonly=True) as gate:
+        proposal = resolve_id(gate.log, "proposal", proposal)
         found = gate.reviews.show(proposal)
     if found is None:
         fail(f"no proposal {proposal}")
@@ -67,24 +77,32 @@ def review_show(ctx: Context, proposal: str, fmt: str) -> None:
     console().print(table)
 
 
-def _decide(ctx: Context, proposal: str, decision: Decision, note: str) -> None:
+def _decide(
+    ctx: Context, proposal: str, decision: Decision, note: str, fmt: str, as_json: bool
+) -> None:
     with opened(ctx) as gate:
-        emit_result(gate.reviews.decide(proposal, decision, ctx.actor, note))
+        proposal = resolve_id(gate.log, "proposal", proposal)
+        result = gate.reviews.decide(proposal, decision, ctx.actor, note)
+    emit_written(result, fmt, as_json)
 
 
 @review.command("approve")
 @click.argument("proposal")
 @click.option("--note", default="", help="Why, for the audit trail.")
+@write_format
 @pass_ctx
-def review_approve(ctx: Context, proposal: str, note: str) -> None:
-    """Apply a held write now, as its writer's, under today's checks."""
-    _decide(ctx, proposal, "approve", note)
+def review_approve(ctx: Context, proposal: str, note: str, fmt: str, as_json: bool) -> None:
+    """Apply a held write now, as its writer's, under today's checks. PROPOSAL is its id,
+    or a prefix naming one."""
+    _decide(ctx, proposal, "approve", note, fmt, as_json)
 
 
 @review.command("reject")
 @click.argument("proposal")
 @click.option("--note", default="", help="Why, for the audit trail.")
+@write_format
 @pass_ctx
-def review_reject(ctx: Context, proposal: str, note: str) -> None:
-    """Refuse a held write: the graph never sees it; the trail keeps it."""
-    _decide(ctx, proposal, "reject", note)
+def review_reject(ctx: Context, proposal: str, note: str, fmt: str, as_json: bool) -> None:
+    """Refuse a held write: the graph never sees it; the trail keeps it. PROPOSAL is its
+    id, or a prefix naming one."""
+    _decide(ctx, proposal, "reject", note, fmt, as_json)

@@ -9,15 +9,17 @@ told otherwise, and ``serve`` says which one it reads.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from writegate.cli.common import Context, Kind, fail, opened, pass_ctx, say_through
-from writegate.cli.render import counted
+from writegate.cli.render import counted, format_option
 
 if TYPE_CHECKING:
     from writegate.gate import Gate
@@ -323,6 +325,30 @@ def token_create(
         fail(str(exc), 2)
     click.echo(secret)
     click.echo(f"stored the hash in {path}; this token is not shown again", err=True)
+
+
+@token.command("list")
+@tokens_option
+@format_option("table", "json")
+@pass_ctx
+def token_list(ctx: Context, tokens_file: Path | None, fmt: str) -> None:
+    """The tokens: each one's id (the SHA-256 the file keeps), agent, roles, when it was
+    created and its note. The tokens themselves are not kept, so never shown."""
+    from writegate.gate.server.tokens import TokenFileError, list_tokens
+
+    path = _token_file(ctx, tokens_file)
+    try:
+        records = list_tokens(path)
+    except TokenFileError as exc:
+        fail(str(exc))
+    if fmt == "json":
+        click.echo(json.dumps({"tokens": [asdict(r) for r in records]}))
+        return
+    click.echo(f"{counted(len(records), 'token')} in {path}")
+    for r in records:  # lines, not a table: a 64-digit id leaves a table no room
+        note = f"  ({r.note})" if r.note else ""
+        click.echo(f"{r.agent}  roles {', '.join(r.roles)}  created {r.created_at}{note}")
+        click.echo(f"  id {r.sha256}")
 
 
 @token.command("revoke")

@@ -1,7 +1,9 @@
 """``writegate init``, ``write …`` and ``delete …``: the gate's write operations as the operator.
 
 Each command calls the ``Gate`` method of the same name with the operator as the actor
-(``--as`` or the OS user) and prints the result as JSON, or the rejection as one line.
+(``--as`` or the OS user), its arguments those of the MCP tool of the same name, and
+prints what was written (``cli.written``: a summary, or ``--format json``), or the
+rejection as one line. Nodes are named as ``cli.nodes`` says: ``Person:name=Ada``.
 """
 
 from __future__ import annotations
@@ -16,14 +18,15 @@ import orjson
 from writegate.cli.common import (
     Context,
     emit_result,
-    endpoint_options,
     fail,
     opened,
     parse_assignments,
     parse_time,
     pass_ctx,
 )
+from writegate.cli.nodes import NodeName, ends, labelled, parse_node, relationship_arguments
 from writegate.cli.render import counted, did_you_mean
+from writegate.cli.written import emit_written, write_format
 
 if TYPE_CHECKING:
     from writegate.gate import Gate
@@ -69,13 +72,22 @@ def valid_time_options(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
-def _endpoints(from_label: str, from_keys: Any, to_label: str, to_keys: Any) -> dict[str, Any]:
+def _endpoints(start: NodeName, end: NodeName) -> dict[str, Any]:
     return {
-        "from_label": from_label,
-        "from_keys": parse_assignments(from_keys, "--from-key"),
-        "to_label": to_label,
-        "to_keys": parse_assignments(to_keys, "--to-key"),
+        "from_label": start.label,
+        "from_keys": start.keys,
+        "to_label": end.label,
+        "to_keys": end.keys,
     }
+
+
+def _node(node: str, keys: tuple[str, ...], command: str) -> NodeName:
+    """NODE, or the old ``LABEL -k KEY=VALUE`` (with a deprecation line)."""
+    return labelled(node, keys, command, "-k") if keys else parse_node(node)
+
+
+node_argument = click.argument("node", metavar="NODE")
+old_keys_option = click.option("-k", "--key", "keys", multiple=True, hidden=True)
 
 
 def _write_args(**values: Any) -> dict[str, Any]:
@@ -110,7 +122,12 @@ def _fallback_note(gate: Gate, given: str, written: str) -> None:
 
 
 @click.command()
-@click.option("--schema", "schema_path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--schema",
+    "schema_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A schema file (YAML or JSON) to publish to the log once it is ready.",
+)
 @pass_ctx
 def init(ctx: Context, schema_path: Path | None) -> None:
     """Create the log (if missing) and optionally publish a schema to it."""
@@ -130,83 +147,113 @@ def write() -> None:
 
 
 @write.command("node")
-@click.argument("label")
-@click.option("-k", "--key", "keys", multiple=True, help="Merge key NAME=VALUE (repeatable).")
+@node_argument
+@old_keys_option
 @click.option("-p", "--prop", "props", multiple=True, help="Property NAME=VALUE (repeatable).")
+@click.option(
+    "--create-only", is_flag=True, default=None, help="Refuse (NODE_ALREADY_EXISTS), never merge."
+)
+@click.option(
+    "--resolution",
+    type=click.Choice(("new",)),
+    help="new: not any of the POSSIBLE_DUPLICATE candidates a refusal named; create it.",
+)
 @provenance_options
 @valid_time_options
+@write_format
 @pass_ctx
 def write_node(
-    ctx: Context, /, label: str, keys: tuple[str, ...], props: tuple[str, ...], **prov: Any
+    ctx: Context,
+    /,
+    node: str,
+    keys: tuple[str, ...],
+    props: tuple[str, ...],
+    fmt: str,
+    as_json: bool,
+    **prov: Any,
 ) -> None:
-    """Write (merge) one node. Values parse as JSON when they can: age=30, tags='["a"]'."""
+    """Write (merge) one node, NODE being Label:key=value[,key=value...] (Person:name=Ada)
+    or Label{json keys}. Values parse as JSON when they can: -p age=30 -p tags='["a"]'."""
     from writegate.gate import WriteNodeResult
 
+    name = _node(node, keys, "write node")
     with opened(ctx) as gate:
         result = gate.write_node(
             actor=ctx.actor,
-            label=label,
-            merge_keys=parse_assignments(keys, "--key"),
+            label=name.label,
+            merge_keys=name.keys,
             properties=parse_assignments(props, "--prop"),
             **_write_args(**prov),
         )
         if isinstance(result, WriteNodeResult):
-            _fallback_note(gate, label, result.label)
-        emit_result(result)
+            _fallback_note(gate, name.label, result.label)
+    emit_written(result, fmt, as_json)
 
 
 @write.command("relationship")
-@click.argument("rtype", metavar="TYPE")
-@endpoint_options
+@relationship_arguments
 @click.option("-p", "--prop", "props", multiple=True, help="Property NAME=VALUE (repeatable).")
 @click.option("--merge-endpoints", is_flag=True, help="Create missing endpoints as stubs.")
 @provenance_options
 @valid_time_options
+@write_format
 @pass_ctx
 def write_relationship(
     ctx: Context,
     /,
     rtype: str,
-    from_label: str,
+    start: NodeName | None,
+    end: NodeName | None,
+    from_label: str | None,
     from_keys: tuple[str, ...],
-    to_label: str,
+    to_label: str | None,
     to_keys: tuple[str, ...],
     props: tuple[str, ...],
     merge_endpoints: bool,
+    fmt: str,
+    as_json: bool,
     **prov: Any,
 ) -> None:
-    """Write (merge) one relationship between two nodes."""
+    """Write (merge) one relationship TYPE between two nodes, FROM and TO each a node:
+    WORKS_FOR Person:name=Ada Organization:name=Initech."""
     from writegate.gate import ErrorCode, Rejected, WriteRelationshipResult
 
+    first, second = ends(
+        f"write relationship {rtype}", start, end, (from_label, from_keys, to_label, to_keys)
+    )
     with opened(ctx) as gate:
         result = gate.write_relationship(
             actor=ctx.actor,
             type=rtype,
-            **_endpoints(from_label, from_keys, to_label, to_keys),
+            **_endpoints(first, second),
             properties=parse_assignments(props, "--prop"),
             endpoint_policy="merge_endpoints" if merge_endpoints else "fail_if_missing",
             **_write_args(**prov),
         )
         if isinstance(result, WriteRelationshipResult):
-            _fallback_note(gate, from_label, result.from_node.label)
-            _fallback_note(gate, to_label, result.to_node.label)
+            _fallback_note(gate, first.label, result.from_node.label)
+            _fallback_note(gate, second.label, result.to_node.label)
     if isinstance(result, Rejected) and result.error_code == ErrorCode.ENDPOINT_NOT_FOUND:
         from writegate.language import node_identity
 
-        end = node_identity(result.details["label"], result.details["keys"])
+        missing = node_identity(result.details["label"], result.details["keys"])
         fail(
-            f"{result.error_code}: {result.details['end']} node {end} does not exist (write "
+            f"{result.error_code}: {result.details['end']} node {missing} does not exist (write "
             "it first, or create it as a stub: --merge-endpoints)"
         )
-    emit_result(result)
+    emit_written(result, fmt, as_json)
 
 
 @write.command("batch")
 @click.argument("path", type=click.File("rb"))
 @click.option("--idempotency-key", help="Retrying with the same key appends nothing.")
+@write_format
 @pass_ctx
-def write_batch(ctx: Context, path: Any, idempotency_key: str | None) -> None:
-    """Write a JSON array (or JSON Lines) of {"op": ..., ...} items as one atomic batch."""
+def write_batch(
+    ctx: Context, path: Any, idempotency_key: str | None, fmt: str, as_json: bool
+) -> None:
+    """Write a JSON array (or JSON Lines) of {"op": ..., ...} items as one atomic batch;
+    the summary counts what was written (--format json: every item's result)."""
     text = path.read()
     try:
         stripped = text.lstrip()
@@ -217,7 +264,8 @@ def write_batch(ctx: Context, path: Any, idempotency_key: str | None) -> None:
     except orjson.JSONDecodeError as exc:
         fail(f"{path.name}: not JSON or JSON Lines: {exc}", 2)
     with opened(ctx) as gate:
-        emit_result(gate.write_batch(items=items, idempotency_key=idempotency_key, actor=ctx.actor))
+        result = gate.write_batch(items=items, idempotency_key=idempotency_key, actor=ctx.actor)
+    emit_written(result, fmt, as_json)
 
 
 @click.group()
@@ -226,22 +274,32 @@ def delete() -> None:
 
 
 @delete.command("node")
-@click.argument("label")
-@click.option("-k", "--key", "keys", multiple=True, help="Merge key NAME=VALUE (repeatable).")
+@node_argument
+@old_keys_option
 @click.option("--detach", is_flag=True, help="Also delete the node's relationships.")
 @provenance_options
+@write_format
 @pass_ctx
 def delete_node(
-    ctx: Context, /, label: str, keys: tuple[str, ...], detach: bool, **prov: Any
+    ctx: Context,
+    /,
+    node: str,
+    keys: tuple[str, ...],
+    detach: bool,
+    fmt: str,
+    as_json: bool,
+    **prov: Any,
 ) -> None:
-    """Delete one node."""
+    """Delete one node, NODE being Label:key=value[,key=value...] (Person:name=Ada) or
+    Label{json keys}."""
     from writegate.gate import ErrorCode, Rejected
 
+    name = _node(node, keys, "delete node")
     with opened(ctx) as gate:
         result = gate.delete_node(
             actor=ctx.actor,
-            label=label,
-            merge_keys=parse_assignments(keys, "--key"),
+            label=name.label,
+            merge_keys=name.keys,
             detach=detach,
             **_write_args(**prov),
         )
@@ -249,34 +307,37 @@ def delete_node(
         count = result.details.get("count")
         held = counted(count, "relationship") if isinstance(count, int) else "relationships"
         fail(
-            f"{result.error_code}: {label} {' '.join(keys)} has {held}; "
+            f"{result.error_code}: {name.word} has {held}; "
             "delete them first, or delete them with the node: --detach"
         )
-    emit_result(result)
+    emit_written(result, fmt, as_json)
 
 
 @delete.command("relationship")
-@click.argument("rtype", metavar="TYPE")
-@endpoint_options
+@relationship_arguments
 @provenance_options
+@write_format
 @pass_ctx
 def delete_relationship(
     ctx: Context,
     /,
     rtype: str,
-    from_label: str,
+    start: NodeName | None,
+    end: NodeName | None,
+    from_label: str | None,
     from_keys: tuple[str, ...],
-    to_label: str,
+    to_label: str | None,
     to_keys: tuple[str, ...],
+    fmt: str,
+    as_json: bool,
     **prov: Any,
 ) -> None:
-    """Delete one relationship."""
+    """Delete one relationship TYPE FROM TO."""
+    first, second = ends(
+        f"delete relationship {rtype}", start, end, (from_label, from_keys, to_label, to_keys)
+    )
     with opened(ctx) as gate:
-        emit_result(
-            gate.delete_relationship(
-                actor=ctx.actor,
-                type=rtype,
-                **_endpoints(from_label, from_keys, to_label, to_keys),
-                **_write_args(**prov),
-            )
+        result = gate.delete_relationship(
+            actor=ctx.actor, type=rtype, **_endpoints(first, second), **_write_args(**prov)
         )
+    emit_written(result, fmt, as_json)

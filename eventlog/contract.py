@@ -78,6 +78,8 @@ class Log(Protocol):
 
     def stream_version(self, stream: str) -> int: ...
 
+    def streams_starting(self, prefix: str, limit: int) -> list[str]: ...
+
     def read(
         self,
         *,

@@ -92,6 +92,17 @@ class LogReader:
     def stream_version(self, stream: str) -> int:
         return int(self.connection().execute(STREAM_VERSION, (stream,)).fetchone()[0] or 0)
 
+    def streams_starting(self, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` streams whose name starts with ``prefix``, in order: how an id
+        typed in part (``proposal:4109``) is found. ``prefix`` is taken literally."""
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self.connection().execute(
+            "SELECT DISTINCT stream FROM event_streams WHERE stream LIKE ? ESCAPE '\\' "
+            "ORDER BY stream LIMIT ?",
+            (pattern, limit),
+        )
+        return [str(row[0]) for row in rows]
+
     def earlier_append(
         self,
         actor: Actor,

@@ -90,6 +90,11 @@ def create_token(path: str | Path, agent: str, roles: tuple[str, ...], note: str
     return token
 
 
+def list_tokens(path: str | Path) -> list[TokenRecord]:
+    """The tokens in the file, oldest first: their digests, agents, roles, never a token."""
+    return _read(Path(path))
+
+
 def revoke_agent(path: str | Path, agent: str) -> int:
     """Remove every token of ``agent``; returns how many were removed."""
     path = Path(path)

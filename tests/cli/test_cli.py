@@ -37,9 +37,7 @@ def test_operator_session(tmp_path: Path) -> None:
         db,
         "write",
         "node",
-        "person",
-        "-k",
-        "name=Ada",
+        "person:name=Ada",
         "-p",
         "age=36",
         "-p",
@@ -50,6 +48,8 @@ def test_operator_session(tmp_path: Path) -> None:
         "parsed",
         "--reliability",
         "1",
+        "--format",
+        "json",
     ).stdout
     written = json.loads(out)
     assert (written["label"], written["remapped_from"], written["confidence"]) == (
@@ -62,14 +62,8 @@ def test_operator_session(tmp_path: Path) -> None:
         "write",
         "relationship",
         "WORKS_FOR",
-        "--from",
-        "Person",
-        "-f",
-        "name=Ada",
-        "--to",
-        "Organization",
-        "-t",
-        "name=Analytical",
+        "Person:name=Ada",
+        "Organization:name=Analytical",
         "--merge-endpoints",
         "--source",
         "hr.csv",
@@ -95,9 +89,7 @@ def test_operator_session(tmp_path: Path) -> None:
             [
                 "write",
                 "node",
-                "Person",
-                "-k",
-                "name=A",
+                "Person:name=A",
                 "-p",
                 "confidence=1",
                 "--source",
@@ -109,19 +101,19 @@ def test_operator_session(tmp_path: Path) -> None:
             "error: SCHEMA_PROTECTED_FIELD:",
         ),
         (
-            ["write", "node", "Person", "-k", "name=A", "--source", "s", "--method", "guess"],
+            ["write", "node", "Person:name=A", "--source", "s", "--method", "guess"],
             1,
             "error: INVALID_EXTRACTION_METHOD:",
         ),
         (
-            ["write", "node", "Person", "-k", "nameA", "--source", "s", "--method", "api"],
+            ["write", "node", "Person:nameA", "--source", "s", "--method", "api"],
             2,
-            "error: --key 'nameA' is not NAME=VALUE",
+            "error: NODE 'Person:nameA': 'nameA' is not key=value",
         ),
         (
             ["log", "--node", "Person{oops"],
             2,
-            "error: --node 'Person{oops' is not LABEL{json keys}",
+            "error: --node 'Person{oops' is not Label{json keys}",
         ),
     ],
 )
@@ -174,9 +166,10 @@ def test_batch_file(tmp_path: Path) -> None:
             ]
         )
     )
-    result = json.loads(run(db, "write", "batch", str(batch), "--idempotency-key", "b1").stdout)
+    key = ("--idempotency-key", "b1", "--format", "json")
+    result = json.loads(run(db, "write", "batch", str(batch), *key).stdout)
     assert len(result["results"]) == 2
-    again = json.loads(run(db, "write", "batch", str(batch), "--idempotency-key", "b1").stdout)
+    again = json.loads(run(db, "write", "batch", str(batch), *key).stdout)
     assert again == result
 
 

@@ -24,19 +24,19 @@ def db(tmp_path: Path) -> Path:
 
 
 def test_a_label_that_falls_back_is_said_with_the_closest_one(db: Path) -> None:
-    done = writegate(db, "write", "node", "Persn", "-k", "name=Ada", *CLAIM)
+    done = writegate(db, "write", "node", "Persn:name=Ada", "--format", "json", *CLAIM)
     assert json.loads(done.stdout)["label"] == "Entity"
     assert done.stderr == (
         "note: Persn is not a label of the schema, so it was written as Entity (the fallback "
         "label); did you mean Person?\n"
     )
-    declared = writegate(db, "write", "node", "Person", "-k", "name=Ada", *CLAIM)
+    declared = writegate(db, "write", "node", "Person:name=Ada", *CLAIM)
     assert declared.stderr == ""
 
 
 @pytest.mark.parametrize("reliability", ["7", "-0.1", "1.5"])
 def test_reliability_out_of_range_is_refused_not_clamped(db: Path, reliability: str) -> None:
-    args = ("write", "node", "Person", "-k", "name=Ada", *CLAIM, "--reliability", reliability)
+    args = ("write", "node", "Person:name=Ada", *CLAIM, "--reliability", reliability)
     done = writegate(db, *args, code=2)
     assert "Invalid value for '--reliability'" in done.stderr
     assert "is not in the range 0<=x<=1" in done.stderr
@@ -44,10 +44,12 @@ def test_reliability_out_of_range_is_refused_not_clamped(db: Path, reliability: 
 
 
 def test_audit_relationship_finds_a_synonym_types_history(db: Path) -> None:
-    writegate(db, "write", "node", "Person", "-k", "name=Ada", *CLAIM)
-    writegate(db, "write", "node", "Organization", "-k", "name=Acme", *CLAIM)
-    ends = ("--from", "Person", "-f", "name=Ada", "--to", "Organization", "-t", "name=Acme")
-    written = json.loads(writegate(db, "write", "relationship", "WORKS_AT", *ends, *CLAIM).stdout)
+    writegate(db, "write", "node", "Person:name=Ada", *CLAIM)
+    writegate(db, "write", "node", "Organization:name=Acme", *CLAIM)
+    ends = ("Person:name=Ada", "Organization:name=Acme")
+    written = json.loads(
+        writegate(db, "write", "relationship", "WORKS_AT", *ends, *CLAIM, "--json").stdout
+    )
     assert written["type"] == "WORKS_FOR"  # WORKS_AT is its synonym
     by_synonym = writegate(db, "audit", "relationship", "WORKS_AT", *ends, "--format", "json")
     by_name = writegate(db, "audit", "relationship", "WORKS_FOR", *ends, "--format", "json")
@@ -59,30 +61,30 @@ def test_audit_relationship_finds_a_synonym_types_history(db: Path) -> None:
 def test_a_file_that_is_no_log_is_named(tmp_path: Path) -> None:
     junk = tmp_path / "notes.db"
     junk.write_bytes(os.urandom(4096))
-    for args in (("log",), ("write", "node", "Person", "-k", "name=Ada", *CLAIM)):
+    for args in (("log",), ("write", "node", "Person:name=Ada", *CLAIM)):
         done = writegate(junk, *args, code=1)
         assert done.stderr == f"error: {junk}: file is not a database\n", args
     folder = tmp_path / "folder.db"
     folder.mkdir()
-    done = writegate(folder, "write", "node", "Person", "-k", "name=Ada", *CLAIM, code=1)
+    done = writegate(folder, "write", "node", "Person:name=Ada", *CLAIM, code=1)
     assert done.stderr.startswith(f"error: {folder}: ")
     assert done.stderr.count("\n") == 1
 
 
 def test_a_node_with_relationships_names_the_cli_flag(db: Path) -> None:
-    writegate(db, "write", "node", "Person", "-k", "name=Ada", *CLAIM)
-    ends = ("--from", "Person", "-f", "name=Ada", "--to", "Organization", "-t", "name=Acme")
+    writegate(db, "write", "node", "Person:name=Ada", *CLAIM)
+    ends = ("Person:name=Ada", "Organization:name=Acme")
     writegate(db, "write", "relationship", "WORKS_FOR", *ends, "--merge-endpoints", *CLAIM)
-    refused = writegate(db, "delete", "node", "Person", "-k", "name=Ada", *CLAIM, code=1)
+    refused = writegate(db, "delete", "node", "Person:name=Ada", *CLAIM, code=1)
     assert refused.stderr == (
-        "error: NODE_HAS_RELATIONSHIPS: Person name=Ada has 1 relationship; delete them "
+        "error: NODE_HAS_RELATIONSHIPS: Person:name=Ada has 1 relationship; delete them "
         "first, or delete them with the node: --detach\n"
     )
-    writegate(db, "delete", "node", "Person", "-k", "name=Ada", "--detach", *CLAIM)
+    writegate(db, "delete", "node", "Person:name=Ada", "--detach", *CLAIM)
 
 
 def test_a_missing_endpoint_names_the_cli_flag(db: Path) -> None:
-    ends = ("--from", "Person", "-f", "name=Ada", "--to", "Organization", "-t", "name=Acme")
+    ends = ("Person:name=Ada", "Organization:name=Acme")
     refused = writegate(db, "write", "relationship", "WORKS_FOR", *ends, *CLAIM, code=1)
     assert refused.stderr == (
         'error: ENDPOINT_NOT_FOUND: from node Person{"name":"Ada"} does not exist (write it '

@@ -30,33 +30,28 @@ def ref(label: str, name: str) -> dict[str, Any]:
 QUESTIONS: list[tuple[list[str], str, dict[str, Any]]] = [
     (["search", "ali"], "search_nodes", {"query": "ali"}),
     (["search", "o", "--limit", "2"], "search_nodes", {"query": "o", "limit": 2}),
-    (["neighbors", "Person", "name=Alice"], "neighbors", {"node": ref("Person", "Alice")}),
     (
-        ["neighbors", "person", "name=Carol", "--depth", "2", "--limit", "2"],
+        ["open", "Person:name=Alice", "person:name=Carol"],
+        "open_nodes",
+        {"nodes": [ref("Person", "Alice"), ref("person", "Carol")]},
+    ),
+    (["neighbors", "Person:name=Alice"], "neighbors", {"node": ref("Person", "Alice")}),
+    (
+        ["neighbors", "person:name=Carol", "--depth", "2", "--limit", "2"],
         "neighbors",
         {"node": ref("person", "Carol"), "depth": 2, "limit": 2},
     ),
     (
-        ["neighbors", "Person", "name=Carol", "--depth", "3", "--type", "KNOWS"],
+        ["neighbors", 'Person{"name":"Carol"}', "--depth", "3", "--type", "KNOWS"],
         "neighbors",
         {"node": ref("Person", "Carol"), "depth": 3, "relationship_type": "KNOWS"},
     ),
     (
-        [
-            "path",
-            "--from",
-            "Person",
-            "-f",
-            "name=Carol",
-            "--to",
-            "Organization",
-            "-t",
-            "name=Initech",
-        ],
+        ["path", "Person:name=Carol", "Organization:name=Initech"],
         "find_path",
         {"from": ref("Person", "Carol"), "to": ref("Organization", "Initech")},
     ),
-    (
+    (  # the old spelling, deprecated, answers the same
         [
             "path",
             "--from",
@@ -72,19 +67,7 @@ QUESTIONS: list[tuple[list[str], str, dict[str, Any]]] = [
         {"from": ref("Person", "Bob"), "to": ref("Organization", "Initech")},
     ),
     (
-        [
-            "path",
-            "--from",
-            "Person",
-            "-f",
-            "name=Carol",
-            "--to",
-            "Organization",
-            "-t",
-            "name=Initech",
-            "--max-depth",
-            "1",
-        ],
+        ["path", "Person:name=Carol", "Organization:name=Initech", "--max-depth", "1"],
         "find_path",
         {"from": ref("Person", "Carol"), "to": ref("Organization", "Initech"), "max_depth": 1},
     ),
@@ -110,11 +93,11 @@ async def test_each_read_command_answers_as_its_mcp_tool(history: Path) -> None:
         as_json(history, "search", "o", "--limit", "2", "--cursor", cursor, "--format", "json")
         == second_page.data
     )
-    assert answers[5][1]["length"] == 2  # the history has the two-hop path the test means
-    assert answers[6][1]["found"] is False
+    assert answers[6][1]["length"] == 2  # the history has the two-hop path the test means
+    assert answers[7][1]["found"] is False
 
     graphml = writegate(
-        history, "export", "graphml", "--around", "Person", "name=Alice", "--depth", "2"
+        history, "export", "graphml", "--around", "Person:name=Alice", "--depth", "2"
     )
     drawn = nx.read_graphml(io.BytesIO(graphml.stdout.encode()), force_multigraph=True)
     nodes = around.data["nodes"]
@@ -130,8 +113,8 @@ async def test_each_read_command_answers_as_its_mcp_tool(history: Path) -> None:
 
 
 def test_a_refused_read_is_one_line(history: Path) -> None:
-    missing = writegate(history, "neighbors", "Person", "name=Nobody", code=1)
+    missing = writegate(history, "neighbors", "Person:name=Nobody", code=1)
     assert missing.stderr == 'error: NODE_NOT_FOUND: node Person{"name":"Nobody"} does not exist\n'
-    bad = writegate(history, "neighbors", "Person", "name=Alice", "--type", "no-such type", code=1)
+    bad = writegate(history, "neighbors", "Person:name=Alice", "--type", "no-such type", code=1)
     assert bad.stderr.startswith("error: INVALID_IDENTIFIER:")
     assert len(bad.stderr.splitlines()) == 1

@@ -104,7 +104,7 @@ def test_a_write_checked_against_a_silent_registry_is_refused_after_one_attempt(
     out = run(
         db_path,
         config,
-        *("write", "node", "Person", "-k", "name=Eve", "--source", "s", "--method", "llm"),
+        *("write", "node", "Person:name=Eve", "--source", "s", "--method", "llm"),
     )
     assert out.returncode == 1
     assert out.stderr.startswith(f"error: SCHEMA_SOURCE_UNAVAILABLE: graph:{hung.uri}: ")

@@ -110,7 +110,7 @@ def test_a_schema_source_set_only_by_environment_is_still_read(
         "WRITEGATE_PROJECTIONS__GRAPH__URI": uri,
         "WRITEGATE_PROJECTIONS__GRAPH__RETRY_SECONDS": "0",
     }
-    args = ["write", "node", "Person", "-k", "name=Eve", "--source", "s", "--method", "llm"]
+    args = ["write", "node", "Person:name=Eve", "--source", "s", "--method", "llm"]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     out = subprocess.run(

@@ -67,7 +67,7 @@ def test_the_app_role_writes_merges_deletes_and_verifies(app_dsn: str, pg_dsn: s
     ):  # fmt: skip
         done = cli(app_dsn, *words)
         assert done.returncode == 0, (words, done.stderr)
-    refused = cli(app_dsn, "write", "node", "Person", "-k", "name=Mallory", "-p",
+    refused = cli(app_dsn, "write", "node", "Person:name=Mallory", "-p",
                   "confidence=1.0", *CLAIM)  # fmt: skip
     assert one_line_error(refused).startswith("error: SCHEMA_PROTECTED_FIELD")
     with psycopg.connect(pg_dsn) as owner:  # the refusal was recorded, by the app role
@@ -112,13 +112,13 @@ def test_a_grant_missing_is_one_line_naming_it(app_dsn: str, pg_dsn: str) -> Non
     role = app_dsn.split("://", 1)[1].split("@", 1)[0]
     with psycopg.connect(pg_dsn, autocommit=True) as owner:
         owner.execute(f"REVOKE INSERT, DELETE ON state_aliases FROM {role}".encode())
-    line = one_line_error(cli(app_dsn, "write", "node", "Person", "-k", "name=Ada", *CLAIM))
+    line = one_line_error(cli(app_dsn, "write", "node", "Person:name=Ada", *CLAIM))
     assert f"role {role} lacks INSERT, DELETE on state_aliases" in line, line
     assert "postgres@" not in line
     with psycopg.connect(pg_dsn, autocommit=True) as owner:  # a table opening does not check
         owner.execute(f"GRANT INSERT, DELETE ON state_aliases TO {role}".encode())
         owner.execute(f"REVOKE INSERT ON rejections FROM {role}".encode())
-    refused = cli(app_dsn, "write", "node", "Person", "-k", "name=Ada", "-p", "confidence=1",
+    refused = cli(app_dsn, "write", "node", "Person:name=Ada", "-p", "confidence=1",
                   *CLAIM)  # fmt: skip
     assert "permission denied for table rejections" in one_line_error(refused)
 
@@ -139,7 +139,7 @@ def test_creating_or_migrating_the_log_is_the_owners_work(pg_dsn: str, tmp_path:
     app = create_app_role(pg_dsn)
     with psycopg.connect(pg_dsn, autocommit=True) as owner:  # as a log of an older writegate
         owner.execute("UPDATE projection_checkpoints SET seq = 5 WHERE name = 'state.layout'")
-    line = one_line_error(cli(app, "write", "node", "Person", "-k", "name=Ada", *CLAIM))
+    line = one_line_error(cli(app, "write", "node", "Person:name=Ada", *CLAIM))
     assert "run `writegate init` as its owner" in line, line
     assert cli(pg_dsn, "init").returncode == 0  # the owner migrates
     done = cli(app, "write", "node", "Person", "-k", "name=Ada", *CLAIM)
