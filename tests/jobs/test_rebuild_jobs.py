@@ -64,12 +64,17 @@ def job_on(db: Path, target: str) -> Job | None:
 
 def half_way(db: Path, target: str, process: subprocess.Popen[bytes], past: int) -> Job:
     """The job once it records more than ``past`` events done and fewer than all (the
-    staged model commits every 2,000 rows, so past that something is stored)."""
+    staged model commits every 2,000 rows, so past that something is stored), its process
+    stopped there (SIGSTOP; SIGCONT lets it go on) so that what follows meets it half way."""
     deadline = time.monotonic() + 120  # a guard against hanging, not a measurement
     while time.monotonic() < deadline:
         job = job_on(db, target)
         if job is not None and past < job.done < job.total:
-            return job
+            os.kill(process.pid, signal.SIGSTOP)
+            stopped = job_on(db, target)
+            assert stopped is not None
+            assert stopped.state == "running"
+            return stopped
         assert process.poll() is None, "the rebuild ended before it was seen half way"
         time.sleep(0.01)
     raise AssertionError("the rebuild never got half way")
@@ -118,3 +123,38 @@ def test_a_rebuild_killed_half_way_resumes_from_its_checkpoint_and_ends_as_an_un
     snapshot = (tmp_path / "snapshot.jsonl").read_bytes()
     assert snapshot == (tmp_path / "reference.jsonl").read_bytes()
     assert len(snapshot.splitlines()) == NODES
+
+
+def test_a_cancelled_rebuild_leaves_the_old_projection_intact_and_one_runs_per_projection(
+    big_log: Path, tmp_path: Path, started: list[subprocess.Popen[bytes]]
+) -> None:
+    toml = configured(tmp_path, "cancelled")
+    writegate(big_log, "--config", str(toml), "replay", "cancelled", "--to-seq", "500")
+    before = (tmp_path / "cancelled.jsonl").read_bytes()
+    files = sorted(path.name for path in tmp_path.iterdir())
+    rebuilding = subprocess.Popen(
+        [WRITEGATE, "--db", str(big_log), "--config", str(toml), "rebuild", "cancelled"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    started.append(rebuilding)
+    job = half_way(big_log, "cancelled", rebuilding, past=0)
+
+    second = writegate(big_log, "--config", str(toml), "rebuild", "cancelled", code=1)
+    assert second.stderr.strip() == (
+        f"error: rebuild cancelled: job {job.id} (rebuild cancelled, {job.owner}) is running; "
+        f"wait for it or cancel it (writegate jobs cancel {job.id})"
+    )
+    asked = writegate(big_log, "--config", str(toml), "jobs", "cancel", str(job.id))
+    assert asked.stdout.strip() == f"job {job.id}: cancellation asked; it stops at its next batch"
+    os.kill(rebuilding.pid, signal.SIGCONT)
+    _, stderr = rebuilding.communicate(timeout=60)
+    assert rebuilding.returncode == 1
+    assert stderr.decode().strip().splitlines()[-1] == (
+        f"error: job {job.id} was cancelled; cancelled is as it was before it"
+    )
+    ended = job_on(big_log, "cancelled")
+    assert ended is not None
+    assert (ended.id, ended.state) == (job.id, "cancelled")
+    assert (tmp_path / "cancelled.jsonl").read_bytes() == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == files  # no staging left behind
