@@ -86,7 +86,7 @@ class GraphConfig(BaseModel):
     def open(self, name: str, log: Log) -> Projector:
         from writegate.projections.graph import GraphProjector
 
-        return GraphProjector(self.target(), name)
+        return GraphProjector(self.target(), name, log)
 
     def registry(self) -> GraphSchemaSource:
         """Seed 000's registry on this server, read without retries: every write waits on it."""
@@ -126,7 +126,7 @@ class ProvConfig(BaseModel):
     def open(self, name: str, log: Log) -> Projector:
         from writegate.projections.prov import ProvProjector
 
-        return ProvProjector(self.path, name)
+        return ProvProjector(self.path, name, log)
 
 
 class StateConfig(BaseModel):

@@ -7,7 +7,9 @@ A projector turns an ordered run of events into a store. It
 * is idempotent: re-applying events it has already applied — any suffix, in order —
   leaves the same store, so at-least-once delivery and replays after a crash are safe;
 * refuses a gap (a batch that starts after ``checkpoint + 1``), since that would lose events;
-* can be reset to empty (checkpoint 0).
+* can be reset to empty (checkpoint 0);
+* records which log it follows (``LogMark``, beside its checkpoint), so that a projection
+  of another log, or of a log rewritten under it, is refused rather than continued.
 
 ``tests/projections/contract.py`` holds the one test-case class run against every projector.
 """
@@ -18,7 +20,9 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from writegate.eventlog import EventCore
+from pydantic import BaseModel, ConfigDict
+
+from writegate.eventlog import EventCore, Log
 
 
 class ProjectionError(Exception):
@@ -27,6 +31,73 @@ class ProjectionError(Exception):
 
 class ProjectionGap(ProjectionError):
     """Applying this batch would skip events."""
+
+
+class ProjectionOfAnotherLog(ProjectionError):
+    """The store follows another log (or this one rewritten under it): continuing it from
+    this log would mix two histories in one store."""
+
+
+class LogMark(BaseModel):
+    """Which log a projection follows, and how far: one model for every projector, stored
+    with its checkpoint (in the same write). Two logs differ in their first event's hash;
+    a log rewritten under the projection, or a copy of an earlier moment, differs at (or
+    stops before) the event at the checkpoint. ``log`` is where it was, for messages only."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    log: str
+    genesis: str  # the hash of the log's first event
+    seq: int
+    hash: str  # the hash of event ``seq``
+
+
+def mark_at(log: Log | None, seq: int) -> LogMark | None:
+    """``log``'s mark at ``seq`` (None: no log given, an empty store, or ``seq`` past the
+    head, where nothing can be marked)."""
+    if log is None or seq <= 0:
+        return None
+    genesis, at = log.hash_at(1), log.hash_at(seq)
+    if genesis is None or at is None:
+        return None
+    return LogMark(log=log.describe(), genesis=genesis, seq=seq, hash=at)
+
+
+def foreign(name: str, mark: LogMark | None, log: Log) -> str | None:
+    """Why the projection ``name`` marked ``mark`` is not a projection of ``log`` (one line
+    naming both), or None if it is — or cannot be told (no mark: an empty store, or one
+    written before projections recorded their log)."""
+    if mark is None:
+        return None
+    here = log.describe()
+    genesis = log.hash_at(1)
+    if genesis != mark.genesis:
+        first = f"first event {genesis[:12]}" if genesis else "empty"
+        return (
+            f"{name} follows another log ({mark.log}, first event {mark.genesis[:12]}), "
+            f"not {here} ({first})"
+        )
+    at = log.hash_at(mark.seq)
+    if at is None:
+        return (
+            f"{name} is at seq {mark.seq} of {mark.log}, past the head of {here}: it follows "
+            "a longer history of this log (a backup's projections are the live log's)"
+        )
+    if at != mark.hash:
+        return (
+            f"{name} follows another history ({mark.log}): its event {mark.seq} is "
+            f"{mark.hash[:12]}, {here}'s is {at[:12]} (rewritten under it?)"
+        )
+    return None
+
+
+@runtime_checkable
+class Marked(Protocol):
+    """A projector that records the log it follows (file and graph stores)."""
+
+    def mark(self) -> LogMark | None:
+        """The log and position recorded with the checkpoint (None: none recorded)."""
+        ...
 
 
 @runtime_checkable
@@ -59,3 +130,13 @@ def check_batch(name: str, checkpoint: int, events: Sequence[EventCore]) -> None
     for before, after in itertools.pairwise(events):
         if after.seq != before.seq + 1:
             raise ProjectionGap(f"{name}: seq {before.seq} is followed by {after.seq}")
+
+
+@runtime_checkable
+class Inspected(Protocol):
+    """A projector whose files can be found not to match their checkpoint (a file cut short
+    by a crash, a full disk or a hand)."""
+
+    def damage(self) -> str | None:
+        """Why the files do not match the checkpoint, in one line (None: they do)."""
+        ...

@@ -1,8 +1,9 @@
 """The graph projection: the log replayed into Memgraph (or Neo4j) through the ``neo4j`` driver.
 
 Each ``apply`` is one write transaction: the batched ``UNWIND … MERGE`` statements of
-``projections.cypher`` and the checkpoint node ``(:_WritegateCheckpoint {name})``, so the
-graph and its checkpoint move together or not at all. Transient failures (server gone,
+``projections.cypher`` and the checkpoint node ``(:_WritegateCheckpoint {name})`` — which
+also holds the log it follows (``LogMark``: ``log``, ``genesis``, ``hash`` beside ``seq``) —
+so the graph and its checkpoint move together or not at all. Transient failures (server gone,
 leader switch) are retried by the driver with backoff for ``retry_seconds``; then apply
 raises ``ProjectionUnavailable`` and the checkpoint stays where it was. Every driver failure
 leaves this module as a ``ProjectionError`` with a one-line message; the driver's own log
@@ -32,8 +33,8 @@ from neo4j.exceptions import (
 )
 from neo4j.time import DateTime
 
-from writegate.eventlog import EventCore, one_line
-from writegate.projections.contract import ProjectionError, check_batch
+from writegate.eventlog import EventCore, Log, one_line
+from writegate.projections.contract import LogMark, ProjectionError, check_batch, mark_at
 from writegate.projections.cypher import (
     CHECKPOINT_LABEL,
     REGISTRY_LABELS,
@@ -93,11 +94,15 @@ _NOT_OURS = " AND ".join(f"NOT n:{label}" for label in REGISTRY_LABELS)
 
 
 class GraphProjector:
-    def __init__(self, target: BoltTarget, name: str = "graph") -> None:
+    """``log``: the log the events come from, whose mark is recorded with each checkpoint
+    (without one, none is: a store of unknown provenance)."""
+
+    def __init__(self, target: BoltTarget, name: str = "graph", log: Log | None = None) -> None:
         if target.dialect not in DIALECTS:
             raise ValueError(f"dialect must be one of {DIALECTS}, not {target.dialect!r}")
         self.name = name
         self.target = target
+        self.log = log
         self._driver = target.driver()
         self._indexed: set[tuple[str, str]] = set()
 
@@ -131,11 +136,28 @@ class GraphProjector:
         ).single()
         return int(record["seq"]) if record and record["seq"] is not None else 0
 
+    def mark(self) -> LogMark | None:
+        def read(tx: ManagedTransaction) -> LogMark | None:
+            record = tx.run(
+                f"MATCH (c:{CHECKPOINT_LABEL} {{name: $name}}) "
+                "RETURN c.log AS log, c.genesis AS genesis, c.seq AS seq, c.hash AS hash",
+                name=self.name,
+            ).single()
+            if record is None or None in (record["log"], record["genesis"], record["hash"]):
+                return None
+            return LogMark(
+                log=record["log"], genesis=record["genesis"], seq=record["seq"], hash=record["hash"]
+            )
+
+        mark: LogMark | None = self._run(read, write=False)
+        return mark
+
     def apply(self, events: Sequence[EventCore]) -> int:
         if not events:
             return self.checkpoint()
         self._ensure_indexes(events)
         batch = list(statements(events))
+        mark = mark_at(self.log, events[-1].seq)
 
         def work(tx: ManagedTransaction) -> int:
             checkpoint = self._read_checkpoint(tx)
@@ -145,9 +167,13 @@ class GraphProjector:
             if events[-1].seq > checkpoint:
                 checkpoint = events[-1].seq
                 tx.run(
-                    f"MERGE (c:{CHECKPOINT_LABEL} {{name: $name}}) SET c.seq = $seq",
+                    f"MERGE (c:{CHECKPOINT_LABEL} {{name: $name}}) SET c.seq = $seq, "
+                    "c.log = $log, c.genesis = $genesis, c.hash = $hash",
                     name=self.name,
                     seq=checkpoint,
+                    log=mark.log if mark else None,
+                    genesis=mark.genesis if mark else None,
+                    hash=mark.hash if mark else None,
                 ).consume()
             return checkpoint
 

@@ -10,7 +10,10 @@ large the graph, and the file trails the model by at most the debounce (``flush`
 
 Files: ``<path>``; ``<path>.checkpoint.json`` says which model file is current
 (``<path>.model.<generation>.sqlite``; a rebuild builds the next one aside and switches to it
-when complete) and the checkpoint the file was rendered at. Output is deterministic: nodes
+when complete), the checkpoint the file was rendered at, the file's length then and the log
+it follows (``LogMark``). A file that is not that length (cut short, edited) is rendered
+again from the model — the model, not the file, is the store — and reported until it is
+(``damage``). Output is deterministic: nodes
 sorted by identity, then edges sorted by identity, keys sorted, so the same log gives the
 same bytes. Provenance rides in the metadata strings (``"Confidence: 0.675"``,
 ``"Source: …"``); an edge's ``weight`` is the relationship's confidence.
@@ -18,17 +21,26 @@ same bytes. Provenance rides in the metadata strings (``"Confidence: 0.675"``,
 
 from __future__ import annotations
 
-import json
 import os
+import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from writegate.eventlog import EventCore, Log
-from writegate.projections.contract import ProjectionError, check_batch
-from writegate.projections.files import write_atomically
+from pydantic import BaseModel, ValidationError
+
+from writegate.eventlog import EventCore, Log, one_line
+from writegate.projections.contract import (
+    LogMark,
+    ProjectionError,
+    ProjectionOfAnotherLog,
+    check_batch,
+    foreign,
+    mark_at,
+)
+from writegate.projections.files import write_atomically, write_failed
 from writegate.projections.jsonl_lines import display_name, edge_record, node_record, shown_name
 from writegate.projections.jsonl_model import GraphModel, is_current
 
@@ -39,6 +51,16 @@ FORMATS: tuple[Format, ...] = ("memorymesh", "mcp-memory")
 RENDER_RATIO = 4.0  # following waits this many times a render's length before the next one
 STAGED_COMMIT = 2000  # pending rows a rebuild holds before storing them (more: no faster)
 LEGACY_CHUNK = 5000  # events per commit when building a model for an older snapshot
+
+
+class _Meta(BaseModel):
+    """``<path>.checkpoint.json``. Fields after ``checkpoint`` came later: older files
+    lack them (no generation: no model on disk; no length or log: not recorded then)."""
+
+    checkpoint: int  # the model's checkpoint the file was rendered at (-1: not yet)
+    generation: int | None = None
+    length: int | None = None  # the file's length as rendered
+    log: LogMark | None = None
 
 
 class JsonlProjector:
@@ -55,7 +77,9 @@ class JsonlProjector:
         self.format = fmt
         self.meta_path = self.path.with_name(self.path.name + ".checkpoint.json")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        rendered, generation = _read_meta(self.meta_path)
+        meta = _read_meta(self.meta_path)
+        rendered, generation, self._mark = meta.checkpoint, meta.generation, meta.log
+        self._damage = _damage_of(self.path, meta)
         self._staging = False
         self._changed = False  # this instance changed the model since the file was rendered
         self._next_render = 0.0  # monotonic time from which following may render again
@@ -63,6 +87,9 @@ class JsonlProjector:
             self.generation = generation
             self.model = GraphModel(self._model_path(generation))
             self._stale = rendered != self.model.checkpoint() or not self.path.exists()
+            self._stale = self._stale or self._damage is not None
+        elif (other := foreign(name, self._mark, log)) is not None:
+            raise ProjectionOfAnotherLog(f"{other}; its model is gone: rebuild it")
         else:
             self._adopt(rendered, generation)
 
@@ -98,6 +125,12 @@ class JsonlProjector:
     def checkpoint(self) -> int:
         return self.model.checkpoint()
 
+    def mark(self) -> LogMark | None:
+        return self._mark
+
+    def damage(self) -> str | None:
+        return self._damage
+
     def apply(self, events: Sequence[EventCore]) -> int:
         checkpoint = self.model.checkpoint()
         check_batch(self.name, checkpoint, events)
@@ -108,6 +141,9 @@ class JsonlProjector:
             self.model.apply(fresh)
             if not self._staging or self.model.pending() >= STAGED_COMMIT:
                 self.model.commit()
+        except (OSError, sqlite3.Error) as exc:
+            self.model.discard()
+            raise write_failed(self.name, self.model.path, exc) from exc
         except BaseException:
             self.model.discard()
             raise
@@ -146,19 +182,27 @@ class JsonlProjector:
         """The file first, then the checkpoint it shows: a crash between them leaves the
         file ahead of its recorded checkpoint, and the next flush renders it again."""
         started = time.monotonic()
-        if self.model.pending():
-            self.model.commit()
-        checkpoint = self.model.checkpoint()
-        with self.model.reading():
-            write_atomically(self.path, self._lines())
-        self._write_meta(checkpoint)
+        try:
+            if self.model.pending():
+                self.model.commit()
+            checkpoint = self.model.checkpoint()
+            with self.model.reading():
+                write_atomically(self.path, self._lines())
+            self._write_meta(checkpoint)
+        except (OSError, sqlite3.Error) as exc:  # the file and its record stay as they were
+            raise write_failed(self.name, self.path, exc) from exc
         self._changed = self._stale = False
+        self._damage = None
         ended = time.monotonic()
         self._next_render = ended + RENDER_RATIO * (ended - started)
 
     def _write_meta(self, checkpoint: int) -> None:
-        body = {"checkpoint": checkpoint, "generation": self.generation}
-        write_atomically(self.meta_path, [json.dumps(body).encode()])
+        """The record of the file as it is now, and of the log the model follows."""
+        mark = mark_at(self.log, self.model.checkpoint())
+        length = self.path.stat().st_size if self.path.exists() else None
+        meta = _Meta(checkpoint=checkpoint, generation=self.generation, length=length, log=mark)
+        write_atomically(self.meta_path, [meta.model_dump_json(exclude_none=True).encode()])
+        self._mark = mark
 
     def _lines(self) -> Iterator[bytes]:
         mesh = self.format == "memorymesh"
@@ -201,18 +245,23 @@ class JsonlProjector:
         try:
             yield resumed
             self.model.commit()
-        except BaseException:
+        except BaseException as exc:
             self.model.close()
             self._remove(generation)
             self.model = live
+            if isinstance(exc, OSError | sqlite3.Error):
+                raise write_failed(self.name, building, exc) from exc
             raise
         finally:
             self._staging = False
         self.model.close()
-        with open(self._model_path(generation), "rb+") as built:
-            os.fsync(built.fileno())
-        previous, self.generation = self.generation, generation
-        self._write_meta(-1)  # the new model is current; the file is not rendered from it yet
+        try:
+            with open(building, "rb+") as built:
+                os.fsync(built.fileno())
+            previous, self.generation = self.generation, generation
+            self._write_meta(-1)  # the new model is current; the file is not rendered from it
+        except OSError as exc:
+            raise write_failed(self.name, self.meta_path, exc) from exc
         live.close()
         self._remove(previous)
         self.model = GraphModel(self._model_path(generation))
@@ -224,12 +273,24 @@ class JsonlProjector:
             model.with_name(model.name + suffix).unlink(missing_ok=True)
 
 
-def _read_meta(path: Path) -> tuple[int, int | None]:
-    """The checkpoint the file was rendered at, and the current model's generation (None:
-    a snapshot from before the model was kept on disk)."""
+def _read_meta(path: Path) -> _Meta:
     try:
-        meta = json.loads(path.read_text())
+        return _Meta.model_validate_json(path.read_bytes())
     except FileNotFoundError:
-        return 0, None
-    generation = meta.get("generation")
-    return int(meta["checkpoint"]), None if generation is None else int(generation)
+        return _Meta(checkpoint=0)
+    except ValidationError as exc:
+        raise ProjectionError(f"{path} is not a checkpoint record: {one_line(exc)}") from exc
+
+
+def _damage_of(path: Path, meta: _Meta) -> str | None:
+    """Why the file is not the one its record describes (None: it is, or nothing was
+    recorded); the next render writes it again."""
+    if meta.length is None:
+        return None
+    if not path.exists():
+        return f"{path} is missing (its checkpoint recorded {meta.length:,} bytes)"
+    size = path.stat().st_size
+    if size == meta.length:
+        return None
+    how = "cut short" if size < meta.length else "changed"
+    return f"{path} is {size:,} bytes, its checkpoint recorded {meta.length:,}: the file was {how}"

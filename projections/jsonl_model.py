@@ -38,8 +38,8 @@ from writegate.language import (
     provenance_of,
     writer_of,
 )
-from writegate.projections.jsonl_lines import origin_lines, plain_name, property_lines
 from writegate.projections.files import make_private
+from writegate.projections.jsonl_lines import origin_lines, plain_name, property_lines
 from writegate.projections.state import merge_properties
 
 CACHE_KIB = 32 * 1024  # SQLite's page cache: what the model may hold in memory
@@ -142,6 +142,7 @@ class GraphModel:
 
     def __init__(self, path: Path, *, bulk: bool = False) -> None:
         self.path = path
+        make_private(path)  # SQLite gives its -wal and -shm the file's own permissions
         self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         if bulk:  # a WAL even so: a rebuild killed half way resumes from its last commit
             self.conn.execute("PRAGMA locking_mode = EXCLUSIVE")
@@ -295,7 +296,8 @@ class GraphModel:
             conn.execute("UPDATE jsonl_checkpoint SET seq = ?", (self._checkpoint,))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite rolls back itself when the disk is full
+                conn.execute("ROLLBACK")
             self.discard()
             raise
         self.nodes.clear()

@@ -3,7 +3,9 @@
 The functions here are the Python API behind ``writegate status|replay|rebuild|follow``.
 They read the log in pages, hand projectors consecutive batches and rely on the
 projector contract (atomic checkpoint, idempotent re-application) for crash safety:
-whatever stops a run, running again continues from the checkpoint.
+whatever stops a run, running again continues from the checkpoint. A store marked as
+following another log is refused (``check_follows``): a rebuild, which resets it, is what
+makes it this log's projection.
 """
 
 from __future__ import annotations
@@ -12,13 +14,21 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from writegate.eventlog import EventCore, Log, LogUnavailable
 from writegate.eventlog.bulk import bulk
-from writegate.projections.contract import ProjectionError, ProjectionGap, Projector
+from writegate.projections.contract import (
+    Inspected,
+    Marked,
+    ProjectionError,
+    ProjectionGap,
+    ProjectionOfAnotherLog,
+    Projector,
+    foreign,
+)
 from writegate.projections.regate import Regater
 
 STAGED_BATCH = 128  # events per apply while a projector builds aside (see ``_apply``)
@@ -39,6 +49,8 @@ class ProjectionStatus:
     checkpoint: int | None  # None: the store could not be asked
     head: int
     error: str | None = None
+    other_log: str | None = None  # why it is not a projection of this log (None: it is)
+    damage: str | None = None  # why its files do not match its checkpoint (None: they do)
 
     @property
     def lag(self) -> int | None:
@@ -52,6 +64,7 @@ class ReplayResult:
     checkpoint: int
     seconds: float
     reset: bool
+    notes: tuple[str, ...] = ()  # what the operator should know: a file repaired, a log adopted
 
     @property
     def rate(self) -> float:
@@ -61,16 +74,49 @@ class ReplayResult:
 def status(log: Log, projectors: Mapping[str, Projector]) -> list[ProjectionStatus]:
     """Each projector's checkpoint, then the head: read in this order, a live log's head is
     never behind a checkpoint (no negative lag)."""
-    asked: dict[str, tuple[int | None, str | None]] = {}
+    asked: dict[str, ProjectionStatus] = {}
     for name, projector in projectors.items():
         try:
-            asked[name] = (projector.checkpoint(), None)
+            checkpoint = projector.checkpoint()
+            other = foreign(name, projector.mark(), log) if isinstance(projector, Marked) else None
+            damage = projector.damage() if isinstance(projector, Inspected) else None
+            asked[name] = ProjectionStatus(name, checkpoint, 0, None, other, damage)
         except ProjectionError as exc:  # one unreachable store must not hide the others
-            asked[name] = (None, str(exc))
+            asked[name] = ProjectionStatus(name, None, 0, str(exc))
         except Exception as exc:
-            asked[name] = (None, f"{type(exc).__name__}: {exc}")
+            asked[name] = ProjectionStatus(name, None, 0, f"{type(exc).__name__}: {exc}")
     head = log.head()[0]
-    return [ProjectionStatus(name, seq, head, error) for name, (seq, error) in asked.items()]
+    return [replace(row, head=head) for row in asked.values()]
+
+
+def check_follows(log: Log, projector: Projector) -> list[str]:
+    """Refuse a store that is not ``log``'s projection (one line naming both logs), or whose
+    file is damaged and is the store itself (nothing to write it again from but a rebuild).
+    What is worth saying but not refusing is returned: a file that will be rendered again,
+    a checkpoint that records no log (written before projections recorded theirs: it is
+    adopted by this log, which the next checkpoint records — nothing older can be checked)."""
+    notes = []
+    if isinstance(projector, Marked):
+        mark = projector.mark()
+        if (other := foreign(projector.name, mark, log)) is not None:
+            raise ProjectionOfAnotherLog(f"{other}; rebuild it to make it this log's")
+        checkpoint = projector.checkpoint()
+        if mark is None and checkpoint > 0:
+            if log.hash_at(checkpoint) is None:
+                raise ProjectionOfAnotherLog(
+                    f"{projector.name} is at seq {checkpoint}, past the head of "
+                    f"{log.describe()}, and records no log: rebuild it to make it this log's"
+                )
+            notes.append(
+                f"{projector.name}: its checkpoint {checkpoint} records no log (written "
+                f"before projections recorded theirs); it follows {log.describe()} from now"
+            )
+    damage = projector.damage() if isinstance(projector, Inspected) else None
+    if damage is not None:
+        if not isinstance(projector, Rendering):
+            raise ProjectionError(f"{projector.name}: {damage}; rebuild it from the log")
+        notes.append(f"{projector.name}: {damage}; rendered again from its model")
+    return notes
 
 
 def _batches(
@@ -103,6 +149,7 @@ def replay(
     store must go back in time, so it is reset and rebuilt up to the target.
     """
     started = time.perf_counter()
+    notes = check_follows(log, projector)
     head = log.head()[0]
     target = head if to_seq is None else min(to_seq, head)
     if as_of is not None:
@@ -121,7 +168,12 @@ def replay(
         log, projector, start - 1, target, batch, None, progress, reset=back_in_time
     )
     return ReplayResult(
-        projector.name, applied, checkpoint, time.perf_counter() - started, back_in_time
+        projector.name,
+        applied,
+        checkpoint,
+        time.perf_counter() - started,
+        back_in_time,
+        tuple(notes),
     )
 
 
@@ -220,6 +272,8 @@ def follow(
     pauses; it is read again from each checkpoint, so nothing is missed. ``on_lost`` is told
     the reason once it goes, and ``None`` once it is back; gone for longer than ``retry_for``
     seconds, ``LogUnavailable`` is raised."""
+    for projector in projectors.values():
+        check_follows(log, projector)
     rendering = [p for p in projectors.values() if isinstance(p, Rendering)]
     lost_at: float | None = None
     pause = 0.1
