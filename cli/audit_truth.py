@@ -36,12 +36,13 @@ def audit_conflicts(ctx: Context, since: Any, until: Any, fmt: str) -> None:
         table.add_column(column, overflow="fold")
     for e in found.entries:
         what = f"{e.subject}.{e.property}" if e.property else e.subject
-        held = (
+        held = (  # a refusal recorded without its details: what it said
             f"{plain(e.held_value)} ({e.held_by}, {plain(e.held_confidence)})"
-            if e.outcome == "superseded"
+            if e.held_by is not None
             else f"{e.error_code}: {e.message}"
         )
-        table.add_row(e.at[:19], e.outcome, what, f"{e.agent} ({plain(e.confidence)})", held)
+        by = e.agent if e.confidence is None else f"{e.agent} ({plain(e.confidence)})"
+        table.add_row(e.at[:19], e.outcome, what, by, held)
     console().print(table)
 
 

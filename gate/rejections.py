@@ -36,7 +36,14 @@ CREATE TABLE IF NOT EXISTS rejections (
     request TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS rejections_at ON rejections (at);
+CREATE TABLE IF NOT EXISTS rejection_details (
+    id INTEGER PRIMARY KEY,
+    details TEXT NOT NULL
+);
 """
+# rejection_details: a refusal's typed details (the tool result's ``details``), by the
+# rejection's id; a table of its own so logs whose rejections table came before it keep it
+# as it is (a server role that cannot create it records refusals without their details)
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,7 @@ class Rejection:
     error_code: str
     message: str
     request: str  # canonical JSON, cut at 64 KiB
+    details: str | None = None  # canonical JSON of the refusal's details (None: unrecorded)
 
 
 class RejectionLog:
@@ -59,15 +67,16 @@ class RejectionLog:
         self.retention = retention if retention is not None else int(env or DEFAULT_RETENTION)
         self._since_prune = 0
         self._installed = False  # created on the first refusal: opening a log writes nothing
+        self._details = False  # whether rejection_details is there (known once installed)
         self._installing = threading.Lock()
 
     def install(self) -> None:
-        """Create the table now (``init`` does), so a server's role needs no CREATE right.
+        """Create the tables now (``init`` does), so a server's role needs no CREATE right.
         Refusals arriving together create it once: PostgreSQL's ``IF NOT EXISTS`` is no guard
         against two transactions creating it at once, so a creation that loses such a race
         stands down when the table is there."""
         with self._installing:
-            if self._installed or self.log.readonly or self.log.has_table("rejections"):
+            if self._installed or self.log.readonly or self._tables():
                 self._installed = True
                 return
             conn = self.log.connection()
@@ -79,10 +88,22 @@ class RejectionLog:
                 conn.execute("ROLLBACK")
                 if not isinstance(exc, Exception) or not self.log.has_table("rejections"):
                     raise  # (else another process made it meanwhile)
+            self._details = self.log.has_table("rejection_details")
             self._installed = True
 
+    def _tables(self) -> bool:
+        """Whether both tables are there (remembered: details are recorded if they are)."""
+        self._details = self.log.has_table("rejection_details")
+        return self._details and self.log.has_table("rejections")
+
     def record(
-        self, actor: Actor, operation: str, error_code: str, message: str, request: Any
+        self,
+        actor: Actor,
+        operation: str,
+        error_code: str,
+        message: str,
+        request: Any,
+        details: dict[str, Any] | None = None,
     ) -> None:
         if self.retention <= 0:
             return
@@ -95,11 +116,12 @@ class RejectionLog:
         conn = self.log.connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
+            at = format_timestamp(datetime.now(UTC))
             conn.execute(
                 "INSERT INTO rejections (at, agent, session, transport, operation, error_code, "
                 "message, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    format_timestamp(datetime.now(UTC)),
+                    at,
                     actor.agent,
                     actor.session,
                     actor.transport,
@@ -109,13 +131,22 @@ class RejectionLog:
                     text[:MAX_REQUEST_BYTES],
                 ),
             )
+            if details and self._details:  # the row just inserted, found by what it holds
+                conn.execute(  # (older SQLite cannot return the id it gave)
+                    "INSERT INTO rejection_details (id, details) SELECT max(id), ? FROM "
+                    "rejections WHERE at = ? AND agent = ? AND message = ?",
+                    (canonical_json(details).decode(), at, actor.agent, message),
+                )
             self._since_prune += 1
             if self._since_prune >= max(1, min(1000, self.retention // 10)):
                 self._since_prune = 0
-                conn.execute(
-                    "DELETE FROM rejections WHERE id <= (SELECT max(id) FROM rejections) - ?",
-                    (self.retention,),
-                )
+                for table in (
+                    ("rejections", "rejection_details") if self._details else ("rejections",)
+                ):
+                    conn.execute(
+                        f"DELETE FROM {table} WHERE id <= (SELECT max(id) FROM rejections) - ?",
+                        (self.retention,),
+                    )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -140,9 +171,14 @@ class RejectionLog:
         if until is not None:
             where.append("at <= ?")
             params.append(format_timestamp(until))
+        details = (
+            "(SELECT details FROM rejection_details d WHERE d.id = rejections.id)"
+            if self.log.has_table("rejection_details")
+            else "NULL"
+        )
         rows = self.log.connection().execute(
             "SELECT id, at, agent, session, transport, operation, error_code, message, "
-            f"request FROM rejections WHERE {' AND '.join(where)} ORDER BY id",
+            f"request, {details} FROM rejections WHERE {' AND '.join(where)} ORDER BY id",
             params,
         )
         for row in rows:

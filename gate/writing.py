@@ -278,7 +278,9 @@ class Writer:
         database is what failed: then there is nowhere to write it)."""
         refusal = rejected(exc)
         if not isinstance(exc, LogUnavailable):
-            self.rejections.record(actor, operation, refusal.error_code, refusal.message, request)
+            self.rejections.record(
+                actor, operation, refusal.error_code, refusal.message, request, refusal.details
+            )
         return refusal
 
 

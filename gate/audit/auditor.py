@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
@@ -106,7 +106,8 @@ class Summary(BaseModel):
     first_at: str | None
     last_at: str | None
     confidence: Histogram
-    decisions: list[Decision] = []  # an agent's: the review decisions it made
+    # an agent's: the review decisions it made (left out when none)
+    decisions: list[Decision] = Field(default_factory=list, exclude_if=lambda v: not v)
 
 
 def histogram(values: Iterable[float]) -> Histogram:
