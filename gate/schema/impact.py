@@ -45,10 +45,15 @@ class Impact(BaseModel):
     of: Literal["label", "relationship_type"]
     name: str
     live: int
-    outcome: Literal["stranded", "merged", "checked"]
+    outcome: Literal["stranded", "merged", "checked", "held", "duplicates"]
     writes_go_to: str | None = None  # stranded/merged: where later writes of the name go
     invalid: int = 0  # valid now, invalid after
     violations: list[Violation] = []
+    # held: items whose last write a new review rule covers; duplicates: nodes with a
+    # probable duplicate under a new resolution policy (``gate.schema.caught``)
+    caught: int = 0
+    example: str | None = None  # one of them
+    why: str | None = None  # the rule or policy that catches them, as a person reads it
 
     def describe(self) -> str:
         what = ("node" if self.of == "label" else "relationship") + ("" if self.live == 1 else "s")
@@ -64,6 +69,9 @@ class Impact(BaseModel):
                 f"{self.name}: {self.live} {what} stay under {self.name}; later writes go to "
                 f"{self.writes_go_to} (`rebuild --regate` projects them there)"
             )
+        if self.outcome in ("held", "duplicates"):
+            example = f"; e.g. {self.example}" if self.example else ""
+            return f"{self.name}: {self.caught} of {self.live} {what} {self.why}{example}"
         if not self.invalid:
             return f"{self.name}: {self.live} {what} checked, all still valid"
         reasons = ", ".join(
