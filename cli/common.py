@@ -33,6 +33,7 @@ SETTINGS_ENV = (  # the variables ``cli.config.Settings`` reads
     "WRITEGATE_SCHEMA_SOURCE",
     "WRITEGATE_SERVE",
     "WRITEGATE_LIMITS",
+    "WRITEGATE_LOG__",
 )
 
 
@@ -83,14 +84,22 @@ class Context:
 
     def gate(self, *, create: bool = False, readonly: bool = False) -> Gate:
         from writegate.eventlog import open_log
+        from writegate.eventlog.store import BUSY_TIMEOUT
         from writegate.gate import Gate
         from writegate.projections.state import StateProjection
 
         settings = self.settings() if self.configured() else None
         limits = settings.limits if settings is not None else None
         policy = settings.serve.unknown_label_policy if settings is not None else None
+        busy = settings.log.busy_timeout if settings is not None else BUSY_TIMEOUT
         if self.schema_file is None and settings is not None and settings.schema_source:
-            log = open_log(self.db, inline=[StateProjection()], create=create, readonly=readonly)
+            log = open_log(
+                self.db,
+                inline=[StateProjection()],
+                create=create,
+                readonly=readonly,
+                busy_timeout=busy,
+            )
             source = settings.schema_source.open(settings.projections)
             return Gate(
                 log,
@@ -107,6 +116,7 @@ class Context:
             readonly=readonly,
             limits=limits,
             unknown_label_policy=policy,
+            busy_timeout=busy,
         )
 
 

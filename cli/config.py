@@ -193,6 +193,16 @@ class ServeSettings(BaseModel):
     oauth: OAuthSettings | None = None  # JWTs from an authorization server, beside tokens
 
 
+class LogSettings(BaseModel):
+    """``[log]``, or ``WRITEGATE_LOG__<KEY>``: how the log's database is used."""
+
+    model_config = _STRICT
+
+    # seconds a write waits for the log's write lock while another process writes (SQLite's
+    # busy timeout, PostgreSQL's lock timeout); then it is refused LOG_UNAVAILABLE, to retry
+    busy_timeout: float = Field(default=60.0, gt=0, le=3600)
+
+
 class ConfigError(ValueError):
     """The configuration is unreadable or invalid: one line per problem, each saying where."""
 
@@ -210,6 +220,7 @@ class Settings(BaseSettings):
     schema_source: GraphSchemaConfig | None = None
     serve: ServeSettings = Field(default_factory=ServeSettings)
     limits: Limits | None = None  # how large a write may be (over the schema's own)
+    log: LogSettings = Field(default_factory=LogSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -61,6 +61,11 @@ class Appending(LogReader):
         raise NotImplementedError
 
     def _catch_up(self, conn: Sql, projector: InlineProjector) -> None:
+    def _alone(self) -> bool:
+        """Whether this thread's appends commit alone, never grouped: one that may not wait
+        (``store.EventLog.without_waiting``) must neither queue behind a group nor lead one."""
+        return False
+
         """Bring a read model that is behind the log (new, or restored) up to the head."""
         done = projector.checkpoint(conn)
         last = done
@@ -92,7 +97,7 @@ class Appending(LogReader):
         if self.readonly:
             raise EventLogError(f"{self.describe()} is open read-only")
         pending = Pending(actor, decide, idempotency_key, request_hash(request))
-        if not self.group_commit:
+        if not self.group_commit or self._alone():
             self._commit_group([pending])
             return pending.result()
         return self.commit_groups.submit(pending, self._commit_group)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from writegate.eventlog.contract import Log
 from writegate.eventlog.errors import EventLogError
-from writegate.eventlog.store import Durability, EventLog
+from writegate.eventlog.store import BUSY_TIMEOUT, Durability, EventLog
 from writegate.eventlog.transaction import InlineProjector
 
 
@@ -28,8 +28,11 @@ def open_log(
     create: bool = True,
     readonly: bool = False,
     durability: Durability = "normal",
+    busy_timeout: float = BUSY_TIMEOUT,
 ) -> Log:
-    """The log at ``target``, with ``inline`` read models kept in its database."""
+    """The log at ``target``, with ``inline`` read models kept in its database. A write
+    waits up to ``busy_timeout`` seconds for the log's write lock (SQLite's busy timeout,
+    PostgreSQL's lock timeout) before it is refused as busy, to be retried."""
     if isinstance(target, str) and "://" in target and not is_postgres(target):
         scheme = target.split("://", 1)[0]
         raise EventLogError(
@@ -39,5 +42,18 @@ def open_log(
     if is_postgres(target):
         from writegate.eventlog.postgres import PostgresEventLog  # noqa: PLC0415 - see above
 
-        return PostgresEventLog(str(target), inline=inline, create=create, readonly=readonly)
-    return EventLog(target, inline=inline, create=create, readonly=readonly, durability=durability)
+        return PostgresEventLog(
+            str(target),
+            inline=inline,
+            create=create,
+            readonly=readonly,
+            lock_timeout=busy_timeout,
+        )
+    return EventLog(
+        target,
+        inline=inline,
+        create=create,
+        readonly=readonly,
+        durability=durability,
+        busy_timeout=busy_timeout,
+    )

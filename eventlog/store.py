@@ -23,6 +23,7 @@ from writegate.eventlog.appending import Appending
 from writegate.eventlog.canonical import GENESIS_HASH
 from writegate.eventlog.errors import (
     EventLogError,
+    LogBusy,
     LogUnavailable,
     NotAnEventLog,
     one_line,
@@ -43,6 +44,18 @@ WAL_HEADER = 32  # bytes of a -wal file before its first frame
 # the transaction is not committed, so the append may be retried as it was
 _FAULTS = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
 
+BUSY_TIMEOUT = 60.0  # seconds a write waits for another connection's write lock by default
+_BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+class WouldWait(Exception):
+    """Inside ``EventLog.without_waiting``: a lock the work needed (the write lock) was held
+    by another connection, and nothing was written; the caller may do the same work again
+    where waiting is allowed. Deliberately no ``EventLogError``: there is no refusal."""
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    return exc.sqlite_errorcode & 0xFF in _BUSY
 
 def _copy_with_wal(path: Path, wal: Path) -> Path:
     """``path`` and its ``-wal`` copied into a private temporary folder; the copy's path.
@@ -75,7 +88,7 @@ class EventLog(Appending):
         inline: Sequence[InlineProjector] = (),
         create: bool = True,
         durability: Durability = "normal",
-        busy_timeout: float = 60.0,
+        busy_timeout: float = BUSY_TIMEOUT,
         readonly: bool = False,
     ) -> None:
         self.path = Path(path)
@@ -194,7 +207,43 @@ class EventLog(Appending):
             raise
 
     def _begin_write(self, conn: Sql) -> None:
-        conn.execute("BEGIN IMMEDIATE")  # SQLite's write lock, taken now
+        try:
+            conn.execute("BEGIN IMMEDIATE")  # SQLite's write lock, taken now
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc):
+                raise
+            if self._alone():
+                raise WouldWait(one_line(exc)) from exc
+            raise LogBusy(
+                f"{self.path}: the write lock was not free within {self.busy_timeout:g} s "
+                "(another process is writing to the file); nothing was appended, retry"
+            ) from exc
+
+    def _alone(self) -> bool:
+        return bool(getattr(self._local, "no_wait", False))
+
+    def _before_commit(self, conn: Sql, head: int) -> None:
+        self._local.wrote = True
+
+    @contextmanager
+    def without_waiting(self) -> Iterator[None]:
+        """On this thread, inside the block, whatever would wait for another connection's
+        lock raises ``WouldWait`` at once instead, and an append commits alone (not grouped
+        with other threads'): how a stdio server writes on its event loop yet hands a write
+        that would wait to a thread. Raised only while the block has committed nothing, so
+        doing the work again cannot write it twice."""
+        conn = self.connection()
+        conn.execute("PRAGMA busy_timeout = 0")
+        self._local.no_wait, self._local.wrote = True, False
+        try:
+            yield
+        except sqlite3.OperationalError as exc:  # a refusal's record, a read in rare cases
+            if _busy(exc) and not self._local.wrote:
+                raise WouldWait(one_line(exc)) from exc
+            raise
+        finally:
+            self._local.no_wait = False
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:

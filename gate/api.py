@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from writegate.eventlog import Actor, Log, open_log
-from writegate.eventlog.store import Durability
+from writegate.eventlog.store import BUSY_TIMEOUT, Durability
 from writegate.gate.audit.integrity import IntegrityReport, check_integrity
 from writegate.gate.formula import FormulaProvider, formula_name, load_formula_provider
 from writegate.gate.limits import DEFAULT_LIMITS, Limits
@@ -96,17 +96,20 @@ class Gate(WriteOperations):
         default_actor: Actor | None = None,
         limits: Limits | None = None,
         readonly: bool = False,
+        busy_timeout: float = BUSY_TIMEOUT,
     ) -> Gate:
         """Open (or create) the log at ``path`` — a SQLite file, or a ``postgresql://`` address —
         with its state read model; schemas come from the log unless ``schema_file`` names a
         document on disk. ``readonly`` opens an existing log without writing anything to it
-        (an auditor's copy): reads work, writes fail."""
+        (an auditor's copy): reads work, writes fail. A write waits up to ``busy_timeout``
+        seconds for the log's write lock, then is refused ``LOG_UNAVAILABLE``."""
         log = open_log(
             path,
             inline=[StateProjection()],
             create=create,
             durability=durability,
             readonly=readonly,
+            busy_timeout=busy_timeout,
         )
         source: SchemaSource = (
             FileSchemaSource(schema_file) if schema_file else LogSchemaSource(log)

@@ -35,7 +35,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
-from writegate.eventlog.store import EventLog
+from writegate.eventlog.store import EventLog, WouldWait
 from writegate.gate.api import Gate
 from writegate.gate.errors import GateRejection
 from writegate.gate.jobs import Jobs
@@ -136,7 +136,7 @@ class WritegateServer:
         if self.stdio_principal.session is None:
             self.stdio_principal = replace(self.stdio_principal, session=uuid.uuid4().hex)
         self.tool_choice = tools
-        self._sqlite = isinstance(gate.log, EventLog)
+        self._sqlite = gate.log if isinstance(gate.log, EventLog) else None
         self.metrics = metrics or Metrics()
         self.metrics.open_sessions = self.open_sessions
         if jobs is not None:
@@ -228,7 +228,16 @@ class WritegateServer:
 
     def _inline(self, spec: ToolSpec) -> bool:
         """Whether a stdio call runs on the event loop (``_call_tool`` says when)."""
-        return self._sqlite and spec.group == "write" and not spec.destructive
+        return self._sqlite is not None and spec.group == "write" and not spec.destructive
+
+    async def _run_stdio_write(self, spec: ToolSpec, call: ToolCall) -> BaseModel:
+        """On the loop while the write lock is free; on a thread once it would wait."""
+        assert self._sqlite is not None  # ``_inline``
+        try:
+            with self._sqlite.without_waiting():
+                return _run(spec, call)
+        except WouldWait:  # nothing was written: the same call again, where it may wait
+            return await anyio.to_thread.run_sync(_run, spec, call)
 
     # -- handlers -----------------------------------------------------------------------------
 
@@ -247,11 +256,13 @@ class WritegateServer:
         nothing runs on the event loop: one client, one write bounded by the gate's limits,
         and the thread hop (~0.1 ms, waking an idle worker and then the loop) was the largest
         part of what a write added to a call. The loop answers nothing else meanwhile (pings,
-        cancellations): a few milliseconds, but up to the log's busy timeout (60 s) while
-        another process holds the file's write lock (stdio servers sharing one file).
-        Deletions (a detach may delete many relationships) and batches (which may hold
-        them), every write to PostgreSQL (round trips, lock waits), and reads and audits
-        (which may scan) go to a thread."""
+        cancellations), so it never waits there for a lock: while another process holds the
+        file's write lock (stdio servers sharing one file), the write is tried without
+        waiting, and then goes to a thread to wait (up to the busy timeout, ``[log]
+        busy_timeout``, then ``LOG_UNAVAILABLE``) while the loop answers. Deletions (a
+        detach may delete many relationships) and batches (which may hold them), every write
+        to PostgreSQL (round trips, lock waits), and reads and audits (which may scan) go to
+        a thread."""
         principal = self.principal(ctx)
         name = params.name
         spec = self.catalog().get(name)
@@ -269,7 +280,7 @@ class WritegateServer:
         with self.metrics.timed(name):
             try:
                 if principal.transport == "stdio" and self._inline(spec):
-                    result = _run(spec, call)  # see the docstring
+                    result = await self._run_stdio_write(spec, call)  # see the docstring
                 else:
                     result = await anyio.to_thread.run_sync(_run, spec, call)
             except Exception as exc:

@@ -1,0 +1,95 @@
+"""A write that waits for another process's write lock on the log's file: the server keeps
+answering meanwhile (a ping sent after the write is answered first, while the lock is still
+held), the write is answered ``LOG_UNAVAILABLE`` once the busy timeout (a setting) has
+passed, and its retry with the same idempotency key lands once.
+
+The lock is held by a real second process (``BEGIN IMMEDIATE`` on its own connection), as a
+second stdio server or ``writegate write`` sharing the file would hold it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.conftest import person
+from tests.server.conftest import published
+from tests.server.harness import Agent, http_agent, http_server, stdio_agent
+from writegate.eventlog import EventLog
+from writegate.gate.server.tokens import create_token
+
+pytestmark = pytest.mark.anyio
+BUSY = {"WRITEGATE_LOG__BUSY_TIMEOUT": "2"}  # seconds a write waits for the lock
+# ping is the legacy wire's (the 2026-07-28 wire dropped it); a read answers on both
+HOLDER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+sys.stdin.readline()
+conn.execute("ROLLBACK")
+"""
+
+
+@contextmanager
+def write_lock_held(db: Path) -> Iterator[None]:
+    """Another process holds the file's write lock until the block ends."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None
+    assert holder.stdin is not None
+    try:
+        assert holder.stdout.readline() == "held\n"
+        yield
+    finally:
+        holder.stdin.close()
+        assert holder.wait(timeout=30) == 0
+
+
+async def waits_without_freezing(agent: Agent, db: Path) -> None:
+    write = person("Ada", idempotency_key="ada-1")
+    answered: list[str] = []
+    with write_lock_held(db):
+        async with anyio.create_task_group() as group:
+
+            async def waiting_write() -> None:
+                out = await agent.call("write_node", write)
+                answered.append("write")
+                assert out.is_error, out
+                assert out.data["error_code"] == "LOG_UNAVAILABLE", out.data
+                assert "retry" in out.data["message"].lower(), out.data
+
+            group.start_soon(waiting_write)
+            await anyio.sleep(0.3)  # the write reaches the lock (the order below holds anyway)
+            await agent.client.send_ping()
+            answered.append("ping")
+            await agent.client.list_tools()
+            answered.append("list")
+        assert answered == ["ping", "list", "write"]  # all while the lock was held
+    first = await agent.call("write_node", write)
+    again = await agent.call("write_node", write)
+    assert not first.is_error, first.data
+    assert again.data["seq"] == first.data["seq"]
+    with EventLog(db, create=False) as log:
+        assert log.head()[0] == first.data["seq"] == 2  # the schema, then Ada once
+
+
+async def test_a_stdio_server_answers_while_a_write_waits_for_the_lock(db_path: Path) -> None:
+    async with stdio_agent(published(db_path), env=BUSY, mode="legacy") as agent:
+        await waits_without_freezing(agent, db_path)
+
+
+async def test_an_http_server_answers_while_a_write_waits_for_the_lock(db_path: Path) -> None:
+    token = create_token(Path(f"{published(db_path)}.tokens.json"), "ada", ("writer",))
+    with http_server(db_path, env=BUSY) as server:
+        async with http_agent(server.url, token, mode="legacy") as agent:
+            await waits_without_freezing(agent, db_path)
