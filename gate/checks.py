@@ -152,7 +152,8 @@ def check_properties(
     declared: Mapping[str, PropertySpec],
     additional: bool,
     owner: str,
-) -> None:
+) -> list[str]:
+    """Refuses what the schema refuses; returns the undeclared names it allows (sorted)."""
     check_names(properties, "properties")
     for name, value in properties.items():
         check_value_shape(name, value, "properties")
@@ -167,6 +168,7 @@ def check_properties(
         spec = declared.get(name)
         if spec is not None and value is not None:
             check_declared(spec, value, f"properties.{name}")
+    return unknown
 
 
 def check_declared(spec: PropertySpec, value: Any, where: str) -> None:

@@ -188,6 +188,8 @@ class WriteNodeResult(BaseModel):
     # the identity the write named, when it landed on another node (entity resolution, or
     # a duplicate merged into this one)
     resolved_from: str | None = Field(default=None, exclude_if=_empty)
+    # properties the schema does not declare, accepted as the label allows (left out: none)
+    unknown_properties: list[str] = Field(default_factory=list, exclude_if=_empty)
 
 
 class _RelationshipResult(BaseModel):
@@ -215,6 +217,8 @@ class WriteRelationshipResult(_RelationshipResult):
     # an end ("from"/"to") that landed on another node than named (entity resolution, or a
     # duplicate merged into it): the identity named
     resolved_from: dict[str, str] | None = Field(default=None, exclude_if=_empty)
+    # properties the schema does not declare, accepted as the type allows (left out: none)
+    unknown_properties: list[str] = Field(default_factory=list, exclude_if=_empty)
 
 
 class DeleteNodeResult(BaseModel):

@@ -144,7 +144,7 @@ class Planner:
         keys = request.merge_keys
         if keys:  # keys that name other properties than the declared ones: say so first
             checks.check_keys(keys, entry, "merge_keys")
-        checks.check_properties(
+        unknown = checks.check_properties(
             request.properties, entry.properties, entry.additional_properties, resolved.label
         )
         changes = checks.reconcile_keys_and_properties(keys, request.properties, "merge_keys")
@@ -196,6 +196,7 @@ class Planner:
                 **valid,
                 resolution_keys=landing.keys,
                 resolved_from=landing.resolved_from or here.aliased,
+                unknown_properties=unknown or None,
                 batch_item=item,
             )
             tx.emit(
@@ -219,7 +220,7 @@ class Planner:
         provenance = self.provenance(request, snapshot)
         rtype, start, end, identity = self._relationship_target(request, snapshot)
         entry = rtype.entry
-        checks.check_properties(
+        unknown = checks.check_properties(
             request.properties, entry.properties, entry.additional_properties, rtype.type
         )
         changes = dict(request.properties)
@@ -262,6 +263,7 @@ class Planner:
                 **valid,
                 stub_keys=ends.stub_keys or None,
                 resolved_from=ends.resolved_from or None,
+                unknown_properties=unknown or None,
                 batch_item=item,
             )
             streams = [written.stream, *(ref.stream for ref in absent)]

@@ -70,6 +70,7 @@ def result_of(events: Sequence[Event]) -> ItemResult:
                 schema_version=provenance.schema_version,
                 superseded=written.superseded or [],
                 resolved_from=written.resolved_from,
+                unknown_properties=written.unknown_properties or [],
             )
         case RelationshipWritten() as written:
             return WriteRelationshipResult(
@@ -85,6 +86,7 @@ def result_of(events: Sequence[Event]) -> ItemResult:
                 schema_version=provenance.schema_version,
                 superseded=written.superseded or [],
                 resolved_from=written.resolved_from,
+                unknown_properties=written.unknown_properties or [],
             )
         case NodeDeleted() as deleted:
             return DeleteNodeResult(

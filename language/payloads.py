@@ -39,6 +39,8 @@ class NodeWritten(GraphPayload):
     resolution_keys: list[str] | None = Field(default=None, exclude_if=unset)
     resolved_from: str | None = Field(default=None, exclude_if=unset)
     written_by: str | None = Field(default=None, exclude_if=unset)  # see ``writer_of``
+    # properties written that the schema does not declare (the label allows them)
+    unknown_properties: list[str] | None = Field(default=None, exclude_if=unset)
 
     @property
     def subject(self) -> str:
@@ -65,6 +67,7 @@ class RelationshipWritten(GraphPayload):
     stub_keys: dict[str, list[str]] | None = Field(default=None, exclude_if=unset)
     resolved_from: dict[str, str] | None = Field(default=None, exclude_if=unset)
     written_by: str | None = Field(default=None, exclude_if=unset)  # see ``writer_of``
+    unknown_properties: list[str] | None = Field(default=None, exclude_if=unset)
 
     @property
     def stream(self) -> str:
