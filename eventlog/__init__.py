@@ -8,6 +8,7 @@ versions, and lets callers read them back.
 from writegate.eventlog.canonical import GENESIS_HASH, canonical_json
 from writegate.eventlog.contract import Log
 from writegate.eventlog.errors import (
+    ChainBroken,
     EventLogError,
     IdempotencyKeyReused,
     LogPermissionDenied,
@@ -26,6 +27,7 @@ __all__ = [
     "GENESIS_HASH",
     "Actor",
     "AppendOutcome",
+    "ChainBroken",
     "DraftEvent",
     "Event",
     "EventCore",

@@ -19,6 +19,7 @@ from writegate.eventlog.grouping import CommitGroups, Pending
 from writegate.eventlog.reading import LogReader
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import INSERT_EVENT, INSERT_IDEMPOTENCY, INSERT_STREAM
+from writegate.eventlog.tail import check_tail
 from writegate.eventlog.transaction import (
     AppendOutcome,
     Decide,
@@ -36,6 +37,8 @@ class Appending(LogReader):
     readonly: bool
     group_commit = True  # concurrent appends commit together (``grouping``); off: one each
     commit_groups: CommitGroups  # set by each backend
+    _tail_seen: tuple[int, str] | None = None  # a head this process found verified (``tail``)
+    _tail_checked = False  # before this process's first append, the tail it extends
 
     def _begin_write(self, conn: Sql) -> None:
         """Open a transaction holding the log's write lock; if the lock is not had, raise
@@ -47,8 +50,21 @@ class Appending(LogReader):
         rather than the append being refused: the caller may retry once there is room."""
         return None
 
+    def _check_tail_once(self, conn: Sql) -> None:
+        """Before this process first appends, in its write transaction: the chain verifies
+        where it is extended, and the head found on opening (if any) is still there
+        (``tail.check_tail``; ``ChainBroken`` if not, and nothing is written)."""
+        if not self._tail_checked:
+            self._tail_seen = check_tail(conn, self.describe(), seen=self._tail_seen)
+            self._tail_checked = True
+
     def _before_commit(self, conn: Sql, head: int) -> None:
         """Called in an append's transaction just before it commits with a new head."""
+
+    def _alone(self) -> bool:
+        """Whether this thread's appends commit alone, never grouped: one that may not wait
+        (``store.EventLog.without_waiting``) must neither queue behind a group nor lead one."""
+        return False
 
     def wait_for_append(self, timeout: float, stop: threading.Event | None = None) -> None:
         """Return when an append may have committed, after ``timeout`` seconds, or once
@@ -61,11 +77,6 @@ class Appending(LogReader):
         raise NotImplementedError
 
     def _catch_up(self, conn: Sql, projector: InlineProjector) -> None:
-    def _alone(self) -> bool:
-        """Whether this thread's appends commit alone, never grouped: one that may not wait
-        (``store.EventLog.without_waiting``) must neither queue behind a group nor lead one."""
-        return False
-
         """Bring a read model that is behind the log (new, or restored) up to the head."""
         done = projector.checkpoint(conn)
         last = done
@@ -107,6 +118,7 @@ class Appending(LogReader):
         conn = self.connection()
         try:
             self._begin_write(conn)  # inside: a lock not had is rolled back below
+            self._check_tail_once(conn)
             events: list[Event] = []
             for member in group:
                 conn.execute("SAVEPOINT append")
@@ -167,6 +179,7 @@ class Appending(LogReader):
         conn = self.connection()
         try:
             self._begin_write(conn)
+            self._check_tail_once(conn)
             seq, digest = self.head()
             for event in events:
                 if event.seq != seq + 1 or event.prev_hash != digest:

@@ -35,6 +35,19 @@ class LogUnavailable(EventLogError):
         self.cause = cause
 
 
+class ChainBroken(LogUnavailable):
+    """The chain does not verify where a writer would extend it: nothing was written. Not a
+    passing fault: an operator must look (``writegate verify``) before anyone can write."""
+
+    def __init__(self, where: str, seq: int, problem: str) -> None:
+        cause = f"chain broken at seq {seq}: {problem}"
+        super().__init__(
+            f"{where}: {cause}; nothing was written (`writegate verify` checks the whole chain)",
+            cause=cause,
+        )
+        self.seq = seq
+
+
 class LogBusy(LogUnavailable):
     """The log's write lock was not had within the lock timeout (other appends held it):
     nothing was appended, so the caller may retry as it was."""

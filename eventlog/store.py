@@ -36,6 +36,7 @@ from writegate.eventlog.tables import (
     file_format,
     missing_triggers,
 )
+from writegate.eventlog.tail import tail_before_writing
 from writegate.eventlog.transaction import InlineProjector
 
 Durability = Literal["normal", "full"]
@@ -43,7 +44,6 @@ WAL_HEADER = 32  # bytes of a -wal file before its first frame
 # SQLite's primary codes for a write the file could not take (a full disk, an I/O error):
 # the transaction is not committed, so the append may be retried as it was
 _FAULTS = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
-
 BUSY_TIMEOUT = 60.0  # seconds a write waits for another connection's write lock by default
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
@@ -56,6 +56,7 @@ class WouldWait(Exception):
 
 def _busy(exc: sqlite3.OperationalError) -> bool:
     return exc.sqlite_errorcode & 0xFF in _BUSY
+
 
 def _copy_with_wal(path: Path, wal: Path) -> Path:
     """``path`` and its ``-wal`` copied into a private temporary folder; the copy's path.
@@ -103,6 +104,8 @@ class EventLog(Appending):
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self.private_copy: Path | None = None  # where a read-only log is read from, if not here
+        if not readonly:  # before anything can write or checkpoint a stray -wal
+            self._tail_seen = tail_before_writing(self.path, self.busy_timeout)
         self._install()
 
     # -- connections -----------------------------------------------------------------

@@ -1,0 +1,116 @@
+"""A writer never extends a chain that does not verify at its head.
+
+Another log's ``-wal`` (holding commits) copied beside a log is replayed by SQLite into what
+the file reads as: the other history's newest pages over this one's. ``verify`` sees the
+chain break; a write must refuse in one line naming the log and that seq, and leave the file
+and the stray ``-wal`` as they were (a write, or the checkpoint when its connection closes,
+would merge that ``-wal`` into the file for good). A log's own ``-wal`` is no stranger."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.cli.conftest import writegate
+from tests.conftest import AGENT, SEED_SCHEMA, person
+from writegate.eventlog import EventLog
+from writegate.gate import Gate, Rejected
+
+WRITE = ("write", "node", "Person:name=Zed", "--source", "t", "--method", "manual")
+
+
+def history(db: Path, prefix: str, writes: int) -> None:
+    with Gate.open(db) as gate:
+        gate.publish_schema(SEED_SCHEMA)
+        for i in range(writes):
+            gate.write_node(**person(f"{prefix}{i}"))
+
+
+def stray_wal(tmp_path: Path, commits: int) -> Path:
+    """``A.db`` (closed, so all in the file) with ``B.db``'s ``-wal`` beside it, copied while
+    ``B.db`` was open with ``commits`` appends not yet checkpointed."""
+    a, b = tmp_path / "A.db", tmp_path / "B.db"
+    history(a, "A", 120)
+    history(b, "B", 120)
+    with Gate.open(b) as gate:
+        for i in range(commits):
+            gate.write_node(**person(f"B-late-{i}"))
+        shutil.copy(f"{b}-wal", f"{a}-wal")
+    return a
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("commits", [5, 60], ids=["a few commits", "more than a tail"])
+def test_a_write_onto_a_stray_wal_is_refused_and_touches_nothing(
+    tmp_path: Path, commits: int
+) -> None:
+    a = stray_wal(tmp_path, commits)
+    wal = Path(f"{a}-wal")
+    verified = writegate(a, "verify", code=1).stdout
+    broken = re.search(r"chain broken at seq (\d+)", verified)
+    assert broken is not None, verified
+    files = digest(a), digest(wal)
+
+    refused = writegate(a, *WRITE, code=1)
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith(f"error: {a}: chain broken at seq {broken[1]}: ")
+
+    assert (digest(a), digest(wal)) == files
+    assert writegate(a, "verify", code=1).stdout == verified
+
+
+def test_a_stray_wal_that_leaves_no_readable_tail_is_refused_and_touches_nothing(
+    tmp_path: Path,
+) -> None:
+    """A bigger stranger: SQLite finds the file malformed where the tail is read. The write
+    refused all the same, in one line naming the log (it was refused, but the checkpoint
+    when its connection closed merged the -wal into the file)."""
+    a = stray_wal(tmp_path, 400)
+    wal = Path(f"{a}-wal")
+    files = digest(a), digest(wal)
+    refused = writegate(a, *WRITE, code=1)
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith(f"error: {a}: its newest events cannot be read ("), refused
+    assert (digest(a), digest(wal)) == files
+
+
+def test_a_log_with_its_own_wal_is_written(tmp_path: Path) -> None:
+    """The commits of a log copied while it was open are its own: the write lands on them."""
+    live, copy = tmp_path / "live.db", tmp_path / "copy.db"
+    history(live, "A", 20)
+    with Gate.open(live) as gate:
+        gate.write_node(**person("late"))
+        shutil.copy(live, copy)
+        shutil.copy(f"{live}-wal", f"{copy}-wal")
+    writegate(copy, *WRITE)
+    with EventLog(copy, readonly=True) as log:
+        assert log.verify().ok
+        assert log.head()[0] == 23
+
+
+def test_a_postgresql_writer_refuses_an_altered_head(pg_dsn: str) -> None:
+    """PostgreSQL has no stray WAL, but the same check is cheap there: the newest events are
+    read once per process before its first append, so a head altered behind the log's back
+    (a superuser, triggers off) is refused, coded, with nothing appended."""
+    with Gate.open(pg_dsn) as gate:
+        gate.publish_schema(SEED_SCHEMA)
+        gate.write_node(**person("Ada"))
+        last = gate.log.head()[0]
+    with psycopg.connect(pg_dsn) as conn:  # one transaction: triggers off, edit, on
+        conn.execute("ALTER TABLE events DISABLE TRIGGER USER")
+        conn.execute("UPDATE events SET payload = '{}' WHERE seq = %s", (last,))
+        conn.execute("ALTER TABLE events ENABLE TRIGGER USER")
+    with Gate.open(pg_dsn) as gate:
+        refused = gate.write_node(actor=AGENT, **person("Bob"))
+        assert isinstance(refused, Rejected)
+        assert refused.error_code == "LOG_UNAVAILABLE"
+        assert refused.details["cause"].startswith(f"chain broken at seq {last}: ")
+        assert gate.log.head()[0] == last
