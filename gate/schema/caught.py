@@ -94,7 +94,7 @@ def _held(
             outcome="held",
             caught=caught,
             example=example,
-            why=f"were last written as the new rule would hold: it {rule_text(rule.model_dump())}",
+            why=f"last written as the new rule would hold: it {rule_text(rule.model_dump())}",
         )
 
 
@@ -139,7 +139,7 @@ def _duplicates(
             outcome="duplicates",
             caught=caught,
             example=example,
-            why=f"have a probable duplicate under resolution policy {policy.policy}{lands}",
+            why=f"a probable duplicate under resolution policy {policy.policy}{lands}",
         )
     ]
 

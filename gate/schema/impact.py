@@ -53,7 +53,7 @@ class Impact(BaseModel):
     # probable duplicate under a new resolution policy (``gate.schema.caught``)
     caught: int = 0
     example: str | None = None  # one of them
-    why: str | None = None  # the rule or policy that catches them, as a person reads it
+    why: str | None = None  # what catches them, after the verb ("last written as …")
 
     def describe(self) -> str:
         what = ("node" if self.of == "label" else "relationship") + ("" if self.live == 1 else "s")
@@ -71,7 +71,9 @@ class Impact(BaseModel):
             )
         if self.outcome in ("held", "duplicates"):
             example = f"; e.g. {self.example}" if self.example else ""
-            return f"{self.name}: {self.caught} of {self.live} {what} {self.why}{example}"
+            verb = {"held": ("was", "were"), "duplicates": ("has", "have")}[self.outcome]
+            said = f"{self.caught} of {self.live} {what} {verb[self.caught != 1]} {self.why}"
+            return f"{self.name}: {said}{example}"
         if not self.invalid:
             return f"{self.name}: {self.live} {what} checked, all still valid"
         reasons = ", ".join(

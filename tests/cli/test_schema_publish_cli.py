@@ -102,3 +102,23 @@ def test_a_broken_file_is_one_line_naming_its_place(
         assert out.stderr.count("\n") == 1, out.stderr
         assert f"{path}{problem}" in out.stderr, out.stderr
     assert head(db) == before
+
+
+def test_diff_names_a_new_review_rule_and_the_live_nodes_it_would_hold(
+    db: Path, tmp_path: Path
+) -> None:
+    """A rule that holds every parsed write changes no declaration: it is still a change, with
+    its reach — never '(no changes) … safe' alone."""
+    document = seed_document()
+    document["review_rules"] = [{"extraction_methods": ["parsed"]}]
+    path = tmp_path / "reviewed.yaml"
+    path.write_text(yaml.safe_dump(document))
+    table = run(db, "schema", "diff", str(path))
+    assert table.returncode == 0, table.stderr
+    assert "(no changes)" not in table.stdout
+    assert "+ review rules: new rule holds parsed writes, whatever its label or type, always" in (
+        table.stdout
+    )
+    assert "Organization: 1 of 1 node was last written as the new rule would hold" in (
+        table.stdout
+    )
