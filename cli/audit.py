@@ -225,7 +225,35 @@ def report(ctx: Context, fmt: str, markdown: bool, as_json: bool) -> None:
     elif fmt == "markdown":
         click.echo(render_markdown(data), nl=False)
     else:
-        console().print(Markdown(render_markdown(data)))
+        _show_report(data)
+
+
+def _show_report(data: Report) -> None:
+    """The markdown page rendered, its review queue a table whose ids and confidences are
+    never cut (a markdown table's cells end in "…" when the terminal is narrow)."""
+    out = console()
+    out.print(Markdown("\n".join(_before_queue(data))))
+    if data.review_queue:
+        table = Table("proposed at", "agent", "operation", "target", "conf", "reason")
+        table.add_column("proposal", no_wrap=True, min_width=len(data.review_queue[0].proposal))
+        for column in table.columns[:-1]:
+            column.overflow = "fold"
+        for p in data.review_queue:
+            table.add_row(
+                p.proposed_at[:19],
+                p.agent,
+                p.operation,
+                p.target,
+                plain(p.confidence),
+                p.reason,
+                p.proposal,
+            )
+        out.print(table)
+    else:
+        out.print("none")
+    if (more := data.pending_reviews - len(data.review_queue)) > 0:
+        out.print(f"and {more} more (review list)")
+    out.print(Markdown("\n".join(_after_queue(data))))
 
 
 def _counts(title: str, counts: dict[str, int], what: str = "count") -> list[str]:
@@ -267,9 +295,13 @@ def _queue(data: Report) -> list[str]:
 
 
 def render_markdown(data: Report) -> str:
+    return "\n".join([*_before_queue(data), *_queue(data), *_after_queue(data)]) + "\n"
+
+
+def _before_queue(data: Report) -> list[str]:
     chain = "verified" if data.chain_ok else "**FAILED**"
     buckets = data.confidence.buckets
-    lines = [
+    return [
         "# writegate audit report",
         "",
         f"- events: {data.events} (seq 1–{data.head_seq}), "
@@ -306,10 +338,11 @@ def render_markdown(data: Report) -> str:
         "",
         "## Review queue",
         "",
-        *_queue(data),
-        "## Projections",
-        "",
     ]
+
+
+def _after_queue(data: Report) -> list[str]:
+    lines = ["## Projections", ""]
     if data.projections:
         lines += ["| projection | checkpoint | lag |", "|---|---:|---:|"]
         lines += [
@@ -319,7 +352,7 @@ def render_markdown(data: Report) -> str:
         ]
     else:
         lines.append("none configured")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 from writegate.cli.audit_truth import audit_conflicts, audit_duplicates  # noqa: E402

@@ -102,3 +102,12 @@ def test_unmerge_takes_a_prefix_of_the_merge_id(tmp_path: Path) -> None:
     merge = json.loads(merged.stdout)["merge"]
     undone = writegate(db, "unmerge", merge[:6], *claim, "--format", "json")
     assert json.loads(undone.stdout)["merge"] == merge
+
+
+def test_the_reports_review_queue_keeps_ids_and_confidences_whole(
+    held: tuple[Path, list[str]],
+) -> None:
+    db, proposals = held
+    shown = writegate(db, "report", env={"COLUMNS": "80"}).stdout
+    assert all(proposal in shown for proposal in proposals), shown
+    assert "…" not in shown  # a cell cut short (a confidence, a target) ends so
