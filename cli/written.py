@@ -129,6 +129,8 @@ def item_lines(result: ItemResult) -> list[str]:
         lines += [
             f"  stub created: {node_identity(s.label, s.merge_keys)}" for s in result.stubs_created
         ]
+    if result.unknown_properties:
+        lines.append(f"  not in the schema (allowed): {', '.join(result.unknown_properties)}")
     return lines + _superseded(result.superseded)
 
 

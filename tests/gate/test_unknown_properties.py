@@ -4,6 +4,9 @@ the schema; a retried write answers the same from the log; none: the field is le
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from tests.cli.conftest import writegate
 from tests.conftest import person, relationship
 from writegate.gate import Gate, WriteNodeResult, WriteRelationshipResult
 
@@ -26,3 +29,13 @@ def test_an_undeclared_relationship_property_is_listed_in_the_result(gate: Gate)
     edge = gate.write_relationship(**relationship(properties={"since": 1990}))
     assert isinstance(edge, WriteRelationshipResult), edge
     assert edge.unknown_properties == ["since"]
+
+
+def test_the_cli_says_which_properties_are_off_the_schema(gate: Gate, db_path: Path) -> None:
+    gate.close()
+    done = writegate(db_path, "write", "node", "Person:name=Ada", "-p", "age=36", "-p",
+                     "mood=calm", "--source", "s", "--method", "manual")  # fmt: skip
+    assert "  not in the schema (allowed): mood" in done.stdout.splitlines()
+    quiet = writegate(db_path, "write", "node", "Person:name=Bo", "-p", "age=3",
+                      "--source", "s", "--method", "manual")  # fmt: skip
+    assert "not in the schema" not in quiet.stdout
