@@ -1,0 +1,82 @@
+"""The jobs table on each backend (SQLite and PostgreSQL): one running job per target,
+a dead process's job taken over by one resumer only, progress, cancellation, outcomes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from writegate.eventlog import Actor, open_log
+from writegate.gate.jobs import Job, Jobs, Kind, Report, TargetBusy
+
+OPS = Actor(agent="ops", transport="cli")
+ANA = Actor(agent="ana", transport="cli")
+
+
+class Options(BaseModel):
+    regate: bool = False
+
+
+def halfway_then_done(job: Job, report: Report) -> str:
+    report(5, 10)
+    return f"{job.target}: done"
+
+
+def jobs_on(log_at: str | Path) -> Jobs:
+    log = open_log(log_at, create=True)
+    return Jobs(log, {"rebuild": Kind(Options, lambda _t, _o: 10, halfway_then_done)})
+
+
+def claimed_by_a_process_that_died(log_at: str | Path, target: str) -> None:
+    """A real process claims ``target`` and dies without a word (as SIGKILL leaves it)."""
+    script = (
+        "import os, sys\n"
+        "from tests.jobs.test_job_table import OPS, jobs_on\n"
+        "jobs_on(sys.argv[1]).start(OPS, 'rebuild', sys.argv[2], {})\n"
+        "os._exit(0)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-c", script, str(log_at), target], check=True, cwd=root)
+
+
+def test_one_job_per_target_and_an_interrupted_one_is_taken_over_once(
+    any_db: str | Path,
+) -> None:
+    jobs = jobs_on(any_db)
+    running = jobs.start(OPS, "rebuild", "snapshot", {})
+    with pytest.raises(TargetBusy) as busy:
+        jobs.start(ANA, "rebuild", "snapshot", {})
+    assert busy.value.job.id == running.id
+    assert jobs.start(ANA, "rebuild", "other", {}).target == "other"  # another target is free
+
+    claimed_by_a_process_that_died(any_db, "orphan")
+    (orphan,) = [job for job in jobs.table.listed() if job.target == "orphan"]
+    assert orphan.shown() == "interrupted"
+    with pytest.raises(TargetBusy):  # other work waits until it is resumed or cancelled
+        jobs.start(OPS, "rebuild", "orphan", {"regate": True})
+    resumed = jobs.start(ANA, "rebuild", "orphan", {})  # the same work takes it over
+    assert (resumed.id, resumed.attempts, resumed.owner) == (orphan.id, 2, "ops")
+    assert jobs.table.adopt(orphan) is None  # a second resumer, reading it as it was, loses
+    assert resumed.shown() == "running"
+    jobs.table.log.close()
+
+
+def test_a_job_records_its_progress_and_ends_completed_or_cancelled(any_db: str | Path) -> None:
+    jobs = jobs_on(any_db)
+    ended = jobs.run(jobs.start(OPS, "rebuild", "snapshot", {}))
+    assert (ended.state, ended.done, ended.total, ended.outcome) == (
+        "completed",
+        5,
+        10,
+        "snapshot: done",
+    )
+    asked = jobs.start(OPS, "rebuild", "snapshot", {})
+    assert jobs.cancel(asked.id).cancel_requested
+    stopped = jobs.run(asked)
+    assert (stopped.state, stopped.done) == ("cancelled", 5)
+    assert jobs.table.counts() == {"completed": 1, "cancelled": 1}
+    jobs.table.log.close()
