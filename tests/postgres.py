@@ -154,11 +154,13 @@ README_ROLE = "writegate_app"
 
 
 def readme_role_setup() -> str:
-    """The README's role setup (section "The log on PostgreSQL", under **Roles.**), as written."""
+    """The application role of docs/postgresql.md's role setup, as written: the superuser's
+    statement creating it, then the owner's grants."""
     from tests.readme import blocks, section  # noqa: PLC0415 - only the role tests read it
 
-    [sql] = blocks(section("## The log on PostgreSQL").split("**Roles.**", 1)[1], "sql")
-    return sql
+    superuser, owner = blocks(section("## Roles: who runs what"), "sql")
+    [create] = [line for line in superuser.splitlines() if f" {README_ROLE} " in line]
+    return f"{create}\n{owner}"
 
 
 def create_app_role(dsn: str) -> str:

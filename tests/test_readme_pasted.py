@@ -1,4 +1,4 @@
-"""The README's projection configuration and PostgreSQL commands, pasted.
+"""The guides' projection configuration, PostgreSQL, review and merge commands, pasted.
 
 Only what cannot be the same here is put in: the database address (the test's own
 PostgreSQL) and the Bolt port (a free one, so nothing answers on it).
@@ -18,6 +18,7 @@ from tests.server.harness import WRITEGATE, free_port
 
 HANG = 20  # seconds: only catches a command waiting out the driver's retries (30 s)
 README_DSN = "postgresql://writegate@127.0.0.1:5432/memory"
+PROJECTIONS = "## Projections: the log replayed into stores"
 
 
 def run(*words: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -29,7 +30,7 @@ def run(*words: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def pasted_config(tmp_path: Path) -> Path:
     """The projections block, as the README shows it, in ``writegate.toml``."""
-    toml = blocks(section("## Projections"), "toml")[0]
+    toml = blocks(section(PROJECTIONS), "toml")[0]
     unused = str(free_port())
     (tmp_path / "writegate.toml").write_text(toml.replace("7687", unused))
     write = ["--db", "memory.db", "write", "node", "Person", "-k", "name=Ada", "-p", "age=36"]
@@ -55,10 +56,10 @@ def test_the_projections_block_works_as_pasted(pasted_config: Path) -> None:
 def test_the_graph_registry_snippet_fails_a_write_at_once_when_unreachable(
     pasted_config: Path,
 ) -> None:
-    [registry] = blocks(section("## Projections").split("**Graph-backed registry.**", 1)[1], "toml")
+    [registry] = blocks(section(PROJECTIONS).split("**Graph-backed registry.**", 1)[1], "toml")
     config = pasted_config / "writegate.toml"
     config.write_text(config.read_text() + "\n" + registry)
-    args = ["--db", "memory.db", "write", "node", "Person", "-k", "name=Eve"]
+    args = ["--db", "memory.db", "write", "node", "Person:name=Eve"]
     done = run(*args, "--source", "s", "--method", "llm", cwd=pasted_config)
     assert done.returncode == 1
     assert done.stderr.startswith("error: SCHEMA_SOURCE_UNAVAILABLE: graph:bolt://127.0.0.1:")
@@ -92,8 +93,8 @@ def test_the_review_commands_work_as_pasted(tmp_path: Path) -> None:
     assert run("--db", "memory.db", "init", "--schema", str(schema), cwd=tmp_path).returncode == 0
     proposals = []
     for name in ("Ada", "Eve"):
-        held = run("--db", "memory.db", "write", "node", "Person", "-k", f"name={name}",
-                   "--source", "chat", "--method", "llm", cwd=tmp_path)  # fmt: skip
+        held = run("--db", "memory.db", "write", "node", f"Person:name={name}",
+                   "--source", "chat", "--method", "llm", "--format", "json", cwd=tmp_path)  # fmt: skip
         proposals.append(json.loads(held.stdout)["proposal"])
     for words in pasted:
         args = [proposals[1] if w == "PROPOSAL" and words[4] == "reject" else w for w in words]
@@ -112,13 +113,14 @@ def test_the_merge_commands_work_as_pasted(tmp_path: Path) -> None:
     schema.write_text("nodes:\n  Person:\n    merge_keys: [name]\n")
     assert run("--db", "memory.db", "init", "--schema", str(schema), cwd=tmp_path).returncode == 0
     for name in ("Alan Turing", "alan turing"):
-        wrote = run("--db", "memory.db", "write", "node", "Person", "-k", f"name={name}",
+        wrote = run("--db", "memory.db", "write", "node", f"Person:name={name}",
                     "-p", "city=London", "--source", "hr", "--method", "api", cwd=tmp_path)  # fmt: skip
         assert wrote.returncode == 0, wrote.stderr
-    done = run(*merged[1:], cwd=tmp_path)
+    done = run(*merged[1:], "--format", "json", cwd=tmp_path)  # a summary by default
     assert done.returncode == 0, done.stderr
     merge_id = json.loads(done.stdout)["merge"]
-    undone = run(*[merge_id if w == "MERGE" else w for w in unmerged[1:]], cwd=tmp_path)
+    undo = [merge_id if w == "MERGE" else w for w in unmerged[1:]]
+    undone = run(*undo, "--format", "json", cwd=tmp_path)
     assert undone.returncode == 0, undone.stderr
     assert json.loads(undone.stdout)["restored"] == 'Person{"name":"alan turing"}'
     again = run(*[merge_id if w == "MERGE" else w for w in unmerged[1:]], cwd=tmp_path)
