@@ -158,3 +158,25 @@ def test_a_cancelled_rebuild_leaves_the_old_projection_intact_and_one_runs_per_p
     assert (ended.id, ended.state) == (job.id, "cancelled")
     assert (tmp_path / "cancelled.jsonl").read_bytes() == before
     assert sorted(path.name for path in tmp_path.iterdir()) == files  # no staging left behind
+
+
+def test_the_next_rebuild_of_a_projection_resumes_the_one_that_died(
+    big_log: Path, tmp_path: Path, started: list[subprocess.Popen[bytes]]
+) -> None:
+    toml = configured(tmp_path, "again")
+    rebuilding = subprocess.Popen(
+        [WRITEGATE, "--db", str(big_log), "--config", str(toml), "rebuild", "again"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    started.append(rebuilding)
+    caught = half_way(big_log, "again", rebuilding, past=3000)
+    os.kill(rebuilding.pid, signal.SIGKILL)
+    rebuilding.wait()
+
+    again = writegate(big_log, "--config", str(toml), "rebuild", "again")
+    assert f"resuming job {caught.id} (rebuild again) from event " in again.stderr
+    ended = job_on(big_log, "again")
+    assert ended is not None
+    assert (ended.id, ended.state, ended.attempts) == (caught.id, "completed", 2)
+    assert len((tmp_path / "again.jsonl").read_bytes().splitlines()) == NODES
