@@ -35,10 +35,10 @@ def check_tail(
     process found verified before, which must still be there as it was. Raises
     ``ChainBroken`` naming the earliest break found."""
     if seen is not None and seen[0] > 0:
-        row = conn.execute(_HASH_AT, (seen[0],)).fetchone()
-        if row is None or row[0] != seen[1]:
-            problem = "the event this process found at the head has gone or changed since"
-            raise ChainBroken(where, seen[0], problem)
+        found = conn.execute(_HASH_AT, (seen[0],)).fetchone()
+        if found is None or found[0] != seen[1]:
+            gone = "the event this process found at the head has gone or changed since"
+            raise ChainBroken(where, seen[0], gone)
     head: tuple[int, str] | None = None
     newer: Sequence[Any] | None = None  # the row read just before (one seq later)
     broken: tuple[int, str] | None = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+import sqlite3
 from pathlib import Path
 
 import psycopg
@@ -18,7 +19,11 @@ import pytest
 
 from tests.cli.conftest import writegate
 from tests.conftest import AGENT, SEED_SCHEMA, person
-from writegate.eventlog import EventLog
+from writegate.eventlog import ChainBroken, EventLog
+from writegate.eventlog.canonical import chain_hash, stored_body
+from writegate.eventlog.tables import APPEND_ONLY_TRIGGERS, create_tables
+from writegate.eventlog.testing import emitting, note
+from writegate.eventlog.transaction import stored_columns
 from writegate.gate import Gate, Rejected
 
 WRITE = ("write", "node", "Person:name=Zed", "--source", "t", "--method", "manual")
@@ -114,3 +119,52 @@ def test_a_postgresql_writer_refuses_an_altered_head(pg_dsn: str) -> None:
         assert refused.error_code == "LOG_UNAVAILABLE"
         assert refused.details["cause"].startswith(f"chain broken at seq {last}: ")
         assert gate.log.head()[0] == last
+
+
+def _behind_its_back(db: Path, sql: str, *params: object) -> None:
+    """Run ``sql`` on the file with the append-only triggers off, then put them back."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        conn.execute("BEGIN")
+        for trigger in APPEND_ONLY_TRIGGERS:
+            conn.execute(f"DROP TRIGGER {trigger}")
+        conn.execute(sql, params)
+        create_tables(conn)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+def test_a_tail_altered_after_opening_is_refused_at_the_first_append(db_path: Path) -> None:
+    with EventLog(db_path) as log:
+        log.append(AGENT, emitting(note("a"), note("b"), note("c")))
+    with EventLog(db_path) as log:  # opened: its tail verified, head 3 seen
+        _behind_its_back(db_path, "UPDATE events SET payload = '{}' WHERE seq = 3")
+        with pytest.raises(
+            ChainBroken, match=rf"^{re.escape(str(db_path))}: chain broken at seq 3: "
+        ):
+            log.append(AGENT, emitting(note("d")))
+        assert log.head()[0] == 3
+
+
+def test_a_head_rewritten_after_opening_is_refused_at_the_first_append(db_path: Path) -> None:
+    """The newest event replaced by another that chains and hashes well: the tail verifies,
+    but it is not the head this process saw when it opened the log."""
+    with EventLog(db_path) as log:
+        log.append(AGENT, emitting(note("a"), note("b")))
+    with EventLog(db_path) as log:
+        event = log.read_range(2, 2)[0]
+        forged = event.model_copy(update={"payload": {"text": "forged"}})
+        columns = stored_columns(forged)
+        digest = chain_hash(forged.prev_hash, stored_body(**columns))
+        _behind_its_back(
+            db_path,
+            "UPDATE events SET payload = ?, hash = ? WHERE seq = 2",
+            columns["payload"],
+            digest,
+        )
+        with pytest.raises(
+            ChainBroken, match="chain broken at seq 2: the event this process found"
+        ):
+            log.append(AGENT, emitting(note("c")))
+        assert log.head() == (2, digest)
