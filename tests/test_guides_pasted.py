@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli.conftest import writegate
 from tests.conftest import ROOT
 from tests.readme import Block, blocks, every_block, lines, section
 from tests.server.harness import WRITEGATE
@@ -99,8 +100,5 @@ def test_the_import_commands_work_as_pasted(tmp_path: Path) -> None:
     assert "would reject 2 items, 1 malformed line" in said[2]
     assert "rejected 2 items, 1 malformed line" in said[3]
     assert "line 8: MALFORMED_LINE" in said[3]
-    log = subprocess.run(
-        [WRITEGATE, "--db", "memory.db", "log", "--format", "jsonl"],
-        cwd=tmp_path, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+    log = writegate(tmp_path / "memory.db", "log", "--format", "jsonl").stdout
     assert log.count('"node.written"') + log.count('"relationship.written"') == 7
