@@ -68,6 +68,7 @@ def write_failed(name: str, path: Path, exc: OSError | sqlite3.Error) -> Project
     it is full — the filesystem that is."""
     full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
     full = full or (isinstance(exc, sqlite3.OperationalError) and "full" in str(exc))
+    full = full or _no_room(path)  # SQLite may say only "disk I/O error" (its -shm, mapped)
     if full:
         reason = f"the disk is full (the filesystem mounted at {_mount_of(path)})"
     elif isinstance(exc, OSError):
@@ -75,6 +76,13 @@ def write_failed(name: str, path: Path, exc: OSError | sqlite3.Error) -> Project
     else:
         reason = str(exc)
     return ProjectionError(f"{name}: cannot write {path}: {reason}; its checkpoint did not move")
+
+
+def _no_room(path: Path) -> bool:
+    try:
+        return os.statvfs(path.parent).f_bavail == 0
+    except OSError:
+        return False
 
 
 def _mount_of(path: Path) -> Path:

@@ -83,12 +83,18 @@ class JsonlProjector:
         self._staging = False
         self._changed = False  # this instance changed the model since the file was rendered
         self._next_render = 0.0  # monotonic time from which following may render again
+        try:
+            self._open(rendered, generation)
+        except (OSError, sqlite3.Error) as exc:  # a full disk (SQLite makes its -shm)
+            raise write_failed(name, self._model_path(generation or 0), exc) from exc
+
+    def _open(self, rendered: int, generation: int | None) -> None:
         if generation is not None and is_current(self._model_path(generation)):
             self.generation = generation
             self.model = GraphModel(self._model_path(generation))
             self._stale = rendered != self.model.checkpoint() or not self.path.exists()
             self._stale = self._stale or self._damage is not None
-        elif (other := foreign(name, self._mark, log)) is not None:
+        elif (other := foreign(self.name, self._mark, self.log)) is not None:
             raise ProjectionOfAnotherLog(f"{other}; its model is gone: rebuild it")
         else:
             self._adopt(rendered, generation)

@@ -74,7 +74,8 @@ def test_a_projection_of_another_log_is_refused_naming_both(
 
     refused = writegate(b, "--config", str(toml), "replay", "snap", code=1, env=env)
     assert refused.stderr.count("\n") == 1, refused.stderr
-    assert str(a) in refused.stderr and str(b) in refused.stderr
+    assert str(a) in refused.stderr
+    assert str(b) in refused.stderr
     assert "another log" in refused.stderr
     assert output(tmp_path, kind) == before  # nothing of b.db landed in it
 
