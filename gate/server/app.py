@@ -374,8 +374,9 @@ class WritegateServer:
         """For ``/healthz``: the log reachable, the schema loaded, the head seq."""
         try:
             head = self.gate.log.head()[0]
-        except Exception as exc:
-            return {"status": "unavailable", "log": f"unreachable: {exc}"}
+        except Exception as exc:  # the details (a database's user, host, port) are the log's
+            log.warning("/healthz: the log is unreachable: %s", " ".join(str(exc).split()))
+            return {"status": "unavailable", "log": "unreachable"}
         try:
             version: str | None = self.gate.current_schema().version
         except SchemaSourceUnavailable:

@@ -9,7 +9,9 @@
   tokens file or, with ``[serve.oauth]``, an authorization server's JWT (``oauth``).
 * A call nested deeper than the SDK's JSON parser reads is read again cut (``nesting``),
   so it gets the gate's ``INVALID_ARGUMENT`` with its id, as on stdio, not a ``-32700``.
-* ``/healthz`` needs none: the log reachable, the schema loaded, the head seq.
+* ``/healthz`` needs none: the log reachable, the schema loaded, the head seq; within
+  ``HEALTH_WAIT`` seconds, "unreachable" when the log does not answer (the details go to
+  the server's log, never to an unauthenticated caller).
 * ``/metrics`` (Prometheus) only when enabled.
 * The port is bound before the server starts, so a taken port is one clear error.
 """
@@ -18,8 +20,10 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import anyio.to_thread
@@ -44,6 +48,8 @@ from writegate.gate.server.tokens import TokenStore
 log = logging.getLogger("writegate.server")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 HEADROOM = 65_536  # JSON-RPC framing around the largest request the gate's limits allow
+HEALTH_WAIT = 3.0  # seconds /healthz waits for the log before it says "unreachable"
+UNREACHABLE: dict[str, object] = {"status": "unavailable", "log": "unreachable"}
 
 
 class PortTaken(OSError):
@@ -194,12 +200,41 @@ class Probes:
     metrics: Callable[[], bytes] | None = None
 
 
+class HealthCheck:
+    """``/healthz``'s answer within ``wait`` seconds. One check runs at a time, in a thread of
+    its own; a probe arriving while it is still out waits for that same check, so a database
+    that does not answer (paused, a network gone quiet) holds one thread, not one per probe,
+    and every probe hears "unreachable" once ``wait`` has passed."""
+
+    def __init__(self, check: Callable[[], dict[str, object]], wait: float = HEALTH_WAIT) -> None:
+        self._check = check
+        self._wait = wait
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="writegate-health")
+        self._lock = threading.Lock()
+        self._running: Future[dict[str, object]] | None = None
+
+    def _current(self) -> Future[dict[str, object]]:
+        with self._lock:
+            if self._running is None or self._running.done():
+                self._running = self._pool.submit(self._check)
+            return self._running
+
+    async def __call__(self) -> dict[str, object]:
+        running = self._current()
+        try:
+            return await anyio.to_thread.run_sync(running.result, self._wait)
+        except TimeoutError:
+            log.warning("/healthz: the log did not answer within %g s", self._wait)
+            return UNREACHABLE
+
+
 def probe_routes(probes: Probes) -> list[Route]:
     """The probes answer from worker threads: they read the log and ask the projections'
     stores, and a slow one must not hold up the event loop every MCP call runs on."""
+    health = HealthCheck(probes.health)
 
     async def healthz(_request: Request) -> Response:
-        report = await anyio.to_thread.run_sync(probes.health)
+        report = await health()
         return JSONResponse(report, status_code=200 if report.get("status") == "ok" else 503)
 
     routes = [Route("/healthz", healthz, methods=["GET"])]

@@ -119,7 +119,7 @@ def wait_listening(
 class HttpServer:
     url: str
     port: int
-    db: Path
+    db: Path | str  # a file, or a postgresql:// address
     process: subprocess.Popen[bytes]
     stderr: IO[bytes]  # a file, not a pipe: a pipe nobody drains stops a server that logs
 
@@ -135,7 +135,7 @@ class HttpServer:
 
 @contextmanager
 def http_server(
-    db: Path, env: dict[str, str] | None = None, extra: tuple[str, ...] = ()
+    db: Path | str, env: dict[str, str] | None = None, extra: tuple[str, ...] = ()
 ) -> Iterator[HttpServer]:
     """``writegate serve --http`` on a free port, stopped (and reaped) afterwards."""
     port = free_port()
