@@ -5,6 +5,7 @@ like a supersession's rows (a refusal appends no event: the rejections table kee
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -13,8 +14,8 @@ from tests.conftest import FIXTURES
 from writegate.eventlog import Actor
 from writegate.gate import Gate, Rejected, WriteNodeResult
 
-HR = {"source": "hr.csv", "extraction_method": "parsed", "reliability": 0.95}
-CHAT = {"source": "chat", "extraction_method": "llm", "reliability": 0.5}
+HR: dict[str, Any] = {"source": "hr.csv", "extraction_method": "parsed", "reliability": 0.95}
+CHAT: dict[str, Any] = {"source": "chat", "extraction_method": "llm", "reliability": 0.5}
 ADA = 'Person{"name":"Ada"}'
 
 
@@ -23,7 +24,7 @@ def refused_twice(db: Path) -> None:
     with Gate.open(db, default_actor=Actor(agent="hr-bot")) as gate:
         document = yaml.safe_load((FIXTURES / "conflict_schema.yaml").read_text())
         assert gate.publish_schema(document).status == "published"
-        ada = {"label": "Person", "merge_keys": {"name": "Ada"}}
+        ada: dict[str, Any] = {"label": "Person", "merge_keys": {"name": "Ada"}}
         held = gate.write_node(**ada, properties={"email": "ada@hr", "role": "engineer"}, **HR)
         assert isinstance(held, WriteNodeResult), held
         chat = Actor(agent="claude-code", session="s-1")

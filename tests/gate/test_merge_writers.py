@@ -23,7 +23,7 @@ from writegate.projections.jsonl import JsonlProjector
 from writegate.projections.runner import replay
 
 WRITER, OPERATOR = Actor(agent="ada-bot"), Actor(agent="operator:root", transport="cli")
-CLAIM = {"source": "review", "extraction_method": "manual"}
+CLAIM: dict[str, Any] = {"source": "review", "extraction_method": "manual"}
 DUPLICATE = 'Person{"name":"alan turing"}'
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -18,7 +19,7 @@ from writegate.gate.models import ProposedResult
 from writegate.gate.review import ReviewDecision
 
 WRITER, REVIEWER = Actor(agent="writer-1"), Actor(agent="rev-1", transport="cli")
-LLM = {"source": "chat", "extraction_method": "llm", "reliability": 0.5}
+LLM: dict[str, Any] = {"source": "chat", "extraction_method": "llm", "reliability": 0.5}
 EVE = 'Person{"name":"Eve"}'
 
 
