@@ -16,6 +16,8 @@ the scopes to ask for) for a valid token that grants no writegate role.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from typing import Any
 
 import anyio
@@ -36,6 +38,7 @@ from writegate.gate.server.tokens import ROLE_SCOPE, TokenStore
 log = logging.getLogger("writegate.server")
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 MAX_AGENT = 200  # the event's ``actor.agent`` bound
+REFETCH_EVERY = 10.0  # seconds: how often a token's unknown kid may fetch the key set again
 
 
 class OAuthVerifier:
@@ -49,9 +52,7 @@ class OAuthVerifier:
         self.audience = settings.audience or resource
         self.algorithms = settings.accepted_algorithms()
         self.tokens = tokens
-        self._jwks = (
-            jwt.PyJWKClient(str(settings.jwks_uri), timeout=10) if settings.jwks_uri else None
-        )
+        self._jwks = IssuerKeys(str(settings.jwks_uri)) if settings.jwks_uri else None
         self._key: str | bytes | None = None
         if settings.public_key is not None:
             self._key = settings.public_key.read_text()
@@ -90,9 +91,7 @@ class OAuthVerifier:
         )
 
     def _claims(self, token: str) -> dict[str, Any]:
-        key: Any = (
-            self._jwks.get_signing_key_from_jwt(token).key if self._jwks is not None else self._key
-        )
+        key: Any = self._jwks.key_for(token) if self._jwks is not None else self._key
         claims: dict[str, Any] = jwt.decode(
             token,
             key,
@@ -103,6 +102,36 @@ class OAuthVerifier:
             options={"require": ["exp", "iss", "aud", "sub"]},
         )
         return claims
+
+
+class IssuerKeys:
+    """The issuer's signing keys, fetched from its JWKS and kept (PyJWT's cache: 5 minutes).
+    A token whose ``kid`` they lack fetches them again before it is refused — the issuer
+    rotated its key — at most once every ``REFETCH_EVERY`` seconds, so tokens naming made-up
+    kids cannot hammer the issuer. (PyJWT's own cooldown counts from every fetch, the first
+    included, so a key rotated soon after one was refused for up to 30 s.)"""
+
+    def __init__(self, uri: str) -> None:
+        self._client = jwt.PyJWKClient(uri, timeout=10, cooldown_duration=0)
+        self._lock = threading.Lock()
+        self._refetched: float | None = None
+
+    def key_for(self, token: str) -> Any:
+        kid = jwt.get_unverified_header(token).get("kid")
+        found = self._client.match_kid(self._client.get_signing_keys(), kid)
+        if found is None and self._may_refetch():
+            found = self._client.match_kid(self._client.get_signing_keys(refresh=True), kid)
+        if found is None:
+            raise jwt.PyJWKClientError(f"no signing key of the issuer's has kid {kid!r}")
+        return found.key
+
+    def _may_refetch(self) -> bool:
+        with self._lock:
+            now = time.monotonic()
+            if self._refetched is not None and now - self._refetched < REFETCH_EVERY:
+                return False
+            self._refetched = now
+            return True
 
 
 def _scopes(claims: dict[str, Any]) -> list[str]:

@@ -54,10 +54,16 @@ class Issuer:
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key()))
-        self.jwks = json.dumps({"keys": [{**jwk, "kid": "k1", "use": "sig", "alg": "RS256"}]})
+        self.jwks = _jwks(self.key, "k1")
+        self.fetches = 0  # how often the JWKS was fetched
 
-    def token(self, key: Any = None, **overrides: Any) -> str:
+    def rotate(self) -> Any:
+        """A new signing key, ``k2``, published in place of ``k1`` (as an issuer rotates)."""
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.jwks = _jwks(self.key, "k2")
+        return self.key
+
+    def token(self, key: Any = None, kid: str = "k1", **overrides: Any) -> str:
         now = int(time.time())
         claims = {
             "iss": self.url,
@@ -68,7 +74,7 @@ class Issuer:
             "scope": "openid writegate:writer",
             **overrides,
         }
-        return jwt.encode(claims, key or self.key, algorithm="RS256", headers={"kid": "k1"})
+        return jwt.encode(claims, key or self.key, algorithm="RS256", headers={"kid": kid})
 
     def public_pem(self) -> str:
         return (
@@ -80,12 +86,18 @@ class Issuer:
         )
 
 
+def _jwks(key: Any, kid: str) -> str:
+    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+    return json.dumps({"keys": [{**jwk, "kid": kid, "use": "sig", "alg": "RS256"}]})
+
+
 @pytest.fixture
 def issuer() -> Iterator[Issuer]:
     made = Issuer()
 
     class JWKS(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            made.fetches += 1
             body = made.jwks.encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -172,6 +184,32 @@ def test_a_forged_signature_is_401(issuer: Issuer, served: HttpServer) -> None:
     assert_refused(served, issuer.token(key=other))  # same kid, another key
     good = issuer.token().split(".")
     assert_refused(served, ".".join([good[0], good[1], good[2][::-1]]))  # a mangled signature
+
+
+def test_a_rotated_signing_key_is_accepted_at_once(issuer: Issuer, served: HttpServer) -> None:
+    """A token whose kid the cached key set lacks fetches the key set again before it is
+    refused (it was refused until a 30 s cooldown from the first fetch had passed)."""
+    assert post_initialize(served, issuer.token()).status_code == 200  # k1, now cached
+    retired = issuer.key
+    issuer.rotate()
+    assert post_initialize(served, issuer.token(kid="k2")).status_code == 200
+    assert_refused(served, issuer.token(key=retired))  # k1 is no longer published
+
+
+async def test_unknown_kids_fetch_the_key_set_at_most_once_a_while(
+    issuer: Issuer, tmp_path: Path
+) -> None:
+    """Tokens naming kids nobody published cannot make the server hammer the issuer."""
+    checker = verifier(
+        tmp_path, issuer=issuer.url, jwks_uri=f"{issuer.url}/jwks", audience="writegate-test"
+    )
+    assert await checker.verify_token(issuer.token()) is not None
+    issuer.rotate()
+    assert await checker.verify_token(issuer.token(kid="k2")) is not None
+    assert issuer.fetches == 2
+    for attempt in range(5):
+        assert await checker.verify_token(issuer.token(kid=f"nobody-{attempt}")) is None
+    assert issuer.fetches == 2  # within the cooldown since k2's fetch: none more
 
 
 def test_a_symmetric_or_unsigned_token_is_401(issuer: Issuer, served: HttpServer) -> None:
