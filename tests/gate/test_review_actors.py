@@ -24,6 +24,12 @@ EVE = 'Person{"name":"Eve"}'
 
 
 @pytest.fixture
+def db_path(any_db: str | Path) -> str | Path:
+    """Both backends: the decision's actor is the log's own record."""
+    return any_db
+
+
+@pytest.fixture
 def gate(db_path: Path) -> Iterator[Gate]:
     """People held below confidence 0.5 (an llm claim from a 0.5 source is 0.3)."""
     document = yaml.safe_load((ROOT / "fixtures" / "conflict_schema.yaml").read_text())
