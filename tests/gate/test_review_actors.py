@@ -15,8 +15,10 @@ from tests.cli.conftest import as_json
 from tests.conftest import ROOT
 from writegate.eventlog import Actor
 from writegate.gate import Gate
+from writegate.gate.audit.auditor import Auditor
 from writegate.gate.models import ProposedResult
 from writegate.gate.review import ReviewDecision
+from writegate.language import ProposalDecided, draft
 
 WRITER, REVIEWER = Actor(agent="writer-1"), Actor(agent="rev-1", transport="cli")
 LLM: dict[str, Any] = {"source": "chat", "extraction_method": "llm", "reliability": 0.5}
@@ -76,3 +78,20 @@ def test_an_approved_value_stays_its_writers(gate: Gate) -> None:
     assert gate.state.approved_writes(conn, "writer-1") == 1  # what review rules count
     assert gate.state.approved_writes(conn, "rev-1") == 0
     assert gate.verify().ok  # the read model equals a replay of the log
+
+
+def test_an_older_approval_under_the_writers_name_reads_the_same(gate: Gate) -> None:
+    """Before decisions were the reviewer's, an approval was appended as the writer's and
+    named no writer: it still counts for the writer, and audit agent finds its reviewer."""
+    held = gate.write_node(
+        label="Person", merge_keys={"name": "Eve"}, properties={"role": "spy"}, **LLM
+    )
+    assert isinstance(held, ProposedResult), held
+    older = ProposalDecided(proposal=held.proposal, decision="approved", reviewer="rev-1")
+    record = draft(older, [older.stream], expected={older.stream: 1})
+    gate.log.append(WRITER, lambda tx: tx.emit(record))
+    conn = gate.log.connection()
+    assert gate.state.approved_writes(conn, "writer-1") == 1
+    [decision] = Auditor(gate.log).summary("agent", "rev-1").decisions
+    assert (decision.proposal, decision.writer) == (held.proposal, "writer-1")
+    assert gate.verify().ok
