@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,9 +18,16 @@ from writegate.gate.errors import ErrorCode
 from writegate.gate.models import Rejected
 from writegate.gate.schema import SchemaDocumentError, SchemaSourceUnavailable, load_document
 from writegate.gate.schema.publishing import SchemaPublishResult
-from writegate.gate.schema.registry import relationship_types
+from writegate.gate.schema.registry import (
+    PropertySpec,
+    RelationshipEntry,
+    SchemaEntry,
+    SchemaRegistry,
+    relationship_types,
+)
 
 if TYPE_CHECKING:
+    from writegate.gate.api import Gate
     from writegate.gate.schema import SchemaDocument
     from writegate.gate.schema.diff import SchemaDiff
 
@@ -133,31 +141,85 @@ def schema_show(ctx: Context, fmt: str, as_json: bool) -> None:
             body = document.model_dump(mode="json", by_alias=True)
             click.echo(json.dumps({"version": snapshot.version, "document": body}, indent=2))
             return
-        out = console()
-        out.print(escape(f"schema {snapshot.version} from {gate.schema.source.describe()}"))
-        out.print(f"unknown-label policy: {gate.unknown_label_policy(snapshot)}")
-        out.print(f"fallback label: {registry.fallback_label() or '(none)'}")
-        table = Table("label / \\[TYPE]", "keys / ends", "required", "remaps from", title="types")
-        for label in registry.all_canonical_labels():
-            entry = registry.get_entry(label)
-            assert entry is not None
-            table.add_row(
-                f":{label}",
-                ",".join(entry.merge_keys) or "-",
-                ",".join(entry.required_properties) or "-",
-                ",".join(entry.remaps_from) or "-",
-            )
-        for rtype in relationship_types(registry):
-            rel = registry.get_relationship_type(rtype)
-            assert rel is not None
-            ends = f"{'|'.join(rel.from_labels) or '*'} -> {'|'.join(rel.to_labels) or '*'}"
-            table.add_row(
-                escape(f"[{rtype}]"),
-                ends,
-                ",".join(rel.required_properties) or "-",
-                ",".join(rel.remaps_from) or "-",
-            )
-        out.print(table)
+        _show(registry, document, gate.unknown_label_policy(snapshot), snapshot.version, gate)
+
+
+def _show(
+    registry: SchemaRegistry,
+    document: SchemaDocument | None,
+    policy: str,
+    version: str,
+    gate: Gate,
+) -> None:
+    """The schema as an operator reads it: settings and policies first, one row a label or
+    type (keys, required, remaps, what happens to its writes), then one row a property."""
+    from writegate.gate.schema.changes import rule_text
+
+    out = console()
+    say = out.print  # wrapped to the terminal, as the tables are
+    say(escape(f"schema {version} from {gate.schema.source.describe()}"))
+    say(f"unknown-label policy: {policy}")
+    say(f"fallback label: {registry.fallback_label() or '(none)'}")
+    if document is not None:
+        default = document.conflict or "supersede"
+        say(f"conflict policy: {default} (where a label, type or property sets none)")
+        for rule in document.review_rules or ():
+            say(escape(f"review rule: {rule_text(rule.model_dump())}"))
+        for group, labels in (document.identity_groups or {}).items():
+            say(f"identity group {group}: {', '.join(labels)}")
+    types = Table(
+        "label / \\[TYPE]", "keys / ends", "required", "remaps from", "policies", title="types"
+    )
+    properties = Table("property", "type", "values / edge", "conflict", title="properties")
+    for label in registry.all_canonical_labels():
+        entry = registry.get_entry(label)
+        assert entry is not None
+        keys = ",".join(entry.merge_keys) or "-"
+        types.add_row(f":{label}", keys, *_entry_columns(entry))
+        _property_rows(properties, label, entry.properties)
+    for rtype in relationship_types(registry):
+        rel = registry.get_relationship_type(rtype)
+        assert rel is not None
+        ends = f"{'|'.join(rel.from_labels) or '*'} -> {'|'.join(rel.to_labels) or '*'}"
+        types.add_row(escape(f"[{rtype}]"), ends, *_entry_columns(rel))
+        _property_rows(properties, rtype, rel.properties)
+    out.print(types)
+    out.print(properties)
+
+
+def _entry_columns(entry: SchemaEntry | RelationshipEntry) -> tuple[str, str, str]:
+    """Required, remaps, and what happens to a write: its conflict policy, review floor,
+    entity resolution, one-per-start-node, closed property set."""
+    policies = [f"conflict {entry.conflict}"]
+    if entry.review_below is not None:
+        policies.append(f"review below {entry.review_below:g}")
+    resolution = getattr(entry, "resolution", None)
+    if resolution is not None:
+        identity = f"; identity {', '.join(resolution.identity)}" if resolution.identity else ""
+        policies.append(
+            f"resolution {resolution.policy} ({resolution.kind}; proposes at "
+            f"{resolution.propose_threshold:g}, lands at {resolution.auto_threshold:g}{identity})"
+        )
+    if getattr(entry, "functional", False):
+        policies.append("functional")
+    if not entry.additional_properties:
+        policies.append("closed")
+    return (
+        ",".join(entry.required_properties) or "-",
+        ",".join(entry.remaps_from) or "-",
+        escape("; ".join(policies)),
+    )
+
+
+def _property_rows(table: Table, owner: str, specs: Mapping[str, PropertySpec]) -> None:
+    for name, spec in specs.items():
+        kind = f"array of {spec.items}" if spec.type == "array" and spec.items else spec.type
+        values = ", ".join(map(str, spec.enum)) if spec.enum else ""
+        if spec.relationship is not None:
+            ref = spec.relationship
+            values = f"-> [{ref.type}] :{ref.to} by {ref.key}"
+        conflict = "many" if spec.many else spec.conflict or ""
+        table.add_row(f"{owner}.{name}", kind or "any", escape(values), conflict)
 
 
 schema.add_command(schema_import_memorymesh)

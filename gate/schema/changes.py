@@ -91,7 +91,7 @@ def rule_text(rule: JsonValue) -> str:
     until = fields.get("until_approved") or 0
     what = f"{_text(methods)} writes" if methods else "every write"
     where = f" to {_text(labels)}" if labels else ", whatever its label or type"
-    when = f" from an agent until {until} of its writes are approved" if until else ", always"
+    when = f", from an agent until {until} of its writes are approved" if until else ", always"
     return f"holds {what}{where}{when}"
 
 
