@@ -16,7 +16,7 @@ import sqlite3
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 from writegate.projections.contract import ProjectionError
 
@@ -39,7 +39,7 @@ def write_atomically(path: Path, chunks: Iterable[bytes]) -> None:
         raise
 
 
-def open_private(path: Path, mode: str = "ab") -> BinaryIO:
+def open_private(path: Path, mode: str = "ab") -> IO[bytes]:
     """``open(path, mode)`` for a binary mode, creating the file ``0600`` and narrowing one
     found wider (see the module's policy)."""
     flags = os.O_CREAT | (os.O_RDWR if "+" in mode else os.O_WRONLY)
