@@ -115,12 +115,14 @@ def _value_word(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-class NodeType(click.ParamType):
+class NodeType(click.ParamType[NodeName]):
     """A click parameter holding a ``NodeName`` (errors are one line, exit 2)."""
 
     name = "node"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> NodeName:
         if isinstance(value, NodeName):
             return value
         what = param.human_readable_name if param is not None else "NODE"

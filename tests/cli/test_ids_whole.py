@@ -70,8 +70,8 @@ def test_log_lines_are_never_cut_and_confidences_whole(held: tuple[Path, list[st
 def test_a_proposal_is_named_by_any_prefix_of_its_id(held: tuple[Path, list[str]]) -> None:
     db, proposals = held
     unique = proposals[0]
-    prefix = next(n for n in range(1, 33) if [p[:n] for p in proposals].count(unique[:n]) == 1)
-    prefix = unique[: max(prefix, 4)]
+    shortest = next(n for n in range(1, 33) if [p[:n] for p in proposals].count(unique[:n]) == 1)
+    prefix = unique[: max(shortest, 4)]
     shown = json.loads(writegate(db, "review", "show", prefix, "--format", "json").stdout)
     assert shown["proposal"] == unique
     decided = writegate(db, "review", "reject", prefix, "--format", "json").stdout
