@@ -67,7 +67,9 @@ async def _told(agent: Agent) -> None:
 
 @pytest.fixture
 def over_http(db_path: Path) -> Iterator[Served]:
+    """Seed 000's schema served over HTTP in reject mode: a label the schema lacks is refused."""
     s = Served("http", published(db_path))
+    s.env = {"WRITE_GATE_UNKNOWN_LABEL_POLICY": "reject"}
     yield s
     s.close()
 
@@ -91,7 +93,8 @@ async def test_every_open_session_is_told_when_another_refreshes(over_http: Serv
 
 async def test_open_sessions_are_told_when_a_write_finds_a_newer_schema(over_http: Served) -> None:
     """No refresh at all: the server learns of the schema another process published when a
-    write meets it in the log, and tells every session its tools changed."""
+    write meets it in the log — a write its old schema refused, in reject mode — and tells
+    every session its tools changed."""
     url = over_http.url
     async with (
         http_agent(url, over_http.token("watcher", ("writer",)), mode="legacy") as a,
