@@ -205,7 +205,7 @@ def _subject(problem: GateRejection) -> str:
     return "merge_keys" if problem.code == ErrorCode.SCHEMA_MERGE_KEY_MISMATCH else ""
 
 
-def _attempt(check: Callable[..., None], *args: Any) -> list[GateRejection]:
+def _attempt(check: Callable[..., object], *args: Any) -> list[GateRejection]:
     try:
         check(*args)
     except GateRejection as problem:
