@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from writegate.cli.config import Settings
 from writegate.cli.render import counted
 from writegate.gate import Gate
-from writegate.gate.jobs import Job, JobFailed, Kind, Report
+from writegate.gate.jobs import Job, JobCancelled, JobFailed, Kind, Report
 from writegate.projections.contract import Projector
 from writegate.projections.regate import Regater
 from writegate.projections.runner import ReplayResult, check_follows, rebuild, replay
@@ -88,6 +88,13 @@ def kinds(settings: Settings, gate: Gate, seen: Seen | None = None) -> dict[str,
                 progress=told(report, projector, total),
                 resume=report.resuming,
             )
+        except JobCancelled:
+            if hasattr(projector, "staged"):  # the staging was dropped; the old one serves
+                raise JobCancelled(f"{job.target} is as it was before it") from None
+            raise JobCancelled(  # a store rebuilt in place (a graph server): say where it is
+                f"{job.target} is rebuilt in place and holds the log up to seq "
+                f"{projector.checkpoint()}; rebuild or replay it to complete it"
+            ) from None
         finally:
             projector.close()
         return described(result)
@@ -115,6 +122,11 @@ def kinds(settings: Settings, gate: Gate, seen: Seen | None = None) -> dict[str,
                 batch=settings.projections[job.target].batch,
                 progress=told(report, projector, job.total),
             )
+        except JobCancelled:
+            raise JobCancelled(
+                f"{job.target} stopped at checkpoint {projector.checkpoint()}; "
+                "replay it to continue"
+            ) from None
         finally:
             projector.close()
         return described(result)

@@ -61,7 +61,7 @@ def _run_here(jobs: Jobs, job: Job, bar: _Bar) -> None:
     except JobFailed as exc:
         fail(str(exc))
     if ended.state == "cancelled":
-        fail(f"job {job.id} was cancelled; {job.target} is as it was before it")
+        fail(f"job {job.id} was cancelled; {ended.outcome}")
     click.echo(ended.outcome)
 
 

@@ -33,7 +33,8 @@ REPORT_SECONDS = 0.2  # progress is recorded at most this often (each is a write
 
 
 class JobCancelled(Exception):
-    """Raised inside the work by ``Report`` once a cancellation was asked for."""
+    """Raised inside the work by ``Report`` once a cancellation was asked for; a kind may
+    raise it again saying what the cancellation left (the job's outcome)."""
 
 
 class JobFailed(Exception):
@@ -126,7 +127,8 @@ class Jobs:
 
     def cancel(self, job_id: int) -> Job:
         """Ask a running job to stop at its next batch; an interrupted one (nobody runs
-        it) is cancelled at once. Its kind leaves the old projection as it was."""
+        it) is cancelled at once. What it leaves is its kind's to say (a rebuild into a
+        staging projector: the old projection, as it was)."""
         job = self.table.get(job_id)
         if job is None:
             raise JobNotFound(f"no job {job_id}")
@@ -148,8 +150,8 @@ class Jobs:
         report = Report(self.table, job)
         try:
             outcome = self.kinds[job.kind].run(job, report)
-        except JobCancelled:
-            self.table.finish(job.id, "cancelled", "cancelled; the projection is as it was")
+        except JobCancelled as exc:
+            self.table.finish(job.id, "cancelled", str(exc), (report.done, report.total))
         except KeyboardInterrupt:
             self.table.finish(job.id, "cancelled", "interrupted by the operator")
             raise
