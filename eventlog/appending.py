@@ -45,7 +45,7 @@ class Appending(LogReader):
         (``LogBusy`` where the database can say so): the caller rolls back what is open."""
         raise NotImplementedError
 
-    def _fault(self, exc: BaseException) -> LogUnavailable | None:
+    def fault(self, exc: BaseException) -> LogUnavailable | None:
         """``exc`` as ``LogUnavailable`` if it is the database failing to write (a full disk)
         rather than the append being refused: the caller may retry once there is room."""
         return None
@@ -125,7 +125,7 @@ class Appending(LogReader):
                 try:
                     outcome = self._append_one(conn, member)
                 except Exception as exc:
-                    if (fault := self._fault(exc)) is not None:  # the group cannot commit
+                    if (fault := self.fault(exc)) is not None:  # the group cannot commit
                         raise fault from exc
                     conn.execute("ROLLBACK TO append")
                     conn.execute("RELEASE append")
@@ -146,7 +146,7 @@ class Appending(LogReader):
                 conn.execute("ROLLBACK")
             for member in group:  # nothing of the group is written: none is acknowledged
                 member.settle(None, None)
-            if (fault := self._fault(exc)) is not None:
+            if (fault := self.fault(exc)) is not None:
                 raise fault from exc
             raise
 
@@ -203,7 +203,7 @@ class Appending(LogReader):
         except BaseException as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            if (fault := self._fault(exc)) is not None:
+            if (fault := self.fault(exc)) is not None:
                 raise fault from exc
             raise
         return seq, digest

@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol, Self, runtime_checkable
 
+from writegate.eventlog.errors import LogUnavailable
 from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore
 from writegate.eventlog.grouping import CommitGroups
 from writegate.eventlog.reading import EventPage
@@ -52,6 +53,11 @@ class Log(Protocol):
         ...
 
     def has_table(self, name: str) -> bool: ...
+
+    def fault(self, exc: BaseException) -> LogUnavailable | None:
+        """``exc`` as ``LogUnavailable`` if it is the database failing to write (a full disk)
+        rather than a refusal: for those who write beside the log, as the rejections do."""
+        ...
 
     # appending
     def append(

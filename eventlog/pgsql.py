@@ -139,6 +139,20 @@ class PgConnection:
         return self._held is not None
 
 
+def resources_fault(exc: BaseException, where: str) -> LogUnavailable | None:
+    """A statement the server could not carry out for want of resources (class 53: a full
+    disk, memory, connections) or by an I/O error (58030): nothing of its transaction is
+    kept, so it may be retried as it was once the server has room."""
+    if (
+        isinstance(exc, psycopg.Error)
+        and exc.sqlstate
+        and (exc.sqlstate.startswith("53") or exc.sqlstate == "58030")
+    ):
+        cause = one_line(exc)
+        return LogUnavailable(f"{where}: {cause}; nothing was appended", cause=cause)
+    return None
+
+
 def _open(conn: Raw) -> bool:
     """Whether a transaction is open on ``conn`` (a broken one has none any more)."""
     if conn.closed or conn.broken:

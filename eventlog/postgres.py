@@ -43,7 +43,7 @@ from writegate.eventlog.errors import (
     one_line,
 )
 from writegate.eventlog.grouping import CommitGroups
-from writegate.eventlog.pgsql import WRITE_BEGIN, PgConnection, Raw
+from writegate.eventlog.pgsql import WRITE_BEGIN, PgConnection, Raw, resources_fault
 from writegate.eventlog.pgtables import KEEP, OWN_TABLES, TABLES, TRIGGERS
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import FORMAT_VERSION, HEAD
@@ -120,6 +120,9 @@ class PostgresEventLog(Appending):
 
     def describe(self) -> str:
         return describe_dsn(self.dsn)
+
+    def fault(self, exc: BaseException) -> LogUnavailable | None:
+        return resources_fault(exc, self.describe())
 
     # -- connections -------------------------------------------------------------------
 

@@ -168,7 +168,7 @@ class EventLog(Appending):
     def describe(self) -> str:
         return str(self.path)
 
-    def _fault(self, exc: BaseException) -> LogUnavailable | None:
+    def fault(self, exc: BaseException) -> LogUnavailable | None:
         if isinstance(exc, sqlite3.OperationalError) and exc.sqlite_errorcode & 0xFF in _FAULTS:
             cause = one_line(exc)
             return LogUnavailable(f"{self.path}: {cause}; nothing was appended", cause=cause)

@@ -94,7 +94,7 @@ def _altered(row: Sequence[Any]) -> bool:
         idempotency_key=row[9],
         prev_hash=row[10],
     )
-    return chain_hash(row[10], body) != row[11]
+    return bool(chain_hash(row[10], body) != row[11])
 
 
 def _verdict(where: str, head: tuple[int, str], broken: tuple[int, str] | None) -> tuple[int, str]:

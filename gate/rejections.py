@@ -85,7 +85,8 @@ class RejectionLog:
                 run_script(conn, _TABLE)
                 conn.execute("COMMIT")
             except BaseException as exc:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # a full disk's failed COMMIT ended it already
+                    conn.execute("ROLLBACK")
                 if not isinstance(exc, Exception) or not self.log.has_table("rejections"):
                     raise  # (else another process made it meanwhile)
             self._details = self.log.has_table("rejection_details")
@@ -149,7 +150,8 @@ class RejectionLog:
                     )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # a full disk's failed COMMIT ended it already
+                conn.execute("ROLLBACK")
             raise
 
     def read(

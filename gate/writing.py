@@ -10,6 +10,7 @@ recorded in the rejections table.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -51,6 +52,8 @@ from writegate.gate.rejections import RejectionLog
 from writegate.gate.results import REFUSALS, batch_result, conflict_details, rejected, result_of
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.sources import SCHEMA_STREAM
+
+_log = logging.getLogger(__name__)
 
 # the last word on what an actor may append: sees the exact events a write would add and
 # raises GateRejection(POLICY_DENIED) to refuse them all (the transaction rolls back)
@@ -278,9 +281,14 @@ class Writer:
         database is what failed: then there is nowhere to write it)."""
         refusal = rejected(exc)
         if not isinstance(exc, LogUnavailable):
-            self.rejections.record(
-                actor, operation, refusal.error_code, refusal.message, request, refusal.details
-            )
+            try:
+                self.rejections.record(
+                    actor, operation, refusal.error_code, refusal.message, request, refusal.details
+                )
+            except Exception as failed:  # a full disk: the refusal is still the answer
+                if (fault := self.log.fault(failed)) is None:
+                    raise
+                _log.warning("a refusal of %s was not recorded: %s", operation, fault)
         return refusal
 
 

@@ -8,18 +8,23 @@ The disk is a real tmpfs the test mounts (tests run as root) and unmounts afterw
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from tests.cli.conftest import writegate
-from tests.conftest import SEED_SCHEMA, person
+from tests.conftest import AGENT, SEED_SCHEMA, person
+from tests.postgres import SUPERUSER, Server
 from tests.server.harness import stdio_agent
 from writegate.eventlog import EventLog
-from writegate.gate import Gate
+from writegate.gate import Gate, Rejected, WriteNodeResult
 
 BIO = "x" * 4000  # a write's worth of bytes: a few of them fill what the filler leaves
 
@@ -29,16 +34,22 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 2 MiB filesystem of its own, mounted for the test."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], check=True)
+@contextmanager
+def tmpfs(disk: Path, size: str = "2m") -> Iterator[Path]:
+    """A filesystem of ``size`` of its own mounted at ``disk``, unmounted afterwards."""
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(disk)], check=True)
     try:
         yield disk
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    with tmpfs(disk) as mounted:
+        yield mounted
 
 
 def fill(disk: Path, leave: int = 0) -> Path:
@@ -138,3 +149,59 @@ def test_a_backup_that_runs_out_of_room_leaves_nothing_behind(
     assert refused.stderr.count("\n") == 1, refused.stderr
     assert refused.stderr.startswith(f"error: {dest}: "), refused.stderr
     assert sorted(small_disk.iterdir()) == before
+
+
+@pytest.mark.anyio
+async def test_a_refusal_on_a_full_disk_keeps_its_own_code(small_disk: Path) -> None:
+    """The refusal is the answer even when its record for auditors cannot be written."""
+    db = published(small_disk / "log.db")
+    async with stdio_agent(db) as agent:
+        assert (await agent.call("write_node", write(0))).data["status"] == "written"
+        fill(small_disk)
+        out = await agent.call("write_node", {**write(1), "properties": {"age": "old"}})
+    assert out.data["error_code"] == "SCHEMA_TYPE_MISMATCH", out.data
+
+
+@pytest.fixture
+def pg_on_small_disk(postgres: Server, pg_dsn: str) -> Iterator[tuple[str, Path]]:
+    """A database whose tables are made on a small disk (a tablespace there), and the disk:
+    outside the test's own folder, which the server's user may not enter."""
+    name = pg_dsn.rsplit("/", 1)[1]
+    with tempfile.TemporaryDirectory() as folder, tmpfs(Path(folder)) as disk:
+        shutil.chown(disk, user=SUPERUSER)
+        with psycopg.connect(postgres.dsn(), autocommit=True) as conn:
+            conn.execute(f"CREATE TABLESPACE space_{name} LOCATION '{disk}'")
+            conn.execute(f"ALTER DATABASE {name} SET default_tablespace = space_{name}")
+        try:
+            yield pg_dsn, disk
+        finally:
+            with psycopg.connect(postgres.dsn(), autocommit=True) as conn:
+                conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+                conn.execute(f"DROP TABLESPACE space_{name}")
+
+
+def test_a_full_disk_under_postgresql_is_a_retryable_refusal(
+    pg_on_small_disk: tuple[str, Path],
+) -> None:
+    dsn, small_disk = pg_on_small_disk
+    with Gate.open(dsn) as gate:
+        assert gate.publish_schema(SEED_SCHEMA).status == "published"
+        filler = fill(small_disk, leave=64 * 1024)
+        for i in range(40):  # until the disk is full
+            out = gate.write_node(actor=AGENT, **write(i))
+            if not isinstance(out, WriteNodeResult):
+                break
+            landed = out.seq
+        assert isinstance(out, Rejected)
+        assert out.error_code == "LOG_UNAVAILABLE", out
+        assert "No space left on device" in out.details["cause"]
+        assert gate.log.head()[0] == landed
+
+        filler.unlink()
+        again = gate.write_node(actor=AGENT, **write(i))
+        assert isinstance(again, WriteNodeResult)
+        assert again.seq == landed + 1
+        once_more = gate.write_node(actor=AGENT, **write(i))
+        assert isinstance(once_more, WriteNodeResult)
+        assert once_more.seq == landed + 1  # answered from the log, not appended
+        assert gate.log.head()[0] == landed + 1
