@@ -1,11 +1,13 @@
-"""What a new review rule or resolution policy would have caught in the data already written.
+"""What a new review rule, review floor or resolution policy would have caught in the data
+already written.
 
-Neither makes live data invalid, so neither is a strand or a violation; but an operator
+None makes live data invalid, so none is a strand or a violation; but an operator
 publishing one should see its reach before the first write meets it:
 
 - a review rule holds writes by who sent them and how: the live nodes and relationships whose
   last write it covers (its extraction method, its label or type, an agent with fewer
-  approved writes than it asks) are those it would have held for a reviewer;
+  approved writes than it asks) are those it would have held for a reviewer; so are those
+  last written with a confidence below a label's or type's new (or raised) review floor;
 - a resolution policy turned on or changed looks for duplicates: the live nodes of its label
   with a probable duplicate among the others — found as a write finds them (the name's
   blocking probes, at most ``WINDOW`` rows a range, scored against the policy's
@@ -29,28 +31,30 @@ from writegate.gate.schema.impact import Impact
 from writegate.language import WriteProvenance
 from writegate.projections.state import NodeRow, StateReader
 
+Of = Literal["label", "relationship_type"]
+Written = tuple[str, WriteProvenance | None, str]  # identity, its last write's provenance, agent
+
 
 def caught_impact(
     conn: Sql, state: StateReader, before: SchemaDocument | None, after: SchemaDocument
 ) -> list[Impact]:
-    """One entry per label or type with live data that a review rule or resolution policy
-    new in ``after`` would have caught any of."""
+    """One entry per label or type with live data that a review rule, review floor or
+    resolution policy new in ``after`` would have caught any of."""
     counts = state.counts(conn)
+    live: list[tuple[Of, str, int]] = [
+        *(("label", label, n) for label, n in counts.labels.items()),
+        *(("relationship_type", rtype, n) for rtype, n in counts.relationship_types.items()),
+    ]
     was = before.review_rules or [] if before is not None else []
-    rules = [r for r in after.review_rules or [] if r not in was]
     found: list[Impact] = []
-    for rule in rules:
-        for label, live in counts.labels.items():
-            rows = (
-                (r.identity, r.provenance, r.updated_by) for r in state.nodes_labelled(conn, label)
-            )
-            found += _held(conn, state, rule, "label", label, live, rows)
-        for rtype, live in counts.relationship_types.items():
-            edges = (
-                (e.edge.identity, e.edge.provenance, e.edge.updated_by)
-                for e in state.edges_typed(conn, rtype)
-            )
-            found += _held(conn, state, rule, "relationship_type", rtype, live, edges)
+    for rule in [r for r in after.review_rules or [] if r not in was]:
+        for of, name, n in live:
+            if not rule.labels or name in rule.labels:
+                found += _held(conn, state, rule, of, name, n, _written(conn, state, of, name))
+    for of, name, n in live:
+        floors = _floors(before, after, of, name)
+        if floors is not None:
+            found += _below(floors, of, name, n, _written(conn, state, of, name))
     for label, node in after.nodes.items():
         old = before.nodes.get(label) if before is not None else None
         policy = node.resolution
@@ -62,17 +66,62 @@ def caught_impact(
     return found
 
 
+def _written(conn: Sql, state: StateReader, of: Of, name: str) -> Iterator[Written]:
+    if of == "label":
+        for row in state.nodes_labelled(conn, name):
+            yield row.identity, row.provenance, row.updated_by
+    else:
+        for ended in state.edges_typed(conn, name):
+            yield ended.edge.identity, ended.edge.provenance, ended.edge.updated_by
+
+
+def _floors(
+    before: SchemaDocument | None, after: SchemaDocument, of: Of, name: str
+) -> tuple[float, float] | None:
+    """The review floor before and after, when ``after`` raises it (0: none)."""
+    new = _floor(after, of, name)
+    old = (_floor(before, of, name) if before is not None else None) or 0.0
+    return (old, new) if new is not None and new > old else None
+
+
+def _floor(document: SchemaDocument, of: Of, name: str) -> float | None:
+    if of == "label":
+        node = document.nodes.get(name)
+        return node.review_below if node is not None else None
+    rel = document.relationships.get(name)
+    return rel.review_below if rel is not None else None
+
+
+def _below(
+    floors: tuple[float, float], of: Of, name: str, live: int, rows: Iterable[Written]
+) -> list[Impact]:
+    old, new = floors
+    caught = [i for i, p, _ in rows if p is not None and old <= p.confidence < new]
+    if not caught:
+        return []
+    why = f"last written with a confidence below the new review floor {new:g}"
+    return [
+        Impact(
+            of=of,
+            name=name,
+            live=live,
+            outcome="held",
+            caught=len(caught),
+            example=caught[0],
+            why=why,
+        )
+    ]
+
+
 def _held(
     conn: Sql,
     state: StateReader,
     rule: ReviewRule,
-    of: Literal["label", "relationship_type"],
+    of: Of,
     name: str,
     live: int,
-    rows: Iterable[tuple[str, WriteProvenance | None, str]],
+    rows: Iterable[Written],
 ) -> Iterator[Impact]:
-    if rule.labels and name not in rule.labels:
-        return
     approved: dict[str, int] = {}
     caught, example = 0, None
     for identity, provenance, agent in rows:

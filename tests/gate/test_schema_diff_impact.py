@@ -86,3 +86,15 @@ def test_a_new_version_is_never_no_changes(live: Gate) -> None:
     assert diff.before != diff.after
     assert "  (no changes)" not in diff.describe()
     assert any("nothing a write does changes" in line for line in diff.describe())
+
+
+def test_a_raised_review_floor_says_how_many_live_writes_it_would_have_held(live: Gate) -> None:
+    document = seed_document()
+    document["nodes"]["Person"]["review_below"] = 0.99
+    document["relationships"]["KNOWS"]["review_below"] = 0.99  # nothing live to hold
+    diff = diff_with_log(live.log, live.state, document)
+    [held] = [i for i in diff.impact if i.outcome == "held"]
+    assert (held.name, held.live, held.caught) == ("Person", 3, 3)
+    assert held.describe().startswith(
+        "Person: 3 of 3 nodes were last written with a confidence below the new review floor 0.99"
+    )
