@@ -7,7 +7,11 @@ is appended until SIGINT or SIGTERM.
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
+import sys
+import textwrap
 import threading
 from datetime import datetime
 from typing import Any
@@ -177,9 +181,25 @@ def _follow(gate: Gate, after: int, limit: int, filters: dict[str, Any], fmt: st
 
 
 def _print(events: list[Event], fmt: str) -> None:
-    """A line per event, never cut: a seq, an agent or a confidence cut short misleads."""
+    """An event a line; in a terminal, a line longer than it is wrapped, indented, never
+    cut: a seq, an identity or a confidence cut short misleads."""
+    width = _width()
     for event in events:
-        click.echo(json_line(event) if fmt != "table" else _line(event))
+        if fmt != "table":
+            click.echo(json_line(event))
+            continue
+        line = _line(event)
+        if width is not None and len(line) > width:
+            line = textwrap.fill(line, width, subsequent_indent=" " * 8, break_on_hyphens=False)
+        click.echo(line)
+
+
+def _width() -> int | None:
+    """The terminal's width (COLUMNS overrides); None when the lines go to a pipe or a
+    file and no width was asked for: they are kept on one line each."""
+    if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
+        return None
+    return max(shutil.get_terminal_size().columns, 40)
 
 
 def _line(event: Event) -> str:
