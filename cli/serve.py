@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -145,11 +146,7 @@ def serve(ctx: Context, /, **flags: Any) -> None:
             jobs=_jobs(ctx, gate),
         )
         if sock is None:
-            import anyio
-
-            from writegate.gate.server.stdio import run_stdio
-
-            anyio.run(run_stdio, server.server)
+            _serve_stdio(server, options)
             return
         _serve_http(ctx, server, sock, options)
 
@@ -228,6 +225,26 @@ def _checkpoints(ctx: Context, gate: Any) -> Any:
     return Checkpoints(
         {name: checkpoint_of(settings, name, gate.log) for name in settings.projections}
     )
+
+
+def _serve_stdio(server: Any, options: dict[str, Any]) -> None:
+    """One client on stdin/stdout. Started by hand in a terminal, it says what it waits for
+    (an MCP client would say nothing of it), and Ctrl-C stops it as a request to stop."""
+    import anyio
+
+    from writegate.gate.server.observe import say
+    from writegate.gate.server.stdio import run_stdio
+
+    if sys.stdin.isatty():
+        say(
+            f"writegate MCP on stdio as agent {options['agent_id']} "
+            f"({', '.join(options['roles'])}): send JSON-RPC messages, one a line; an MCP "
+            "client starts this command itself. Ctrl-C or Ctrl-D stops it"
+        )
+    try:
+        anyio.run(run_stdio, server.server)
+    except KeyboardInterrupt:
+        return
 
 
 def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -> None:

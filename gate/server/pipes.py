@@ -2,11 +2,14 @@
 
 The SDK's ``stdio_server`` reads each line and writes and flushes each reply through
 ``anyio.wrap_file``: three worker-thread hops a call (each wakes an idle thread, then the
-loop), about as much time as a write to the log. When both ends are pipes or sockets — as
-every MCP client that spawns a server makes them — the loop reads and writes them itself
-(``connect_read_pipe``/``connect_write_pipe``; a reply that fills the pipe waits in
-``drain``, never blocking the loop). Anything else (a terminal, a file) is ``None`` here and
-served by the SDK's transport.
+loop), about as much time as a write to the log. When both ends are pipes or sockets (as
+every MCP client that spawns a server makes them) or a terminal (an operator trying the
+server by hand), the loop reads and writes them itself (``connect_read_pipe``/
+``connect_write_pipe``; a reply that fills the pipe waits in ``drain``, never blocking the
+loop), so Ctrl-C stops it at once (the SDK's reader thread waited for a line first).
+Anything else (a file, the null device) is ``None`` here and served by the SDK's transport.
+A terminal is opened anew for this, so the non-blocking mode the loop sets stays on a file
+description of its own, not the one stderr and the shell share.
 
 Like the SDK's, the transport claims the descriptors while it serves: fd 0 reads the null
 device and fd 1 writes to stderr, so stray reads and prints miss the wire; both are put back
@@ -29,13 +32,17 @@ def _pipe_like(fd: int) -> bool:
         mode = os.fstat(fd).st_mode
     except OSError:
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
 def _claim(fd: int, diversion: Callable[[], int]) -> int:
-    """A private duplicate of ``fd`` to serve on; ``fd`` itself now points elsewhere."""
-    private = os.dup(fd)
-    os.set_inheritable(private, False)
+    """A private descriptor of ``fd``'s pipe or terminal to serve on; ``fd`` itself now
+    points elsewhere."""
+    if os.isatty(fd):
+        private = os.open(os.ttyname(fd), os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+    else:
+        private = os.dup(fd)
+        os.set_inheritable(private, False)
     target = diversion()
     try:
         os.dup2(target, fd)
@@ -71,7 +78,7 @@ class Pipes:
 @asynccontextmanager
 async def stdio_pipes() -> AsyncIterator[Pipes | None]:
     """The process's stdin and stdout served by the loop, or ``None`` where they are not
-    both pipes or sockets."""
+    both pipes, sockets or terminals."""
     if not (_pipe_like(0) and _pipe_like(1)):
         yield None
         return
