@@ -154,6 +154,10 @@ class ProvProjector:
     def damage(self) -> str | None:
         return None if self._staging else self._damage
 
+    def adopt(self) -> None:
+        if self._damage is None:
+            self._write_meta(self._checkpoint, self._offset)
+
     def apply(self, events: Sequence[EventCore]) -> int:
         if self._damage is not None and not self._staging:
             raise ProjectionError(f"{self.name}: {self._damage}; rebuild it from the log")
@@ -231,23 +235,55 @@ class ProvProjector:
     def _commit(self, checkpoint: int, offset: int) -> None:
         if self._staging:
             self._checkpoint = checkpoint  # made durable when the staged file is swapped in
+            self._note_staged(checkpoint, offset)
             return
         self._write_meta(checkpoint, offset)
 
+    def _note_staged(self, checkpoint: int, offset: int) -> None:
+        """How far the staged file got, beside it, so that a rebuild whose process dies can
+        be resumed from there (renamed into place, not synced: a process dying is what it
+        survives; the staged file is synced once, before the swap)."""
+        progress = _Meta(checkpoint=checkpoint, offset=offset, approval=self._approval)
+        tmp = self._staged_meta.with_name(self._staged_meta.name + ".tmp")
+        with open_private(tmp, "wb") as handle:
+            handle.write(progress.model_dump_json(exclude_none=True).encode())
+        os.replace(tmp, self._staged_meta)
+
+    @property
+    def _staged_meta(self) -> Path:
+        return self.path.with_name(f".{self.path.name}.staged.json")
+
+    def _staged_progress(self, staged: Path) -> _Meta | None:
+        """What a rebuild that died left in ``staged``, if it can be continued."""
+        try:
+            progress = _Meta.model_validate_json(self._staged_meta.read_bytes())
+        except (FileNotFoundError, ValidationError):
+            return None
+        size = staged.stat().st_size if staged.exists() else -1
+        return progress if progress.checkpoint > 0 and progress.offset <= size else None
+
+    resumes_staging = True  # ``staged(resume=True)`` continues what a dead rebuild built
+
     @contextmanager
-    def staged(self) -> Iterator[None]:
+    def staged(self, *, resume: bool = False) -> Iterator[bool]:
         """Build into a side file and swap it in at the end (a rebuild): readers keep the
         old file until the new one is complete; a crash leaves the old one and its
-        checkpoint untouched."""
+        checkpoint untouched. ``resume``: continue the side file a rebuild that died left,
+        from its last batch, if there is one; yields whether it did."""
         final = self.triples_path
         self.triples_path = final.with_name(f".{final.name}.staged")
         damage = self._damage
+        progress = self._staged_progress(self.triples_path) if resume else None
         try:
-            with open_private(self.triples_path, "wb"):
-                pass
+            with open_private(self.triples_path, "wb" if progress is None else "ab") as handle:
+                if progress is not None:
+                    handle.truncate(progress.offset)  # past its last batch: half a batch
+            if progress is not None:
+                self._declared = self._scan_declarations()
+                self._checkpoint, self._approval = progress.checkpoint, progress.approval
             self._staging = True
             try:
-                yield
+                yield progress is not None
                 with open(self.triples_path, "rb+") as built:
                     os.fsync(built.fileno())
                 write_atomically(self.declared_path, [_listed(sorted(self._declared))])
@@ -257,8 +293,10 @@ class ProvProjector:
             os.replace(staged_file, final)
             self._damage = None
             self._commit(self._checkpoint, final.stat().st_size)
+            self._staged_meta.unlink(missing_ok=True)
         except BaseException as exc:
             Path(final.with_name(f".{final.name}.staged")).unlink(missing_ok=True)
+            self._staged_meta.unlink(missing_ok=True)
             self.triples_path = final
             meta = self._read_meta()
             self._checkpoint, self._approval, self._damage = meta.checkpoint, meta.approval, damage
