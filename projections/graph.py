@@ -4,11 +4,14 @@ Each ``apply`` is one write transaction: the batched ``UNWIND … MERGE`` statem
 ``projections.cypher`` and the checkpoint node ``(:_WritegateCheckpoint {name})`` — which
 also holds the log it follows (``LogMark``: ``log``, ``genesis``, ``hash`` beside ``seq``) —
 so the graph and its checkpoint move together or not at all. Transient failures (server gone,
-leader switch) are retried by the driver with backoff for ``retry_seconds``; then apply
-raises ``ProjectionUnavailable`` and the checkpoint stays where it was. Every driver failure
-leaves this module as a ``ProjectionError`` with a one-line message; the driver's own log
-records (e.g. each retry) go to the ``neo4j`` logger, which prints nothing unless the
-application configures logging.
+leader switch) are retried here, not by the driver (which retries in silence), with pauses
+doubling from 0.5 s to 5 s for ``retry_seconds`` — each retry said as a warning on this
+module's logger (``g: graph server … unavailable; retrying (2/5)…``; with no logging
+configured, Python prints it on stderr) — then apply raises ``ProjectionUnavailable`` and
+the checkpoint stays where it was; an attempt under way at the deadline is finished (at
+most ``connect_timeout``). Every driver failure leaves this module as a
+``ProjectionError`` with a one-line message; the driver's own log records go to the
+``neo4j`` logger, which prints nothing unless the application configures logging.
 
 The projection owns its database: ``reset`` deletes every node except seed 000's
 registry nodes (``:Schema``, ``:SchemaRelationship``), which operators manage there.
@@ -18,7 +21,8 @@ Dialects differ only in DDL (index creation).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -50,6 +54,19 @@ BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 # A library's records are the application's to show: without a handler of its own, Python
 # would print the driver's warnings ("Transaction failed and will be retried…") on stderr.
 logging.getLogger("neo4j").addHandler(logging.NullHandler())
+_log = logging.getLogger(__name__)
+FIRST_PAUSE, LONGEST_PAUSE = 0.5, 5.0  # between attempts on an unreachable server
+
+
+def retry_pauses(retry_seconds: float) -> list[float]:
+    """The pauses before each retry: doubling from ``FIRST_PAUSE`` up to ``LONGEST_PAUSE``,
+    as many as fit in ``retry_seconds`` (0: tried once)."""
+    pauses: list[float] = []
+    pause = FIRST_PAUSE
+    while sum(pauses) + pause <= retry_seconds:
+        pauses.append(pause)
+        pause = min(pause * 2, LONGEST_PAUSE)
+    return pauses
 
 
 class ProjectionUnavailable(ProjectionError):
@@ -63,7 +80,7 @@ class BoltTarget:
     password: str = ""
     database: str | None = None
     dialect: Dialect = "memgraph"
-    retry_seconds: float = 30.0  # how long a transaction is retried (0: tried once)
+    retry_seconds: float = 30.0  # how long an unreachable server is retried (0: tried once)
     connect_timeout: float = 5.0  # one connection attempt (the driver's default is 30 s)
 
     def driver(self) -> Driver:
@@ -75,7 +92,7 @@ class BoltTarget:
             return GraphDatabase.driver(
                 self.uri,
                 auth=auth,
-                max_transaction_retry_time=self.retry_seconds,
+                max_transaction_retry_time=0,  # retried by GraphProjector, which says so
                 connection_timeout=self.connect_timeout,
                 connection_acquisition_timeout=self.connect_timeout,
             )
@@ -110,19 +127,42 @@ class GraphProjector:
         return self._driver.session(database=self.target.database)
 
     def _run(self, work: Any, *, write: bool = True) -> Any:
-        try:
+        def once() -> Any:
             with self._session() as session:
                 return (session.execute_write if write else session.execute_read)(work)
-        except (ServiceUnavailable, SessionExpired, TransientError) as exc:
-            raise self._unavailable(exc) from exc
+
+        try:
+            return self._retrying(once)
         except (DriverError, Neo4jError) as exc:  # refused credentials, a failed statement…
             raise ProjectionError(
                 f"{self.name}: graph server {self.target.uri}: {one_line(exc)}"
             ) from exc
 
-    def _unavailable(self, exc: Exception) -> ProjectionUnavailable:
+    def _retrying(self, once: Callable[[], Any]) -> Any:
+        """``once()``, tried again after each pause of ``retry_pauses`` while the server is
+        unreachable and the deadline allows; each retry said before it is made."""
+        pauses = retry_pauses(self.target.retry_seconds)
+        deadline = time.monotonic() + self.target.retry_seconds
+        for attempt in range(len(pauses) + 1):
+            try:
+                return once()
+            except (ServiceUnavailable, SessionExpired, TransientError) as exc:
+                if attempt == len(pauses) or time.monotonic() + pauses[attempt] > deadline:
+                    raise self._unavailable(exc, attempt + 1) from exc
+                _log.warning(
+                    "%s: graph server %s unavailable; retrying (%d/%d)…",
+                    self.name,
+                    self.target.uri,
+                    attempt + 1,
+                    len(pauses),
+                )
+                time.sleep(pauses[attempt])
+        raise AssertionError("unreachable")  # the last attempt returns or raises
+
+    def _unavailable(self, exc: Exception, attempts: int = 1) -> ProjectionUnavailable:
+        tried = f" ({attempts} attempts)" if attempts > 1 else ""
         return ProjectionUnavailable(
-            f"{self.name}: graph server {self.target.uri} unavailable: {one_line(exc)}"
+            f"{self.name}: graph server {self.target.uri} unavailable: {one_line(exc)}{tried}"
         )
 
     # -- the contract ----------------------------------------------------------------
@@ -151,6 +191,21 @@ class GraphProjector:
 
         mark: LogMark | None = self._run(read, write=False)
         return mark
+
+    def adopt(self) -> None:
+        def work(tx: ManagedTransaction) -> None:
+            mark = mark_at(self.log, self._read_checkpoint(tx))
+            if mark is not None:
+                tx.run(
+                    f"MATCH (c:{CHECKPOINT_LABEL} {{name: $name}}) "
+                    "SET c.log = $log, c.genesis = $genesis, c.hash = $hash",
+                    name=self.name,
+                    log=mark.log,
+                    genesis=mark.genesis,
+                    hash=mark.hash,
+                ).consume()
+
+        self._run(work)
 
     def apply(self, events: Sequence[EventCore]) -> int:
         if not events:
@@ -184,8 +239,8 @@ class GraphProjector:
             try:
                 with self._session() as session:
                     session.run(index_statement(self.target.dialect, label, key)).consume()
-            except (ServiceUnavailable, SessionExpired) as exc:
-                raise self._unavailable(exc) from exc
+            except (ServiceUnavailable, SessionExpired):
+                return  # not indexed yet: the batch's transaction retries (or says so)
             except Neo4jError:
                 pass  # an index that exists already (Memgraph says so as an error)
             self._indexed.add((label, key))
