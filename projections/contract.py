@@ -99,6 +99,10 @@ class Marked(Protocol):
         """The log and position recorded with the checkpoint (None: none recorded)."""
         ...
 
+    def adopt(self) -> None:
+        """Record the log's mark at the checkpoint as it is (a store from before marks)."""
+        ...
+
 
 @runtime_checkable
 class Projector(Protocol):

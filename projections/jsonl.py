@@ -137,6 +137,10 @@ class JsonlProjector:
     def damage(self) -> str | None:
         return self._damage
 
+    def adopt(self) -> None:
+        self._stale = True  # the render records the mark, and the file's length
+        self.flush()
+
     def apply(self, events: Sequence[EventCore]) -> int:
         checkpoint = self.model.checkpoint()
         check_batch(self.name, checkpoint, events)

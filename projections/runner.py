@@ -113,7 +113,7 @@ def check_follows(log: Log, projector: Projector) -> list[str]:
                 )
             notes.append(
                 f"{projector.name}: its checkpoint {checkpoint} records no log (written "
-                f"before projections recorded theirs); it follows {log.describe()} from now"
+                f"before projections recorded theirs); it now records {log.describe()}"
             )
     damage = projector.damage() if isinstance(projector, Inspected) else None
     if damage is not None:
@@ -171,6 +171,8 @@ def replay(
     applied, checkpoint = _apply(
         log, projector, start - 1, target, batch, None, progress, reset=back_in_time
     )
+    if isinstance(projector, Marked) and projector.mark() is None and checkpoint > 0:
+        projector.adopt()  # a store from before marks: this log's from now (see check_follows)
     return ReplayResult(
         projector.name,
         applied,

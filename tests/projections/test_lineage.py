@@ -5,6 +5,7 @@ snapshot, PROV-O, and the graph store on a live Bolt server."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -134,3 +135,25 @@ def test_a_log_rewritten_under_a_projection_is_refused(
     refused = writegate(log, "--config", str(toml), "replay", "snap", code=1, env=env)
     assert "follows another history" in refused.stderr
     assert refused.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "prov"])
+def test_a_checkpoint_from_before_marks_is_adopted_by_the_next_replay_and_said_once(
+    tmp_path: Path, kind: str
+) -> None:
+    toml, _ = configure(tmp_path, kind, None)
+    a, _b = two_logs(tmp_path)
+    writegate(a, "--config", str(toml), "replay", "snap")
+    record = tmp_path / "snap.out.checkpoint.json"
+    older = json.loads(record.read_text())
+    older.pop("log", None)  # as an older version wrote it
+    older.pop("length", None)
+    record.write_text(json.dumps(older))
+
+    adopted = writegate(a, "--config", str(toml), "replay", "snap")
+    assert f"records no log (written before projections recorded theirs); it now records {a}" in (
+        adopted.stdout
+    )
+    assert json.loads(record.read_text())["log"]["log"] == str(a)
+    again = writegate(a, "--config", str(toml), "replay", "snap")
+    assert "records no log" not in again.stdout + again.stderr
