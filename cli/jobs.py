@@ -77,7 +77,13 @@ def _busy(kind: str, target: str, holder: Job) -> str:
 
 @click.group(invoke_without_command=True)
 @format_option("table", "json", "jsonl")
-@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 10_000),
+    default=50,
+    show_default=True,
+    help="At most this many jobs, newest first.",
+)
 @click.pass_context
 def jobs(click_ctx: click.Context, fmt: str, limit: int) -> None:
     """Long work (rebuild, replay) as jobs: list them, show, cancel, resume."""
@@ -87,7 +93,13 @@ def jobs(click_ctx: click.Context, fmt: str, limit: int) -> None:
 
 @jobs.command("list")
 @format_option("table", "json", "jsonl")
-@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 10_000),
+    default=50,
+    show_default=True,
+    help="At most this many jobs, newest first.",
+)
 @pass_ctx
 def jobs_list(ctx: Context, fmt: str, limit: int) -> None:
     """Every agent's jobs, newest first: what, on which target, who asked, how far it got

@@ -214,8 +214,9 @@ def replay_command(
 def rebuild_command(ctx: Context, name: str, regate: bool) -> None:
     """Reset projection NAME and replay the whole log into it. It runs as a job you wait
     for (see writegate jobs): killed half way, the next rebuild of NAME (or writegate jobs
-    resume ID) continues from its last checkpoint; the projection is replaced only when
-    it completes, so a cancelled or failed rebuild leaves it as it was."""
+    resume ID) continues from its last checkpoint. A JSONL or PROV-O file is replaced only
+    when the rebuild completes, so a cancelled or failed one leaves it as it was; a graph
+    server's store is rebuilt in place."""
     from writegate.cli.job_kinds import RebuildOptions
     from writegate.cli.jobs import run_job
 
