@@ -12,6 +12,7 @@ import hashlib
 import re
 import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import psycopg
@@ -67,6 +68,8 @@ def test_a_write_onto_a_stray_wal_is_refused_and_touches_nothing(
     refused = writegate(a, *WRITE, code=1)
     assert refused.stderr.count("\n") == 1, refused.stderr
     assert refused.stderr.startswith(f"error: {a}: chain broken at seq {broken[1]}: ")
+    served = writegate(a, "serve", code=1, stdin=subprocess.DEVNULL)  # a server never starts
+    assert served.stderr == refused.stderr
 
     assert (digest(a), digest(wal)) == files
     assert writegate(a, "verify", code=1).stdout == verified
