@@ -189,6 +189,7 @@ class ServeSettings(BaseModel):
     log_format: Literal["plain", "json"] = "plain"
     access_log: bool = False
     metrics: bool = False
+    session_idle_timeout: float = Field(default=300.0, ge=1)  # seconds without a request
     unknown_label_policy: Literal["remap", "reject"] | None = None
     oauth: OAuthSettings | None = None  # JWTs from an authorization server, beside tokens
 

@@ -115,6 +115,13 @@ tokens_option = click.option(
 @click.option("--log-format", type=click.Choice(("plain", "json")), help="Log lines [plain].")
 @click.option("--access-log", is_flag=True, default=None, help="Log every HTTP request.")
 @click.option("--metrics", is_flag=True, default=None, help="Serve Prometheus /metrics (HTTP).")
+@click.option(
+    "--session-idle-timeout",
+    type=click.FloatRange(min=1),
+    help="Seconds an HTTP session may go without a request before the server forgets it "
+    "(its client must initialize again; one listening for notifications is never idle) "
+    "[default: 300].",
+)
 @pass_ctx
 def serve(ctx: Context, /, **flags: Any) -> None:
     """Serve the gate to agents over MCP (stdio by default, or --http with bearer tokens)."""
@@ -180,6 +187,7 @@ def _options(ctx: Context, flags: dict[str, Any]) -> dict[str, Any]:
         "log_format": flags["log_format"] or configured.log_format,
         "access_log": flags["access_log"] or configured.access_log,
         "metrics": flags["metrics"] or configured.metrics,
+        "session_idle_timeout": flags["session_idle_timeout"] or configured.session_idle_timeout,
         "oauth": configured.oauth,
     }
 
@@ -285,6 +293,7 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
             probes,
             max_body=server.gate.limits().max_request_bytes,
             oauth=oauth,
+            session_idle_timeout=options["session_idle_timeout"],
         )
     except (OSError, ValueError) as exc:  # [serve.oauth]'s key file unreadable or too short
         fail(f"[serve.oauth]: {exc}")

@@ -365,8 +365,9 @@ class WritegateServer:
 
     def open_sessions(self) -> int:
         """The Streamable HTTP sessions the SDK's session manager holds (0 before it exists):
-        SDK 2.x forgets one on the client's ``DELETE`` and after 30 idle minutes — the map
-        that once only grew (issue 13) — and this is how an operator sees it stay flat."""
+        SDK 2.x forgets one on the client's ``DELETE`` and once idle for ``serve
+        --session-idle-timeout`` (5 minutes by default) — the map that once only grew
+        (issue 13) — and this is how an operator sees it stay flat."""
         manager = self.server._session_manager
         return len(manager._server_instances) if manager is not None else 0
 

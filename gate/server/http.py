@@ -49,6 +49,7 @@ log = logging.getLogger("writegate.server")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 HEADROOM = 65_536  # JSON-RPC framing around the largest request the gate's limits allow
 HEALTH_WAIT = 3.0  # seconds /healthz waits for the log before it says "unreachable"
+SESSION_IDLE_TIMEOUT = 300.0  # seconds an HTTP session may go without a request
 UNREACHABLE: dict[str, object] = {"status": "unavailable", "log": "unreachable"}
 
 
@@ -257,10 +258,14 @@ def http_app(
     max_body: int,
     path: str = "/mcp",
     oauth: OAuthSettings | None = None,
+    session_idle_timeout: float = SESSION_IDLE_TIMEOUT,
 ) -> ASGIApp:
     """The SDK's Streamable HTTP app (``mcp_app``: the server's ``streamable_http_app``)
     with bearer tokens (and, configured, OAuth JWTs with the protected-resource metadata),
-    the probes, a body limit, and the Host/Origin guard in front."""
+    the probes, a body limit, and the Host/Origin guard in front. A session with no
+    request in flight for ``session_idle_timeout`` seconds is closed and forgotten (the SDK
+    reaps it; its client gets a 404 and initializes again): a client that went away without
+    its ``DELETE`` holds nothing for long."""
     local = f"http://{_url_host(hosts.bind)}:{hosts.port}"
     auth = AuthSettings(issuer_url=local, resource_server_url=None)
     verifier: TokenVerifier = tokens
@@ -274,6 +279,7 @@ def http_app(
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         host=hosts.bind,
         max_request_body_size=max_body + HEADROOM,
+        session_idle_timeout=session_idle_timeout,
         auth=auth,
         token_verifier=verifier,
         custom_starlette_routes=probe_routes(probes),

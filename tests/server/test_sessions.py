@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 from mcp import Client
@@ -19,6 +20,12 @@ from tests.server.harness import HttpServer, http_server
 from writegate.gate.server.tokens import create_token
 
 pytestmark = pytest.mark.anyio
+ACCEPT = "application/json, text/event-stream"
+HELLO = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "leaver", "version": "1"}},
+}  # fmt: skip
 
 
 @pytest.fixture
@@ -68,3 +75,22 @@ async def test_the_2026_wire_holds_no_session(server: HttpServer) -> None:
     async with session(server, token, mode="auto") as client:
         await client.list_tools()
         assert held(server) == 0
+
+
+async def test_an_abandoned_session_is_forgotten_after_the_idle_timeout(db_path: Path) -> None:
+    """A client that never closes its session (it crashed, or simply went away) holds it
+    only until ``--session-idle-timeout`` seconds pass without a request of its own."""
+    extra = ("--metrics", "--session-idle-timeout", "1")
+    with http_server(published(db_path), extra=extra) as running:
+        token = create_token(Path(f"{running.db}.tokens.json"), "leaver", ("reader",))
+        opened = httpx2.post(
+            running.url,
+            json=HELLO,
+            headers={"Authorization": f"Bearer {token}", "Accept": ACCEPT},
+        )
+        assert opened.headers["mcp-session-id"]  # held from here on, until it is idle
+        for _ in range(600):  # a bound on liveness: 30 s, not a measure
+            if held(running) == 0:
+                break
+            await anyio.sleep(0.05)
+        assert held(running) == 0
