@@ -5,8 +5,14 @@ from __future__ import annotations
 import threading
 import time
 
+from writegate.eventlog import Log
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.gate.schema.sources import LoadedSchema, SchemaSource, SchemaSourceUnavailable
+from writegate.gate.schema.sources import (
+    SCHEMA_STREAM,
+    LoadedSchema,
+    SchemaSource,
+    SchemaSourceUnavailable,
+)
 
 QUIET_SECONDS = 5.0
 """How long writes are answered from a source that could not be reached before it is asked
@@ -54,6 +60,21 @@ class SchemaCache:
                 raise
             self._current, self._unreached = snapshot, None
             return snapshot
+
+    def catch_up(self, log: Log) -> bool:
+        """Load the log's newest schema if this snapshot is not it (one probe of the
+        ``schema`` stream's version); whether it did. For a refusal about to be given from
+        the snapshot — a tool its catalog lacks — that a schema published elsewhere may undo."""
+        snapshot = self._current
+        if snapshot is None or snapshot.stream_version is None:
+            return False
+        try:
+            if log.stream_version(SCHEMA_STREAM) == snapshot.stream_version:
+                return False
+            self.refresh()
+        except Exception:  # the log or the schema unreadable: the refusal stands as it is
+            return False
+        return True
 
     def for_write(self) -> LoadedSchema:
         """``current()``, or the refusal a write gets when there is no schema to check it."""

@@ -157,7 +157,7 @@ class WritegateServer:
             on_read_resource=self._read_resource,
             on_subscriptions_listen=ListenHandler(self.bus),
         )
-        self.listeners = Listeners(self.bus, self._live_sessions)
+        self.listeners = Listeners(self.bus, self.server)
         self.server.middleware.append(self.listeners)
         self.catalog()  # the policy knows every tool's group from the first request on
 
@@ -266,6 +266,10 @@ class WritegateServer:
         principal = self.principal(ctx)
         name = params.name
         spec = self.catalog().get(name)
+        if spec is None and await anyio.to_thread.run_sync(
+            self.gate.schema.catch_up, self.gate.log
+        ):
+            spec = self.catalog().get(name)  # a tool a schema published elsewhere adds
         if spec is None or not self.policy.may_use(principal, name):  # cached after the first
             raise unknown_tool(name)
         call = ToolCall(
@@ -357,11 +361,6 @@ class WritegateServer:
             }
         stats = self.reader.stats(self.gate.log.head(), snapshot.version if snapshot else None)
         return stats.model_dump(mode="json")
-
-    def _live_sessions(self) -> set[str] | None:
-        """The Streamable HTTP session ids the SDK's session manager holds (None: none runs)."""
-        manager = self.server._session_manager
-        return set(manager._server_instances) if manager is not None else None
 
     def open_sessions(self) -> int:
         """The Streamable HTTP sessions the SDK's session manager holds (0 before it exists):

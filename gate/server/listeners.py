@@ -13,10 +13,10 @@ minutes). The 2026-07-28 wire has no connection to push on: its clients listen
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import Server
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import SubscriptionBus
 from mcp.shared.subscriptions import ToolsListChanged
@@ -26,12 +26,11 @@ STDIO = "stdio"  # a stdio server has one connection
 
 
 class Listeners:
-    """The sessions to tell; ``live`` says which Streamable HTTP session ids the SDK still
-    holds (None: no HTTP session manager, as over stdio)."""
+    """The sessions of ``server`` to tell, and the ``bus`` its listen streams hear."""
 
-    def __init__(self, bus: SubscriptionBus, live: Callable[[], Collection[str] | None]) -> None:
+    def __init__(self, bus: SubscriptionBus, server: Server[Any]) -> None:
         self.bus = bus
-        self._live = live
+        self.server = server
         self._sessions: dict[str, ServerSession] = {}
 
     async def __call__(
@@ -62,9 +61,12 @@ class Listeners:
                 self._sessions.pop(key, None)
 
     def _forget_ended(self) -> None:
-        live = self._live()
-        if live is None:
+        """Drop the Streamable HTTP sessions the SDK's session manager no longer holds (none
+        over stdio: it has no session manager, and one connection)."""
+        manager = self.server._session_manager
+        if manager is None:
             return
+        live = manager._server_instances
         for key in [k for k in self._sessions if k != STDIO and k not in live]:
             del self._sessions[key]
 

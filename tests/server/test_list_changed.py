@@ -115,3 +115,28 @@ async def test_open_sessions_are_told_when_a_write_finds_a_newer_schema(over_htt
         assert written.data["label"] == "Event", written
         await _told(a)
         assert "add_event" in await a.tool_names()
+
+
+async def test_a_tool_a_schema_published_elsewhere_adds_is_found_on_first_call(
+    over_http: Served,
+) -> None:
+    """``add_event`` is not in this server's catalog until it loads the new schema: an unknown
+    tool is looked up again once the log's schema has moved, before it is refused."""
+    url = over_http.url
+    async with (
+        http_agent(url, over_http.token("watcher", ("writer",)), mode="legacy") as a,
+        http_agent(url, over_http.token("writer-b", ("writer",)), mode="legacy") as b,
+    ):
+        assert "add_event" not in await b.tool_names()
+        publish_event_label(over_http.db)
+        added = await b.call(
+            "add_event",
+            {
+                "event": {"name": "Launch"},
+                "source": "test",
+                "extraction_method": "manual",
+                "reliability": 0.9,
+            },
+        )
+        assert not added.is_error, added
+        await _told(a)
