@@ -55,9 +55,9 @@ class SchemaDiff(BaseModel):
         """The diff as lines for a terminal."""
         lines = [f"schema {self.before or '(none published)'} -> {self.after}"]
         lines += ["  " + c.describe() for c in self.changes] or [
-            "  (no changes)"
-            if self.before == self.after
-            else "  ~ the document is rewritten (its order): nothing a write does changes"
+            "  ~ the document is rewritten (its order): nothing a write does changes"
+            if self.before not in (None, self.after)
+            else "  (no changes)"
         ]
         lines.append(f"impact on live data (state at seq {self.state_seq}):")
         lines += ["  " + i.describe() for i in self.impact] or ["  (none)"]
