@@ -15,6 +15,7 @@ from typing import Any
 
 from writegate.eventlog import EventCore
 from writegate.projections.contract import check_batch
+from writegate.projections.files import make_private
 from writegate.projections.state import StateProjection
 
 
@@ -23,6 +24,7 @@ class StateStore:
         self.name = name
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_private(self.path)  # the policy of every projection file (projections.files)
         self._state = StateProjection()
         self._state.name = name
         self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)

@@ -37,10 +37,11 @@ def test_every_file_projections_and_exports_write_is_owner_only(tmp_path: Path) 
     toml = tmp_path / "writegate.toml"
     toml.write_text(
         f'[projections.snapshot]\nkind = "jsonl"\npath = "{out / "graph.jsonl"}"\n\n'
-        f'[projections.provenance]\nkind = "prov"\npath = "{out / "provenance.nt"}"\n'
+        f'[projections.provenance]\nkind = "prov"\npath = "{out / "provenance.nt"}"\n\n'
+        f'[projections.state]\nkind = "state"\npath = "{out / "state.db"}"\n'
     )
     for command in ("replay", "rebuild"):
-        for name in ("snapshot", "provenance"):
+        for name in ("snapshot", "provenance", "state"):
             writegate(db, "--config", str(toml), command, name)
         found = modes(out)
         assert set(found.values()) == {"0o600"}, (command, found)
@@ -48,5 +49,5 @@ def test_every_file_projections_and_exports_write_is_owner_only(tmp_path: Path) 
     writegate(db, "--config", str(toml), "export", "prov", "provenance", "-o", str(ttl))
     writegate(db, "export", "dot", "-o", str(out / "graph.dot"))
     found = modes(out)
-    assert {"graph.jsonl", "provenance.nt.declared", "provenance.ttl", "graph.dot"} <= set(found)
+    assert {"graph.jsonl", "provenance.nt.declared", "state.db", "provenance.ttl"} <= set(found)
     assert set(found.values()) == {"0o600"}, found
