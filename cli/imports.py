@@ -11,6 +11,7 @@ import yaml
 from writegate.cli.common import Context, fail, opened, pass_ctx
 from writegate.cli.render import counted
 from writegate.cli.stores import progress_bar
+from writegate.cli.written import write_format
 from writegate.gate.imports import Format, ImportSummary, import_file, memorymesh_schema
 
 
@@ -39,10 +40,9 @@ def _options(command: click.Command) -> click.Command:
         click.option("--source", help="Source to record (default: the file's name)."),
         click.option("--reliability", type=click.FloatRange(0, 1), default=0.5, show_default=True),
         click.option("--dry-run", is_flag=True, help="Report what would happen; write nothing."),
-        click.option("--json", "as_json", is_flag=True, help="The summary as JSON."),
     ]:
         command = option(command)
-    return command
+    return write_format(command)  # type: ignore[return-value]
 
 
 @click.group("import")
@@ -50,7 +50,7 @@ def import_group() -> None:
     """Bring an existing agent memory under the gate (every item a gated write)."""
 
 
-def _import_command(fmt: Format, help_text: str) -> click.Command:
+def _import_command(kind: Format, help_text: str) -> click.Command:
     """``writegate import FORMAT PATH``: a face over ``gate.imports.import_file``."""
 
     @pass_ctx
@@ -61,6 +61,7 @@ def _import_command(fmt: Format, help_text: str) -> click.Command:
         source: str | None,
         reliability: float,
         dry_run: bool,
+        fmt: str,
         as_json: bool,
     ) -> None:
         with opened(ctx) as gate:
@@ -70,7 +71,7 @@ def _import_command(fmt: Format, help_text: str) -> click.Command:
                 summary = import_file(
                     gate,
                     path,
-                    fmt,
+                    kind,
                     extraction_method=method,
                     source=source,
                     reliability=reliability,
@@ -78,7 +79,7 @@ def _import_command(fmt: Format, help_text: str) -> click.Command:
                     dry_run=dry_run,
                     progress=advance,
                 )
-        if as_json:
+        if as_json or fmt == "json":
             click.echo(json.dumps(summary.model_dump(mode="json"), sort_keys=True))
         else:
             _print(summary)
@@ -89,7 +90,7 @@ def _import_command(fmt: Format, help_text: str) -> click.Command:
             fail(f"{path}: {verb} {items}, {malformed} of {summary.lines}")
 
     command.__doc__ = help_text
-    return _options(click.command(fmt)(command))
+    return _options(click.command(kind)(command))
 
 
 import_group.add_command(

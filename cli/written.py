@@ -35,7 +35,7 @@ def write_format(f: Callable[..., Any]) -> Callable[..., Any]:
         type=click.Choice(WRITE_FORMATS),
         default="text",
         show_default=True,
-        help="text (a summary) for people; json (the tool's result, one line) for scripts.",
+        help="text (a summary) for people; json (the result, one line) for scripts.",
     )(f)
 
 

@@ -13,6 +13,7 @@ import pytest
 from tests.cli.conftest import writegate
 from tests.cli.test_read_formats import READ_COMMANDS, command
 from tests.conftest import AGENT, SEED_SCHEMA, person
+from writegate.cli.main import COMMANDS, load_command
 from writegate.gate import Gate
 
 FORMATS = ("table", "json", "jsonl", "markdown")
@@ -66,3 +67,29 @@ def test_one_write_is_one_write(db_path: Path) -> None:
     assert "1 writes" not in report
     agent = writegate(db_path, "audit", "agent", "agent-test").stdout
     assert "1 event (" in agent
+
+
+def _commands() -> list[tuple[str, click.Command]]:
+    found: list[tuple[str, click.Command]] = []
+    for name in COMMANDS:
+        top = load_command(name)
+        found.append((name, top))
+        if isinstance(top, click.Group):
+            found += [(f"{name} {sub}", each) for sub, each in top.commands.items()]
+    return found
+
+
+def test_json_means_one_thing_everywhere() -> None:
+    """``--json`` is machine output, one JSON value a line: ``--format jsonl`` where the
+    command lists (an item a line), else ``--format json`` (its one result, one line)."""
+    said = {}
+    for path, each in _commands():
+        options = {o: p for p in each.params for o in getattr(p, "opts", [])}
+        if "--json" not in options:
+            continue
+        chosen = options["--format"].type
+        assert isinstance(chosen, click.Choice), path
+        meant = "jsonl" if "jsonl" in chosen.choices else "json"
+        said[path] = options["--json"].help
+        assert said[path] == f"The same as --format {meant}.", path
+    assert {"write node", "merge", "log", "report", "import mcp-memory"} <= set(said)
