@@ -25,7 +25,6 @@ from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import EVENT_COLUMNS, file_format
 
 TAIL_EVENTS = 8
-_BATCH = 256
 _NEWEST = f"SELECT {EVENT_COLUMNS} FROM events WHERE seq <= ? ORDER BY seq DESC LIMIT ?"
 _HASH_AT = "SELECT hash FROM events WHERE seq = ?"
 
@@ -45,9 +44,9 @@ def check_tail(
     newer: Sequence[Any] | None = None  # the row read just before (one seq later)
     broken: tuple[int, str] | None = None
     checked = covered = 0
-    upto = 2**62
+    upto, batch = 2**62, TAIL_EVENTS + 2  # enough when nothing lies past the newest few
     while True:
-        rows = conn.execute(_NEWEST, (upto, _BATCH)).fetchall()
+        rows = conn.execute(_NEWEST, (upto, batch)).fetchall()
         for row in rows:
             head = head or (row[0], row[11])
             if (problem := _problem(row, newer, rehash=checked <= TAIL_EVENTS)) is not None:
@@ -57,9 +56,9 @@ def check_tail(
             checked += 1
             covered += sum(len(value) for value in row if isinstance(value, str))
             newer = row
-        if len(rows) < _BATCH:
+        if len(rows) < batch:
             break
-        upto = rows[-1][0] - 1
+        upto, batch = rows[-1][0] - 1, min(batch * 8, 4096)
     if newer is not None and (newer[0] != 1 or newer[10] != GENESIS_HASH):
         broken = (newer[0], "it is the oldest event stored, but not the first of a chain")
     return _verdict(where, head or (0, GENESIS_HASH), broken)
