@@ -197,7 +197,7 @@ class EventLog(Appending):
             if version == 0:
                 raise NotAnEventLog(f"{self.path} is not a writegate log (no log tables)")
             return  # read as it is: nothing installed, no read model caught up
-        conn.execute("BEGIN IMMEDIATE")
+        self._begin_write(conn)  # another process writing past the busy timeout: LogBusy
         try:
             if file_format(conn, self.path) == 0:
                 create_tables(conn)

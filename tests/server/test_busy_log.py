@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from tests.cli.conftest import writegate
 from tests.conftest import person
 from tests.server.conftest import published
 from tests.server.harness import Agent, http_agent, http_server, stdio_agent
@@ -66,7 +67,8 @@ async def waits_without_freezing(agent: Agent, db: Path) -> None:
                 answered.append("write")
                 assert out.is_error, out
                 assert out.data["error_code"] == "LOG_UNAVAILABLE", out.data
-                assert "retry" in out.data["message"].lower(), out.data
+                assert "not free within 2 s" in out.data["message"], out.data  # the setting
+                assert "retry" in out.data["message"], out.data
 
             group.start_soon(waiting_write)
             await anyio.sleep(0.3)  # the write reaches the lock (the order below holds anyway)
@@ -93,3 +95,19 @@ async def test_an_http_server_answers_while_a_write_waits_for_the_lock(db_path: 
     with http_server(db_path, env=BUSY) as server:
         async with http_agent(server.url, token, mode="legacy") as agent:
             await waits_without_freezing(agent, db_path)
+
+
+def test_the_busy_timeout_is_a_setting_and_a_busy_log_is_one_line(
+    db_path: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "writegate.toml"
+    config.write_text("[log]\nbusy_timeout = 1\n")
+    with write_lock_held(published(db_path)):
+        refused = writegate(
+            db_path, "--config", str(config), "write", "node", "Person:name=Ada",
+            "--source", "cli", "--method", "manual", code=1,
+        )  # fmt: skip
+    assert refused.stderr == (
+        f"error: {db_path}: the write lock was not free within 1 s (another process is "
+        "writing to the file); nothing was appended, retry\n"
+    )
