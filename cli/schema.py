@@ -80,7 +80,12 @@ def _describe(diff: SchemaDiff, *, err: bool = False) -> None:
 @format_option("table", "json")
 @pass_ctx
 def schema_diff(ctx: Context, path: Path | None, fmt: str) -> None:
-    """What publishing FILE would change and its impact on live data (no FILE: the last publish)."""
+    """What publishing FILE would change and its impact on live data (no FILE: the last publish).
+
+    Every key of the schema language is compared: labels, types, properties, enums, remaps,
+    policies, review rules, resolution, limits, identity groups. The impact says what a change
+    strands or invalidates, and how many live nodes a new review rule, review floor or
+    resolution policy would have caught."""
     from writegate.gate.schema.publishing import diff_with_log
 
     document = read_document(path) if path is not None else None
@@ -128,7 +133,9 @@ def schema_push_graph(ctx: Context, path: Path, projection: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
 @pass_ctx
 def schema_show(ctx: Context, fmt: str, as_json: bool) -> None:
-    """Show the schema writes are checked against."""
+    """Show the schema writes are checked against: labels and types with their keys, ends
+    and remaps, each property's type, enum or edge, and what happens to a write (conflict
+    policy, review rules and floor, entity resolution)."""
     as_json = as_json or fmt == "json"
     with opened(ctx, readonly=True) as gate:
         try:
