@@ -107,7 +107,7 @@ def write_batch(call: ToolCall, args: WriteBatchArgs) -> BatchResult | Rejected:
 @tool("schema")
 def refresh_schema_cache(call: ToolCall, args: NoArgs) -> RefreshResult | Rejected:
     """Reload the schema from its source and swap it in atomically; the per-label tools
-    follow and clients are told the tool list changed."""
+    follow and every client connected to this server is told the tool list changed."""
     return call.gate.refresh_schema_cache()
 
 
