@@ -115,9 +115,8 @@ async def test_a_full_disk_is_a_retryable_refusal_over_stdio(
 
 def test_a_full_disk_is_one_line_from_the_cli(small_disk: Path) -> None:
     db = published(small_disk / "log.db")
-    args: tuple[str, ...] = ("write", "node", "Person:name=Ada", "-p", f"bio={BIO}")
-    args += ("--source", "t")
-    args += ("--method", "manual", "--idempotency-key", "key-1")
+    args = ["write", "node", "Person:name=Ada", "-p", f"bio={BIO}", "--source", "t"]
+    args += ["--method", "manual", "--idempotency-key", "key-1"]
     written = head(db)
     filler = fill(small_disk)
     refused = writegate(db, *args, code=1)
