@@ -296,7 +296,7 @@ async def test_a_shared_secret_only_when_configured(tmp_path: Path) -> None:
     secret = tmp_path / "secret"
     secret.write_text("s" * 40 + "\n")
     checker = verifier(tmp_path, issuer="https://as.example.org", secret_file=secret)
-    claims = {
+    claims: dict[str, Any] = {
         "iss": "https://as.example.org", "sub": "bob", "aud": "http://127.0.0.1:1/mcp",
         "exp": int(time.time()) + 60, "scp": ["writegate:auditor"],
     }  # fmt: skip

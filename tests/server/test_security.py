@@ -31,7 +31,7 @@ WRITE_TOOLS = {
 ACCEPT = "application/json, text/event-stream"
 
 
-def head(db: Path) -> tuple[int, str]:
+def head(db: Path | str) -> tuple[int, str]:
     with EventLog(db, create=False) as log:
         return log.head()
 
@@ -42,7 +42,7 @@ def server(db_path: Path) -> Iterator[HttpServer]:
         yield running
 
 
-def token(db: Path, agent: str, *roles: str) -> str:
+def token(db: Path | str, agent: str, *roles: str) -> str:
     return create_token(Path(str(db) + ".tokens.json"), agent, roles)
 
 

@@ -29,7 +29,7 @@ def server(db_path: Path) -> Iterator[HttpServer]:
         yield running
 
 
-def sessions(db: Path) -> list[str | None]:
+def sessions(db: Path | str) -> list[str | None]:
     with EventLog(db, create=False) as log:
         return [e.actor.session for e in log.read(after_seq=1).events]
 
