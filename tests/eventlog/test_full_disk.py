@@ -91,7 +91,7 @@ async def test_a_full_disk_is_a_retryable_refusal_over_stdio(
 ) -> None:
     db = published(small_disk / "log.db")
     async with stdio_agent(db) as agent:
-        assert (await agent.call("write_node", write(0))).data["status"] == "written"
+        landed = (await agent.call("write_node", write(0))).data["seq"]
         filler = fill(small_disk, leave=64 * 1024)
         for i in range(1, 40):  # until the disk is full
             out = await agent.call("write_node", write(i))
@@ -185,6 +185,7 @@ def test_a_full_disk_under_postgresql_is_a_retryable_refusal(
     dsn, small_disk = pg_on_small_disk
     with Gate.open(dsn) as gate:
         assert gate.publish_schema(SEED_SCHEMA).status == "published"
+        landed = gate.log.head()[0]
         filler = fill(small_disk, leave=64 * 1024)
         for i in range(40):  # until the disk is full
             out = gate.write_node(actor=AGENT, **write(i))
