@@ -65,7 +65,11 @@ class Report:
         if now - self._last < REPORT_SECONDS:
             return
         self._last = now
-        if self.table.progress(self.job.id, done, total):
+        try:
+            cancelled = self.table.progress(self.job.id, done, total)
+        except Exception:  # a busy or lost log: the work goes on, the next report tells
+            return
+        if cancelled:
             raise JobCancelled(f"job {self.job.id} cancelled")
 
     @property

@@ -3,6 +3,7 @@ a dead process's job taken over by one resumer only, progress, cancellation, out
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -80,3 +81,21 @@ def test_a_job_records_its_progress_and_ends_completed_or_cancelled(any_db: str 
     assert (stopped.state, stopped.done) == ("cancelled", 5)
     assert jobs.table.counts() == {"completed": 1, "cancelled": 1}
     jobs.table.log.close()
+
+
+def test_a_progress_report_the_busy_log_refuses_does_not_fail_the_job(tmp_path: Path) -> None:
+    log_at = tmp_path / "log.db"
+    log = open_log(log_at, create=True, busy_timeout=0.1)
+    other = sqlite3.connect(log_at, isolation_level=None)  # another process's writer
+
+    def while_the_log_is_busy(job: Job, report: Report) -> str:
+        other.execute("BEGIN IMMEDIATE")
+        report(5, 10)
+        other.execute("ROLLBACK")
+        return "done"
+
+    jobs = Jobs(log, {"rebuild": Kind(Options, lambda _t, _o: 10, while_the_log_is_busy)})
+    ended = jobs.run(jobs.start(OPS, "rebuild", "snapshot", {}))
+    assert (ended.state, ended.outcome, ended.done) == ("completed", "done", 5)
+    other.close()
+    log.close()
