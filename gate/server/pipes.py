@@ -35,12 +35,22 @@ def _pipe_like(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
+def _terminal(fd: int) -> int | None:
+    """``fd``'s terminal opened anew (a file description of its own), if it is one that can
+    be (its device may not be reachable by name, as in some containers)."""
+    if not os.isatty(fd):
+        return None
+    try:
+        return os.open(os.ttyname(fd), os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
 def _claim(fd: int, diversion: Callable[[], int]) -> int:
     """A private descriptor of ``fd``'s pipe or terminal to serve on; ``fd`` itself now
     points elsewhere."""
-    if os.isatty(fd):
-        private = os.open(os.ttyname(fd), os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
-    else:
+    private = _terminal(fd)
+    if private is None:
         private = os.dup(fd)
         os.set_inheritable(private, False)
     target = diversion()
