@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import sys
+from contextlib import suppress
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,7 +69,9 @@ tokens_option = click.option(
     "over [serve] http) [default: stdio].",
 )
 @click.option("--host", help="HTTP bind address [default: 127.0.0.1].")
-@click.option("--port", type=click.IntRange(1, 65535), help="HTTP port [default: 8765].")
+@click.option(
+    "--port", type=click.IntRange(1, 65535), help="The HTTP port to listen on [default: 8765]."
+)
 @click.option(
     "--public-host",
     "public_hosts",
@@ -112,7 +115,11 @@ tokens_option = click.option(
     "traceback), warning (and what needs an operator), info (and every refused write: agent "
     "and error code), debug [default: warning].",
 )
-@click.option("--log-format", type=click.Choice(("plain", "json")), help="Log lines [plain].")
+@click.option(
+    "--log-format",
+    type=click.Choice(("plain", "json")),
+    help="Log lines as text, or each a JSON object (for a log collector) [default: plain].",
+)
 @click.option("--access-log", is_flag=True, default=None, help="Log every HTTP request.")
 @click.option("--metrics", is_flag=True, default=None, help="Serve Prometheus /metrics (HTTP).")
 @click.option(
@@ -241,18 +248,12 @@ def _serve_stdio(server: Any, options: dict[str, Any]) -> None:
     import anyio
 
     from writegate.gate.server.observe import say
-    from writegate.gate.server.stdio import run_stdio
+    from writegate.gate.server.stdio import run_stdio, terminal_banner
 
     if sys.stdin.isatty():
-        say(
-            f"writegate MCP on stdio as agent {options['agent_id']} "
-            f"({', '.join(options['roles'])}): send JSON-RPC messages, one a line; an MCP "
-            "client starts this command itself. Ctrl-C or Ctrl-D stops it"
-        )
-    try:
+        say(terminal_banner(options["agent_id"], options["roles"]))
+    with suppress(KeyboardInterrupt):
         anyio.run(run_stdio, server.server)
-    except KeyboardInterrupt:
-        return
 
 
 def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -> None:

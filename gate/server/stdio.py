@@ -10,6 +10,7 @@ of levels) is read cut (``gate.server.nesting``), so the call gets the gate's
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -26,6 +27,15 @@ from writegate.gate.server.pipes import Pipes, stdio_pipes
 
 log = logging.getLogger("writegate.server")
 GRACE = 10.0  # seconds to answer the requests already read once the client closes stdin
+
+
+def terminal_banner(agent: str, roles: Sequence[str]) -> str:
+    """What a server started by hand in a terminal says (an MCP client hears nothing)."""
+    return (
+        f"writegate MCP on stdio as agent {agent} ({', '.join(roles)}): send JSON-RPC "
+        "messages, one a line; an MCP client starts this command itself. Ctrl-C or Ctrl-D "
+        "stops it"
+    )
 
 
 def read_message(line: bytes) -> types.JSONRPCMessage:
