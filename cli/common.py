@@ -222,19 +222,3 @@ def parse_time(_ctx: Any, _param: Any, value: str | None) -> datetime | None:
 
 
 pass_ctx = click.make_pass_decorator(Context)
-
-
-def endpoint_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """The two endpoints that identify a relationship."""
-    for option in reversed(
-        [
-            click.option("--from", "from_label", required=True, help="Start node label."),
-            click.option(
-                "-f", "--from-key", "from_keys", multiple=True, help="Start key NAME=VALUE."
-            ),
-            click.option("--to", "to_label", required=True, help="End node label."),
-            click.option("-t", "--to-key", "to_keys", multiple=True, help="End key NAME=VALUE."),
-        ]
-    ):
-        f = option(f)
-    return f
