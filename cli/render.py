@@ -3,7 +3,9 @@
 JSON is the result model exactly as the MCP tools return it (``gate.dump``), so a script
 and an agent read the same shape. Tables are rich tables as wide as the terminal (rich
 measures it; ``COLUMNS`` overrides), and a value in a cell is plain text or JSON — never
-a Python repr such as ``None`` or ``['a']``.
+a Python repr such as ``None`` or ``['a']``. ``--json``, where a command has it, is machine
+output, one JSON value a line: ``--format jsonl`` where the command lists, else ``--format
+json``.
 """
 
 from __future__ import annotations

@@ -122,10 +122,10 @@ def item_lines(result: ItemResult) -> list[str]:
         lines.append(f"  remapped from {result.remapped_from}")
     if isinstance(result, WriteNodeResult):
         if result.resolved_from:
-            lines.append(f"  resolved: {result.resolved_from} is this node")
+            lines.append(f"  named as {result.resolved_from}: entity resolution found this node")
     else:
         for end, named in (result.resolved_from or {}).items():
-            lines.append(f"  resolved: the {end} end {named} is this node")
+            lines.append(f"  {end} end named as {named}: entity resolution found the node")
         lines += [
             f"  stub created: {node_identity(s.label, s.merge_keys)}" for s in result.stubs_created
         ]
