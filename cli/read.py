@@ -84,7 +84,10 @@ def open_command(
     valid_at: datetime | None,
     fmt: str,
 ) -> None:
-    """The named nodes, their neighbours and the edges between, now or as they stood."""
+    """The named nodes, their neighbours and the edges between, now or as they stood.
+
+    Each NODE is Label:key=value[,key=value...] or Label{json keys}; --format json is the
+    open_nodes tool's answer."""
     with reading(ctx) as (gate, reader):
         found = reader.open_nodes(
             [n.ref() for n in nodes], schema_or_none(gate), as_of=as_of, valid_at=valid_at
@@ -107,7 +110,9 @@ def neighbors(
     limit: int,
     fmt: str,
 ) -> None:
-    """The nodes within --depth hops of one node (both directions), and the edges between."""
+    """The nodes within --depth hops of one node (both directions), and the edges between.
+
+    NODE is Label:key=value[,key=value...] or Label{json keys}."""
     ref = node_or_old(node, "neighbors").ref()
     with reading(ctx) as (gate, reader):
         found = reader.neighbors(
@@ -138,7 +143,9 @@ def path(
     rtype: str | None,
     fmt: str,
 ) -> None:
-    """The shortest path between two nodes (edges taken in either direction)."""
+    """The shortest path between two nodes (edges taken in either direction).
+
+    FROM and TO are nodes: Label:key=value[,key=value...] or Label{json keys}."""
     first, last = ends("path", start, end, (from_label, from_keys, to_label, to_keys))
     with reading(ctx) as (gate, reader):
         found = reader.find_path(
