@@ -25,7 +25,13 @@ from writegate.eventlog import Event, EventCore, EventLog
 from writegate.eventlog.rows import row_to_event
 from writegate.eventlog.tables import EVENT_COLUMNS
 from writegate.projections import runner
-from writegate.projections.contract import ProjectionGap, Projector
+from writegate.projections.contract import (
+    Marked,
+    ProjectionGap,
+    ProjectionOfAnotherLog,
+    Projector,
+    foreign,
+)
 
 HISTORY = Path(__file__).resolve().parent / "contract_history.jsonl"
 TRUTH_HISTORY = HISTORY.with_name("contract_history_truth.jsonl")
@@ -147,3 +153,36 @@ class ProjectorContractTestCase(unittest.TestCase):
         assert result.reset  # the store went back in time
         assert self.projector.checkpoint() == cut
         assert self.projector.snapshot() == expected
+
+
+class MarkedContractTestCase(ProjectorContractTestCase):
+    """The promise of a store that records the log it follows (``contract.Marked``): made
+    by ``create`` with ``self.log``."""
+
+    __test__ = False
+
+    def test_the_checkpoint_records_the_log_it_follows(self) -> None:
+        projector = self.projector
+        assert isinstance(projector, Marked)
+        runner.replay(self.log, projector, to_seq=self.events[4].seq)
+        mark = projector.mark()
+        assert mark is not None
+        assert (mark.seq, mark.hash) == (self.events[4].seq, self.log.hash_at(mark.seq))
+        assert foreign(projector.name, mark, self.log) is None
+        self.projector = self.reopen(projector)
+        assert isinstance(self.projector, Marked)
+        assert self.projector.mark() == mark
+
+    def test_another_logs_store_is_refused(self) -> None:
+        other = EventLog(self.scratch / "other.db")
+        self.addCleanup(other.close)
+        other_history = TRUTH_HISTORY if self.history_file == HISTORY else HISTORY
+        other.append_existing(history(other_history))
+        projector = self.projector
+        assert isinstance(projector, Marked)
+        runner.replay(self.log, projector)
+        before = projector.snapshot()
+        with self.assertRaises(ProjectionOfAnotherLog):
+            runner.replay(other, projector)
+        assert projector.snapshot() == before
+        assert foreign(projector.name, projector.mark(), other) is not None

@@ -11,7 +11,11 @@ from writegate.projections.graph import BoltTarget, GraphProjector
 from writegate.projections.jsonl import JsonlProjector
 from writegate.projections.prov import ProvProjector
 from writegate.projections.statestore import StateStore
-from writegate.projections.testing import TRUTH_HISTORY, ProjectorContractTestCase
+from writegate.projections.testing import (
+    TRUTH_HISTORY,
+    MarkedContractTestCase,
+    ProjectorContractTestCase,
+)
 
 
 class TestStateStore(ProjectorContractTestCase):
@@ -21,28 +25,28 @@ class TestStateStore(ProjectorContractTestCase):
         return StateStore(self.scratch / "state.db")
 
 
-class TestMemoryMeshJsonl(ProjectorContractTestCase):
+class TestMemoryMeshJsonl(MarkedContractTestCase):
     __test__ = True
 
     def create(self) -> Projector:
         return JsonlProjector(self.scratch / "graph.jsonl", self.log, fmt="memorymesh")
 
 
-class TestMcpMemoryJsonl(ProjectorContractTestCase):
+class TestMcpMemoryJsonl(MarkedContractTestCase):
     __test__ = True
 
     def create(self) -> Projector:
         return JsonlProjector(self.scratch / "graph.jsonl", self.log, fmt="mcp-memory")
 
 
-class TestProv(ProjectorContractTestCase):
+class TestProv(MarkedContractTestCase):
     __test__ = True
 
     def create(self) -> Projector:
-        return ProvProjector(self.scratch / "prov.nt")
+        return ProvProjector(self.scratch / "prov.nt", log=self.log)
 
 
-class TestGraphOnArcadeDB(ProjectorContractTestCase):
+class TestGraphOnArcadeDB(MarkedContractTestCase):
     """The graph projection on the live Bolt server the harness starts (ArcadeDB)."""
 
     __test__ = True
@@ -54,7 +58,7 @@ class TestGraphOnArcadeDB(ProjectorContractTestCase):
         self.server = arcadedb
 
     def create(self) -> Projector:
-        return GraphProjector(self.server)
+        return GraphProjector(self.server, log=self.log)
 
 
 class Truth:
@@ -86,7 +90,7 @@ class TestGraphOnArcadeDBTruth(Truth, TestGraphOnArcadeDB):
 
 if memgraph := memgraph_target():  # a Memgraph this machine was given (MEMGRAPH_URI)
 
-    class TestGraphOnMemgraph(ProjectorContractTestCase):
+    class TestGraphOnMemgraph(MarkedContractTestCase):
         __test__ = True
 
         def setUp(self) -> None:
@@ -96,4 +100,4 @@ if memgraph := memgraph_target():  # a Memgraph this machine was given (MEMGRAPH
 
         def create(self) -> Projector:
             assert memgraph is not None
-            return GraphProjector(memgraph)
+            return GraphProjector(memgraph, log=self.log)
