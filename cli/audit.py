@@ -17,7 +17,7 @@ from rich.table import Table
 
 from writegate.cli.audit_show import identity_of, relationship_of
 from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
-from writegate.cli.nodes import NodeName, ends, node_or_old, relationship_arguments
+from writegate.cli.nodes import NodeName, node_or_old, relationship, relationship_arguments
 from writegate.cli.render import (
     console,
     counted,
@@ -124,8 +124,8 @@ def audit_relationship(
 ) -> None:
     """Every event in the life of one relationship TYPE FROM TO (a synonym type reads its
     canonical one)."""
-    first, last = ends(
-        f"audit relationship {rtype}", start, end, (from_label, from_keys, to_label, to_keys)
+    rtype, first, last = relationship(
+        "audit relationship", rtype, start, end, (from_label, from_keys, to_label, to_keys)
     )
     with opened(ctx, readonly=True) as gate:
         identity = relationship_of(gate, rtype, first, last)

@@ -10,7 +10,7 @@ import click
 from rich.table import Table
 
 from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
-from writegate.cli.nodes import NodeName, ends, node_or_old, relationship_arguments
+from writegate.cli.nodes import NodeName, node_or_old, relationship, relationship_arguments
 from writegate.cli.read import schema_or_none
 from writegate.cli.render import (
     assignments,
@@ -111,8 +111,8 @@ def show_relationship(
     --valid-at: absent, present, or deleted (ended, maybe by the one that replaced it)."""
     from writegate.gate.reads.past import relationship_then
 
-    first, last = ends(
-        f"show relationship {rtype}", start, end, (from_label, from_keys, to_label, to_keys)
+    rtype, first, last = relationship(
+        "show relationship", rtype, start, end, (from_label, from_keys, to_label, to_keys)
     )
     with opened(ctx, readonly=True) as gate:
         identity = relationship_of(gate, rtype, first, last)

@@ -8,7 +8,8 @@ The grammar, decided once here and used by every command that names a node:
   holding a comma), else the text as it is; quote it to keep ``"1815"`` a string.
 - ``NODE`` may also be ``Label{json keys}``, the identity writegate itself prints
   (``Person{"name":"Ada"}``), so what a command printed pastes into the next one.
-- A relationship is ``TYPE FROM TO``, its two ends node words.
+- A relationship is ``TYPE FROM TO``, its two ends node words, or the identity writegate
+  prints, ``(Person{"name":"Ada"})-[WORKS_FOR]->(Organization{"name":"Initech"})``.
 
 One word per node, so commands naming two nodes (``write relationship``, ``merge``,
 ``path``) read like those naming one, and simple values paste without quoting. The
@@ -20,6 +21,7 @@ with one ``note:`` line naming the new spelling.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -181,6 +183,26 @@ def ends(
     second = old_name(to_label, to_keys, "--to-key")
     deprecated(f"{command} --from … -f … --to … -t …", f"{command} {first.word} {second.word}")
     return first, second
+
+
+_IDENTITY = re.compile(r"\((?P<start>.+)\)-\[(?P<type>[^\]]+)\]->\((?P<end>.+)\)")
+
+
+def relationship(
+    command: str,
+    rtype: str,
+    start: NodeName | None,
+    end: NodeName | None,
+    old: tuple[str | None, tuple[str, ...], str | None, tuple[str, ...]],
+) -> tuple[str, NodeName, NodeName]:
+    """``TYPE FROM TO``; or, in TYPE's place alone, the identity writegate prints,
+    ``(Person{"name":"Ada"})-[WORKS_FOR]->(Organization{"name":"Initech"})``."""
+    printed = _IDENTITY.fullmatch(rtype)
+    if printed is not None and start is None and end is None and old[0] is None:
+        first = parse_node(printed["start"], "FROM")
+        return printed["type"], first, parse_node(printed["end"], "TO")
+    first, second = ends(f"{command} {rtype}", start, end, old)
+    return rtype, first, second
 
 
 def relationship_arguments(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -24,7 +24,7 @@ from writegate.cli.common import (
     parse_time,
     pass_ctx,
 )
-from writegate.cli.nodes import NodeName, ends, labelled, parse_node, relationship_arguments
+from writegate.cli.nodes import NodeName, labelled, parse_node, relationship, relationship_arguments
 from writegate.cli.render import counted, did_you_mean
 from writegate.cli.written import emit_written, write_format
 
@@ -218,8 +218,8 @@ def write_relationship(
     WORKS_FOR Person:name=Ada Organization:name=Initech."""
     from writegate.gate import ErrorCode, Rejected, WriteRelationshipResult
 
-    first, second = ends(
-        f"write relationship {rtype}", start, end, (from_label, from_keys, to_label, to_keys)
+    rtype, first, second = relationship(
+        "write relationship", rtype, start, end, (from_label, from_keys, to_label, to_keys)
     )
     with opened(ctx) as gate:
         result = gate.write_relationship(
@@ -333,8 +333,8 @@ def delete_relationship(
     **prov: Any,
 ) -> None:
     """Delete one relationship TYPE FROM TO."""
-    first, second = ends(
-        f"delete relationship {rtype}", start, end, (from_label, from_keys, to_label, to_keys)
+    rtype, first, second = relationship(
+        "delete relationship", rtype, start, end, (from_label, from_keys, to_label, to_keys)
     )
     with opened(ctx) as gate:
         result = gate.delete_relationship(

@@ -173,3 +173,15 @@ def test_values_read_as_json_when_they_can() -> None:
     }
     assert parse_node('Person{"name":"Ada"}').word == "Person:name=Ada"
     assert parse_node('Person:name="Smith, John"').word == 'Person:name="Smith, John"'
+
+
+@pytest.mark.parametrize("command", ["show", "audit"])
+def test_a_relationship_is_named_by_the_identity_writegate_prints(
+    history: Path, command: str
+) -> None:
+    printed = f"({CAROL_ID})-[KNOWS]->({ALICE_ID})"
+    options = [*THEN, *JSON] if command == "show" else [*JSON]
+    by_words = writegate(history, command, "relationship", "KNOWS", CAROL, ALICE, *options)
+    pasted = writegate(history, command, "relationship", printed, *options)
+    assert pasted.stdout == by_words.stdout
+    assert json.loads(pasted.stdout)["identity"] == printed
