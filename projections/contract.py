@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
@@ -60,7 +61,10 @@ def mark_at(log: Log | None, seq: int) -> LogMark | None:
     genesis, at = log.hash_at(1), log.hash_at(seq)
     if genesis is None or at is None:
         return None
-    return LogMark(log=log.describe(), genesis=genesis, seq=seq, hash=at)
+    where = log.describe()  # a file's whole path: a relative one means nothing elsewhere
+    if (path := Path(where)).exists():
+        where = str(path.resolve())
+    return LogMark(log=where, genesis=genesis, seq=seq, hash=at)
 
 
 def foreign(name: str, mark: LogMark | None, log: Log) -> str | None:
