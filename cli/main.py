@@ -67,7 +67,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Serve the gate to agents over MCP (stdio by default, or --http with bearer tokens).",
     ),
     "token": (
-        "serve:token",
+        "tokens:token",
         "Bearer tokens for the HTTP transport (the file keeps only their SHA-256).",
     ),
     "status": ("stores:status_command", "Each projection's checkpoint, the log head and the lag."),

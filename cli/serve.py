@@ -1,7 +1,8 @@
-"""``writegate serve`` and ``writegate token``: the MCP server and its credentials.
+"""``writegate serve``: the MCP server, and where its credentials live (``writegate token``,
+in ``cli.tokens``, manages them).
 
-Thin faces over ``gate.server``: ``serve`` builds a ``WritegateServer`` over the same
-``Gate`` the other commands use; ``token create`` calls ``create_token``. Every ``serve``
+A thin face over ``gate.server``: ``serve`` builds a ``WritegateServer`` over the same
+``Gate`` the other commands use. Every ``serve``
 option can also come from ``[serve]`` in ``writegate.toml`` or ``WRITEGATE_SERVE__<OPTION>``
 (a flag given on the command line wins); the tokens file lives beside the log unless
 told otherwise, and ``serve`` says which one it reads.
@@ -9,19 +10,17 @@ told otherwise, and ``serve`` says which one it reads.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
 from contextlib import suppress
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from writegate.cli.common import Context, Kind, fail, opened, pass_ctx, say_through
-from writegate.cli.render import counted, format_option
+from writegate.cli.render import counted
 
 if TYPE_CHECKING:
     from writegate.gate import Gate
@@ -311,86 +310,3 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
             level=logging.WARNING,
         )
     serve(app, sock, access_log=options["access_log"])
-
-
-@click.group()
-def token() -> None:
-    """Bearer tokens for the HTTP transport (the file keeps only their SHA-256)."""
-
-
-def _token_file(ctx: Context, given: Path | None) -> Path:
-    """The tokens file of the log at --db, which must exist (or --tokens, explicitly):
-    a token made for a log nobody serves is a token nobody can use."""
-    if (
-        given is None
-        and not os.environ.get(TOKENS_ENV)
-        and ctx.db_file
-        and not ctx.db_file.exists()
-    ):
-        fail(f"no writegate log at {ctx.db}: pass the --db you serve (or --tokens FILE)", 2)
-    return tokens_path(ctx, given)
-
-
-@token.command("create")
-@click.argument("agent")
-@click.option(
-    "--role", "roles", multiple=True, type=click.Choice(ROLES), required=True, help="Repeatable."
-)
-@click.option("--note", default="", help="A reminder of what the token is for.")
-@tokens_option
-@pass_ctx
-def token_create(
-    ctx: Context, agent: str, roles: tuple[str, ...], note: str, tokens_file: Path | None
-) -> None:
-    """Create a token for AGENT and print it once (only its hash is stored)."""
-    from writegate.gate.server.tokens import TokenFileError, create_token
-
-    path = _token_file(ctx, tokens_file)
-    try:
-        secret = create_token(path, agent, roles, note)
-    except TokenFileError as exc:
-        fail(str(exc), 2)
-    click.echo(secret)
-    click.echo(f"stored the hash in {path}; this token is not shown again", err=True)
-
-
-@token.command("list")
-@tokens_option
-@format_option("table", "json")
-@pass_ctx
-def token_list(ctx: Context, tokens_file: Path | None, fmt: str) -> None:
-    """The tokens: each one's id (the SHA-256 the file keeps), agent, roles, when it was
-    created and its note. The tokens themselves are not kept, so never shown."""
-    from writegate.gate.server.tokens import TokenFileError, list_tokens
-
-    path = _token_file(ctx, tokens_file)
-    try:
-        records = list_tokens(path)
-    except TokenFileError as exc:
-        fail(str(exc))
-    if fmt == "json":
-        click.echo(json.dumps({"tokens": [asdict(r) for r in records]}))
-        return
-    click.echo(f"{counted(len(records), 'token')} in {path}")
-    for r in records:  # lines, not a table: a 64-digit id leaves a table no room
-        note = f"  ({r.note})" if r.note else ""
-        click.echo(f"{r.agent}  roles {', '.join(r.roles)}  created {r.created_at}{note}")
-        click.echo(f"  id {r.sha256}")
-
-
-@token.command("revoke")
-@click.argument("agent")
-@tokens_option
-@pass_ctx
-def token_revoke(ctx: Context, agent: str, tokens_file: Path | None) -> None:
-    """Remove every token of AGENT."""
-    from writegate.gate.server.tokens import TokenFileError, revoke_agent
-
-    path = _token_file(ctx, tokens_file)
-    try:
-        removed = revoke_agent(path, agent)
-    except TokenFileError as exc:
-        fail(str(exc))
-    if not removed:
-        fail(f"no token for agent {agent!r} in {path}")
-    click.echo(f"revoked {counted(removed, 'token')} of {agent}")

@@ -1,0 +1,100 @@
+"""``writegate token``: bearer tokens for the HTTP transport, a face over
+``gate.server.tokens``. The tokens file is the one ``serve`` reads (``cli.serve.tokens_path``):
+beside the log unless told otherwise. It keeps each token's SHA-256, never the token, so
+``create`` prints a token once and ``list`` shows ids (the digests), agents and roles."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from writegate.cli.common import Context, fail, pass_ctx
+from writegate.cli.render import counted, format_option
+from writegate.cli.serve import ROLES, TOKENS_ENV, tokens_option, tokens_path
+
+
+@click.group()
+def token() -> None:
+    """Bearer tokens for the HTTP transport (the file keeps only their SHA-256)."""
+
+
+def _token_file(ctx: Context, given: Path | None) -> Path:
+    """The tokens file of the log at --db, which must exist (or --tokens, explicitly):
+    a token made for a log nobody serves is a token nobody can use."""
+    if (
+        given is None
+        and not os.environ.get(TOKENS_ENV)
+        and ctx.db_file
+        and not ctx.db_file.exists()
+    ):
+        fail(f"no writegate log at {ctx.db}: pass the --db you serve (or --tokens FILE)", 2)
+    return tokens_path(ctx, given)
+
+
+@token.command("create")
+@click.argument("agent")
+@click.option(
+    "--role", "roles", multiple=True, type=click.Choice(ROLES), required=True, help="Repeatable."
+)
+@click.option("--note", default="", help="A reminder of what the token is for.")
+@tokens_option
+@pass_ctx
+def token_create(
+    ctx: Context, agent: str, roles: tuple[str, ...], note: str, tokens_file: Path | None
+) -> None:
+    """Create a token for AGENT and print it once (only its hash is stored)."""
+    from writegate.gate.server.tokens import TokenFileError, create_token
+
+    path = _token_file(ctx, tokens_file)
+    try:
+        secret = create_token(path, agent, roles, note)
+    except TokenFileError as exc:
+        fail(str(exc), 2)
+    click.echo(secret)
+    click.echo(f"stored the hash in {path}; this token is not shown again", err=True)
+
+
+@token.command("list")
+@tokens_option
+@format_option("table", "json")
+@pass_ctx
+def token_list(ctx: Context, tokens_file: Path | None, fmt: str) -> None:
+    """The tokens: each one's id (the SHA-256 the file keeps), agent, roles, when it was
+    created and its note. The tokens themselves are not kept, so never shown."""
+    from writegate.gate.server.tokens import TokenFileError, list_tokens
+
+    path = _token_file(ctx, tokens_file)
+    try:
+        records = list_tokens(path)
+    except TokenFileError as exc:
+        fail(str(exc))
+    if fmt == "json":
+        click.echo(json.dumps({"tokens": [asdict(r) for r in records]}))
+        return
+    click.echo(f"{counted(len(records), 'token')} in {path}")
+    for r in records:  # lines, not a table: a 64-digit id leaves a table no room
+        note = f"  ({r.note})" if r.note else ""
+        click.echo(f"{r.agent}  roles {', '.join(r.roles)}  created {r.created_at}{note}")
+        click.echo(f"  id {r.sha256}")
+
+
+@token.command("revoke")
+@click.argument("agent")
+@tokens_option
+@pass_ctx
+def token_revoke(ctx: Context, agent: str, tokens_file: Path | None) -> None:
+    """Remove every token of AGENT."""
+    from writegate.gate.server.tokens import TokenFileError, revoke_agent
+
+    path = _token_file(ctx, tokens_file)
+    try:
+        removed = revoke_agent(path, agent)
+    except TokenFileError as exc:
+        fail(str(exc))
+    if not removed:
+        fail(f"no token for agent {agent!r} in {path}")
+    click.echo(f"revoked {counted(removed, 'token')} of {agent}")
