@@ -157,3 +157,14 @@ def test_a_checkpoint_from_before_marks_is_adopted_by_the_next_replay_and_said_o
     assert json.loads(record.read_text())["log"]["log"] == str(a)
     again = writegate(a, "--config", str(toml), "replay", "snap")
     assert "records no log" not in again.stdout + again.stderr
+
+
+def test_follow_refuses_another_logs_projection_before_it_starts(tmp_path: Path) -> None:
+    toml, _ = configure(tmp_path, "jsonl", None)
+    a, b = two_logs(tmp_path)
+    writegate(a, "--config", str(toml), "replay", "snap")
+    before = output(tmp_path, "jsonl")
+    refused = writegate(b, "--config", str(toml), "follow", code=1)
+    assert refused.stderr.splitlines()[-1].startswith("error: snap follows another log")
+    assert "Traceback" not in refused.stderr
+    assert output(tmp_path, "jsonl") == before
