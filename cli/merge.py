@@ -35,7 +35,7 @@ def _nodes(
         fail("merge: name the nodes as SURVIVOR DUPLICATE (or the old LABEL -s … -d …)", 2)
     kept = old_name(words[0], survivor, "--survivor")
     folded = old_name(duplicate_label or words[0], duplicate, "--duplicate")
-    deprecated(f"merge {words[0]} -s … -d …", f"merge {kept.word} {folded.word}")
+    deprecated(f"merge {words[0]} -s … -d …", f"merge {kept.typed} {folded.typed}")
     return kept, folded
 
 

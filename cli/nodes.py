@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,11 @@ class NodeName:
     def word(self) -> str:
         """The node in this grammar, as a person would type it."""
         return f"{self.label}:" + ",".join(f"{k}={_value_word(v)}" for k, v in self.keys.items())
+
+    @property
+    def typed(self) -> str:
+        """The word as a shell takes it (quoted when it holds a space or a quote)."""
+        return shlex.quote(self.word)
 
 
 def parse_node(text: str, what: str = "NODE") -> NodeName:
@@ -136,7 +142,7 @@ NODE = NodeType()
 
 def deprecated(old: str, new: str) -> None:
     """One line saying the spelling used still works, for this release, and the new one."""
-    note(f"'{old}' is deprecated (it works for this release): use '{new}'")
+    note(f"{old} is deprecated (it still works, for this release); now: {new}")
 
 
 def node_or_old(words: Sequence[str], command: str) -> NodeName:
@@ -144,14 +150,14 @@ def node_or_old(words: Sequence[str], command: str) -> NodeName:
     if len(words) == 1:
         return parse_node(words[0])
     name = old_name(words[0], words[1:], "KEY=VALUE")
-    deprecated(f"{command} {' '.join(words)}", f"{command} {name.word}")
+    deprecated(f"{command} {' '.join(words)}", f"{command} {name.typed}")
     return name
 
 
 def labelled(label: str, keys: Sequence[str], command: str, option: str) -> NodeName:
     """``LABEL`` with keys given by an old option (``-k KEY=VALUE``), named anew."""
     name = old_name(label, keys, option)
-    deprecated(f"{command} {label} {option} …", f"{command} {name.word}")
+    deprecated(f"{command} {label} {option} …", f"{command} {name.typed}")
     return name
 
 
@@ -181,7 +187,7 @@ def ends(
         fail(f"{command}: name the ends as FROM TO words (or the old --from/--to, not both)", 2)
     first = old_name(from_label, from_keys, "--from-key")
     second = old_name(to_label, to_keys, "--to-key")
-    deprecated(f"{command} --from … -f … --to … -t …", f"{command} {first.word} {second.word}")
+    deprecated(f"{command} --from … -f … --to … -t …", f"{command} {first.typed} {second.typed}")
     return first, second
 
 

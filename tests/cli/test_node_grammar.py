@@ -73,8 +73,8 @@ def test_each_read_names_a_node_by_either_word(history: Path, command: str) -> N
         before = writegate(history, *words, *old, *options)
         assert before.stdout == said.stdout
         assert before.stderr.count("\n") == 1
-        assert before.stderr.startswith("note: '")
-        assert "' is deprecated" in before.stderr
+        assert before.stderr.startswith("note: ")
+        assert " is deprecated (it still works, for this release); now: " in before.stderr
 
 
 CLAIM = ("--source", "hr.csv", "--method", "parsed")
@@ -101,8 +101,8 @@ def test_every_write_names_a_node_by_the_one_grammar(db: Path) -> None:
     old = writegate(db, "write", "node", "Person", "-k", "name=Ada Lovelace", *CLAIM, *JSON)
     assert json.loads(old.stdout)["version"] == 3
     assert old.stderr == (
-        "note: 'write node Person -k …' is deprecated (it works for this release): use "
-        "'write node Person:name=Ada Lovelace'\n"
+        "note: write node Person -k … is deprecated (it still works, for this release); now: "
+        "write node 'Person:name=Ada Lovelace'\n"
     )
     ends = ("Person:name=Ada Lovelace", "Organization:name=Analytical Engines")
     wrote = _json(db, "write", "relationship", "WORKS_FOR", *ends, "--merge-endpoints", *CLAIM)
@@ -139,8 +139,8 @@ def test_merge_names_survivor_and_duplicate_as_node_words(db: Path) -> None:
     old = writegate(db, "merge", "Person", "-s", "name=Alan Turing", "-d", "name=alan turing",
                     *CLAIM)  # fmt: skip
     assert old.stderr == (
-        "note: 'merge Person -s … -d …' is deprecated (it works for this release): use "
-        "'merge Person:name=Alan Turing Person:name=alan turing'\n"
+        "note: merge Person -s … -d … is deprecated (it still works, for this release); now: "
+        "merge 'Person:name=Alan Turing' 'Person:name=alan turing'\n"
     )
     assert old.stdout.startswith('merged Person{"name":"alan turing"} into ')
 
