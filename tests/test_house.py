@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import re
 import subprocess
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -128,6 +129,19 @@ def test_each_part_is_one_real_folder() -> None:
     assert all(mapped[f"writegate.{part}"] == folder for part, folder in PARTS.items())
     root_files = {path.name for path in (ROOT / "writegate").iterdir()} - {"__pycache__"}
     assert root_files == {"__init__.py", "__main__.py", "py.typed"}
+
+
+def test_every_package_folder_is_installed() -> None:
+    """A sub-package the list in ``pyproject.toml`` forgets works from the checkout's
+    editable install and is missing from the wheel."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = set(project["tool"]["setuptools"]["packages"])
+    found = {"writegate"} | {
+        ".".join(("writegate", part, *init.parent.relative_to(folder).parts))
+        for part, folder in PARTS.items()
+        for init in folder.rglob("__init__.py")
+    }
+    assert listed == found
 
 
 def test_modules_stay_small() -> None:
