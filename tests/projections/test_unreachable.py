@@ -53,9 +53,9 @@ def test_replay_says_each_retry_then_fails_in_one_line(
     out = run(db, toml, "replay", "g")
     assert out.returncode == 1
     *retries, error = out.stderr.splitlines()
-    assert retries == [
-        f"g: graph server {uri} unavailable; retrying ({n}/2)…" for n in (1, 2)
-    ], out.stderr
+    assert retries == [f"g: graph server {uri} unavailable; retrying ({n}/2)…" for n in (1, 2)], (
+        out.stderr
+    )
     assert error.startswith(f"error: g: graph server {uri} unavailable: ")
     assert error.endswith("(3 attempts)")
     assert "Connection refused" in error
