@@ -32,11 +32,11 @@ run: $(BIN)/writegate
 	@mkdir -p var && rm -f $(DEMO) $(DEMO)-wal $(DEMO)-shm var/demo-*
 	$(WG) init --schema fixtures/schema.yaml
 	$(WG) write batch fixtures/demo_writes.jsonl
-	$(WG) write node user_profile -k 'name="Grace Hopper"' -p role=director --source hr.csv --method parsed --reliability 0.95
-	$(WG) write relationship WORKS_AT --from Person -f 'name="Grace Hopper"' --to Company -t name=Initech --merge-endpoints --source https://example.org/about --method llm --reliability 0.7
-	$(call refused,write node Person -k name=Mallory -p confidence=1.0 --source me --method llm,a writer may not set the confidence the gate computes)
-	$(call refused,write node Person -k 'name="grace hopper"' --source meeting-notes.md --method llm,probably Grace Hopper again)
-	$(call refused,write relationship DIRECTED --from Person -f name=Ada --to Person -t name=Alan --source me --method llm,DIRECTED is no type of the schema)
+	$(WG) write node 'user_profile:name=Grace Hopper' -p role=director --source hr.csv --method parsed --reliability 0.95
+	$(WG) write relationship WORKS_AT 'Person:name=Grace Hopper' Company:name=Initech --merge-endpoints --source https://example.org/about --method llm --reliability 0.7
+	$(call refused,write node Person:name=Mallory -p confidence=1.0 --source me --method llm,a writer may not set the confidence the gate computes)
+	$(call refused,write node 'Person:name=grace hopper' --source meeting-notes.md --method llm,probably Grace Hopper again)
+	$(call refused,write relationship DIRECTED Person:name=Ada Person:name=Alan --source me --method llm,DIRECTED is no type of the schema)
 	$(WG) log
 	$(WG) verify
 	$(WG) --config fixtures/demo.toml replay snapshot

@@ -110,8 +110,11 @@ import_group.add_command(_import_command("memorymesh", "MemoryMesh's JSONL (node
     help="Write the converted schema here (YAML) instead of publishing it.",
 )
 @click.option("--force", is_flag=True, help="Publish even if it strands or invalidates live data.")
+@write_format
 @pass_ctx
-def schema_import_memorymesh(ctx: Context, folder: Path, output: Path | None, force: bool) -> None:
+def schema_import_memorymesh(
+    ctx: Context, folder: Path, output: Path | None, force: bool, fmt: str, as_json: bool
+) -> None:
     """Convert MemoryMesh *.schema.json files into one schema and publish it to the log."""
     from writegate.cli.schema import publish
 
@@ -125,4 +128,4 @@ def schema_import_memorymesh(ctx: Context, folder: Path, output: Path | None, fo
         click.echo(f"wrote {len(document.nodes)} labels to {output}")
         return
     with opened(ctx) as gate:
-        publish(gate.publish_schema(document, actor=ctx.actor, force=force))
+        publish(gate.publish_schema(document, actor=ctx.actor, force=force), fmt, as_json)

@@ -13,7 +13,8 @@ from rich.table import Table
 
 from writegate.cli.common import Context, emit_result, fail, fail_each, opened, pass_ctx
 from writegate.cli.imports import schema_import_memorymesh
-from writegate.cli.render import console, emit_json, format_option
+from writegate.cli.render import console, counted, emit_json, format_option
+from writegate.cli.written import write_format
 from writegate.gate.errors import ErrorCode
 from writegate.gate.models import Rejected
 from writegate.gate.schema import SchemaDocumentError, SchemaSourceUnavailable, load_document
@@ -40,12 +41,13 @@ def schema() -> None:
 @schema.command("publish")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Publish even if it strands or invalidates live data.")
+@write_format
 @pass_ctx
-def schema_publish(ctx: Context, path: Path, force: bool) -> None:
+def schema_publish(ctx: Context, path: Path, force: bool, fmt: str, as_json: bool) -> None:
     """Validate a YAML/JSON schema and append it to the log (refused if unsafe)."""
     document = read_document(path, "SCHEMA_INVALID: ")
     with opened(ctx) as gate:
-        publish(gate.publish_schema(document, actor=ctx.actor, force=force))
+        publish(gate.publish_schema(document, actor=ctx.actor, force=force), fmt, as_json)
 
 
 def read_document(path: Path, prefix: str = "") -> SchemaDocument:
@@ -56,16 +58,34 @@ def read_document(path: Path, prefix: str = "") -> SchemaDocument:
         fail_each([prefix + line for line in exc.lines])
 
 
-def publish(result: SchemaPublishResult | Rejected) -> None:
-    """Print what a publish changed and did to live data (on stderr, for people), then the
-    result (on stdout, JSON) or the refusal."""
+def publish(result: SchemaPublishResult | Rejected, fmt: str, as_json: bool = False) -> None:
+    """What a publish did, as a write command says it: a summary and the changes with their
+    impact for people; with ``--format json`` the changes on stderr and the result on stdout.
+    A refusal for harm is the harm, then one line."""
     from writegate.gate.schema.diff import SchemaDiff
 
-    if isinstance(result, Rejected) and result.error_code == ErrorCode.SCHEMA_CHANGE_UNSAFE:
-        _describe(SchemaDiff.model_validate(result.details), err=True)
-    elif isinstance(result, SchemaPublishResult) and result.diff is not None:
-        _describe(result.diff, err=True)
-    emit_result(result)
+    machine = fmt == "json" or as_json
+    if isinstance(result, Rejected):
+        if result.error_code == ErrorCode.SCHEMA_CHANGE_UNSAFE:
+            _describe(SchemaDiff.model_validate(result.details), err=True)
+        emit_result(result)
+        return
+    if machine:
+        if result.diff is not None:
+            _describe(result.diff, err=True)
+        emit_result(result)
+        return
+    shape = (
+        f"{counted(result.labels, 'label')}, "
+        f"{counted(result.relationship_types, 'relationship type')}"
+    )
+    if result.status == "unchanged":
+        click.echo(f"schema {result.schema_version} is already the log's ({shape})")
+        return
+    click.echo(f"published schema {result.schema_version} at seq {result.seq}: {shape}")
+    if result.diff is not None and result.diff.before is not None:  # a first one adds all
+        for line in result.diff.describe():
+            click.echo(f"  {line}")
 
 
 def _describe(diff: SchemaDiff, *, err: bool = False) -> None:

@@ -17,7 +17,6 @@ import orjson
 
 from writegate.cli.common import (
     Context,
-    emit_result,
     fail,
     opened,
     parse_assignments,
@@ -128,17 +127,18 @@ def _fallback_note(gate: Gate, given: str, written: str) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="A schema file (YAML or JSON) to publish to the log once it is ready.",
 )
+@write_format
 @pass_ctx
-def init(ctx: Context, schema_path: Path | None) -> None:
+def init(ctx: Context, schema_path: Path | None, fmt: str, as_json: bool) -> None:
     """Create the log (if missing) and optionally publish a schema to it."""
-    from writegate.cli.schema import read_document
+    from writegate.cli.schema import publish, read_document
 
     document = read_document(schema_path, "SCHEMA_INVALID: ") if schema_path else None
     with opened(ctx, create=True) as gate:
         gate.rejections.install()  # now, so a server's database role needs no CREATE right
         click.echo(f"log ready at {ctx.where} (head seq {gate.log.head()[0]})")
         if document is not None:
-            emit_result(gate.publish_schema(document, actor=ctx.actor))
+            publish(gate.publish_schema(document, actor=ctx.actor), fmt, as_json)
 
 
 @click.group()

@@ -70,7 +70,7 @@ def test_publish_refuses_in_one_line_and_appends_nothing(db: Path, dropped: Path
     assert "Organization: 1 node stranded" in out.stderr  # the impact, for the operator
     assert "Traceback" not in out.stderr
     assert head(db) == before
-    forced = run(db, "schema", "publish", str(dropped), "--force")
+    forced = run(db, "schema", "publish", str(dropped), "--force", "--format", "json")
     assert forced.returncode == 0, forced.stderr
     assert json.loads(forced.stdout)["status"] == "published"
     assert "(published with --force)" in forced.stderr

@@ -98,3 +98,23 @@ def test_token_list_shows_each_token_but_never_the_token(tmp_path: Path) -> None
         ("auditor-1", ["auditor"], ""),
     ]
     assert secret not in json.dumps(shown)
+
+
+def test_publishing_a_schema_says_what_it_published(tmp_path: Path) -> None:
+    """init --schema and schema publish are writes too: a summary for people (it was 4 KB
+    of JSON on one line), the result with --format json."""
+    db = tmp_path / "log.db"
+    init = writegate(db, "init", "--schema", str(EXAMPLE_SCHEMA))
+    [ready, published] = init.stdout.splitlines()
+    assert ready == f"log ready at {db} (head seq 0)"
+    assert published.startswith("published schema sha256:")
+    assert published.endswith("at seq 1: 5 labels, 8 relationship types")
+    again = writegate(db, "schema", "publish", str(EXAMPLE_SCHEMA))
+    assert again.stdout.startswith("schema sha256:")
+    assert "is already the log's (5 labels, 8 relationship types)" in again.stdout
+    as_json = json.loads(
+        writegate(
+            tmp_path / "b.db", "init", "--schema", str(EXAMPLE_SCHEMA), "--json"
+        ).stdout.splitlines()[1]
+    )
+    assert (as_json["status"], as_json["seq"], as_json["labels"]) == ("published", 1, 5)

@@ -30,7 +30,7 @@ def test_memorymesh_migration(tmp_path: Path) -> None:
     converted = tmp_path / "schema.yaml"
     run(db, "schema", "import-memorymesh", str(MESH), "-o", str(converted))
     assert "currentLocation" in converted.read_text()  # the file's names, kept (defect E)
-    published = json.loads(run(db, "schema", "import-memorymesh", str(MESH)).stdout)
+    published = json.loads(run(db, "schema", "import-memorymesh", str(MESH), "--json").stdout)
     assert published["status"] == "published"
 
     args = ("import", "memorymesh", str(MESH / "memory.jsonl"), "--method", "parsed")
