@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import jwt
@@ -117,7 +117,8 @@ class IssuerKeys:
         self._refetched: float | None = None
 
     def key_for(self, token: str) -> Any:
-        kid = jwt.get_unverified_header(token).get("kid")
+        # None (no kid) is passed on as PyJWT does: it matches a key published without one
+        kid = cast(str, jwt.get_unverified_header(token).get("kid"))
         found = self._client.match_kid(self._client.get_signing_keys(), kid)
         if found is None and self._may_refetch():
             found = self._client.match_kid(self._client.get_signing_keys(refresh=True), kid)

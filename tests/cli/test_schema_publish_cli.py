@@ -119,6 +119,4 @@ def test_diff_names_a_new_review_rule_and_the_live_nodes_it_would_hold(
     assert "+ review rules: new rule holds parsed writes, whatever its label or type, always" in (
         table.stdout
     )
-    assert "Organization: 1 of 1 node was last written as the new rule would hold" in (
-        table.stdout
-    )
+    assert "Organization: 1 of 1 node was last written as the new rule would hold" in (table.stdout)
