@@ -19,10 +19,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from writegate.eventlog.canonical import GENESIS_HASH, chain_hash, stored_body
+from writegate.eventlog.canonical import GENESIS_HASH
 from writegate.eventlog.errors import ChainBroken, EventLogError, one_line
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import EVENT_COLUMNS, file_format
+from writegate.eventlog.verify import hash_matches
 
 TAIL_EVENTS = 8
 _NEWEST = f"SELECT {EVENT_COLUMNS} FROM events WHERE seq <= ? ORDER BY seq DESC LIMIT ?"
@@ -69,7 +70,7 @@ def _problem(
 ) -> tuple[int, str] | None:
     """What is wrong with ``row`` itself (if ``rehash``) or its link to the event after it,
     if anything (the lower seq first, as ``verify`` reads)."""
-    if rehash and _altered(row):
+    if rehash and not hash_matches(row):
         return row[0], "stored hash does not match the event's content (the event was altered)"
     if newer is not None:
         if row[0] != newer[0] - 1:
@@ -77,23 +78,6 @@ def _problem(
         if newer[10] != row[11]:
             return newer[0], "prev_hash does not match the hash of the event before it"
     return None
-
-
-def _altered(row: Sequence[Any]) -> bool:
-    body = stored_body(
-        seq=row[0],
-        event_id=row[1],
-        type=row[2],
-        occurred_at=row[3],
-        actor=row[4],
-        streams=row[5],
-        payload=row[6],
-        provenance=row[7],
-        request=row[8],
-        idempotency_key=row[9],
-        prev_hash=row[10],
-    )
-    return bool(chain_hash(row[10], body) != row[11])
 
 
 def _verdict(where: str, head: tuple[int, str], broken: tuple[int, str] | None) -> tuple[int, str]:

@@ -24,6 +24,25 @@ class VerifyReport:
         return f"chain broken at seq {self.first_bad_seq}: {self.problem}"
 
 
+def hash_matches(row: Sequence[Any]) -> bool:
+    """Whether a stored row's hash is its content's (``EVENT_COLUMNS`` order), chained on the
+    ``prev_hash`` it stores; the links between rows are the caller's to check."""
+    body = stored_body(
+        seq=row[0],
+        event_id=row[1],
+        type=row[2],
+        occurred_at=row[3],
+        actor=row[4],
+        streams=row[5],
+        payload=row[6],
+        provenance=row[7],
+        request=row[8],
+        idempotency_key=row[9],
+        prev_hash=row[10],
+    )
+    return bool(chain_hash(row[10], body) == row[11])
+
+
 def verify_rows(rows: Iterable[Sequence[Any]]) -> VerifyReport:
     """Check rows (``EVENT_COLUMNS`` order, by seq): gapless seq, links, and each hash."""
     expected_seq = 1
@@ -49,20 +68,7 @@ def verify_rows(rows: Iterable[Sequence[Any]]) -> VerifyReport:
                 seq,
                 "prev_hash does not match the hash of the event before it",
             )
-        body = stored_body(
-            seq=seq,
-            event_id=row[1],
-            type=row[2],
-            occurred_at=row[3],
-            actor=row[4],
-            streams=row[5],
-            payload=row[6],
-            provenance=row[7],
-            request=row[8],
-            idempotency_key=row[9],
-            prev_hash=row[10],
-        )
-        if chain_hash(prev_hash, body) != row[11]:
+        if not hash_matches(row):
             return VerifyReport(
                 False,
                 checked,
