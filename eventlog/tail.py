@@ -94,9 +94,15 @@ def tail_before_writing(path: Path, busy_timeout: float) -> tuple[int, str] | No
     if not path.exists() or path.stat().st_size == 0:
         return None
     wal = Path(f"{path}-wal")
-    conn = sqlite3.connect(
-        f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, timeout=busy_timeout
-    )
+    try:
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro",
+            uri=True,
+            isolation_level=None,
+            timeout=busy_timeout,
+        )
+    except sqlite3.DatabaseError as exc:  # a folder, a file this user may not read
+        raise EventLogError(f"{path}: {one_line(exc)}") from exc
     try:
         if file_format(conn, path) == 0:
             return None
