@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 import threading
 from collections import deque
@@ -315,9 +316,18 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def serve(app: ASGIApp, sock: socket.socket, *, access_log: bool = False) -> None:
-    """Run until interrupted (uvicorn, as the SDK's own runner does), on a bound socket."""
+    """Run until interrupted (uvicorn, as the SDK's own runner does), on a bound socket.
+    SIGTERM (a service manager's stop) ends in a return once uvicorn has shut down: uvicorn
+    raises it again for the handler it found, which by default ended the process there, so
+    the gate was never closed (refusals waiting for the write lock went unrecorded, unsaid)."""
     config = uvicorn.Config(app, log_config=None, access_log=access_log, lifespan="on")
-    uvicorn.Server(config).run(sockets=[sock])
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, lambda *_: None) if main else None
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _url_host(host: str) -> str:
