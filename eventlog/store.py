@@ -197,6 +197,8 @@ class EventLog(Appending):
             if version == 0:
                 raise NotAnEventLog(f"{self.path} is not a writegate log (no log tables)")
             return  # read as it is: nothing installed, no read model caught up
+        if version != 0 and self._current(conn):
+            return  # nothing to write: opening need not wait for another process's lock
         self._begin_write(conn)  # another process writing past the busy timeout: LogBusy
         try:
             if file_format(conn, self.path) == 0:
@@ -208,6 +210,21 @@ class EventLog(Appending):
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def _current(self, conn: sqlite3.Connection) -> bool:
+        """Whether every inline read model is there in its current layout and caught up with
+        the log (read in one snapshot; an append keeps them so). Then a command that opens
+        the log while another process holds its write lock (a stdio server mid-write) gets
+        on at once: its writes wait for the lock, its refusals need not."""
+        conn.execute("BEGIN")
+        try:
+            row = conn.execute(HEAD).fetchone()
+            head = row[0] if row else 0
+            return all(p.installed(conn) and p.checkpoint(conn) >= head for p in self.inline)
+        except sqlite3.OperationalError:  # a read model's tables missing: installed below
+            return False
+        finally:
+            conn.execute("ROLLBACK")
 
     def _begin_write(self, conn: Sql) -> None:
         try:
@@ -234,19 +251,24 @@ class EventLog(Appending):
         lock raises ``WouldWait`` at once instead, and an append commits alone (not grouped
         with other threads'): how a stdio server writes on its event loop yet hands a write
         that would wait to a thread. Raised only while the block has committed nothing, so
-        doing the work again cannot write it twice."""
+        doing the work again cannot write it twice. Nested (a refusal's record, tried without
+        waiting inside a stdio write that is), the inner block raises it too and the outer
+        one is left as it was."""
         conn = self.connection()
-        conn.execute("PRAGMA busy_timeout = 0")
-        self._local.no_wait, self._local.wrote = True, False
+        outer = not self._alone()
+        if outer:
+            conn.execute("PRAGMA busy_timeout = 0")
+            self._local.no_wait, self._local.wrote = True, False
         try:
             yield
-        except sqlite3.OperationalError as exc:  # a refusal's record, a read in rare cases
+        except sqlite3.OperationalError as exc:  # a read in rare cases
             if _busy(exc) and not self._local.wrote:
                 raise WouldWait(one_line(exc)) from exc
             raise
         finally:
-            self._local.no_wait = False
-            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            if outer:
+                self._local.no_wait = False
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:

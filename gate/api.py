@@ -124,6 +124,7 @@ class Gate(WriteOperations):
         )
 
     def close(self) -> None:
+        self.rejections.close()  # what waits for the write lock: recorded now, or said lost
         self.log.close()
 
     def __enter__(self) -> Gate:

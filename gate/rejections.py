@@ -4,24 +4,42 @@ A rejection is not part of the graph's history, so it is not an event: it goes t
 table in the log's file (``rejections``), in its own small transaction after the refused
 write rolled back. The table is bounded: past ``retention`` rows the oldest are dropped
 (env ``WRITEGATE_REJECTION_RETENTION``; 0 keeps none).
+
+A refusal is the gate's answer whether or not the table can be written now. When another
+process holds the SQLite file's write lock, the refusal is answered at once and its record
+waits in memory (at most ``MAX_WAITING``, in the order refused, each with the time it was
+refused) for a thread of its own to write it once the lock frees: an auditor's counts
+(``audit conflicts``, ``report``) miss nothing, and neither the agent nor a stdio server's
+event loop waits out the busy timeout for a line of audit. What is still waiting when the
+gate closes (a CLI command ends at once) is named in one warning line.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from writegate.eventlog import Actor, Log, canonical_json
+from writegate.eventlog.errors import one_line
 from writegate.eventlog.events import format_timestamp
-from writegate.eventlog.sql import run_script
+from writegate.eventlog.sql import Sql, run_script
+from writegate.eventlog.store import EventLog, WouldWait
 
+_log = logging.getLogger(__name__)
 RETENTION_ENV = "WRITEGATE_REJECTION_RETENTION"
 DEFAULT_RETENTION = 100_000
 MAX_REQUEST_BYTES = 65_536
+MAX_WAITING = 10_000  # refusals kept in memory while the write lock is held elsewhere
+PAUSES = (0.01, 0.5)  # seconds between tries for the lock: the first, doubled up to the last
+NAMED = 10  # refusals a line about unrecorded ones names; the rest are counted
+HELD = "another process held the write lock until this one stopped"
 
 _TABLE = """
 CREATE TABLE IF NOT EXISTS rejections (
@@ -60,6 +78,22 @@ class Rejection:
     details: str | None = None  # canonical JSON of the refusal's details (None: unrecorded)
 
 
+@dataclass(frozen=True)
+class _Refused:
+    """One refusal as it will be stored; ``at`` is when it was refused, not recorded."""
+
+    at: str
+    actor: Actor
+    operation: str
+    error_code: str
+    message: str
+    request: str
+    details: str | None
+
+    def said(self) -> str:
+        return f"{self.operation} by {self.actor.agent} ({self.error_code}) at {self.at}"
+
+
 class RejectionLog:
     def __init__(self, log: Log, retention: int | None = None) -> None:
         self.log = log
@@ -69,6 +103,11 @@ class RejectionLog:
         self._installed = False  # created on the first refusal: opening a log writes nothing
         self._details = False  # whether rejection_details is there (known once installed)
         self._installing = threading.Lock()
+        self._waiting: deque[_Refused] = deque()  # refused while the lock was held elsewhere
+        self._turned_away = 0  # refused while ``_waiting`` was full: counted, not kept
+        self._changed = threading.Condition()  # guards the two above and the recorder
+        self._recorder: threading.Thread | None = None
+        self._closing = threading.Event()
 
     def install(self) -> None:
         """Create the tables now (``init`` does), so a server's role needs no CREATE right.
@@ -106,39 +145,147 @@ class RejectionLog:
         request: Any,
         details: dict[str, Any] | None = None,
     ) -> None:
+        """Record a refusal now, or, while another process holds the write lock, once it
+        frees (``drained``); never waits for the lock. Raises the log's fault (a full disk)."""
         if self.retention <= 0:
             return
         try:
             text = canonical_json(request).decode()
         except TypeError as exc:  # too deep or not JSON: what was refused, not its bytes
             text = canonical_json({"unrecorded": f"not representable as JSON: {exc}"}).decode()
+        refused = _Refused(
+            format_timestamp(datetime.now(UTC)),
+            actor,
+            operation,
+            error_code,
+            message,
+            text[:MAX_REQUEST_BYTES],
+            canonical_json(details).decode() if details else None,
+        )
+        with self._changed:
+            if self._waiting:  # behind those already waiting: recorded in the order refused
+                self._wait_for_lock(refused)
+                return
+        try:
+            with self._without_waiting():
+                self._write([refused])
+        except WouldWait:
+            with self._changed:
+                self._wait_for_lock(refused)
+
+    def drained(self, timeout: float) -> bool:
+        """Whether every refusal kept waiting for the lock is recorded, within ``timeout``."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not self._waiting, timeout)
+
+    def close(self) -> None:
+        """Stop the recorder, try once more (without waiting) to record what waits, and name
+        in one warning line what still could not be."""
+        self._closing.set()
+        with self._changed:
+            self._changed.notify_all()
+            recorder = self._recorder
+        if recorder is not None:
+            recorder.join()
+        with self._changed:
+            left, turned_away = list(self._waiting), self._turned_away
+            self._waiting.clear()
+            self._turned_away = 0
+        if left:
+            self._write_or_say(left, HELD)
+        if turned_away:
+            self._unrecorded(turned_away, f"more than {MAX_WAITING} waited for the lock", [])
+
+    def _without_waiting(self) -> AbstractContextManager[None]:
+        """Only a SQLite file's lock is waited for; PostgreSQL's appends serialize on an
+        advisory lock that inserting a rejection does not take."""
+        if isinstance(self.log, EventLog):
+            return self.log.without_waiting()
+        return nullcontext()
+
+    def _wait_for_lock(self, refused: _Refused) -> None:
+        """(Holding ``_changed``.) Keep ``refused`` for the recorder, started if need be."""
+        if len(self._waiting) >= MAX_WAITING:
+            if not self._turned_away:
+                _log.warning(
+                    "%s: %d refusals wait for the write lock to be recorded; more are counted, "
+                    "not kept, until it frees",
+                    self.log.describe(),
+                    MAX_WAITING,
+                )
+            self._turned_away += 1
+            return
+        self._waiting.append(refused)
+        if self._recorder is None and not self._closing.is_set():
+            self._recorder = threading.Thread(
+                target=self._record_waiting, name="writegate-rejections", daemon=True
+            )
+            self._recorder.start()
+        self._changed.notify_all()
+
+    def _record_waiting(self) -> None:
+        """The recorder: whatever waits, in one transaction, as soon as the lock is free;
+        tried again and again (never waiting in SQLite, so closing stops it at once)."""
+        pause = PAUSES[0]
+        while not self._closing.is_set():
+            with self._changed:
+                self._changed.wait_for(lambda: self._waiting or self._closing.is_set())
+                batch = list(self._waiting)
+            if not batch:
+                continue
+            try:
+                with self._without_waiting():
+                    self._write(batch)
+            except WouldWait:
+                self._closing.wait(pause)
+                pause = min(pause * 2, PAUSES[1])
+                continue
+            except Exception as exc:  # a full disk: said, not kept for ever
+                fault = self.log.fault(exc)
+                self._unrecorded(len(batch), fault.cause if fault else one_line(exc), batch)
+            with self._changed:
+                for _ in batch:
+                    self._waiting.popleft()
+                if self._turned_away:
+                    self._unrecorded(
+                        self._turned_away, f"more than {MAX_WAITING} waited for the lock", []
+                    )
+                    self._turned_away = 0
+                self._changed.notify_all()
+            pause = PAUSES[0]
+
+    def _write_or_say(self, refusals: Sequence[_Refused], busy: str) -> None:
+        try:
+            with self._without_waiting():
+                self._write(refusals)
+        except WouldWait:
+            self._unrecorded(len(refusals), busy, refusals)
+        except Exception as exc:
+            fault = self.log.fault(exc)
+            self._unrecorded(len(refusals), fault.cause if fault else one_line(exc), refusals)
+
+    def _unrecorded(self, count: int, why: str | None, named: Sequence[_Refused]) -> None:
+        names = "; ".join(r.said() for r in named[:NAMED])
+        more = f"; and {count - NAMED} more" if count > NAMED else ""
+        _log.warning(
+            "%s: %d refusal%s not recorded in the rejections table (%s)%s",
+            self.log.describe(),
+            count,
+            "" if count == 1 else "s",
+            why,
+            f": {names}{more}" if names else "",
+        )
+
+    def _write(self, refusals: Sequence[_Refused]) -> None:
+        """Insert ``refusals`` in one transaction (creating the tables first if need be)."""
         if not self._installed:
             self.install()
         conn = self.log.connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            at = format_timestamp(datetime.now(UTC))
-            conn.execute(
-                "INSERT INTO rejections (at, agent, session, transport, operation, error_code, "
-                "message, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    at,
-                    actor.agent,
-                    actor.session,
-                    actor.transport,
-                    operation,
-                    error_code,
-                    message,
-                    text[:MAX_REQUEST_BYTES],
-                ),
-            )
-            if details and self._details:  # the row just inserted, found by what it holds
-                conn.execute(  # (older SQLite cannot return the id it gave)
-                    "INSERT INTO rejection_details (id, details) SELECT max(id), ? FROM "
-                    "rejections WHERE at = ? AND agent = ? AND message = ?",
-                    (canonical_json(details).decode(), at, actor.agent, message),
-                )
-            self._since_prune += 1
+            for refused in refusals:
+                self._insert(conn, refused)
+            self._since_prune += len(refusals)
             if self._since_prune >= max(1, min(1000, self.retention // 10)):
                 self._since_prune = 0
                 for table in (
@@ -153,6 +300,29 @@ class RejectionLog:
             if conn.in_transaction:  # a full disk's failed COMMIT ended it already
                 conn.execute("ROLLBACK")
             raise
+
+    def _insert(self, conn: Sql, refused: _Refused) -> None:
+        actor = refused.actor
+        conn.execute(
+            "INSERT INTO rejections (at, agent, session, transport, operation, error_code, "
+            "message, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                refused.at,
+                actor.agent,
+                actor.session,
+                actor.transport,
+                refused.operation,
+                refused.error_code,
+                refused.message,
+                refused.request,
+            ),
+        )
+        if refused.details and self._details:  # the row just inserted, found by what it holds
+            conn.execute(  # (older SQLite cannot return the id it gave)
+                "INSERT INTO rejection_details (id, details) SELECT max(id), ? FROM "
+                "rejections WHERE at = ? AND agent = ? AND message = ?",
+                (refused.details, refused.at, actor.agent, refused.message),
+            )
 
     def read(
         self,

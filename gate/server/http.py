@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 import threading
 from collections import deque
@@ -40,6 +41,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from writegate.eventlog.errors import one_line
 from writegate.gate.server.nesting import cut
 from writegate.gate.server.oauth import OAuthVerifier, auth_settings, protect
 from writegate.gate.server.oauth_settings import OAuthSettings
@@ -205,7 +207,11 @@ class HealthCheck:
     """``/healthz``'s answer within ``wait`` seconds. One check runs at a time, in a thread of
     its own; a probe arriving while it is still out waits for that same check, so a database
     that does not answer (paused, a network gone quiet) holds one thread, not one per probe,
-    and every probe hears "unreachable" once ``wait`` has passed."""
+    and every probe hears "unreachable" once ``wait`` has passed.
+
+    The server's log hears of changes, not of probes (a load balancer probing every second
+    would fill it): once when the log stops answering, with the database's words once a
+    check brings them, and once when it answers again."""
 
     def __init__(self, check: Callable[[], dict[str, object]], wait: float = HEALTH_WAIT) -> None:
         self._check = check
@@ -213,19 +219,51 @@ class HealthCheck:
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="writegate-health")
         self._lock = threading.Lock()
         self._running: Future[dict[str, object]] | None = None
+        self._saying = threading.Lock()  # guards the two below
+        self._down = False  # said to be unreachable, not yet said to be back
+        self._said_why = False  # the database's words said since
 
     def _current(self) -> Future[dict[str, object]]:
         with self._lock:
             if self._running is None or self._running.done():
                 self._running = self._pool.submit(self._check)
+                self._running.add_done_callback(self._heard)
             return self._running
+
+    def _heard(self, check: Future[dict[str, object]]) -> None:
+        """Every check's outcome, whether or not a probe still waited for it."""
+        failed = check.exception()
+        if failed is None:
+            self._reachable()
+        else:  # the details (a database's user, host, port) are for the server's log only
+            self._unreachable(one_line(failed))
+
+    def _unreachable(self, why: str | None) -> None:
+        with self._saying:
+            if self._down and (self._said_why or why is None):
+                return
+            self._down = True
+            self._said_why = why is not None
+        if why is None:
+            log.warning("/healthz: the log did not answer within %g s", self._wait)
+        else:
+            log.warning("/healthz: the log is unreachable: %s", why)
+
+    def _reachable(self) -> None:
+        with self._saying:
+            if not self._down:
+                return
+            self._down = self._said_why = False
+        log.warning("/healthz: the log is reachable again")  # at the level its loss was said
 
     async def __call__(self) -> dict[str, object]:
         running = self._current()
         try:
             return await anyio.to_thread.run_sync(running.result, self._wait)
         except TimeoutError:
-            log.warning("/healthz: the log did not answer within %g s", self._wait)
+            self._unreachable(None)
+            return UNREACHABLE
+        except Exception:  # said by ``_heard``
             return UNREACHABLE
 
 
@@ -315,9 +353,18 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def serve(app: ASGIApp, sock: socket.socket, *, access_log: bool = False) -> None:
-    """Run until interrupted (uvicorn, as the SDK's own runner does), on a bound socket."""
+    """Run until interrupted (uvicorn, as the SDK's own runner does), on a bound socket.
+    SIGTERM (a service manager's stop) ends in a return once uvicorn has shut down: uvicorn
+    raises it again for the handler it found, which by default ended the process there, so
+    the gate was never closed (refusals waiting for the write lock went unrecorded, unsaid)."""
     config = uvicorn.Config(app, log_config=None, access_log=access_log, lifespan="on")
-    uvicorn.Server(config).run(sockets=[sock])
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, lambda *_: None) if main else None
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _url_host(host: str) -> str:

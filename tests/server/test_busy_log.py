@@ -22,6 +22,7 @@ from tests.conftest import person
 from tests.server.conftest import published
 from tests.server.harness import Agent, http_agent, http_server, stdio_agent
 from writegate.eventlog import EventLog
+from writegate.gate.rejections import RejectionLog
 from writegate.gate.server.tokens import create_token
 
 pytestmark = pytest.mark.anyio
@@ -107,7 +108,83 @@ def test_the_busy_timeout_is_a_setting_and_a_busy_log_is_one_line(
             db_path, "--config", str(config), "write", "node", "Person:name=Ada",
             "--source", "cli", "--method", "manual", code=1,
         )  # fmt: skip
-    assert refused.stderr == (
-        f"error: {db_path}: the write lock was not free within 1 s (another process is "
+    assert refused.stderr == (  # the write waited (opening the log needs no lock)
+        f"error: LOG_UNAVAILABLE: {db_path}: the write lock was not free within 1 s (another process is "
         "writing to the file); nothing was appended, retry\n"
     )
+
+
+# a refusal is the gate's answer whether or not the rejections table can be written now:
+# the busy timeout here is longer than the test waits, so an answer that waited for the
+# lock (to record the refusal first) never comes
+REJECT = {"WRITE_GATE_UNKNOWN_LABEL_POLICY": "reject"}  # (seed 000's schema remaps them)
+LONG_BUSY = {"WRITEGATE_LOG__BUSY_TIMEOUT": "120", **REJECT}
+STARSHIP = person("Enterprise", label="Starship")  # no such label in seed 000's schema
+
+
+async def refused_while_the_lock_is_held(agent: Agent, db: Path) -> None:
+    answered: list[str] = []
+    with anyio.fail_after(60), write_lock_held(db):
+        out = await agent.call("write_node", STARSHIP)
+        answered.append("refusal")
+        assert out.is_error, out
+        assert out.data["error_code"] == "SCHEMA_UNKNOWN_LABEL", out.data
+        await agent.client.send_ping()
+        answered.append("ping")
+        async with anyio.create_task_group() as group:
+            group.start_soon(agent.call, "write_node", person("Ada"))  # waits for the lock
+            await anyio.sleep(0.3)  # the write reaches the lock (the order below holds anyway)
+            out = await agent.call("write_node", STARSHIP)
+            answered.append("second refusal")
+            assert out.data["error_code"] == "SCHEMA_UNKNOWN_LABEL", out.data
+            await agent.client.send_ping()
+            answered.append("ping")
+            group.cancel_scope.cancel()
+    assert answered == ["refusal", "ping", "second refusal", "ping"]  # the lock still held
+
+
+def recorded_refusals(db: Path) -> list[str]:
+    with EventLog(db, create=False) as log:
+        return [r.error_code for r in RejectionLog(log).read()]
+
+
+async def test_a_stdio_server_answers_a_refusal_while_another_process_holds_the_lock(
+    db_path: Path,
+) -> None:
+    async with stdio_agent(published(db_path), env=LONG_BUSY, mode="legacy") as agent:
+        await refused_while_the_lock_is_held(agent, db_path)
+    # recorded once the lock freed (at the latest when the server stopped)
+    assert recorded_refusals(db_path) == ["SCHEMA_UNKNOWN_LABEL"] * 2
+
+
+async def test_an_http_server_answers_a_refusal_while_another_process_holds_the_lock(
+    db_path: Path,
+) -> None:
+    token = create_token(Path(f"{published(db_path)}.tokens.json"), "ada", ("writer",))
+    with http_server(db_path, env=LONG_BUSY) as server:
+        async with http_agent(server.url, token, mode="legacy") as agent:
+            await refused_while_the_lock_is_held(agent, db_path)
+    assert recorded_refusals(db_path) == ["SCHEMA_UNKNOWN_LABEL"] * 2, server.last_said
+    assert "internal error" not in server.last_said
+
+
+def test_a_cli_write_refused_while_the_lock_is_held_is_answered_at_once(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """The CLI stops right after its answer: nobody would record the refusal later, so one
+    line says what auditors will not find, and the refusal's own line is the answer."""
+    config = tmp_path / "writegate.toml"
+    config.write_text("[log]\nbusy_timeout = 120\n")  # longer than ``writegate`` waits
+    with write_lock_held(published(db_path)):
+        refused = writegate(
+            db_path, "--config", str(config), "write", "node", "Starship:name=Enterprise",
+            "--source", "cli", "--method", "manual", code=1, env={"WRITEGATE_OPERATOR": "ada", **REJECT},
+        )  # fmt: skip
+    lost, answer = refused.stderr.splitlines()
+    assert answer.startswith("error: SCHEMA_UNKNOWN_LABEL: "), refused.stderr
+    assert lost.startswith(
+        f"{db_path}: 1 refusal not recorded in the rejections table (another process held "
+        "the write lock until this one stopped): write_node by operator:ada "
+        "(SCHEMA_UNKNOWN_LABEL) at "
+    ), refused.stderr
+    assert recorded_refusals(db_path) == []

@@ -81,3 +81,34 @@ def test_healthz_answers_unreachable_while_postgresql_is_paused_and_says_no_more
         f"/healthz: the log is unreachable: postgresql://postgres@127.0.0.1:{own_server.port}/probed"
         in said
     )
+
+
+def test_healthz_says_once_that_the_log_went_away_and_once_that_it_came_back(
+    own_server: Server, tmp_path: Path
+) -> None:
+    """A load balancer probes every second: while the database is down the server's log
+    says so once (with the database's words), not once a probe, and once when it is back."""
+    dsn = own_server.create_database("probed")
+    with Gate.open(dsn) as gate:
+        gate.publish_schema(SEED_SCHEMA)
+    with http_server(dsn, extra=("--tokens", str(tmp_path / "tokens.json"))) as server:
+        healthz = server.url.removesuffix("/mcp") + "/healthz"
+        assert httpx2.get(healthz, timeout=60).status_code == 200
+        own_server.stop()
+        down = [httpx2.get(healthz, timeout=60) for _ in range(5)]
+        own_server.start()
+        back = [httpx2.get(healthz, timeout=60)]
+        while back[-1].status_code != 200 and len(back) < 10:  # the log reconnects
+            back.append(httpx2.get(healthz, timeout=60))
+        again = [httpx2.get(healthz, timeout=60) for _ in range(3)]
+    assert [(r.status_code, r.json()) for r in down] == [(503, UNREACHABLE)] * 5
+    assert back[-1].status_code == 200, [r.json() for r in back]
+    assert [r.status_code for r in again] == [200] * 3
+    said = server.last_said
+    assert said.count("/healthz: the log is unreachable: ") == 1, said
+    assert (
+        f"/healthz: the log is unreachable: postgresql://postgres@127.0.0.1:{own_server.port}/probed"
+        in said
+    )
+    assert said.count("/healthz: the log is reachable again") == 1, said
+    assert said.count("/healthz: the log did not answer") <= 1, said  # a stop may be slow
