@@ -156,7 +156,7 @@ def writes(db: Path, folder: Path, count: int) -> dict[str, str]:
         for name, gate in copies.items() if k % 2 else reversed(copies.items()):
             args = person(10_000_000 + k)
             started = time.perf_counter()
-            assert gate.write_node(**args).status == "written"  # type: ignore[union-attr]
+            assert gate.write_node(**args).status == "written"
             spent[name].append(time.perf_counter() - started)
     for gate in copies.values():
         gate.close()
