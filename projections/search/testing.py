@@ -76,6 +76,13 @@ class TextIndexContractTestCase(unittest.TestCase):
         self.assertEqual(live, self.state.rebuilt_snapshot(self.log)["search_documents"])
         self.assertTrue(self.state.equals_replay(self.log, self.conn))
 
+    def test_a_document_gone_astray_differs_from_a_replay(self) -> None:
+        lost = self.expected()[0]
+        self.index.drop(self.conn, [lost.identity])
+        self.assertFalse(self.state.equals_replay(self.log, self.conn))
+        self.index.put(self.conn, [lost])
+        self.assertTrue(self.state.equals_replay(self.log, self.conn))
+
     def test_every_entity_is_found_by_its_words(self) -> None:
         for document in self.expected():
             hits = self.index.search(self.conn, document.text, document.kind, _PAGE)
