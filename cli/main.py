@@ -89,7 +89,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "search": (
         "read:search",
-        "Nodes whose label, keys or properties contain TEXT, with their neighbours.",
+        "Nodes whose words begin with TEXT's words, most relevant first, with neighbours.",
     ),
     "open": (
         "read:open_command",

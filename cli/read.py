@@ -61,7 +61,10 @@ def reading(ctx: Context) -> Iterator[tuple[Gate, GraphReader]]:
 @format_option()
 @pass_ctx
 def search(ctx: Context, text: str, limit: int, cursor: str | None, fmt: str) -> None:
-    """Nodes whose label, keys or properties contain TEXT, with their neighbours."""
+    """Nodes whose words begin with TEXT's words, most relevant first, with neighbours.
+
+    A node's words are its label, merge keys and string properties; any word of TEXT may
+    match (the more and the rarer, the higher), and TEXT is never query syntax."""
     with reading(ctx) as (_, reader):
         found = reader.search_nodes(text, limit, cursor)
     show_subgraph(found, fmt)

@@ -96,6 +96,7 @@ def test_dependencies_follow_the_arrows() -> None:
 OWNERS = {  # table -> the only folder whose code may name it in SQL
     r"events|event_streams|idempotency|writegate_log": PARTS["eventlog"],
     r"state_\w+|projection_checkpoints": PARTS["projections"] / "state",
+    r"search_\w+": PARTS["projections"] / "search",
     r"jsonl_\w+": PARTS["projections"] / "jsonl_model.py",
     r"rejections|rejection_details": PARTS["gate"] / "rejections.py",
     r"jobs": PARTS["gate"] / "jobs" / "table.py",

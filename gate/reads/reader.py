@@ -190,17 +190,33 @@ class GraphReader:
             return self._with_neighbours(conn, present, None)
 
     def search_nodes(self, query: str, limit: int = 25, cursor: str | None = None) -> Subgraph:
-        """Case-insensitive substring over label, keys and properties, neighbours included."""
+        """The nodes whose words (label, merge keys, string properties) begin with any word
+        of ``query``, the most relevant first (the read model's text index), neighbours
+        included. A read-only copy of a log from before the index is searched the old way:
+        a substring of the whole query, in identity order."""
         if not query.strip():
             raise GateRejection(
                 ErrorCode.INVALID_ARGUMENT, "query must not be empty", {"field": "query"}
             )
         limit = _limit(limit)
         with self._read() as conn:
-            found = self._state.search(conn, query, cursor or "", limit + 1)
-            matches = found[:limit]
-            next_cursor = matches[-1] if len(found) > limit else None
-            return self._with_neighbours(conn, matches, next_cursor)
+            if not self._state.keeps_text(conn):
+                found = self._state.search(conn, query, cursor or "", limit + 1)
+                matches = found[:limit]
+                next_cursor = matches[-1] if len(found) > limit else None
+                return self._with_neighbours(conn, matches, next_cursor)
+            index = self._state.text_index(conn)
+            try:
+                hits = index.search(conn, query, "node", limit + 1, cursor)
+            except ValueError:
+                raise GateRejection(
+                    ErrorCode.INVALID_ARGUMENT,
+                    "cursor is not one this search gave",
+                    {"field": "cursor"},
+                ) from None
+            page = hits[:limit]
+            next_cursor = page[-1].cursor if len(hits) > limit else None
+            return self._with_neighbours(conn, [h.identity for h in page], next_cursor)
 
     def neighbors(
         self,

@@ -56,7 +56,9 @@ class SearchNodesArgs(BaseModel):
     model_config = _ARGS
 
     query: StrictStr = Field(
-        min_length=1, max_length=500, description="Text to find in labels, keys and properties."
+        min_length=1,
+        max_length=500,
+        description="Words to find in labels, merge keys and string properties.",
     )
     limit: StrictInt = Field(default=25, ge=1, le=500, description="At most this many matches.")
     cursor: StrictStr | None = Field(
@@ -143,8 +145,9 @@ def open_nodes(call: ToolCall, args: OpenNodesArgs) -> Subgraph:
 
 @tool("read", read_only=True)
 def search_nodes(call: ToolCall, args: SearchNodesArgs) -> Subgraph:
-    """Case-insensitive substring search over labels, keys and properties; the matches,
-    their neighbours and the edges between, paged by cursor."""
+    """Nodes whose words (label, merge keys, string properties) begin with any word of
+    the query, most relevant first (BM25); the matches, their neighbours and the edges
+    between, paged by cursor. The query is plain words, never search syntax."""
     return call.reader.search_nodes(args.query, args.limit, args.cursor)
 
 

@@ -10,8 +10,12 @@ from collections.abc import Iterator
 from itertools import zip_longest
 from typing import Any
 
+import orjson
+
 from writegate.eventlog import EventCore, Log
 from writegate.eventlog.sql import Sql, run_script
+from writegate.projections.search import Document, TextIndex, entity_text, text_index_for
+from writegate.projections.search.sqlite import SqliteTextIndex
 from writegate.projections.state.changes import apply_to_state
 from writegate.projections.state.queries import StateReader
 from writegate.projections.state.tables import (
@@ -29,7 +33,7 @@ _SCRATCH_CACHE_KIB = 32 * 1024  # the replay's page cache: bounded, whatever the
 
 class StateProjection(StateReader):
     name = "state"
-    tables = (*STATE_TABLES, "projection_checkpoints")
+    tables = (*STATE_TABLES, "projection_checkpoints", *SqliteTextIndex.tables)
 
     # -- InlineProjector -----------------------------------------------------------
 
@@ -37,6 +41,7 @@ class StateProjection(StateReader):
         """Create the tables; a read model of an older layout is emptied, so the log's
         catch-up rebuilds it whole."""
         run_script(conn, TABLES)
+        text_index_for(conn).install(conn)
         if self.layout(conn) < LAYOUT:
             self.reset(conn)
             conn.execute(
@@ -62,8 +67,39 @@ class StateProjection(StateReader):
         older layout may not)."""
         return "state_proposals" in layout_tables(self.layout(conn))
 
+    def keeps_text(self, conn: Sql) -> bool:
+        """Whether the read model on ``conn`` keeps the text index (a read-only copy of an
+        older layout does not)."""
+        return self.layout(conn) >= LAYOUT
+
     def apply_event(self, conn: sqlite3.Connection, event: EventCore) -> None:
         apply_to_state(conn, event)
+        self._index_text(conn, event)
+
+    def text_index(self, conn: Sql) -> TextIndex:
+        """The read model's text index on ``conn`` (its own query API: ``projections.search``)."""
+        return text_index_for(conn)
+
+    def _index_text(self, conn: Sql, event: EventCore) -> None:
+        """Each entity the event touched (its streams) indexed as the state now holds it, or
+        forgotten when gone: the index follows the tables exactly, in the same transaction."""
+        found: list[Document] = []
+        gone: list[str] = []
+        for stream in event.streams:
+            kind, _, identity = stream.partition(":")
+            if kind not in _TEXT_SOURCES:
+                continue
+            name, sql = _TEXT_SOURCES[kind]
+            row = conn.execute(sql, (identity,)).fetchone()
+            if row is None:
+                gone.append(identity)
+            else:
+                found.append(Document(identity, name, entity_text(row[0], orjson.loads(row[1]))))
+        index = text_index_for(conn)
+        if gone:
+            index.drop(conn, gone)
+        if found:
+            index.put(conn, found)
 
     def set_checkpoint(self, conn: sqlite3.Connection, seq: int) -> None:
         conn.execute(
@@ -75,6 +111,7 @@ class StateProjection(StateReader):
     def reset(self, conn: Sql) -> None:
         for table in STATE_TABLES:
             conn.execute(f"DELETE FROM {table}")
+        text_index_for(conn).reset(conn)
         conn.execute("DELETE FROM projection_checkpoints WHERE name = ?", (self.name,))
 
     # -- against a replay --------------------------------------------------------------
@@ -105,12 +142,33 @@ class StateProjection(StateReader):
             for event in log.iter_replayed():
                 self.apply_event(scratch, event)
             scratch.execute("COMMIT")
-            return all(
+            tables_equal = all(
                 all(a == b for a, b in zip_longest(_rows(conn, sql), _rows(scratch, sql)))
                 for sql in ordered_selects(layout_tables(self.layout(conn)))
             )
+            return tables_equal and self._text_equal(conn, scratch)
         finally:
             scratch.close()
+
+    def _text_equal(self, conn: Sql, scratch: Sql) -> bool:
+        """Whether the text index on ``conn`` holds what a replay's does (an older layout
+        has none to compare)."""
+        if self.layout(conn) < LAYOUT:
+            return True
+        live, replayed = text_index_for(conn), text_index_for(scratch)
+        pairs = zip_longest(live.documents(conn), replayed.documents(scratch))
+        return all(a == b for a, b in pairs)
+
+    def snapshot(self, conn: Sql) -> dict[str, list[tuple[Any, ...]]]:
+        """The state tables' rows (``StateReader.snapshot``) and the text index's documents."""
+        documents = [(d.identity, d.kind, d.text) for d in text_index_for(conn).documents(conn)]
+        return {**super().snapshot(conn), "search_documents": documents}
+
+
+_TEXT_SOURCES = {  # a stream's prefix: the kind of document, and where its words are
+    "node": ("node", "SELECT label, properties FROM state_nodes WHERE identity = ?"),
+    "rel": ("relationship", "SELECT type, properties FROM state_relationships WHERE identity = ?"),
+}
 
 
 def _rows(conn: Sql, sql: str) -> Iterator[tuple[Any, ...]]:

@@ -29,7 +29,7 @@ def ref(label: str, name: str) -> dict[str, Any]:
 
 QUESTIONS: list[tuple[list[str], str, dict[str, Any]]] = [
     (["search", "ali"], "search_nodes", {"query": "ali"}),
-    (["search", "o", "--limit", "2"], "search_nodes", {"query": "o", "limit": 2}),
+    (["search", "person", "--limit", "2"], "search_nodes", {"query": "person", "limit": 2}),
     (
         ["open", "Person:name=Alice", "person:name=Carol"],
         "open_nodes",
@@ -82,7 +82,7 @@ async def test_each_read_command_answers_as_its_mcp_tool(history: Path) -> None:
             assert not outcome.is_error, outcome.data
             answers.append((command, outcome.data))
         second_page = await agent.call(
-            "search_nodes", {"query": "o", "limit": 2, "cursor": answers[1][1]["next_cursor"]}
+            "search_nodes", {"query": "person", "limit": 2, "cursor": answers[1][1]["next_cursor"]}
         )
         around = await agent.call("neighbors", {"node": ref("Person", "Alice"), "depth": 2})
     for command, tool_answer in answers:
@@ -90,7 +90,7 @@ async def test_each_read_command_answers_as_its_mcp_tool(history: Path) -> None:
     cursor = answers[1][1]["next_cursor"]
     assert cursor is not None
     assert (
-        as_json(history, "search", "o", "--limit", "2", "--cursor", cursor, "--format", "json")
+        as_json(history, "search", "person", "--limit", "2", "--cursor", cursor, "--format", "json")
         == second_page.data
     )
     assert answers[6][1]["length"] == 2  # the history has the two-hop path the test means

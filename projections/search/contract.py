@@ -1,0 +1,110 @@
+"""The text index contract: what a backend's index of the read model promises.
+
+The index holds one document per entity of the read model (a node's label, merge keys and
+string properties; a relationship's type and string properties), kept by the state
+projection in each append's transaction, so a search reads exactly what the log says. A
+document has a ``kind`` (``node``, ``relationship``; a later kind is one more value), and a
+search names the kind it wants. An agent's query is words, never the backend's query
+language: ``words`` takes them out of any string, so no input is a syntax error. Hits are
+ranked by relevance (BM25 on SQLite, cover density on PostgreSQL), ties broken by identity,
+and paged by a cursor made from the last hit, so a page is a bounded read, not a scan.
+``SqliteTextIndex`` and ``PostgresTextIndex`` keep it; ``testing.TextIndexContractTestCase``
+checks both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from writegate.eventlog.sql import Sql
+
+MAX_WORDS = 32  # a query's words beyond these are not searched: a search stays one probe each
+_WORD = re.compile(r"[^\W_]+")  # letters and digits: what both backends' tokenizers keep
+
+
+@dataclass(frozen=True)
+class Document:
+    """What one entity of the read model says in words."""
+
+    identity: str
+    kind: str  # "node" or "relationship"
+    text: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One document found: ``score`` orders hits (lower is more relevant, on both backends)."""
+
+    identity: str
+    score: float
+
+    @property
+    def cursor(self) -> str:
+        """Where the next page starts: after this hit."""
+        return f"{self.score!r}:{self.identity}"
+
+
+def parse_cursor(cursor: str) -> tuple[float, str]:
+    """(score, identity) of a cursor ``Hit.cursor`` made; ValueError for anything else."""
+    score, colon, identity = cursor.partition(":")
+    if not colon or not identity:
+        raise ValueError(f"not a search cursor: {cursor!r}")
+    return float(score), identity
+
+
+def words(query: str) -> list[str]:
+    """The words of an agent's query, lower-cased, each once, at most ``MAX_WORDS``."""
+    return list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))[:MAX_WORDS]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def entity_text(name: str, properties: Mapping[str, Any]) -> str:
+    """A document's text: the label (or relationship type), then every string value of the
+    properties (merge keys among them), in the properties' order; numbers and the like say
+    nothing a word search can meet."""
+    return "\n".join([name, *(s for v in properties.values() for s in _strings(v))])
+
+
+class TextIndex(Protocol):
+    """A text index kept in the log's own database (SQLite or PostgreSQL)."""
+
+    tables: tuple[str, ...]  # what it keeps in the log's database
+
+    def install(self, conn: Sql) -> None:
+        """Create its tables (nothing when they are there)."""
+        ...
+
+    def reset(self, conn: Sql) -> None:
+        """Forget every document (a rebuild then puts them back)."""
+        ...
+
+    def put(self, conn: Sql, documents: Iterable[Document]) -> None:
+        """Index each document, replacing the one of the same identity."""
+        ...
+
+    def drop(self, conn: Sql, identities: Iterable[str]) -> None:
+        """Forget the documents of these identities (absent ones: nothing)."""
+        ...
+
+    def search(
+        self, conn: Sql, query: str, kind: str, limit: int, after: str | None = None
+    ) -> list[Hit]:
+        """At most ``limit`` documents of ``kind`` matching any word of ``query`` (a word
+        matches the words it begins), the most relevant first, ties by identity, after the
+        hit whose ``cursor`` is ``after``; none when the query has no words. A malformed
+        ``after`` raises ValueError."""
+        ...
+
+    def documents(self, conn: Sql) -> Iterator[Document]:
+        """Every document, in identity order: two equal indexes give equal sequences."""
+        ...

@@ -1,0 +1,109 @@
+"""The text index on SQLite: FTS5 with BM25, kept by triggers in the writing transaction.
+
+``search_documents`` holds each entity's text; ``search_fts`` is an external-content FTS5
+index over it, which the triggers keep (the layout ``sqlite-utils``' ``enable_fts`` makes).
+sqlite-utils itself is not used: ``enable_fts`` runs ``executescript``, which commits the
+caller's open transaction, and the index must be created inside the log's install
+transaction and written inside each append's; its ``quote_fts`` ANDs the words and leaves a
+query of bare quotes empty, which FTS5 refuses. The statements are few and all here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+
+from writegate.eventlog.sql import Sql, run_script
+from writegate.projections.search.contract import Document, Hit, parse_cursor, words
+
+TABLES = """
+CREATE TABLE IF NOT EXISTS search_documents (
+    rowid INTEGER PRIMARY KEY,
+    identity TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5 (
+    text, content = 'search_documents', content_rowid = 'rowid',
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS search_documents_ai AFTER INSERT ON search_documents BEGIN
+    INSERT INTO search_fts (rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS search_documents_ad AFTER DELETE ON search_documents BEGIN
+    INSERT INTO search_fts (search_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+CREATE TRIGGER IF NOT EXISTS search_documents_au AFTER UPDATE ON search_documents BEGIN
+    INSERT INTO search_fts (search_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+    INSERT INTO search_fts (rowid, text) VALUES (new.rowid, new.text);
+END;
+"""
+
+# an unchanged document is not written again: its index entries stay as they are
+_PUT = (
+    "INSERT INTO search_documents (identity, kind, text) VALUES (?, ?, ?) "
+    "ON CONFLICT (identity) DO UPDATE SET kind = excluded.kind, text = excluded.text "
+    "WHERE search_documents.text <> excluded.text OR search_documents.kind <> excluded.kind"
+)
+_HITS = (
+    "SELECT d.identity AS identity, bm25(search_fts) AS score FROM search_fts "
+    "JOIN search_documents d ON d.rowid = search_fts.rowid "
+    "WHERE search_fts MATCH :match AND d.kind = :kind"
+)
+_FIRST = f"SELECT identity, score FROM ({_HITS}) ORDER BY score, identity LIMIT :limit"
+_NEXT = (
+    f"SELECT identity, score FROM ({_HITS}) "
+    "WHERE score > :score OR (score = :score AND identity > :after) "
+    "ORDER BY score, identity LIMIT :limit"
+)
+
+
+def fts_query(query: str) -> str:
+    """FTS5's query for an agent's words: each quoted (a quote inside doubled), matching
+    the words it begins, any of them."""
+    return " OR ".join('"' + w.replace('"', '""') + '"*' for w in words(query))
+
+
+class SqliteTextIndex:
+    """The text index in a SQLite log's file."""
+
+    tables: tuple[str, ...] = ("search_documents", "search_fts")
+
+    def install(self, conn: Sql) -> None:
+        run_script(conn, TABLES)
+
+    def reset(self, conn: Sql) -> None:
+        conn.execute("DELETE FROM search_documents")  # the triggers empty the index
+
+    def put(self, conn: Sql, documents: Iterable[Document]) -> None:
+        conn.executemany(_PUT, [(d.identity, d.kind, d.text) for d in documents])
+
+    def drop(self, conn: Sql, identities: Iterable[str]) -> None:
+        conn.executemany(
+            "DELETE FROM search_documents WHERE identity = ?", [(i,) for i in identities]
+        )
+
+    def search(
+        self, conn: Sql, query: str, kind: str, limit: int, after: str | None = None
+    ) -> list[Hit]:
+        match = fts_query(query)
+        if not match:
+            return []
+        params: dict[str, object] = {"match": match, "kind": kind, "limit": limit}
+        if after is not None:
+            params["score"], params["after"] = parse_cursor(after)
+        rows = conn.execute(_FIRST if after is None else _NEXT, params)
+        return [Hit(row[0], float(row[1])) for row in rows]
+
+    def documents(self, conn: Sql) -> Iterator[Document]:
+        rows = conn.execute("SELECT identity, kind, text FROM search_documents ORDER BY identity")
+        for row in rows:
+            yield Document(row[0], row[1], row[2])
+
+    def intact(self, conn: Sql) -> bool:
+        """Whether the FTS5 index agrees with the documents it indexes."""
+        try:
+            conn.execute("INSERT INTO search_fts (search_fts, rank) VALUES ('integrity-check', 1)")
+        except sqlite3.DatabaseError:  # "database disk image is malformed"
+            return False
+        return True

@@ -1,0 +1,131 @@
+"""The text index contract as a reusable test case, shipped with the package like the log's
+and the projectors' (``eventlog.testing``, ``projections.testing``).
+
+A backend's test subclasses ``TextIndexContractTestCase`` and says how to make a fresh log
+of its database with the state read model inline (which keeps the index). The case copies a
+recorded history into it (``projections.testing``: the 0.1 history, or the truth over time
+with supersessions, reviews, a merge and its undoing) and checks that the index says what
+the state tables say, equals a replay, and answers any string by relevance, page by page.
+Plain ``unittest`` plus hypothesis.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import unittest
+from pathlib import Path
+from typing import ClassVar
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from writegate.eventlog import Log
+from writegate.projections.search.contract import Document, entity_text
+from writegate.projections.state import StateProjection
+from writegate.projections.testing import HISTORY, history
+
+_PAGE = 500  # more than any recorded history's nodes: one page holds every hit
+
+
+class TextIndexContractTestCase(unittest.TestCase):
+    """Every promise of ``writegate.projections.search.contract.TextIndex``, on a real log."""
+
+    __test__: ClassVar[bool] = False  # the subclasses that fill ``create_log`` are the tests
+    history_file: ClassVar[Path] = HISTORY
+
+    def create_log(self) -> Log:
+        """A new, empty log of the backend under test, with ``StateProjection`` inline."""
+        raise NotImplementedError
+
+    def setUp(self) -> None:
+        self._scratch = tempfile.TemporaryDirectory()
+        self.addCleanup(self._scratch.cleanup)
+        self.log = self.create_log()
+        self.addCleanup(self.log.close)
+        self.state = next(p for p in self.log.inline if isinstance(p, StateProjection))
+        self.log.append_existing(history(self.history_file))
+        self.conn = self.log.connection()
+        self.index = self.state.text_index(self.conn)
+
+    @property
+    def scratch(self) -> Path:
+        return Path(self._scratch.name)
+
+    def expected(self) -> list[Document]:
+        """Each node's and relationship's document, made from the state tables as they are."""
+        counts = self.state.counts(self.conn)
+        nodes = [
+            Document(n.identity, "node", entity_text(n.label, n.properties))
+            for label in counts.labels
+            for n in self.state.nodes_labelled(self.conn, label)
+        ]
+        relationships = [
+            Document(e.edge.identity, "relationship", entity_text(e.edge.type, e.edge.properties))
+            for type in counts.relationship_types
+            for e in self.state.edges_typed(self.conn, type)
+        ]
+        return sorted([*nodes, *relationships], key=lambda d: d.identity)
+
+    def test_the_index_says_what_the_state_holds(self) -> None:
+        expected = self.expected()
+        self.assertTrue(expected)
+        self.assertEqual(list(self.index.documents(self.conn)), expected)
+
+    def test_the_index_equals_a_replay(self) -> None:
+        live = self.state.snapshot(self.conn)["search_documents"]
+        self.assertEqual(live, self.state.rebuilt_snapshot(self.log)["search_documents"])
+        self.assertTrue(self.state.equals_replay(self.log, self.conn))
+
+    def test_a_document_gone_astray_differs_from_a_replay(self) -> None:
+        lost = self.expected()[0]
+        self.index.drop(self.conn, [lost.identity])
+        self.assertFalse(self.state.equals_replay(self.log, self.conn))
+        self.index.put(self.conn, [lost])
+        self.assertTrue(self.state.equals_replay(self.log, self.conn))
+
+    def test_every_entity_is_found_by_its_words(self) -> None:
+        for document in self.expected():
+            hits = self.index.search(self.conn, document.text, document.kind, _PAGE)
+            self.assertIn(document.identity, [h.identity for h in hits], document)
+
+    def test_a_word_finds_the_words_it_begins(self) -> None:
+        document = next(d for d in self.expected() if d.kind == "node")
+        word = document.text.split()[0]
+        hits = self.index.search(self.conn, word[:2].upper(), "node", _PAGE)
+        self.assertIn(document.identity, [h.identity for h in hits])
+
+    def test_hits_are_ranked_then_ordered_by_identity(self) -> None:
+        hits = self.index.search(self.conn, self._common_words(), "node", _PAGE)
+        self.assertGreater(len(hits), 2)
+        self.assertEqual(hits, sorted(hits, key=lambda h: (h.score, h.identity)))
+
+    def test_pages_follow_one_another(self) -> None:
+        query = self._common_words()
+        whole = self.index.search(self.conn, query, "node", _PAGE)
+        paged, after = [], None
+        while page := self.index.search(self.conn, query, "node", 2, after):
+            paged += page
+            after = page[-1].cursor
+        self.assertEqual(paged, whole)
+
+    def test_a_query_without_words_finds_nothing(self) -> None:
+        for query in ("", "   ", '""', "*", "()", "-- ;", '"*" ^ - :'):
+            self.assertEqual(self.index.search(self.conn, query, "node", 10), [], query)
+
+    def test_a_cursor_it_did_not_give_is_refused(self) -> None:
+        for cursor in ("", "Person", "x:Person", "1.5:"):
+            with self.assertRaises(ValueError):
+                self.index.search(self.conn, "a", "node", 10, cursor)
+
+    # each backend's subclass runs this one method (read-only on its own log): not flaky
+    @settings(
+        max_examples=150, deadline=None, suppress_health_check=[HealthCheck.differing_executors]
+    )
+    @given(st.text())
+    def test_any_string_is_answered(self, query: str) -> None:
+        hits = self.index.search(self.conn, query, "node", 10)
+        self.assertLessEqual(len(hits), 10)
+
+    def _common_words(self) -> str:
+        """The labels of the history's nodes: words many documents share."""
+        return " ".join(self.state.counts(self.conn).labels)

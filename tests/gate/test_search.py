@@ -1,0 +1,80 @@
+"""search_nodes goes through the read model's text index, on SQLite and on PostgreSQL:
+ranked by relevance, paged, current with every write, and built for a log from before it."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import AGENT, SEED_SCHEMA, person
+from writegate.gate import Gate, GateRejection
+from writegate.gate.reads.reader import GraphReader
+from writegate.projections.state.tables import LAYOUT
+
+
+@pytest.fixture
+def db_path(any_db: str | Path) -> str | Path:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return any_db
+
+
+def found(gate: Gate, query: str, limit: int = 25) -> list[str]:
+    page = GraphReader(gate.log, gate.state).search_nodes(query, limit)
+    return [n.merge_keys["name"] for n in page.nodes if n.label == "Person"][:limit]
+
+
+def test_the_node_with_more_of_the_words_ranks_first(gate: Gate) -> None:
+    for name in ("Bob Smith", "Alice Jones", "Alice Smith", "Carol Alison"):
+        gate.write_node(**person(name))
+    assert found(gate, "alice smith", 1) == ["Alice Smith"]
+    assert found(gate, "where is Alice Smith?")[:1] == ["Alice Smith"]
+    assert set(found(gate, "ali")) == {"Alice Jones", "Alice Smith", "Carol Alison"}
+
+
+def test_a_search_pages_with_its_cursor(gate: Gate) -> None:
+    names = [f"Dana {i}" for i in range(7)]
+    for name in names:
+        gate.write_node(**person(name))
+    reader = GraphReader(gate.log, gate.state)
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = reader.search_nodes("dana", 3, cursor)
+        seen += [n.merge_keys["name"] for n in page.nodes]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert sorted(seen) == sorted(names)
+    with pytest.raises(GateRejection) as refused:
+        reader.search_nodes("dana", 3, "Person{}")
+    assert refused.value.code.value == "INVALID_ARGUMENT"
+
+
+def test_a_deleted_node_is_no_longer_found(gate: Gate) -> None:
+    gate.write_node(**person("Erin Quill"))
+    assert found(gate, "quill") == ["Erin Quill"]
+    gate.delete_node(
+        label="Person", merge_keys={"name": "Erin Quill"}, source="test", extraction_method="manual"
+    )
+    assert found(gate, "quill") == []
+
+
+def test_a_log_from_before_the_index_is_indexed_when_opened(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with Gate.open(path, default_actor=AGENT) as gate:
+        gate.publish_schema(SEED_SCHEMA)
+        gate.write_node(**person("Frank Older"))
+    conn = sqlite3.connect(path, isolation_level=None)  # as the layout before the index left it
+    conn.execute("DROP TABLE search_fts")
+    conn.execute("DROP TABLE search_documents")
+    conn.execute(
+        "UPDATE projection_checkpoints SET seq = ? WHERE name = 'state.layout'", (LAYOUT - 1,)
+    )
+    conn.close()
+    with Gate.open(path, readonly=True) as copy:  # a read-only copy is searched as before
+        assert found(copy, "rank old") == ["Frank Older"]
+    with Gate.open(path) as gate:
+        assert found(gate, "older") == ["Frank Older"]
+        assert gate.state.equals_replay(gate.log, gate.log.connection())
