@@ -129,6 +129,16 @@ class EventLog(Appending):
                 self._all.append(conn)
         return conn
 
+    def disconnect(self) -> None:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            return
+        self._local.conn = None
+        with self._lock:
+            if conn in self._all:
+                self._all.remove(conn)
+        conn.close()
+
     def _connect(self) -> sqlite3.Connection:
         """A connection. A read-only one never writes: ``mode=ro`` (SQLite may still create
         the WAL index beside an auditor's copy). On read-only media, where the index cannot

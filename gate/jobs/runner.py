@@ -178,6 +178,8 @@ class Jobs:
                 ended = self.run(job)
             except JobFailed:
                 ended = self.table.get(job.id) or job
+            finally:
+                self.table.log.disconnect()  # this thread ends here; the log lives on
             if on_end:
                 on_end(ended)
 
@@ -186,8 +188,11 @@ class Jobs:
         return thread
 
     def _beat(self, job_id: int, stop: threading.Event) -> None:
-        while not stop.wait(HEARTBEAT_SECONDS):
-            try:
-                self.table.heartbeat(job_id)
-            except Exception:  # a busy log: the next beat, or the progress, will do
-                continue
+        try:
+            while not stop.wait(HEARTBEAT_SECONDS):
+                try:
+                    self.table.heartbeat(job_id)
+                except Exception:  # a busy log: the next beat, or the progress, will do
+                    continue
+        finally:
+            self.table.log.disconnect()
