@@ -121,6 +121,9 @@ def test_a_rebuild_killed_half_way_resumes_from_its_checkpoint_and_ends_as_an_un
     assert (ended.state, ended.attempts) == ("completed", 2)
     applied = int(resumed.stdout.split("applied ")[1].split(" event")[0].replace(",", ""))
     assert 0 < applied < ended.total  # it continued; it did not start again
+    said = f"snapshot: applied {applied:,} events (resumed job {caught.id} from seq "
+    assert resumed.stdout.startswith(said), resumed.stdout
+    assert int(resumed.stdout.removeprefix(said).split(")")[0]) + applied == ended.total
     snapshot = (tmp_path / f"snapshot.{kind}").read_bytes()
     assert snapshot == (tmp_path / f"reference.{kind}").read_bytes()
     assert len(snapshot.splitlines()) >= NODES
