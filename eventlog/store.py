@@ -14,7 +14,7 @@ import shutil
 import sqlite3
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
@@ -285,18 +285,31 @@ class EventLog(Appending):
         )
         return found.fetchone() is not None
 
-    def backup(self, dest: str | Path) -> tuple[int, str]:
+    def backup(
+        self, dest: str | Path, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[int, str]:
         """Copy the whole file, as of one commit, to ``dest`` (a new file) while writers go
-        on; returns the copy's head. SQLite's online backup in a single step reads one
-        snapshot, page for page (rowids, triggers, read models, rejections: all as they
-        were). The copy is left in rollback-journal mode, so it can be opened read-only
-        without WAL files; opened for writing it returns to WAL."""
+        on; returns the copy's head. SQLite's online backup reads one snapshot, page for
+        page (rowids, triggers, read models, rejections: all as they were): in one step, or
+        with ``progress(pages done, pages)`` in steps inside one read transaction, which
+        keeps the snapshot (a step may raise to stop it). The copy is left in
+        rollback-journal mode, so it can be opened read-only without WAL files; opened for
+        writing it returns to WAL."""
         target = Path(dest)
         if target.exists() and target.stat().st_size > 0:
             raise FileExistsError(f"{target} exists (a backup never overwrites)")
         copy = sqlite3.connect(target, isolation_level=None)
+        conn = self.connection()
         try:
-            self.connection().backup(copy, pages=-1)
+            if progress is None:
+                conn.backup(copy, pages=-1)
+            else:
+                conn.execute("BEGIN")  # one snapshot across the steps
+                try:
+                    conn.execute(HEAD).fetchone()
+                    conn.backup(copy, pages=256, progress=lambda _, left, n: progress(n - left, n))
+                finally:
+                    conn.execute("COMMIT")
             copy.execute("PRAGMA journal_mode = DELETE")
             row = copy.execute(HEAD).fetchone()
         finally:

@@ -80,13 +80,16 @@ class Report:
 
 @dataclass(frozen=True)
 class Kind:
-    """One kind of job: the model of its options, ``total`` (events to apply) on claiming,
-    then ``run``, which returns its outcome in one line and calls the report after each
-    batch."""
+    """One kind of job: the model of its options, ``total`` (events, items or pages to do)
+    on claiming, then ``run``, which returns its outcome in one line and calls the report
+    after each batch. ``abandon`` removes what a dead process left half-made when its job
+    is cancelled; ``target``: the only one this kind works on (an import's: the log)."""
 
     options: type[BaseModel]
     total: Callable[[str, str], int]  # (target, options as stored) -> total
     run: Callable[[Job, Report], str]
+    abandon: Callable[[Job], None] | None = None
+    target: str | None = None
 
 
 class Jobs:
@@ -140,6 +143,8 @@ class Jobs:
             if job.alive():
                 self.table.request_cancel(job_id)
             else:
+                if (spec := self.kinds.get(job.kind)) is not None and spec.abandon is not None:
+                    spec.abandon(job)
                 self.table.finish(job_id, "cancelled", "cancelled while interrupted")
         return self.table.get(job_id) or job
 

@@ -179,7 +179,7 @@ def test_the_next_rebuild_of_a_projection_resumes_the_one_that_died(
     rebuilding.wait()
 
     again = writegate(big_log, "--config", str(toml), "rebuild", "again")
-    assert f"resuming job {caught.id} (rebuild again) from event " in again.stderr
+    assert f"resuming job {caught.id} (rebuild again) from " in again.stderr
     ended = job_on(big_log, "again")
     assert ended is not None
     assert (ended.id, ended.state, ended.attempts) == (caught.id, "completed", 2)
