@@ -80,10 +80,13 @@ def _made_as(target: str, job: Job, suffix: str) -> Path:
 
 
 def _told(report: Report, seen: Seen | None) -> Seen:
+    """Progress to the bar and the job; the last step always to the job, so that a
+    cancellation asked meanwhile is heard before the work is kept."""
+
     def progress(done: int, total: int) -> None:
         if seen:
             seen(done, total)
-        report(done, total)
+        report(done, total, force=done >= total)
 
     return progress
 

@@ -15,7 +15,7 @@ import sqlite3
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -299,16 +299,14 @@ class EventLog(Appending):
         if target.exists() and target.stat().st_size > 0:
             raise FileExistsError(f"{target} exists (a backup never overwrites)")
         copy = sqlite3.connect(target, isolation_level=None)
-        conn = self.connection()
         try:
             if progress is None:
-                conn.backup(copy, pages=-1)
-            else:
-                conn.execute("BEGIN")  # one snapshot across the steps
-                try:
+                self.connection().backup(copy, pages=-1)
+            else:  # a connection of its own: the thread's may write (the job's progress)
+                with closing(self._connect()) as conn:
+                    conn.execute("BEGIN")  # one snapshot across the steps
                     conn.execute(HEAD).fetchone()
                     conn.backup(copy, pages=256, progress=lambda _, left, n: progress(n - left, n))
-                finally:
                     conn.execute("COMMIT")
             copy.execute("PRAGMA journal_mode = DELETE")
             row = copy.execute(HEAD).fetchone()

@@ -71,9 +71,17 @@ def backup(
         partial = Path(name)
     else:
         remove_partial(partial)  # a dead process's: a backup is one snapshot, taken again
+    pages = (0, 0)
+
+    def step(done: int, total: int) -> None:
+        nonlocal pages
+        pages = (done, total)
+        if progress is not None:
+            progress(done, total)
+
     try:
         try:
-            log.backup(partial, progress)
+            log.backup(partial, step if progress else None)
         except (sqlite3.Error, OSError) as exc:  # a full disk, most likely
             raise BackupFailed(f"{target}: the copy could not be written: {one_line(exc)}") from exc
         with EventLog(partial, inline=[StateProjection()], readonly=True) as copy:
@@ -83,6 +91,8 @@ def backup(
                 f"the copy does not verify ({failure.name}: {failure.detail}); nothing was "
                 f"kept — `writegate verify` on {log.path} shows the same"
             )
+        if progress is not None:  # once more before it is kept: it may stop it still
+            progress(*pages)
         copied = _copy_tokens(tokens, tokens_beside(target)) if tokens.exists() else None
         os.replace(partial, target)
     except BaseException:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,25 +53,37 @@ def visible(job: Job | None, agent: str, admin: bool) -> Job | None:
 
 
 class Report:
-    """Handed to the work: call it with the events done and the total after each batch."""
+    """Handed to the work: call it with the events done and the total after each batch.
+
+    Progress is recorded by a thread of the report's own, on its own connection: the
+    work's may be inside a read transaction across its batches (a copy reads one snapshot
+    of its source), where a write cannot begin."""
 
     def __init__(self, table: JobTable, job: Job) -> None:
         self.table, self.job = table, job
         self._last = 0.0
         self.done, self.total = job.done, job.total  # as last told
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix=f"job-{job.id}-report")
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int, *, force: bool = False) -> None:
+        """``force``: record it now, however recent the last (a last chance to heed a
+        cancellation before the work is kept)."""
         self.done, self.total = done, total
         now = time.monotonic()
-        if now - self._last < REPORT_SECONDS:
+        if now - self._last < REPORT_SECONDS and not force:
             return
         self._last = now
         try:
-            cancelled = self.table.progress(self.job.id, done, total)
+            cancelled = self._writer.submit(self.table.progress, self.job.id, done, total).result()
         except Exception:  # a busy or lost log: the work goes on, the next report tells
             return
         if cancelled:
             raise JobCancelled(f"job {self.job.id} cancelled")
+
+    def close(self) -> None:
+        """The report's thread ends, letting go of its connection."""
+        self._writer.submit(self.table.log.disconnect).result()
+        self._writer.shutdown()
 
     @property
     def resuming(self) -> bool:
@@ -171,6 +184,7 @@ class Jobs:
         else:
             self.table.finish(job.id, "completed", outcome, (report.done, report.total))
         finally:
+            report.close()
             stop.set()
             beating.join()
         return self.table.get(job.id) or job
