@@ -165,11 +165,14 @@ def serve(ctx: Context, /, **flags: Any) -> None:
 
 
 def _jobs(ctx: Context, gate: Gate) -> Jobs:
-    """What job_start may run here: rebuild and replay of the configured projections."""
+    """What job_start may run here: rebuild and replay of the configured projections,
+    backup, copy and import of the served log."""
     from writegate.cli.job_kinds import kinds
+    from writegate.cli.log_jobs import log_kinds
     from writegate.gate.jobs import Jobs
 
-    return Jobs(gate.log, kinds(ctx.settings(), gate) if ctx.configured() else {})
+    projections = kinds(ctx.settings(), gate) if ctx.configured() else {}
+    return Jobs(gate.log, {**projections, **log_kinds(gate)})
 
 
 def _options(ctx: Context, flags: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import pytest
 
 from tests.cli.conftest import write_history
 from tests.server.harness import Agent, Outcome, http_agent, http_server
+from writegate.eventlog import open_log
 from writegate.gate.server.policy import DEFAULT_POLICY_FILE
 from writegate.gate.server.tokens import create_token
 
@@ -50,6 +51,52 @@ async def test_only_admins_see_the_job_tools_by_default(db_path: Path, tmp_path:
             assert set(await admin.tool_names()) >= JOB_TOOLS
         async with http_agent(server.url, create_token(tokens, "ana", ("writer",))) as writer:
             assert JOB_TOOLS.isdisjoint(await writer.tool_names())
+
+
+async def test_an_admin_backs_up_and_imports_over_mcp_and_another_agent_may_not(
+    db_path: Path, tmp_path: Path
+) -> None:
+    write_history(db_path)
+    policy = tmp_path / "policy.cedar"
+    policy.write_text(
+        DEFAULT_POLICY_FILE.read_text()
+        + '\npermit (principal in Role::"writer", action in Action::"jobs", resource);\n'
+    )
+    memory = tmp_path / "memory.jsonl"
+    memory.write_text(
+        '{"type":"entity","name":"Dora","entityType":"Person","observations":["age: 41"]}\n'
+    )
+    backup = tmp_path / "backup.db"
+    tokens = Path(str(db_path) + ".tokens.json")
+    with http_server(db_path, extra=("--policy", str(policy))) as server:
+        async with (
+            http_agent(server.url, create_token(tokens, "ops", ("admin",))) as admin,
+            http_agent(server.url, create_token(tokens, "ana", ("writer",))) as ana,
+        ):
+            imported = {"path": str(memory), "format": "mcp-memory", "method": "manual"}
+            for kind, target, options in [
+                ("backup", str(backup), {}),
+                ("import", None, imported),
+            ]:
+                asked = {"kind": kind, "target": target, "options": options}
+                refused = await ana.call("job_start", asked)
+                assert refused.is_error
+                assert refused.data["error_code"] == "POLICY_DENIED", refused.data
+                started = await admin.call("job_start", asked)
+                assert not started.is_error, started.data
+                done = await ended(admin, started.data["job"]["id"])
+                assert done.data["job"]["state"] == "completed", done.data
+            again = await admin.call("job_start", {"kind": "backup", "target": str(backup)})
+            assert again.data["error_code"] == "INVALID_ARGUMENT"
+            assert again.data["message"] == f"{backup} exists (a backup never overwrites)"
+    assert backup.exists()
+    with open_log(db_path, create=False, readonly=True) as log:
+        dora = [
+            event.actor.agent
+            for event in log.iter_events(after_seq=0)
+            if event.type == "node.written" and event.payload["node"]["keys"] == {"name": "Dora"}
+        ]
+    assert dora == ["ops"]  # imported once, as the admin who asked
 
 
 async def test_an_agent_sees_its_own_jobs_and_another_agents_are_indistinguishable_from_none(
