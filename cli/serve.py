@@ -170,9 +170,15 @@ def _jobs(ctx: Context, gate: Gate) -> Jobs:
     from writegate.cli.job_kinds import kinds
     from writegate.cli.log_jobs import log_kinds
     from writegate.gate.jobs import Jobs
+    from writegate.gate.server.observe import say
 
     projections = kinds(ctx.settings(), gate) if ctx.configured() else {}
-    return Jobs(gate.log, {**projections, **log_kinds(gate)})
+    jobs = Jobs(gate.log, {**projections, **log_kinds(gate)})
+    if not gate.log.readonly:  # agents' jobs a server that died left interrupted go on here
+        for job in jobs.resume_interrupted():
+            where = f"from {job.done:,} of {job.total:,}"
+            say(f"resumed job {job.id} ({job.kind} {job.target}) {where}")
+    return jobs
 
 
 def _options(ctx: Context, flags: dict[str, Any]) -> dict[str, Any]:

@@ -189,6 +189,20 @@ class Jobs:
             beating.join()
         return self.table.get(job.id) or job
 
+    def resume_interrupted(self) -> list[Job]:
+        """Take over, on worker threads, the interrupted jobs that agents started over MCP
+        and this process can run (a server's, as it starts). Taking one over is a
+        compare-and-set, so of several servers on one log each job goes to one. Jobs started
+        from the command line are left to the operator (``writegate jobs resume``)."""
+        taken = []
+        for job in self.table.running():
+            if job.transport == "cli" or job.kind not in self.kinds or job.alive():
+                continue
+            if (adopted := self.table.adopt(job)) is not None:
+                self.detach(adopted)
+                taken.append(adopted)
+        return taken
+
     def detach(self, job: Job, on_end: Callable[[Job], None] | None = None) -> threading.Thread:
         """Run a claimed job on a daemon thread of this process (the server's)."""
 
