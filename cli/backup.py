@@ -1,13 +1,13 @@
-"""``writegate backup``: a verified copy of a live log (a face over ``gate.backup.backup``)."""
+"""``writegate backup``: a verified copy of a live log, as a job you wait for (a face over
+``gate.backup.backup``, run by ``cli.log_jobs``)."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import click
 
-from writegate.cli.common import Context, fail, pass_ctx
+from writegate.cli.common import Context, fail, opened, pass_ctx
 
 
 @click.command()
@@ -23,10 +23,12 @@ def backup(ctx: Context, dest: Path, tokens: Path | None) -> None:
     """Copy the log while agents write, verify the copy, and copy the tokens file beside it.
 
     DEST must not exist. The copy is the log as of one commit; restore it by copying it
-    (and DEST.tokens.json) back while nothing serves the log, or point --db at it."""
-    from writegate.eventlog import EventLog, EventLogError
-    from writegate.gate.backup import BackupFailed
-    from writegate.gate.backup import backup as take_backup
+    (and DEST.tokens.json) back while nothing serves the log, or point --db at it. It runs
+    as a job on DEST (`writegate jobs`): cancelled or killed, it leaves nothing at DEST."""
+    from writegate.cli.jobs import Bar, run_kind
+    from writegate.cli.log_jobs import BackupOptions, backup_kind, destination
+    from writegate.gate.backup import BackupReport
+    from writegate.gate.jobs import Jobs
 
     if ctx.db_file is None:
         fail(
@@ -34,12 +36,13 @@ def backup(ctx: Context, dest: Path, tokens: Path | None) -> None:
             "(pg_dump), or copied to a file with `writegate copy`",
             2,
         )
-
-    try:
-        with EventLog(ctx.db_file, readonly=True) as log:
-            report = take_backup(log, dest, tokens=tokens)
-    except (BackupFailed, EventLogError, OSError, sqlite3.DatabaseError) as exc:
-        fail(str(exc))
+    made: list[BackupReport] = []
+    options = BackupOptions(tokens=str(tokens.resolve()) if tokens else None)
+    with opened(ctx) as gate:  # the job is recorded in the log's database
+        bar = Bar()
+        jobs = Jobs(gate.log, {"backup": backup_kind(gate.log, bar.seen, made.append)})
+        run_kind(jobs, bar, ctx, "backup", destination(str(dest)), options, echo=False)
+    (report,) = made
     checked = ", ".join(check.name for check in report.integrity.checks)
     click.echo(f"backed up {ctx.where} to {report.path} ({report.size:,} bytes)")
     click.echo(f"the copy verifies ({checked}) up to seq {report.head_seq}")

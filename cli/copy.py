@@ -5,40 +5,38 @@ from __future__ import annotations
 
 import click
 
-from writegate.cli.common import fail
+from writegate.cli.common import Context, fail, pass_ctx
 
 
 @click.command()
 @click.argument("source")
 @click.argument("dest")
 @click.option("--batch", default=1000, show_default=True, type=click.IntRange(1, 100_000))
-def copy(source: str, dest: str, batch: int) -> None:
+@pass_ctx
+def copy(ctx: Context, source: str, dest: str, batch: int) -> None:
     """Copy a log into another database, event by event, each event checked.
 
     SOURCE and DEST are each a SQLite file or a postgresql:// address. DEST is created if
     missing; it must be empty or an earlier copy of SOURCE, which the copy then continues
     (an interrupted copy is resumed by running it again). Agents may keep writing to
     SOURCE: the copy is SOURCE as of the moment it started. DEST's read models are built
-    as the events arrive; point --db at DEST to use it."""
+    as the events arrive; point --db at DEST to use it. It runs as a job on DEST recorded
+    in SOURCE's database (`writegate jobs`): a new file DEST appears only when complete."""
+    from writegate.cli.jobs import Bar, run_kind
+    from writegate.cli.log_jobs import CopyOptions, copy_kind, destination
     from writegate.eventlog import EventLogError, open_log
-    from writegate.eventlog.copying import copy_log
-    from writegate.projections.state import StateProjection
+    from writegate.gate.jobs import Jobs
 
+    made: list[tuple[int, str]] = []
     try:
-        with (
-            open_log(source, create=False, readonly=True) as src,
-            open_log(dest, inline=[StateProjection()]) as dst,
-        ):
-            if src.describe() == dst.describe():
-                fail(f"{src.describe()} is both SOURCE and DEST", 2)
-
-            def report(at: int, head: int) -> None:
-                click.echo(f"\r{at:,} / {head:,} events", nl=False, err=True)
-
-            seq, digest = copy_log(src, dst, batch=batch, progress=report)
-            where = (src.describe(), dst.describe())
+        with open_log(source, create=False) as src:  # the job is recorded in SOURCE's database
+            bar = Bar()
+            jobs = Jobs(src, {"copy": copy_kind(src, bar.seen, dest, made.append)})
+            options = CopyOptions(batch=batch)
+            ended = run_kind(jobs, bar, ctx, "copy", destination(dest), options, echo=False)
+            where = src.describe()
     except (EventLogError, OSError) as exc:
         fail(str(exc))
-    click.echo("", err=True)
-    click.echo(f"copied {where[0]} to {where[1]}: head {seq}")
+    ((seq, digest),) = made
+    click.echo(f"copied {where} to {ended.target}: head {seq}")
     click.echo(f"{seq}:{digest}")

@@ -12,7 +12,9 @@ from writegate.cli.common import Context, fail, opened, pass_ctx
 from writegate.cli.render import counted
 from writegate.cli.stores import progress_bar
 from writegate.cli.written import write_format
-from writegate.gate.imports import Format, ImportSummary, import_file, memorymesh_schema
+from writegate.gate import Gate
+from writegate.gate.imports import Format, ImportSummary, import_file
+from writegate.gate.memorymesh import memorymesh_schema
 
 
 def _print(summary: ImportSummary) -> None:
@@ -45,6 +47,35 @@ def _options(command: click.Command) -> click.Command:
     return write_format(command)  # type: ignore[return-value]
 
 
+def _as_job(
+    ctx: Context,
+    gate: Gate,
+    path: Path,
+    kind: Format,
+    method: str,
+    source: str | None,
+    reliability: float,
+) -> ImportSummary:
+    """The import as a job on the log, waited for (``cli.log_jobs``): killed, it is resumed
+    by running it again, after the last item it recorded."""
+    from writegate.cli.jobs import Bar, run_kind
+    from writegate.cli.log_jobs import ImportOptions, import_kind
+    from writegate.gate.jobs import Jobs
+
+    summaries: list[ImportSummary] = []
+    bar = Bar()
+    jobs = Jobs(gate.log, {"import": import_kind(gate, bar.seen, summaries.append)})
+    options = ImportOptions(
+        path=str(path.resolve()),
+        format=kind,
+        method=method,
+        source=source,
+        reliability=reliability,
+    )
+    run_kind(jobs, bar, ctx, "import", gate.log.describe(), options, echo=False)
+    return summaries[0]
+
+
 @click.group("import")
 def import_group() -> None:
     """Bring an existing agent memory under the gate (every item a gated write)."""
@@ -65,20 +96,22 @@ def _import_command(kind: Format, help_text: str) -> click.Command:
         as_json: bool,
     ) -> None:
         with opened(ctx) as gate:
-            total = sum(1 for line in path.open(encoding="utf-8") if line.strip())
-            label = f"{'rehearse' if dry_run else 'import'} {path.name}"
-            with progress_bar(total, label) as advance:
-                summary = import_file(
-                    gate,
-                    path,
-                    kind,
-                    extraction_method=method,
-                    source=source,
-                    reliability=reliability,
-                    actor=ctx.actor,
-                    dry_run=dry_run,
-                    progress=advance,
-                )
+            if dry_run:  # writes nothing: no job holds the log for it
+                total = sum(1 for line in path.open(encoding="utf-8") if line.strip())
+                with progress_bar(total, f"rehearse {path.name}") as advance:
+                    summary = import_file(
+                        gate,
+                        path,
+                        kind,
+                        extraction_method=method,
+                        source=source,
+                        reliability=reliability,
+                        actor=ctx.actor,
+                        dry_run=True,
+                        progress=advance,
+                    )
+            else:
+                summary = _as_job(ctx, gate, path, kind, method, source, reliability)
         if as_json or fmt == "json":
             click.echo(json.dumps(summary.model_dump(mode="json"), sort_keys=True))
         else:

@@ -37,9 +37,11 @@ class ReplayOptions(BaseModel):
     as_of: datetime | None = None
 
 
-def described(result: ReplayResult) -> str:
+def described(result: ReplayResult, job: Job | None = None) -> str:
     """The one line a replay or rebuild ends with (the job's outcome, the command's output)."""
     how = " (reset first)" if result.reset else ""
+    if result.resumed_from is not None and job is not None:
+        how = f" (resumed job {job.id} from seq {result.resumed_from})"
     notes = "".join(f"note: {line}\n" for line in result.notes)  # a file repaired, a log adopted
     return notes + (
         f"{result.name}: applied {counted(result.applied, 'event')}{how} in "
@@ -97,7 +99,7 @@ def kinds(settings: Settings, gate: Gate, seen: Seen | None = None) -> dict[str,
             ) from None
         finally:
             projector.close()
-        return described(result)
+        return described(result, job)
 
     def replay_total(name: str, options: str) -> int:
         wanted = ReplayOptions.model_validate_json(options)

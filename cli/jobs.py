@@ -1,5 +1,6 @@
-"""``writegate jobs``: long work (rebuilds, replays) as durable jobs, and running one in
-the foreground (``writegate rebuild|replay`` are jobs you wait for).
+"""``writegate jobs``: long work (rebuilds, replays, backups, copies, imports) as durable
+jobs, and running one in the foreground (``writegate rebuild|replay|backup|copy|import``
+are jobs you wait for).
 
 The operator holds the log itself, so this command sees every agent's jobs; over MCP an
 agent sees only its own unless it is an admin (``gate.server.job_tools``).
@@ -7,6 +8,7 @@ agent sees only its own unless it is an admin (``gate.server.job_tools``).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 import click
@@ -15,12 +17,15 @@ from rich.table import Table
 
 from writegate.cli.common import Context, fail, note, opened, pass_ctx
 from writegate.cli.job_kinds import kinds
+from writegate.cli.log_jobs import log_kinds
 from writegate.cli.render import console, emit_json, emit_jsonl, format_option, plain
 from writegate.gate import Gate
 from writegate.gate.jobs import Job, JobFailed, JobNotFound, Jobs, JobView, TargetBusy
 
+UNITS = {"backup": "pages", "import": "items"}  # what a job's done and total count
 
-class _Bar:
+
+class Bar:
     """The progress bar a foreground job moves, once its total is known (on claiming)."""
 
     def __init__(self) -> None:
@@ -34,10 +39,24 @@ class _Bar:
 
 
 def run_job(ctx: Context, gate: Gate, kind: str, target: str, options: BaseModel) -> None:
+    """Run a rebuild or replay of the projection ``target`` here as a job (``run_kind``)."""
+    bar = Bar()
+    run_kind(Jobs(gate.log, kinds(ctx.settings(), gate, bar.seen)), bar, ctx, kind, target, options)
+
+
+def run_kind(
+    jobs: Jobs,
+    bar: Bar,
+    ctx: Context,
+    kind: str,
+    target: str,
+    options: BaseModel,
+    *,
+    echo: bool = True,
+) -> Job:
     """Claim ``target`` for ``kind`` (or resume the interrupted job doing the same work on
-    it), run it here behind a progress bar, print its outcome; fail in one line."""
-    bar = _Bar()
-    jobs = Jobs(gate.log, kinds(ctx.settings(), gate, bar.seen))
+    it), run it here behind a progress bar, print its outcome (unless the command says
+    more itself: ``echo=False``); fail in one line."""
     try:
         job = jobs.start(ctx.actor, kind, target, options.model_dump())
     except ValueError as exc:
@@ -46,23 +65,26 @@ def run_job(ctx: Context, gate: Gate, kind: str, target: str, options: BaseModel
         fail(str(exc))
     except TargetBusy as busy:
         fail(_busy(kind, target, busy.job))
-    _run_here(jobs, job, bar)
+    return _run_here(jobs, job, bar, echo)
 
 
-def _run_here(jobs: Jobs, job: Job, bar: _Bar) -> None:
+def _run_here(jobs: Jobs, job: Job, bar: Bar, echo: bool = True) -> Job:
     from writegate.cli.stores import progress_bar
 
     if job.attempts > 1:
-        note(f"resuming job {job.id} ({job.kind} {job.target}) from event {job.done:,}")
+        note(f"resuming job {job.id} ({job.kind} {job.target}) from {job.done:,} of {job.total:,}")
+    label, unit = f"{job.kind} {job.target}", UNITS.get(job.kind, "events")
     try:
-        with progress_bar(max(job.total, 0), f"{job.kind} {job.target}") as advance:
+        with progress_bar(max(job.total, 0), label, unit, shown=sys.stderr.isatty()) as advance:
             bar.advance = advance
             ended = jobs.run(job)
     except JobFailed as exc:
         fail(str(exc))
     if ended.state == "cancelled":
         fail(f"job {job.id} was cancelled; {ended.outcome}")
-    click.echo(ended.outcome)
+    if echo:
+        click.echo(ended.outcome)
+    return ended
 
 
 def _busy(kind: str, target: str, holder: Job) -> str:
@@ -86,7 +108,7 @@ def _busy(kind: str, target: str, holder: Job) -> str:
 )
 @click.pass_context
 def jobs(click_ctx: click.Context, fmt: str, limit: int) -> None:
-    """Long work (rebuild, replay) as jobs: list them, show, cancel, resume."""
+    """Long work (rebuild, replay, backup, copy, import) as jobs: list, show, cancel, resume."""
     if click_ctx.invoked_subcommand is None:
         click_ctx.invoke(jobs_list, fmt=fmt, limit=limit)
 
@@ -145,11 +167,12 @@ def jobs_show(ctx: Context, job_id: int) -> None:
 @click.argument("job_id", metavar="ID", type=int)
 @pass_ctx
 def jobs_cancel(ctx: Context, job_id: int) -> None:
-    """Stop a job: a running one stops at its next batch, an interrupted one at once; the
-    projection it was building is left as it was before the job."""
+    """Stop a job: a running one stops at its next batch, an interrupted one at once. A
+    rebuilt projection, a backup or a new copy is left as it was before the job; an import
+    keeps what it imported."""
     with opened(ctx) as gate:
         try:
-            job = Jobs(gate.log, {}).cancel(job_id)
+            job = Jobs(gate.log, log_kinds(gate)).cancel(job_id)
         except JobNotFound as exc:
             fail(str(exc))
     if job.state == "running":
@@ -163,9 +186,10 @@ def jobs_cancel(ctx: Context, job_id: int) -> None:
 @pass_ctx
 def jobs_resume(ctx: Context, job_id: int) -> None:
     """Continue an interrupted job here, from its last checkpoint, and wait for it."""
-    bar = _Bar()
+    bar = Bar()
     with opened(ctx) as gate:
-        jobs = Jobs(gate.log, kinds(ctx.settings(), gate, bar.seen))
+        every = {**kinds(ctx.settings(), gate, bar.seen), **log_kinds(gate, bar.seen)}
+        jobs = Jobs(gate.log, every)
         try:
             job = jobs.resume(job_id)
         except (JobNotFound, JobFailed) as exc:

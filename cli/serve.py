@@ -165,11 +165,20 @@ def serve(ctx: Context, /, **flags: Any) -> None:
 
 
 def _jobs(ctx: Context, gate: Gate) -> Jobs:
-    """What job_start may run here: rebuild and replay of the configured projections."""
+    """What job_start may run here: rebuild and replay of the configured projections,
+    backup, copy and import of the served log."""
     from writegate.cli.job_kinds import kinds
+    from writegate.cli.log_jobs import log_kinds
     from writegate.gate.jobs import Jobs
+    from writegate.gate.server.observe import say
 
-    return Jobs(gate.log, kinds(ctx.settings(), gate) if ctx.configured() else {})
+    projections = kinds(ctx.settings(), gate) if ctx.configured() else {}
+    jobs = Jobs(gate.log, {**projections, **log_kinds(gate)})
+    if not gate.log.readonly:  # agents' jobs a server that died left interrupted go on here
+        for job in jobs.resume_interrupted():
+            where = f"from {job.done:,} of {job.total:,}"
+            say(f"resumed job {job.id} ({job.kind} {job.target}) {where}")
+    return jobs
 
 
 def _options(ctx: Context, flags: dict[str, Any]) -> dict[str, Any]:

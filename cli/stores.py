@@ -52,12 +52,18 @@ def _projector(settings: Settings, name: str, log: Log) -> Projector:
 
 
 @contextmanager
-def progress_bar(total: int, label: str) -> Iterator[Any]:
+def progress_bar(
+    total: int, label: str, unit: str = "events", *, shown: bool = True
+) -> Iterator[Any]:
+    """A bar on stderr (``shown=False``: none, for a script reading stderr's one line)."""
+    if not shown:
+        yield lambda _n: None
+        return
     columns = (
         TextColumn(f"[bold]{label}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]:>9,.0f} events/s"),
+        TextColumn("{task.fields[rate]:>9,.0f} " + unit + "/s"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )

@@ -52,6 +52,11 @@ class Log(Protocol):
         """This thread's connection to the log's database (the inline read models' too)."""
         ...
 
+    def disconnect(self) -> None:
+        """Let go of this thread's connection, for a thread that ends before the log closes
+        (a job's): else each such thread's stays open until then."""
+        ...
+
     def has_table(self, name: str) -> bool: ...
 
     def fault(self, exc: BaseException) -> LogUnavailable | None:

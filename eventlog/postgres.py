@@ -147,6 +147,9 @@ class PostgresEventLog(Appending):
             self._local.conn = conn
         return conn
 
+    def disconnect(self) -> None:  # the pool lends a connection per transaction: none held
+        self._local.conn = None
+
     def _take(self) -> Raw:
         try:
             conn = self._pool.getconn()

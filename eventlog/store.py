@@ -14,8 +14,8 @@ import shutil
 import sqlite3
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -128,6 +128,16 @@ class EventLog(Appending):
             with self._lock:
                 self._all.append(conn)
         return conn
+
+    def disconnect(self) -> None:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            return
+        self._local.conn = None
+        with self._lock:
+            if conn in self._all:
+                self._all.remove(conn)
+        conn.close()
 
     def _connect(self) -> sqlite3.Connection:
         """A connection. A read-only one never writes: ``mode=ro`` (SQLite may still create
@@ -297,18 +307,29 @@ class EventLog(Appending):
         )
         return found.fetchone() is not None
 
-    def backup(self, dest: str | Path) -> tuple[int, str]:
+    def backup(
+        self, dest: str | Path, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[int, str]:
         """Copy the whole file, as of one commit, to ``dest`` (a new file) while writers go
-        on; returns the copy's head. SQLite's online backup in a single step reads one
-        snapshot, page for page (rowids, triggers, read models, rejections: all as they
-        were). The copy is left in rollback-journal mode, so it can be opened read-only
-        without WAL files; opened for writing it returns to WAL."""
+        on; returns the copy's head. SQLite's online backup reads one snapshot, page for
+        page (rowids, triggers, read models, rejections: all as they were): in one step, or
+        with ``progress(pages done, pages)`` in steps inside one read transaction, which
+        keeps the snapshot (a step may raise to stop it). The copy is left in
+        rollback-journal mode, so it can be opened read-only without WAL files; opened for
+        writing it returns to WAL."""
         target = Path(dest)
         if target.exists() and target.stat().st_size > 0:
             raise FileExistsError(f"{target} exists (a backup never overwrites)")
         copy = sqlite3.connect(target, isolation_level=None)
         try:
-            self.connection().backup(copy, pages=-1)
+            if progress is None:
+                self.connection().backup(copy, pages=-1)
+            else:  # a connection of its own: the thread's may write (the job's progress)
+                with closing(self._connect()) as conn:
+                    conn.execute("BEGIN")  # one snapshot across the steps
+                    conn.execute(HEAD).fetchone()
+                    conn.backup(copy, pages=256, progress=lambda _, left, n: progress(n - left, n))
+                    conn.execute("COMMIT")
             copy.execute("PRAGMA journal_mode = DELETE")
             row = copy.execute(HEAD).fetchone()
         finally:

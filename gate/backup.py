@@ -14,6 +14,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,21 +47,41 @@ def tokens_beside(db: Path) -> Path:
     return db.with_name(db.name + TOKENS_SUFFIX)
 
 
-def backup(log: EventLog, dest: str | Path, *, tokens: Path | None = None) -> BackupReport:
+def backup(
+    log: EventLog,
+    dest: str | Path,
+    *,
+    tokens: Path | None = None,
+    partial: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> BackupReport:
     """Copy ``log`` to ``dest`` (a new file) and verify the copy; ``tokens`` (default: the
-    log's ``<db>.tokens.json``, if present) goes to ``<dest>.tokens.json``."""
+    log's ``<db>.tokens.json``, if present) goes to ``<dest>.tokens.json``. ``partial``:
+    where the copy is made (a job's name for it, so that a dead process's is found again;
+    default: a new temporary name beside ``dest``); ``progress(pages done, pages)``."""
     target = Path(dest)
     tokens = tokens_beside(log.path) if tokens is None else tokens
     if target.exists():
         raise BackupFailed(f"{target} exists (a backup never overwrites)")
     if not target.parent.is_dir():
         raise BackupFailed(f"{target.parent} is not a directory")
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
-    os.close(fd)
-    partial = Path(name)
+    if partial is None:
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+        os.close(fd)
+        partial = Path(name)
+    else:
+        remove_partial(partial)  # a dead process's: a backup is one snapshot, taken again
+    pages = (0, 0)
+
+    def step(done: int, total: int) -> None:
+        nonlocal pages
+        pages = (done, total)
+        if progress is not None:
+            progress(done, total)
+
     try:
         try:
-            log.backup(partial)
+            log.backup(partial, step if progress else None)
         except (sqlite3.Error, OSError) as exc:  # a full disk, most likely
             raise BackupFailed(f"{target}: the copy could not be written: {one_line(exc)}") from exc
         with EventLog(partial, inline=[StateProjection()], readonly=True) as copy:
@@ -70,15 +91,23 @@ def backup(log: EventLog, dest: str | Path, *, tokens: Path | None = None) -> Ba
                 f"the copy does not verify ({failure.name}: {failure.detail}); nothing was "
                 f"kept — `writegate verify` on {log.path} shows the same"
             )
+        if progress is not None:  # once more before it is kept: it may stop it still
+            progress(*pages)
         copied = _copy_tokens(tokens, tokens_beside(target)) if tokens.exists() else None
         os.replace(partial, target)
     except BaseException:
-        for leftover in (partial, *(Path(f"{partial}{side}") for side in SIDECARS)):
-            leftover.unlink(missing_ok=True)  # the copy's own files, named after it
+        remove_partial(partial)
         raise
     return BackupReport(
         target, report.head_seq, report.head_hash, target.stat().st_size, copied, report
     )
+
+
+def remove_partial(partial: Path) -> None:
+    """An unfinished copy's files, named after it, removed (a cancelled or failed backup
+    leaves nothing behind)."""
+    for leftover in (partial, *(Path(f"{partial}{side}") for side in SIDECARS)):
+        leftover.unlink(missing_ok=True)
 
 
 def _copy_tokens(source: Path, dest: Path) -> Path:

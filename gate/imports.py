@@ -6,7 +6,7 @@ Two formats of JSONL memory files are read:
   ``{"type":"relation","from","to","relationType"}``);
 * MemoryMesh's (``{"type":"node","name","nodeType","metadata"}``,
   ``{"type":"edge","from","to","edgeType","weight"}``), whose ``*.schema.json`` files
-  ``memorymesh_schema`` turns into a writegate schema document.
+  ``gate.memorymesh.memorymesh_schema`` turns into a writegate schema document.
 
 The rule for observations / metadata: a string ``Key: Value`` whose key names a property the
 schema declares for the entity's label — as written, or written another way (``Current
@@ -40,7 +40,7 @@ from writegate.eventlog import Actor
 from writegate.eventlog.bulk import bulk
 from writegate.gate.api import Gate
 from writegate.gate.models import BatchResult, Rejected, WriteNodeResult, WriteRelationshipResult
-from writegate.gate.schema import SchemaDocument, SchemaRegistry, parse_document
+from writegate.gate.schema import SchemaRegistry
 
 Format = Literal["mcp-memory", "memorymesh"]
 CHUNK = 2000
@@ -221,6 +221,15 @@ def read_items(
     return nodes + edges, problems, lines
 
 
+def items_in(gate: Gate, path: Path, fmt: Format) -> int:
+    """How many items an import of ``path`` writes, or tries to (its total, as a job)."""
+    try:
+        registry: SchemaRegistry | None = gate.current_schema().registry
+    except Exception:
+        registry = None
+    return len(read_items(path, fmt, registry, {})[0])
+
+
 def import_file(
     gate: Gate,
     path: str | Path,
@@ -232,7 +241,12 @@ def import_file(
     actor: Actor | None = None,
     dry_run: bool = False,
     progress: Callable[[int], None] | None = None,
+    after: int = 0,
 ) -> ImportSummary:
+    """``progress(items)`` after each batch; ``after``: the items an earlier run of this
+    import is known to have written (a resumed job), which this one goes on from. Its
+    batches are the earlier run's, so a batch that run wrote but did not report is its
+    idempotent retry: nothing is written twice. The summary counts this run's items."""
     path = Path(path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     common = {
@@ -245,7 +259,7 @@ def import_file(
     except Exception:
         registry = None
     with bulk():
-        return _import(gate, path, fmt, digest, common, registry, actor, dry_run, progress)
+        return _import(gate, path, fmt, digest, common, registry, actor, dry_run, progress, after)
 
 
 def _import(
@@ -258,10 +272,11 @@ def _import(
     actor: Actor | None,
     dry_run: bool,
     progress: Callable[[int], None] | None,
+    after: int,
 ) -> ImportSummary:
     items, problems, lines = read_items(path, fmt, registry, common)
     accepted = remapped = resolved = appended = 0
-    for start in range(0, len(items), CHUNK):
+    for start in range(after - after % CHUNK, len(items), CHUNK):
         pending = items[start : start + CHUNK]
         while pending:
             key = f"import:{digest}:{pending[0].line}-{pending[-1].line}:{len(pending)}"
@@ -317,84 +332,4 @@ def _remapped(result: BatchResult) -> int:
         1
         for r in result.results
         if isinstance(r, WriteNodeResult | WriteRelationshipResult) and r.remapped_from
-    )
-
-
-def memorymesh_schema(folder: str | Path, name: str = "memorymesh") -> SchemaDocument:
-    """MemoryMesh's ``*.schema.json`` files (seed 001 §3) as one writegate schema document.
-
-    ``add_npc`` becomes the label ``Npc`` (the entity type ``npc`` remaps to it); properties
-    keep their names exactly (``homeBase`` stays ``homeBase``: agents written for MemoryMesh
-    call the generated tools as they called MemoryMesh's), their types, enums and
-    descriptions; ``required`` ones become required; a property with a ``relationship``
-    becomes a relationship property whose edge type is the upper-snake ``edgeType`` from the
-    label to the target type's label.
-    """
-    folder = Path(folder)
-    files = sorted(folder.glob("*.schema.json"))
-    if not files:
-        raise ValueError(f"no *.schema.json files in {folder}")
-    raw = {}
-    for file in files:
-        data = json.loads(file.read_text(encoding="utf-8"))
-        tool = data.get("name", "")
-        if not isinstance(tool, str) or not tool.startswith("add_"):
-            raise ValueError(f"{file.name}: 'name' must start with 'add_' (seed 001 §3.3)")
-        raw[tool.removeprefix("add_")] = data
-
-    def label(entity_type: str) -> str:
-        return "".join(
-            part[:1].upper() + part[1:] for part in re.split(r"[_\W]+", entity_type) if part
-        )
-
-    nodes: dict[str, Any] = {}
-    relationships: dict[str, Any] = {}
-    for entity_type, data in raw.items():
-        properties, required = {}, []
-        for prop, spec in (data.get("properties") or {}).items():
-            kind = spec.get("type", "string")
-            doc: dict[str, Any] = {
-                "type": kind if kind in ("string", "array") else "string",
-                "description": spec.get("description", ""),
-            }
-            if kind == "array":
-                doc["items"] = "string"
-            if spec.get("enum"):
-                doc["enum"] = list(spec["enum"])
-            if rel := spec.get("relationship"):
-                rtype = relationship_type(rel["edgeType"])
-                target = label(rel.get("nodeType") or entity_type)
-                doc["relationship"] = {"type": rtype, "to": target, "key": "name"}
-                entry = relationships.setdefault(rtype, {"from": [], "to": []})
-                entry["from"] = sorted({*entry["from"], label(entity_type)})
-                entry["to"] = sorted({*entry["to"], target})
-            properties[prop] = doc
-            if spec.get("required"):
-                required.append(prop)
-        nodes[label(entity_type)] = {
-            "description": data.get("description", ""),
-            "merge_keys": ["name"],
-            "required": list(dict.fromkeys(["name", *required])),
-            "remaps_from": [entity_type] if entity_type != label(entity_type) else [],
-            "properties": {
-                "name": {"type": "string"},
-                **properties,
-                "observations": {"type": "array", "items": "string"},
-            },
-            "additional_properties": bool(data.get("additionalProperties", True)),
-        }
-    for target in {r for rel in relationships.values() for r in rel["to"]} - set(nodes):
-        nodes[target] = {
-            "merge_keys": ["name"],
-            "required": ["name"],
-            "properties": {"name": {"type": "string"}},
-        }
-    return parse_document(
-        {
-            "name": name,
-            "description": f"imported from MemoryMesh schemas in {folder.name}",
-            "nodes": nodes,
-            "relationships": relationships,
-        },
-        str(folder),
     )

@@ -69,6 +69,7 @@ class ReplayResult:
     seconds: float
     reset: bool
     notes: tuple[str, ...] = ()  # what the operator should know: a file repaired, a log adopted
+    resumed_from: int | None = None  # a resumed rebuild: the checkpoint it continued from
 
     @property
     def rate(self) -> float:
@@ -168,7 +169,7 @@ def replay(
             f"{projector.name}: --from-seq {start} would skip events after the checkpoint "
             f"{checkpoint}; replay from {checkpoint + 1} or earlier"
         )
-    applied, checkpoint = _apply(
+    applied, checkpoint, _ = _apply(
         log, projector, start - 1, target, batch, None, progress, reset=back_in_time
     )
     if isinstance(projector, Marked) and projector.mark() is None and checkpoint > 0:
@@ -200,10 +201,13 @@ def rebuild(
     was reset in place — continues from its checkpoint."""
     started = time.perf_counter()
     head = log.head()[0]
-    applied, checkpoint = _apply(
+    applied, checkpoint, resumed_from = _apply(
         log, projector, 0, head, batch, regater, progress, reset=True, resume=resume
     )
-    return ReplayResult(projector.name, applied, checkpoint, time.perf_counter() - started, True)
+    seconds = time.perf_counter() - started
+    return ReplayResult(
+        projector.name, applied, checkpoint, seconds, resumed_from is None, (), resumed_from
+    )
 
 
 def _apply(
@@ -217,9 +221,10 @@ def _apply(
     *,
     reset: bool,
     resume: bool = False,
-) -> tuple[int, int]:
+) -> tuple[int, int, int | None]:
     """Feed events ``after < seq <= target`` in batches; a reset happens inside the staging
-    (if the projector stages), so readers never see the emptied store.
+    (if the projector stages), so readers never see the emptied store. Returns the events
+    applied, the checkpoint, and the one a resumed rebuild continued from (None: it did not).
 
     While staged, nothing is durable until the swap at the end, so the batch size means
     nothing to the store: small batches are applied while their events are still in the
@@ -234,6 +239,7 @@ def _apply(
             projector.reset()
         checkpoint = projector.checkpoint()
         first = checkpoint if resumed else after
+        resumed_from = checkpoint if resumed else None
         for events in _batches(log, first, target, size, regater):
             checkpoint = projector.apply(events)
             applied += len(events)
@@ -241,7 +247,7 @@ def _apply(
                 progress(len(events))
     if isinstance(projector, Rendering):
         projector.flush()
-    return applied, checkpoint
+    return applied, checkpoint, resumed_from
 
 
 @contextmanager

@@ -1,4 +1,5 @@
-"""What a job is: one long piece of operator work (a rebuild, a replay) on one target.
+"""What a job is: one long piece of operator work (a rebuild, a replay, a backup, a copy,
+an import) on one target.
 
 A job is an operational record, not an event: it says who asked for work on a
 projection, how far it got and how it ended, none of which is a fact about the graph.
@@ -31,16 +32,16 @@ class Job(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     id: int
-    kind: str  # rebuild | replay
-    target: str  # the projection's name: one running job per target
+    kind: str  # rebuild | replay | backup | copy | import
+    target: str  # a projection's name, a destination, or the log: one running job on each
     options: str  # the kind's options, canonical JSON (``options_of``)
     owner: str  # the agent (or operator) who asked
     session: str | None
     transport: str
     requested_at: str
     state: Stored
-    done: int  # events applied so far (the target's checkpoint while it runs)
-    total: int  # events to apply
+    done: int  # work done so far: events, or a backup's pages, or an import's items
+    total: int  # work to do, in the same units
     cancel_requested: bool
     host: str  # where the process running it is
     pid: int

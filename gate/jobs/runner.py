@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,25 +53,37 @@ def visible(job: Job | None, agent: str, admin: bool) -> Job | None:
 
 
 class Report:
-    """Handed to the work: call it with the events done and the total after each batch."""
+    """Handed to the work: call it with the events done and the total after each batch.
+
+    Progress is recorded by a thread of the report's own, on its own connection: the
+    work's may be inside a read transaction across its batches (a copy reads one snapshot
+    of its source), where a write cannot begin."""
 
     def __init__(self, table: JobTable, job: Job) -> None:
         self.table, self.job = table, job
         self._last = 0.0
         self.done, self.total = job.done, job.total  # as last told
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix=f"job-{job.id}-report")
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int, *, force: bool = False) -> None:
+        """``force``: record it now, however recent the last (a last chance to heed a
+        cancellation before the work is kept)."""
         self.done, self.total = done, total
         now = time.monotonic()
-        if now - self._last < REPORT_SECONDS:
+        if now - self._last < REPORT_SECONDS and not force:
             return
         self._last = now
         try:
-            cancelled = self.table.progress(self.job.id, done, total)
+            cancelled = self._writer.submit(self.table.progress, self.job.id, done, total).result()
         except Exception:  # a busy or lost log: the work goes on, the next report tells
             return
         if cancelled:
             raise JobCancelled(f"job {self.job.id} cancelled")
+
+    def close(self) -> None:
+        """The report's thread ends, letting go of its connection."""
+        self._writer.submit(self.table.log.disconnect).result()
+        self._writer.shutdown()
 
     @property
     def resuming(self) -> bool:
@@ -80,13 +93,16 @@ class Report:
 
 @dataclass(frozen=True)
 class Kind:
-    """One kind of job: the model of its options, ``total`` (events to apply) on claiming,
-    then ``run``, which returns its outcome in one line and calls the report after each
-    batch."""
+    """One kind of job: the model of its options, ``total`` (events, items or pages to do)
+    on claiming, then ``run``, which returns its outcome in one line and calls the report
+    after each batch. ``abandon`` removes what a dead process left half-made when its job
+    is cancelled; ``target``: the only one this kind works on (an import's: the log)."""
 
     options: type[BaseModel]
     total: Callable[[str, str], int]  # (target, options as stored) -> total
     run: Callable[[Job, Report], str]
+    abandon: Callable[[Job], None] | None = None
+    target: str | None = None
 
 
 class Jobs:
@@ -140,6 +156,8 @@ class Jobs:
             if job.alive():
                 self.table.request_cancel(job_id)
             else:
+                if (spec := self.kinds.get(job.kind)) is not None and spec.abandon is not None:
+                    spec.abandon(job)
                 self.table.finish(job_id, "cancelled", "cancelled while interrupted")
         return self.table.get(job_id) or job
 
@@ -166,9 +184,24 @@ class Jobs:
         else:
             self.table.finish(job.id, "completed", outcome, (report.done, report.total))
         finally:
+            report.close()
             stop.set()
             beating.join()
         return self.table.get(job.id) or job
+
+    def resume_interrupted(self) -> list[Job]:
+        """Take over, on worker threads, the interrupted jobs that agents started over MCP
+        and this process can run (a server's, as it starts). Taking one over is a
+        compare-and-set, so of several servers on one log each job goes to one. Jobs started
+        from the command line are left to the operator (``writegate jobs resume``)."""
+        taken = []
+        for job in self.table.running():
+            if job.transport == "cli" or job.kind not in self.kinds or job.alive():
+                continue
+            if (adopted := self.table.adopt(job)) is not None:
+                self.detach(adopted)
+                taken.append(adopted)
+        return taken
 
     def detach(self, job: Job, on_end: Callable[[Job], None] | None = None) -> threading.Thread:
         """Run a claimed job on a daemon thread of this process (the server's)."""
@@ -178,6 +211,8 @@ class Jobs:
                 ended = self.run(job)
             except JobFailed:
                 ended = self.table.get(job.id) or job
+            finally:
+                self.table.log.disconnect()  # this thread ends here; the log lives on
             if on_end:
                 on_end(ended)
 
@@ -186,8 +221,11 @@ class Jobs:
         return thread
 
     def _beat(self, job_id: int, stop: threading.Event) -> None:
-        while not stop.wait(HEARTBEAT_SECONDS):
-            try:
-                self.table.heartbeat(job_id)
-            except Exception:  # a busy log: the next beat, or the progress, will do
-                continue
+        try:
+            while not stop.wait(HEARTBEAT_SECONDS):
+                try:
+                    self.table.heartbeat(job_id)
+                except Exception:  # a busy log: the next beat, or the progress, will do
+                    continue
+        finally:
+            self.table.log.disconnect()

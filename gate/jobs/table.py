@@ -187,6 +187,10 @@ class JobTable:
         """The running (or interrupted) job on ``target``, if any."""
         return next(self._select("target = ? AND state = 'running'", (target,)), None)
 
+    def running(self) -> list[Job]:
+        """Every running (or interrupted) job, oldest first."""
+        return list(self._select("state = 'running'", (), "ORDER BY id"))
+
     def listed(self, *, owner: str | None = None, limit: int = 100) -> list[Job]:
         """Newest first; only ``owner``'s when given."""
         where, params = ("owner = ?", (owner,)) if owner is not None else ("1 = 1", ())

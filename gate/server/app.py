@@ -129,7 +129,7 @@ class WritegateServer:
         jobs: Jobs | None = None,
     ) -> None:
         self.gate = gate
-        self.jobs = jobs  # what job_start may run (rebuild, replay: the command's kinds)
+        self.jobs = jobs  # what job_start may run (the command's kinds)
         self.policy = policy or Policy.load()
         self.reader = GraphReader(gate.log, gate.state, half_lives(gate))
         self.stdio_principal = stdio_principal or Principal(agent="stdio-agent", transport="stdio")

@@ -1,4 +1,4 @@
-"""Tools for long work: start a rebuild or replay of a projection as a job, watch it,
+"""Tools for long work: start a rebuild, replay, backup, copy or import as a job, watch it,
 cancel it, list them (seed 003's job queue; MCP's tasks extension is not in the Python
 SDK yet — when it is, the same jobs can be offered through it).
 
@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.gate.jobs import Job, JobNotFound, Jobs, JobView, TargetBusy, visible
+from writegate.gate.jobs import Job, JobFailed, JobNotFound, Jobs, JobView, TargetBusy, visible
 from writegate.gate.models import Rejected
 from writegate.gate.server.tools import ToolCall, ToolSpec, tool
 
@@ -27,19 +27,32 @@ _ARGS = ConfigDict(extra="forbid", frozen=True)
 class JobStartArgs(BaseModel):
     model_config = _ARGS
 
-    kind: Literal["rebuild", "replay"] = Field(
+    kind: Literal["rebuild", "replay", "backup", "copy", "import"] = Field(
         description="rebuild: reset the projection and replay the whole log into it (the "
         "old one is served until the new one is complete); replay: apply the log from its "
-        "checkpoint."
+        "checkpoint; backup: a verified copy of this server's SQLite log; copy: this "
+        "server's log into another database; import: a memory file into this log, every "
+        "item a gated write as the caller. backup, copy and import name paths on the "
+        "server's machine: admins only."
     )
-    target: StrictStr = Field(
-        min_length=1, max_length=200, description="The projection's name in the configuration."
+    target: StrictStr | None = Field(
+        default=None,
+        min_length=1,
+        max_length=1000,
+        description="rebuild, replay: the projection's name in the configuration; backup: "
+        "the new file's path; copy: the destination's path or postgresql:// address; "
+        "import: none (its target is this log).",
     )
     options: dict[str, Any] = Field(
         default_factory=dict,
         description='rebuild: {"regate": true} replays through the current schema\'s remaps; '
-        'replay: {"from_seq": N, "to_seq": N, "as_of": "<ISO time>"}.',
+        'replay: {"from_seq": N, "to_seq": N, "as_of": "<ISO time>"}; backup: {"tokens": '
+        '"<path>"}; copy: {"batch": N}; import: {"path": "<file>", "format": "mcp-memory" | '
+        '"memorymesh", "method": "<extraction method>", "source": "…", "reliability": 0.5}.',
     )
+
+
+PATH_KINDS = ("backup", "copy", "import")  # they read or write the server's own files
 
 
 class JobArgs(BaseModel):
@@ -86,20 +99,31 @@ def _seen(call: ToolCall, job_id: int) -> Job:
 
 @tool("jobs", destructive=True)
 def job_start(call: ToolCall, args: JobStartArgs) -> JobResult | Rejected:
-    """Start a rebuild or replay of a projection as a job on this server and answer at
-    once with its id; follow it with job_status. One job per projection at a time: an
-    interrupted job doing the same work is resumed from its checkpoint instead."""
+    """Start long work as a job on this server (a rebuild or replay of a projection, a
+    backup, a copy, an import) and answer at once with its id; follow it with job_status.
+    One job per target at a time: an interrupted job doing the same work is resumed from
+    its checkpoint instead."""
     jobs = _jobs(call)
+    if args.kind in PATH_KINDS and "admin" not in call.roles:
+        raise GateRejection(
+            ErrorCode.POLICY_DENIED,
+            f"{args.kind} jobs name paths on the server's machine: admins only",
+            {"kind": args.kind},
+        )
+    fixed = jobs.kinds[args.kind].target if args.kind in jobs.kinds else None
+    target = fixed or args.target
+    if target is None:
+        raise GateRejection(ErrorCode.INVALID_ARGUMENT, f"a {args.kind} job needs a target")
     try:
-        job = jobs.start(call.actor, args.kind, args.target, args.options)
+        job = jobs.start(call.actor, args.kind, target, args.options)
     except TargetBusy as busy:
         held = visible(busy.job, call.actor.agent, "admin" in call.roles)
         raise GateRejection(
             ErrorCode.JOB_TARGET_BUSY,
-            f"{args.target} is held by another job" if held is None else str(busy),
-            {"target": args.target, **({"job": held.id} if held else {})},
+            f"{target} is held by another job" if held is None else str(busy),
+            {"target": target, **({"job": held.id} if held else {})},
         ) from None
-    except ValueError as exc:
+    except (ValueError, JobFailed) as exc:  # unknown, or not reachable as named
         raise GateRejection(ErrorCode.INVALID_ARGUMENT, str(exc)) from None
     jobs.detach(job)
     return JobResult(job=JobView.of(job))

@@ -83,13 +83,26 @@ SPELLED: dict[tuple[str, str], str] = {
     ("merge_nodes", "duplicate_keys"): "nodes",
     ("merge_nodes", "duplicate_label"): "nodes",
     ("unmerge_nodes", "merge"): "merge_id",
-    ("job_start", "kind"): BY_SUBCOMMAND,  # writegate rebuild | replay
+    ("job_start", "kind"): BY_SUBCOMMAND,  # writegate rebuild | replay | backup | copy | import
     ("job_start", "target"): "name",
     ("job_start", "options"): "options",  # each option of the kind's command: OPTIONS
     ("job_status", "job"): "job_id",
     ("job_cancel", "job"): "job_id",
 }
-OPTIONS = {"rebuild": ("regate",), "replay": ("from_seq", "to_seq", "as_of")}
+JOBS = {  # each kind of job: its command, and its target's spelling there (import: the log)
+    "rebuild": (("rebuild",), "name"),
+    "replay": (("replay",), "name"),
+    "backup": (("backup",), "dest"),
+    "copy": (("copy",), "dest"),
+    "import": (("import", "mcp-memory"), None),  # its format is the subcommand
+}
+OPTIONS = {
+    "rebuild": ("regate",),
+    "replay": ("from_seq", "to_seq", "as_of"),
+    "backup": ("tokens",),
+    "copy": ("batch",),
+    "import": ("path", "method", "source", "reliability"),
+}
 
 
 def command(words: tuple[str, ...]) -> click.Command:
@@ -119,12 +132,16 @@ def test_every_tool_argument_has_a_cli_spelling(tool: ToolSpec) -> None:
     missing = []
     for argument in arguments:
         spelled = SPELLED.get((tool.name, argument), argument)
-        if spelled == BY_SUBCOMMAND:
+        if spelled == BY_SUBCOMMAND and tool.name == "job_start":
+            choices = tool.input_schema()["properties"][argument]["enum"]
+            assert sorted(choices) == sorted(JOBS)
+            assert all(t is None or t in parameters(words) for words, t in JOBS.values())
+        elif spelled == BY_SUBCOMMAND:
             choices = tool.input_schema()["properties"][argument]["enum"]
             siblings = [(*words[:-1], choice) for choice in choices]  # review approve|reject
             assert all(parameters(s) >= taken & {"proposal", "note", "name"} for s in siblings)
         elif spelled == "options":
-            assert all(set(keys) <= parameters((kind,)) for kind, keys in OPTIONS.items())
+            assert all(set(keys) <= parameters(JOBS[kind][0]) for kind, keys in OPTIONS.items())
         elif spelled not in taken:
             missing.append(f"{argument} (as {spelled})")
     assert missing == [], f"writegate {' '.join(words)} has no spelling for {missing}"

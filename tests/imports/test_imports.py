@@ -11,7 +11,8 @@ from tests.conftest import FIXTURES
 from tests.imports.memory_file import generate
 from writegate.eventlog import Actor
 from writegate.gate import Gate
-from writegate.gate.imports import ImportSummary, import_file, memorymesh_schema
+from writegate.gate.imports import ImportSummary, import_file
+from writegate.gate.memorymesh import memorymesh_schema
 
 OPERATOR = Actor(agent="operator:migration", transport="cli")
 

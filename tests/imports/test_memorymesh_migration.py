@@ -17,7 +17,8 @@ import yaml
 from tests.conftest import FIXTURES
 from tests.server.harness import WRITEGATE, stdio_agent
 from writegate.gate import Gate
-from writegate.gate.imports import import_file, memorymesh_schema
+from writegate.gate.imports import import_file
+from writegate.gate.memorymesh import memorymesh_schema
 
 MESH = FIXTURES / "memorymesh"
 ROBOT = 'Robot{"name":"R2"}'

@@ -3,6 +3,7 @@ a dead process's job taken over by one resumer only, progress, cancellation, out
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -98,4 +99,43 @@ def test_a_progress_report_the_busy_log_refuses_does_not_fail_the_job(tmp_path: 
     ended = jobs.run(jobs.start(OPS, "rebuild", "snapshot", {}))
     assert (ended.state, ended.outcome, ended.done) == ("completed", "done", 5)
     other.close()
+    log.close()
+
+
+def files_open_on(log_at: Path) -> int:
+    """This process's file descriptors on the log's files (each SQLite connection holds
+    its own on the database and on its -wal)."""
+    fds = Path("/proc/self/fd")
+    named = {str(log_at), f"{log_at}-wal", f"{log_at}-shm"}
+    found = 0
+    for fd in fds.iterdir():
+        try:
+            found += os.readlink(fd) in named
+        except OSError:  # closed since it was listed
+            continue
+    return found
+
+
+def test_jobs_run_on_threads_of_their_own_leave_no_connection_open_behind_them(
+    tmp_path: Path,
+) -> None:
+    log_at = tmp_path / "log.db"
+    log = open_log(log_at, create=True)
+
+    def reads_the_log(job: Job, report: Report) -> str:
+        report(log.head()[0], 10)  # the job's thread reads the log, as every kind does
+        return "done"
+
+    jobs = Jobs(log, {"rebuild": Kind(Options, lambda _t, _o: 10, reads_the_log)})
+
+    def detached(target: str) -> None:  # as a server runs one: on a worker thread
+        jobs.detach(jobs.start(OPS, "rebuild", target, {})).join()
+        ended = jobs.table.listed(limit=1)[0]
+        assert (ended.target, ended.state) == (target, "completed")
+
+    detached("first")  # SQLite may keep one closed connection's file for its next open
+    after_one = files_open_on(log_at)
+    for n in range(5):
+        detached(f"target {n}")
+    assert files_open_on(log_at) == after_one  # a leak holds two more (file, -wal) per job
     log.close()

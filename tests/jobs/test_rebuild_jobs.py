@@ -121,6 +121,9 @@ def test_a_rebuild_killed_half_way_resumes_from_its_checkpoint_and_ends_as_an_un
     assert (ended.state, ended.attempts) == ("completed", 2)
     applied = int(resumed.stdout.split("applied ")[1].split(" event")[0].replace(",", ""))
     assert 0 < applied < ended.total  # it continued; it did not start again
+    said = f"snapshot: applied {applied:,} events (resumed job {caught.id} from seq "
+    assert resumed.stdout.startswith(said), resumed.stdout
+    assert int(resumed.stdout.removeprefix(said).split(")")[0]) + applied == ended.total
     snapshot = (tmp_path / f"snapshot.{kind}").read_bytes()
     assert snapshot == (tmp_path / f"reference.{kind}").read_bytes()
     assert len(snapshot.splitlines()) >= NODES
@@ -176,7 +179,7 @@ def test_the_next_rebuild_of_a_projection_resumes_the_one_that_died(
     rebuilding.wait()
 
     again = writegate(big_log, "--config", str(toml), "rebuild", "again")
-    assert f"resuming job {caught.id} (rebuild again) from event " in again.stderr
+    assert f"resuming job {caught.id} (rebuild again) from " in again.stderr
     ended = job_on(big_log, "again")
     assert ended is not None
     assert (ended.id, ended.state, ended.attempts) == (caught.id, "completed", 2)

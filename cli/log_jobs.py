@@ -1,0 +1,246 @@
+"""The kinds of job that work on a log itself: ``backup`` and ``copy`` (whose target is
+their destination) and ``import`` (whose target is the log it writes to). Like the
+projection kinds (``cli.job_kinds``), they serve both the foreground commands (a job you
+wait for) and a server's ``job_start``.
+
+What each leaves when cancelled, or when its process dies:
+
+* a backup is one snapshot of the log, so it cannot continue another process's: it is made
+  under a name of the job's (``.DEST.jobN.partial``) that a resumption, a cancellation or a
+  failure removes, and becomes DEST only once it verifies;
+* a copy into a new SQLite file is made the same way (``.DEST.jobN.copying``) and continued
+  from its head when resumed (whatever it holds is a checked prefix of the source); a copy
+  into PostgreSQL, or continuing an earlier copy, is made in place, in checked batches;
+* an import keeps what it imported (every item is a gated write); resumed, it goes on
+  after the last item it recorded, its batches the same, so nothing is written twice.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from writegate.cli.render import counted
+from writegate.eventlog import Actor, EventLog, EventLogError, Log, open_log
+from writegate.eventlog.copying import copy_log
+from writegate.eventlog.opening import is_postgres
+from writegate.gate import Gate
+from writegate.gate.backup import BackupFailed, BackupReport, backup, remove_partial
+from writegate.gate.imports import CHUNK, Format, ImportSummary, import_file, items_in
+from writegate.gate.jobs import Job, JobCancelled, JobFailed, Kind, Report
+from writegate.projections.state import StateProjection
+
+Seen = Callable[[int, int], None]  # (done, total): a progress bar, in the foreground
+_OPTIONS = ConfigDict(extra="forbid", frozen=True)
+
+
+class BackupOptions(BaseModel):
+    model_config = _OPTIONS
+
+    tokens: str | None = None  # the tokens file to copy beside it (default: the log's)
+
+
+class CopyOptions(BaseModel):
+    model_config = _OPTIONS
+
+    batch: int = Field(default=1000, ge=1, le=100_000)
+
+
+class ImportOptions(BaseModel):
+    model_config = _OPTIONS
+
+    path: str  # the file, on the machine that runs the job
+    format: Format
+    method: str
+    source: str | None = None
+    reliability: float = Field(default=0.5, ge=0, le=1)
+
+
+def destination(address: str) -> str:
+    """A copy's or backup's target: a file by its whole path, a database by its address
+    without a password (jobs are listed to admins; libpq finds it again in PGPASSWORD or
+    ~/.pgpass when the job is resumed)."""
+    if not is_postgres(address):
+        return str(Path(address).resolve())
+    parts = urlsplit(address)
+    if parts.password is None:
+        return address
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = f"{parts.username}@" if parts.username else ""
+    return urlunsplit(parts._replace(netloc=user + netloc))
+
+
+def _made_as(target: str, job: Job, suffix: str) -> Path:
+    dest = Path(target)
+    return dest.with_name(f".{dest.name}.job{job.id}.{suffix}")
+
+
+def _told(report: Report, seen: Seen | None) -> Seen:
+    """Progress to the bar and the job; the last step always to the job, so that a
+    cancellation asked meanwhile is heard before the work is kept."""
+
+    def progress(done: int, total: int) -> None:
+        if seen:
+            seen(done, total)
+        report(done, total, force=done >= total)
+
+    return progress
+
+
+def backup_kind(
+    log: Log, seen: Seen | None = None, made: Callable[[BackupReport], None] | None = None
+) -> Kind:
+    """``backup DEST``: progress in pages of the log's file."""
+
+    def total(target: str, _options: str) -> int:
+        if not isinstance(log, EventLog):
+            raise ValueError(
+                "backup copies a SQLite log; a log on PostgreSQL is backed up by PostgreSQL "
+                "(pg_dump), or copied to a file with `writegate copy`"
+            )
+        if Path(target).exists():
+            raise BackupFailed(f"{target} exists (a backup never overwrites)")
+        return int(log.connection().execute("PRAGMA page_count").fetchone()[0])
+
+    def run(job: Job, report: Report) -> str:
+        assert isinstance(log, EventLog)  # total() refused any other
+        options = BackupOptions.model_validate_json(job.options)
+        tokens = Path(options.tokens) if options.tokens else None
+        partial = _made_as(job.target, job, "partial")
+        try:
+            done = backup(
+                log, job.target, tokens=tokens, partial=partial, progress=_told(report, seen)
+            )
+        except JobCancelled:
+            raise JobCancelled(f"{job.target} was not made; nothing is left behind") from None
+        except (BackupFailed, EventLogError, OSError) as exc:
+            raise JobFailed(str(exc)) from exc
+        if made:
+            made(done)
+        return (
+            f"backed up {log.describe()} to {done.path} ({done.size:,} bytes); "
+            f"the copy verifies up to seq {done.head_seq}"
+        )
+
+    def abandon(job: Job) -> None:
+        remove_partial(_made_as(job.target, job, "partial"))
+
+    return Kind(options=BackupOptions, total=total, run=run, abandon=abandon)
+
+
+def copy_kind(
+    log: Log,
+    seen: Seen | None = None,
+    address: str | None = None,
+    made: Callable[[tuple[int, str]], None] | None = None,
+) -> Kind:
+    """``copy DEST`` of ``log`` (the source): progress in events. ``address``: DEST as the
+    operator gave it (with its password), for a job whose target it is; ``made``: told
+    the copy's head."""
+
+    def opened(job: Job, into: str) -> Log:
+        """``into``: the staging file, the file, or the database (as the operator gave it,
+        with its password, when this job is that copy)."""
+        given = address is not None and destination(address) == job.target
+        where = address if given and address and is_postgres(address) else into
+        return open_log(where, inline=[StateProjection()])
+
+    def total(target: str, _options: str) -> int:
+        if target in (log.describe(), destination(log.describe())):
+            raise ValueError(f"{log.describe()} is both SOURCE and DEST")
+        return log.head()[0]
+
+    def run(job: Job, report: Report) -> str:
+        options = CopyOptions.model_validate_json(job.options)
+        staged = not is_postgres(job.target) and not Path(job.target).exists()
+        into = str(_made_as(job.target, job, "copying")) if staged else job.target
+        try:
+            with opened(job, into) as dst:
+                seq, digest = copy_log(log, dst, batch=options.batch, progress=_told(report, seen))
+            if staged:
+                os.replace(into, job.target)
+                remove_partial(Path(into))  # what the closed copy may leave beside it
+        except JobCancelled:
+            if staged:
+                remove_partial(Path(into))
+                raise JobCancelled(f"{job.target} was not made; nothing is left behind") from None
+            raise JobCancelled(
+                f"{job.target} holds {log.describe()} up to seq {report.done} (checked "
+                "batches); copy again to continue"
+            ) from None
+        except (EventLogError, OSError) as exc:
+            if staged:
+                remove_partial(Path(into))
+            raise JobFailed(str(exc)) from exc
+        if made:
+            made((seq, digest))
+        return f"copied {log.describe()} to {job.target}: head {seq}"
+
+    def abandon(job: Job) -> None:
+        remove_partial(_made_as(job.target, job, "copying"))
+
+    return Kind(options=CopyOptions, total=total, run=run, abandon=abandon)
+
+
+def import_kind(
+    gate: Gate, seen: Seen | None = None, imported: Callable[[ImportSummary], None] | None = None
+) -> Kind:
+    """``import FORMAT PATH`` into ``gate``'s log, as the job's owner: progress in items."""
+
+    def total(_target: str, options: str) -> int:
+        wanted = ImportOptions.model_validate_json(options)
+        if not Path(wanted.path).is_file():
+            raise ValueError(f"{wanted.path}: no such file")
+        return items_in(gate, Path(wanted.path), wanted.format)
+
+    def run(job: Job, report: Report) -> str:
+        options = ImportOptions.model_validate_json(job.options)
+        told = _told(report, seen)
+        done = [job.done - job.done % CHUNK]  # whole batches, as import_file goes on
+
+        def progress(items: int) -> None:
+            done[0] += items
+            told(done[0], job.total)
+
+        try:
+            summary = import_file(
+                gate,
+                options.path,
+                options.format,
+                extraction_method=options.method,
+                source=options.source,
+                reliability=options.reliability,
+                actor=Actor(agent=job.owner, session=job.session, transport=job.transport),
+                progress=progress,
+                after=job.done,
+            )
+        except JobCancelled:
+            raise JobCancelled(
+                f"imported {done[0]:,} of {counted(job.total, 'item')} of {options.path} "
+                "(each a gated write, kept); import it again to continue"
+            ) from None
+        except OSError as exc:
+            raise JobFailed(f"{options.path}: {exc}") from exc
+        if imported:
+            imported(summary)
+        resumed = f"resumed job {job.id} after item {job.done:,}: " if job.done else ""
+        return (
+            f"{resumed}{options.path}: accepted {summary.accepted}, rejected "
+            f"{summary.rejected}, malformed {summary.malformed}; wrote "
+            f"{counted(summary.events_appended, 'event')}"
+        )
+
+    return Kind(options=ImportOptions, total=total, run=run, target=gate.log.describe())
+
+
+def log_kinds(gate: Gate, seen: Seen | None = None) -> dict[str, Kind]:
+    """Every kind on the log, for a server's ``job_start`` and ``writegate jobs resume``."""
+    return {
+        "backup": backup_kind(gate.log, seen),
+        "copy": copy_kind(gate.log, seen),
+        "import": import_kind(gate, seen),
+    }
