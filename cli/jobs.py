@@ -97,15 +97,18 @@ def _busy(kind: str, target: str, holder: Job) -> str:
     return f"{said} is running; wait for it or cancel it (writegate jobs cancel {holder.id})"
 
 
-@click.group(invoke_without_command=True)
-@format_option("table", "json", "jsonl")
-@click.option(
+_limit = click.option(
     "--limit",
     type=click.IntRange(1, 10_000),
     default=50,
     show_default=True,
     help="At most this many jobs, newest first.",
 )
+
+
+@click.group(invoke_without_command=True)
+@format_option("table", "json", "jsonl")
+@_limit
 @click.pass_context
 def jobs(click_ctx: click.Context, fmt: str, limit: int) -> None:
     """Long work (rebuild, replay, backup, copy, import) as jobs: list, show, cancel, resume."""
@@ -115,13 +118,7 @@ def jobs(click_ctx: click.Context, fmt: str, limit: int) -> None:
 
 @jobs.command("list")
 @format_option("table", "json", "jsonl")
-@click.option(
-    "--limit",
-    type=click.IntRange(1, 10_000),
-    default=50,
-    show_default=True,
-    help="At most this many jobs, newest first.",
-)
+@_limit
 @pass_ctx
 def jobs_list(ctx: Context, fmt: str, limit: int) -> None:
     """Every agent's jobs, newest first: what, on which target, who asked, how far it got

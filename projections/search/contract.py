@@ -108,3 +108,32 @@ class TextIndex(Protocol):
     def documents(self, conn: Sql) -> Iterator[Document]:
         """Every document, in identity order: two equal indexes give equal sequences."""
         ...
+
+
+class DocumentRows:
+    """The ``search_documents`` rows, written and read alike on both backends (their word
+    index follows the rows: FTS5 through triggers on SQLite, a generated ``tsvector`` on
+    PostgreSQL), so a backend adds only its tables and its search."""
+
+    # an unchanged document is not written again: its index entries stay as they are
+    _PUT = (
+        "INSERT INTO search_documents (identity, kind, text) VALUES (?, ?, ?) "
+        "ON CONFLICT (identity) DO UPDATE SET kind = excluded.kind, text = excluded.text "
+        "WHERE search_documents.text <> excluded.text OR search_documents.kind <> excluded.kind"
+    )
+
+    def reset(self, conn: Sql) -> None:
+        conn.execute("DELETE FROM search_documents")
+
+    def put(self, conn: Sql, documents: Iterable[Document]) -> None:
+        conn.executemany(self._PUT, [(d.identity, d.kind, d.text) for d in documents])
+
+    def drop(self, conn: Sql, identities: Iterable[str]) -> None:
+        conn.executemany(
+            "DELETE FROM search_documents WHERE identity = ?", [(i,) for i in identities]
+        )
+
+    def documents(self, conn: Sql) -> Iterator[Document]:
+        rows = conn.execute("SELECT identity, kind, text FROM search_documents ORDER BY identity")
+        for row in rows:
+            yield Document(row[0], row[1], row[2])

@@ -10,10 +10,8 @@ is a better hit.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-
 from writegate.eventlog.sql import Sql
-from writegate.projections.search.contract import Document, Hit, parse_cursor, words
+from writegate.projections.search.contract import DocumentRows, Hit, parse_cursor, words
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS search_documents (
@@ -25,11 +23,6 @@ CREATE TABLE IF NOT EXISTS search_documents (
 CREATE INDEX IF NOT EXISTS search_documents_words ON search_documents USING GIN (words)
 """
 
-_PUT = (
-    "INSERT INTO search_documents (identity, kind, text) VALUES (?, ?, ?) "
-    "ON CONFLICT (identity) DO UPDATE SET kind = excluded.kind, text = excluded.text "
-    "WHERE search_documents.text <> excluded.text OR search_documents.kind <> excluded.kind"
-)
 _HITS = (
     "SELECT identity, -ts_rank_cd(words, q)::float8 AS score "
     "FROM search_documents, to_tsquery('simple', ?) AS q WHERE words @@ q AND kind = ?"
@@ -46,7 +39,7 @@ def ts_query(query: str) -> str:
     return " | ".join(f"{w}:*" for w in words(query))
 
 
-class PostgresTextIndex:
+class PostgresTextIndex(DocumentRows):
     """The text index in a PostgreSQL log's database."""
 
     tables: tuple[str, ...] = ("search_documents",)
@@ -54,17 +47,6 @@ class PostgresTextIndex:
     def install(self, conn: Sql) -> None:
         for statement in TABLES.split(";"):
             conn.execute(statement)
-
-    def reset(self, conn: Sql) -> None:
-        conn.execute("DELETE FROM search_documents")
-
-    def put(self, conn: Sql, documents: Iterable[Document]) -> None:
-        conn.executemany(_PUT, [(d.identity, d.kind, d.text) for d in documents])
-
-    def drop(self, conn: Sql, identities: Iterable[str]) -> None:
-        conn.executemany(
-            "DELETE FROM search_documents WHERE identity = ?", [(i,) for i in identities]
-        )
 
     def search(
         self, conn: Sql, query: str, kind: str, limit: int, after: str | None = None
@@ -78,8 +60,3 @@ class PostgresTextIndex:
             score, identity = parse_cursor(after)
             rows = conn.execute(_NEXT, (match, kind, score, score, identity, limit))
         return [Hit(row[0], float(row[1])) for row in rows]
-
-    def documents(self, conn: Sql) -> Iterator[Document]:
-        rows = conn.execute("SELECT identity, kind, text FROM search_documents ORDER BY identity")
-        for row in rows:
-            yield Document(row[0], row[1], row[2])

@@ -11,10 +11,9 @@ query of bare quotes empty, which FTS5 refuses. The statements are few and all h
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
 
 from writegate.eventlog.sql import Sql, run_script
-from writegate.projections.search.contract import Document, Hit, parse_cursor, words
+from writegate.projections.search.contract import DocumentRows, Hit, parse_cursor, words
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS search_documents (
@@ -39,12 +38,6 @@ CREATE TRIGGER IF NOT EXISTS search_documents_au AFTER UPDATE ON search_document
 END;
 """
 
-# an unchanged document is not written again: its index entries stay as they are
-_PUT = (
-    "INSERT INTO search_documents (identity, kind, text) VALUES (?, ?, ?) "
-    "ON CONFLICT (identity) DO UPDATE SET kind = excluded.kind, text = excluded.text "
-    "WHERE search_documents.text <> excluded.text OR search_documents.kind <> excluded.kind"
-)
 _HITS = (
     "SELECT d.identity AS identity, bm25(search_fts) AS score FROM search_fts "
     "JOIN search_documents d ON d.rowid = search_fts.rowid "
@@ -64,24 +57,13 @@ def fts_query(query: str) -> str:
     return " OR ".join('"' + w.replace('"', '""') + '"*' for w in words(query))
 
 
-class SqliteTextIndex:
+class SqliteTextIndex(DocumentRows):
     """The text index in a SQLite log's file."""
 
     tables: tuple[str, ...] = ("search_documents", "search_fts")
 
     def install(self, conn: Sql) -> None:
         run_script(conn, TABLES)
-
-    def reset(self, conn: Sql) -> None:
-        conn.execute("DELETE FROM search_documents")  # the triggers empty the index
-
-    def put(self, conn: Sql, documents: Iterable[Document]) -> None:
-        conn.executemany(_PUT, [(d.identity, d.kind, d.text) for d in documents])
-
-    def drop(self, conn: Sql, identities: Iterable[str]) -> None:
-        conn.executemany(
-            "DELETE FROM search_documents WHERE identity = ?", [(i,) for i in identities]
-        )
 
     def search(
         self, conn: Sql, query: str, kind: str, limit: int, after: str | None = None
@@ -94,11 +76,6 @@ class SqliteTextIndex:
             params["score"], params["after"] = parse_cursor(after)
         rows = conn.execute(_FIRST if after is None else _NEXT, params)
         return [Hit(row[0], float(row[1])) for row in rows]
-
-    def documents(self, conn: Sql) -> Iterator[Document]:
-        rows = conn.execute("SELECT identity, kind, text FROM search_documents ORDER BY identity")
-        for row in rows:
-            yield Document(row[0], row[1], row[2])
 
     def intact(self, conn: Sql) -> bool:
         """Whether the FTS5 index agrees with the documents it indexes."""
