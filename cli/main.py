@@ -48,7 +48,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "show": ("audit_show:show", "A node or relationship as it stands, or stood."),
     "review": ("review:review", "Writes held for review: list, show, approve, reject."),
-    "jobs": ("jobs:jobs", "Long work (rebuild, replay) as jobs: list them, show, cancel, resume."),
+    "jobs": (
+        "jobs:jobs",
+        "Long work (rebuild, replay, backup, copy, import) as jobs: list, show, cancel, resume.",
+    ),
     "merge": ("merge:merge", "Fold a duplicate node into a survivor (undo with unmerge)."),
     "unmerge": (
         "merge:unmerge",

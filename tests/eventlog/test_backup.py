@@ -144,8 +144,8 @@ def test_the_api_copies_a_read_only_log_page_for_page(tmp_path: Path, db_path: P
     tables = [r[0] for r in original.execute("SELECT name FROM sqlite_master WHERE type='table'")]
     assert {"events", "event_streams", "idempotency", "state_nodes"} <= set(tables)
     for table in [*tables, "sqlite_master"]:
-        sql = f"SELECT * FROM {table} ORDER BY 1, 2"
-        assert copy.execute(sql).fetchall() == original.execute(sql).fetchall()
+        sql = f"SELECT * FROM {table}"  # every row, in any order (a table may have one column)
+        assert sorted(copy.execute(sql), key=repr) == sorted(original.execute(sql), key=repr)
     for pragma in ("application_id", "user_version"):
         assert (
             copy.execute(f"PRAGMA {pragma}").fetchone()
