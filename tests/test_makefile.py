@@ -3,6 +3,7 @@ package and its dependencies, ``make test`` the dev extras too (ArcadeDB's Java 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 
@@ -40,10 +41,18 @@ def test_make_run_shows_its_refusals_as_intended_without_make_errors() -> None:
     intended, and make prints no error line of its own (``-o``: the venv is not remade)."""
     make = shutil.which("make")
     assert make is not None, "make is not installed"
+    # as typed in a shell: under ``make test`` the outer make's variables would have this
+    # one print "make[1]: Entering directory …"
+    shell = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     done = subprocess.run(
         [make, "-o", ".venv/bin/writegate", "run"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=shell,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     printed = done.stdout + done.stderr
     assert done.returncode == 0, printed
     assert [line for line in printed.splitlines() if line.startswith("make")] == []
