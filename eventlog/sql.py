@@ -8,7 +8,7 @@ appending, reading and the inline read models are written once for both database
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 
@@ -56,3 +56,18 @@ def statements(script: str) -> Iterator[str]:
 def run_script(conn: Sql, script: str) -> None:
     for statement in statements(script):
         conn.execute(statement)
+
+
+def create_once(conn: Sql, script: str, present: Callable[[], bool]) -> None:
+    """Run a creating ``script`` in one write transaction. A creation that loses a race with
+    another process's stands down when ``present()`` finds the tables there: PostgreSQL's
+    ``IF NOT EXISTS`` is no guard against two transactions creating them at once."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        run_script(conn, script)
+        conn.execute("COMMIT")
+    except BaseException as exc:
+        if conn.in_transaction:  # a full disk's failed COMMIT ended it already
+            conn.execute("ROLLBACK")
+        if not isinstance(exc, Exception) or not present():
+            raise

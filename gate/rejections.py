@@ -29,7 +29,7 @@ from typing import Any
 from writegate.eventlog import Actor, Log, canonical_json
 from writegate.eventlog.errors import one_line
 from writegate.eventlog.events import format_timestamp
-from writegate.eventlog.sql import Sql, run_script
+from writegate.eventlog.sql import Sql, create_once
 from writegate.eventlog.store import EventLog, WouldWait
 
 _log = logging.getLogger(__name__)
@@ -118,16 +118,7 @@ class RejectionLog:
             if self._installed or self.log.readonly or self._tables():
                 self._installed = True
                 return
-            conn = self.log.connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                run_script(conn, _TABLE)
-                conn.execute("COMMIT")
-            except BaseException as exc:
-                if conn.in_transaction:  # a full disk's failed COMMIT ended it already
-                    conn.execute("ROLLBACK")
-                if not isinstance(exc, Exception) or not self.log.has_table("rejections"):
-                    raise  # (else another process made it meanwhile)
+            create_once(self.log.connection(), _TABLE, lambda: self.log.has_table("rejections"))
             self._details = self.log.has_table("rejection_details")
             self._installed = True
 

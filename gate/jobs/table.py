@@ -17,7 +17,7 @@ from typing import Any
 
 from writegate.eventlog import Actor, Log
 from writegate.eventlog.events import format_timestamp
-from writegate.eventlog.sql import run_script
+from writegate.eventlog.sql import create_once
 from writegate.gate.jobs.records import Job, Stored
 
 _TABLE = """
@@ -75,15 +75,7 @@ class JobTable:
             if self._installed or self.log.readonly or self.log.has_table("jobs"):
                 self._installed = True
                 return
-            conn = self.log.connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                run_script(conn, _TABLE)
-                conn.execute("COMMIT")
-            except BaseException as exc:
-                conn.execute("ROLLBACK")
-                if not isinstance(exc, Exception) or not self.log.has_table("jobs"):
-                    raise
+            create_once(self.log.connection(), _TABLE, lambda: self.log.has_table("jobs"))
             self._installed = True
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> int:
