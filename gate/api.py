@@ -1,7 +1,8 @@
 """The Write Gate: validate against the schema, compute provenance, append — or refuse.
 
 ``Gate`` is the whole Python API; the CLI and the MCP tools are thin faces over it. Its
-write methods (``write_node`` …, ``call``) are in ``gate.write_api``.
+write methods (``write_node`` …, ``call``) are in ``gate.write_api``, feedback on an
+answer (``graph_improve``) in ``gate.feedback``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from writegate.eventlog import Actor, Log, open_log
 from writegate.eventlog.store import BUSY_TIMEOUT, Durability
 from writegate.gate.audit.integrity import IntegrityReport, check_integrity
+from writegate.gate.feedback import FeedbackOperations, FeedbackSettings
 from writegate.gate.formula import FormulaProvider, formula_name, load_formula_provider
 from writegate.gate.limits import DEFAULT_LIMITS, Limits
 from writegate.gate.models import (
@@ -46,7 +48,7 @@ POLICY_ENV = "WRITE_GATE_UNKNOWN_LABEL_POLICY"
 POLICIES = ("remap", "reject")
 
 
-class Gate(WriteOperations):
+class Gate(WriteOperations, FeedbackOperations):
     """The gate over one log. Thread-safe; share one per process."""
 
     def __init__(
@@ -58,6 +60,7 @@ class Gate(WriteOperations):
         unknown_label_policy: str | None = None,
         default_actor: Actor | None = None,
         limits: Limits | None = None,
+        feedback: FeedbackSettings | None = None,
     ) -> None:
         states = [p for p in log.inline if isinstance(p, StateProjection)]
         if not states:
@@ -77,6 +80,7 @@ class Gate(WriteOperations):
         self._policy_env = _policy(os.environ.get(POLICY_ENV), POLICY_ENV)
         self.default_actor = default_actor or Actor(agent="python-api")
         self._limits = limits
+        self.feedback = feedback or FeedbackSettings()  # ``[recall]``: graph_improve's rate
         self.rejections = RejectionLog(log)
         planner = Planner(self.state, self.formula, self.formula_name, self.unknown_label_policy)
         self.writer = Writer(
@@ -97,6 +101,7 @@ class Gate(WriteOperations):
         limits: Limits | None = None,
         readonly: bool = False,
         busy_timeout: float = BUSY_TIMEOUT,
+        feedback: FeedbackSettings | None = None,
     ) -> Gate:
         """Open (or create) the log at ``path`` — a SQLite file, or a ``postgresql://`` address —
         with its state read model; schemas come from the log unless ``schema_file`` names a
@@ -121,6 +126,7 @@ class Gate(WriteOperations):
             unknown_label_policy=unknown_label_policy,
             default_actor=default_actor,
             limits=limits,
+            feedback=feedback,
         )
 
     def close(self) -> None:

@@ -9,6 +9,16 @@ payload by string key or compares event-type strings outside this package.
 """
 
 from writegate.language.base import GraphPayload, Payload, Superseded, WriteProvenance
+from writegate.language.feedback import (
+    INITIAL_WEIGHT,
+    OUTCOMES,
+    TARGETS,
+    FeedbackGiven,
+    Outcome,
+    UsedRelationship,
+    feedback_stream,
+    moved,
+)
 from writegate.language.identities import (
     IDENTIFIER,
     NodeRef,
@@ -48,7 +58,11 @@ __all__ = [
     "EVENT_TYPES",
     "GRAPH_EVENT_TYPES",
     "IDENTIFIER",
+    "INITIAL_WEIGHT",
+    "OUTCOMES",
+    "TARGETS",
     "FactRecord",
+    "FeedbackGiven",
     "GraphPayload",
     "MovedRelationship",
     "NodeDeleted",
@@ -56,6 +70,7 @@ __all__ = [
     "NodeWritten",
     "NodesMerged",
     "NodesUnmerged",
+    "Outcome",
     "Payload",
     "ProposalDecided",
     "RelationshipDeleted",
@@ -63,11 +78,14 @@ __all__ = [
     "SchemaPublished",
     "Superseded",
     "UnknownPayload",
+    "UsedRelationship",
     "WriteProposed",
     "WriteProvenance",
     "draft",
+    "feedback_stream",
     "is_identifier",
     "merge_stream",
+    "moved",
     "node_identity",
     "node_stream",
     "parse_node_identity",

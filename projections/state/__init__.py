@@ -2,10 +2,12 @@
 
 This package owns the ``state_*`` tables: ``tables`` (their DDL), ``changes`` (how each
 event changes them), ``queries`` (every question asked of them) and ``projection`` (the
-inline projector the log runs in each append's transaction).
+inline projector the log runs in each append's transaction); ``feedback`` keeps the
+weights feedback gives facts and answers what a ranking asks of them.
 """
 
 from writegate.projections.state.changes import apply_to_state, merge_properties
+from writegate.projections.state.feedback import DEFAULT_FLOOR, feedback_weights, rank_factor
 from writegate.projections.state.projection import StateProjection
 from writegate.projections.state.queries import (
     Attached,
@@ -18,6 +20,7 @@ from writegate.projections.state.queries import (
 )
 
 __all__ = [
+    "DEFAULT_FLOOR",
     "Attached",
     "EdgeRow",
     "EndedEdge",
@@ -27,5 +30,7 @@ __all__ = [
     "StateProjection",
     "StateReader",
     "apply_to_state",
+    "feedback_weights",
     "merge_properties",
+    "rank_factor",
 ]

@@ -19,14 +19,16 @@ from writegate.projections.search.sqlite import SqliteTextIndex
 from writegate.projections.state.changes import apply_to_state
 from writegate.projections.state.queries import StateReader
 from writegate.projections.state.tables import (
+    FEEDBACK_LAYOUT,
     LAYOUT,
+    LAYOUT_MARK,
     STATE_TABLES,
     TABLES,
+    TEXT_LAYOUT,
+    layout_of,
     layout_tables,
     ordered_selects,
 )
-
-_LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 
 _SCRATCH_CACHE_KIB = 32 * 1024  # the replay's page cache: bounded, whatever the log's length
 
@@ -47,7 +49,7 @@ class StateProjection(StateReader):
             conn.execute(
                 "INSERT INTO projection_checkpoints (name, seq) VALUES (?, ?) "
                 "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",
-                (_LAYOUT_MARK, LAYOUT),
+                (LAYOUT_MARK, LAYOUT),
             )
 
     def installed(self, conn: Sql) -> bool:
@@ -57,10 +59,7 @@ class StateProjection(StateReader):
 
     def layout(self, conn: Sql) -> int:
         """The layout of the tables on ``conn`` (1: before the mark was kept)."""
-        row = conn.execute(
-            "SELECT seq FROM projection_checkpoints WHERE name = ?", (_LAYOUT_MARK,)
-        ).fetchone()
-        return int(row[0]) if row else 1
+        return layout_of(conn)
 
     def keeps_reviews(self, conn: Sql) -> bool:
         """Whether the read model on ``conn`` keeps the review queue (a read-only copy of an
@@ -70,7 +69,12 @@ class StateProjection(StateReader):
     def keeps_text(self, conn: Sql) -> bool:
         """Whether the read model on ``conn`` keeps the text index (a read-only copy of an
         older layout does not)."""
-        return self.layout(conn) >= LAYOUT
+        return self.layout(conn) >= TEXT_LAYOUT
+
+    def keeps_feedback(self, conn: Sql) -> bool:
+        """Whether the read model on ``conn`` keeps feedback weights (a read-only copy of an
+        older layout does not: every fact weighs the initial weight there)."""
+        return self.layout(conn) >= FEEDBACK_LAYOUT
 
     def apply_event(self, conn: sqlite3.Connection, event: EventCore) -> None:
         apply_to_state(conn, event)
@@ -153,7 +157,7 @@ class StateProjection(StateReader):
     def _text_equal(self, conn: Sql, scratch: Sql) -> bool:
         """Whether the text index on ``conn`` holds what a replay's does (an older layout
         has none to compare)."""
-        if self.layout(conn) < LAYOUT:
+        if self.layout(conn) < TEXT_LAYOUT:
             return True
         live, replayed = text_index_for(conn), text_index_for(scratch)
         pairs = zip_longest(live.documents(conn), replayed.documents(scratch))
