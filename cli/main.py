@@ -52,6 +52,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "jobs:jobs",
         "Long work (rebuild, replay, backup, copy, import) as jobs: list, show, cancel, resume.",
     ),
+    "improve": (
+        "improve:improve",
+        "Feedback on an answer: the nodes and relationships it used move their weight.",
+    ),
     "merge": ("merge:merge", "Fold a duplicate node into a survivor (undo with unmerge)."),
     "unmerge": (
         "merge:unmerge",

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from writegate.eventlog import Actor, Event, EventCore, Log, Transaction, VersionConflict
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.limits import Limits, check_request
-from writegate.gate.models import Provenanced, Reliability, Rejected, parse_request
+from writegate.gate.models import Provenanced, Rejected, Reliability, parse_request
 from writegate.gate.results import REFUSALS
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.writing import WriteGuard, Writer
@@ -58,7 +58,7 @@ class FeedbackSettings(BaseModel):
 
 
 _ARGS = ConfigDict(extra="forbid", frozen=True, validate_by_name=False, validate_by_alias=True)
-_ID = "A node's identity, as reads return it, e.g. Person{\"name\":\"Ada\"}."
+_ID = 'A node\'s identity, as reads return it, e.g. Person{"name":"Ada"}.'
 
 
 class EdgeKey(BaseModel):
@@ -94,7 +94,11 @@ class GraphImproveRequest(BaseModel):
         description="accepted (weights move toward 1), rework (toward 0.5) or rejected (0)."
     )
     used_node_ids: list[StrictStr] = Field(
-        default_factory=list, alias="usedNodeIds", max_length=MAX_USED, description=_ID + "s"
+        default_factory=list,
+        alias="usedNodeIds",
+        max_length=MAX_USED,
+        description="The nodes the answer used, by identity as reads return them, e.g. "
+        'Person{"name":"Ada"}.',
     )
     used_edge_keys: list[EdgeKey] = Field(
         default_factory=list,
@@ -218,7 +222,9 @@ class Improvements:
                     relationships=relationships,
                 )
                 tx.emit(
-                    draft(payload, [stream], provenance=provenance, request=raw, expected={stream: 0})
+                    draft(
+                        payload, [stream], provenance=provenance, request=raw, expected={stream: 0}
+                    )
                 )
                 if guard is not None:
                     guard(actor, tx.events)
@@ -251,7 +257,9 @@ class Improvements:
             if edge is None:
                 missing_edges.append(key.model_dump(by_alias=True))
             else:
-                relationships[edge.identity] = UsedRelationship(identity=edge.identity, type=edge.type)
+                relationships[edge.identity] = UsedRelationship(
+                    identity=edge.identity, type=edge.type
+                )
         if missing_nodes or missing_edges:
             details = {"missing_nodes": missing_nodes, "missing_relationships": missing_edges}
             if missing_nodes:

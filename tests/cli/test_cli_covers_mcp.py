@@ -46,6 +46,8 @@ COMMANDS: dict[str, tuple[str, ...] | None] = {
     "job_status": ("jobs", "show"),
     "job_cancel": ("jobs", "cancel"),
     "job_list": ("jobs", "list"),
+    "graph_improve": ("improve",),
+    "audit_feedback": ("audit", "feedback"),
 }
 
 # (tool, argument) -> the click parameter spelling it, where the names differ
@@ -88,6 +90,12 @@ SPELLED: dict[tuple[str, str], str] = {
     ("job_start", "options"): "options",  # each option of the kind's command: OPTIONS
     ("job_status", "job"): "job_id",
     ("job_cancel", "job"): "job_id",
+    ("graph_improve", "sessionId"): "session",
+    ("graph_improve", "answerId"): "answer",
+    ("graph_improve", "usedNodeIds"): "nodes",
+    ("graph_improve", "usedEdgeKeys"): "edges",
+    ("audit_feedback", "identity"): "node",  # or --edge TYPE FROM TO
+    ("audit_feedback", "after"): "after_seq",
 }
 JOBS = {  # each kind of job: its command, and its target's spelling there (import: the log)
     "rebuild": (("rebuild",), "name"),
