@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -31,7 +32,7 @@ RATED = {
     "usedNodeIds": [ALICE],
     "usedEdgeKeys": [KNOWS],
 }
-CLAIM = {"source": "test", "extraction_method": "api"}
+CLAIM: dict[str, Any] = {"source": "test", "extraction_method": "api"}
 
 
 def graph(db: Path) -> Path:
