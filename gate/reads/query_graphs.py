@@ -63,7 +63,9 @@ class Present:
         found: dict[str, list[Link]] = {}
         more = False
         for identity in identities:
-            rows, capped = self._state.edges_touching(self._conn, [identity], relationship_type, cap)
+            rows, capped = self._state.edges_touching(
+                self._conn, [identity], relationship_type, cap
+            )
             more |= capped
             found[identity] = [
                 Link(r.identity, r.type, r.from_identity, r.to_identity, r.updated_seq)

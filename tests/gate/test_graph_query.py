@@ -57,7 +57,7 @@ def link(gate: Gate, a: str, b: str, rtype: str = "KNOWS", to_label: str = "Pers
         reliability=0.8,
     )
     assert written.status == "written", written
-    return written.seq  # type: ignore[union-attr]
+    return written.seq
 
 
 @pytest.fixture
@@ -80,7 +80,12 @@ def gate(db_path: str | Path) -> Iterator[Gate]:
                 person(g, name, role)
             person(g, "Initech", "software", "Organization")
             person(g, "Globex", "energy", "Organization")
-            for a, b in [("Ada", "Charles"), ("Ada", "Mary"), ("Charles", "John"), ("John", "Grace")]:
+            for a, b in [
+                ("Ada", "Charles"),
+                ("Ada", "Mary"),
+                ("Charles", "John"),
+                ("John", "Grace"),
+            ]:
                 link(g, a, b)
         with freeze_time(T2):
             link(g, "Ada", "Initech", "WORKS_FOR", "Organization")
@@ -151,17 +156,19 @@ def test_bounds_cut_the_answer_and_say_so(gate: Gate) -> None:
         link(gate, "Mary", f"Friend {friend}")
     tight = QueryConfig(neighbours=5, max_triplets=4, top_k=1)
     found = gate.reader(tight).graph_query("Mary", depth=1)
-    assert len(found.triplets) == 4 and found.truncated
+    assert len(found.triplets) == 4
+    assert found.truncated
     assert len(found.seeds) == 1
     loose = gate.reader().graph_query("Mary", depth=1, top_k=1)
-    assert len(loose.triplets) == 16 and loose.truncated  # 16 relationships read per node
+    assert len(loose.triplets) == 16
+    assert loose.truncated
 
 
 def test_bad_arguments_are_invalid_arguments(gate: Gate) -> None:
     reader = gate.reader()
     for kwargs in ({"query": "  "}, {"query": "Ada", "top_k": 0}, {"query": "Ada", "depth": 9}):
         with pytest.raises(GateRejection) as refused:
-            reader.graph_query(**kwargs)  # type: ignore[arg-type]
+            reader.graph_query(**kwargs)
         assert refused.value.code == "INVALID_ARGUMENT"
     with pytest.raises(GateRejection) as refused:
         reader.graph_query("Ada", relationship_type="no such")
@@ -187,7 +194,8 @@ def test_as_of_excludes_what_was_written_later(gate: Gate) -> None:
     assert initech in before
     assert all(t[1] != "WORKS_FOR" or t == initech for t in before)
     earliest = reader.graph_query("Ada", as_of=datetime(2025, 2, 1, tzinfo=UTC))
-    assert earliest.seeds == [] and earliest.triplets == []  # nobody had been written yet
+    assert earliest.seeds == []
+    assert earliest.triplets == []
     valid = pairs(reader.graph_query("Ada", valid_at=datetime(2025, 6, 1, tzinfo=UTC)))
     assert initech in valid  # true then, as known now
 
