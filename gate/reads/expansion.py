@@ -106,26 +106,29 @@ def personalised_pagerank(
     restarts at the seeds, weighted by their scores, with probability ``1 - damping``;
     a node with no relationship here sends its walk back to the seeds."""
     nodes = list(hood.reached)
+    at = {node: k for k, node in enumerate(nodes)}
     total = sum(seeds.get(n, 0.0) for n in nodes) or 1.0
-    restart = {n: seeds.get(n, 0.0) / total for n in nodes}
-    around: dict[str, list[str]] = {n: [] for n in nodes}
+    restart = [seeds.get(n, 0.0) / total for n in nodes]
+    around: list[list[int]] = [[] for _ in nodes]
     for link in hood.links.values():
-        around[link.from_identity].append(link.to_identity)
-        around[link.to_identity].append(link.from_identity)
-    rank = dict(restart)
+        a, b = at[link.from_identity], at[link.to_identity]
+        around[a].append(b)
+        around[b].append(a)
+    alone = [k for k, near in enumerate(around) if not near]
+    rank = list(restart)
     for _ in range(iterations):
-        stranded = sum(rank[n] for n in nodes if not around[n])
-        step = {n: (1 - damping + damping * stranded) * restart[n] for n in nodes}
-        for node in nodes:
-            if around[node]:
-                share = damping * rank[node] / len(around[node])
-                for other in around[node]:
+        back = 1 - damping + damping * sum(rank[k] for k in alone)
+        step = [back * r for r in restart]
+        for k, near in enumerate(around):
+            if near:
+                share = damping * rank[k] / len(near)
+                for other in near:
                     step[other] += share
-        moved = sum(abs(step[n] - rank[n]) for n in nodes)
+        moved = sum(abs(x - y) for x, y in zip(step, rank, strict=True))
         rank = step
-        if moved < 1e-9:
+        if moved < 1e-4:
             break
-    return rank
+    return dict(zip(nodes, rank, strict=True))
 
 
 @dataclass(frozen=True)

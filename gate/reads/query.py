@@ -78,7 +78,7 @@ class QueryConfig:
     decay: float = 0.5  # BFS: a score's factor per hop; PageRank: the damping
     neighbours: int = 16  # relationships read per node
     expand: int = 32  # nodes whose relationships are read, per hop
-    max_triplets: int = 25
+    max_triplets: int = 20
 
     def __post_init__(self) -> None:
         for name, value, ceiling in (
@@ -154,20 +154,22 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
         existing = set(graph.existing(i for i, _ in fused))
         found = [(i, s) for i, s in fused if i in existing]
         seeds = dict(found[: config.top_k])
+        weights = {identity: 1 / rank for rank, identity in enumerate(seeds, start=1)}
         hood = gather(
             list(seeds),
             lambda ids: graph.links(ids, asked.relationship_type, config.neighbours),
             config.depth,
             config.expand,
         )
-        scores = expand(config.expansion, hood, seeds, decay=config.decay, depth=config.depth)
+        scores = expand(config.expansion, hood, weights, decay=config.decay, depth=config.depth)
         ranked = ranked_links(hood, scores)
         kept = ranked[: config.max_triplets]
         said = graph.words(
             [*seeds, *(e for r in kept for e in (r.link.from_identity, r.link.to_identity))]
         )
         wanted = query_words(asked.query)
-        triplets = [_triplet(r, graph.event(r.link.seq), said, wanted, decay) for r in kept]
+        meets = {identity: matched(wanted, _node_words(w)) for identity, w in said.items()}
+        triplets = [_triplet(r, graph.event(r.link.seq), meets, wanted, decay) for r in kept]
     return QueryResult(
         triplets=triplets,
         seeds=[
@@ -175,7 +177,7 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
                 entity=identity,
                 node=ref_of(identity),
                 score=score,
-                terms=matched(wanted, _node_words(said.get(identity))),
+                terms=meets.get(identity, []),
                 found_by=[s.value for s, ranking in rankings.items() if identity in ranking],
             )
             for identity, score in seeds.items()
@@ -258,7 +260,7 @@ def observation_ids(provenance: WriteProvenance | None) -> list[str]:
 def _triplet(
     ranked: Ranked,
     event: Event,
-    said: Mapping[str, Words],
+    meets: Mapping[str, list[str]],
     wanted: list[str],
     decay: Decay | None,
 ) -> Triplet:
@@ -267,11 +269,8 @@ def _triplet(
     written = payload_of(event)
     stated = written if isinstance(written, RelationshipWritten) else None
     recorded = format_timestamp(event.occurred_at)
-    words = (
-        _node_words(said.get(link.from_identity))
-        | _node_words(said.get(link.to_identity))
-        | set(_WORD.findall(_folded(link.type)))
-    )
+    met = {*meets.get(link.from_identity, []), *meets.get(link.to_identity, [])}
+    met |= set(matched(wanted, set(_WORD.findall(_folded(link.type)))))
     return Triplet(
         source_entity=link.from_identity,
         relationship=link.type,
@@ -298,7 +297,7 @@ def _triplet(
             valid_to=link.valid_to or (stated.valid_to if stated else None),
         ),
         why=Why(
-            terms=matched(wanted, words),
+            terms=[w for w in wanted if w in met],
             seed=ranked.seed,
             hops=ranked.hops,
             similarity=None,

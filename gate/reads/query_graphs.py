@@ -63,13 +63,10 @@ class Present:
         found: dict[str, list[Link]] = {}
         more = False
         for identity in identities:
-            rows, capped = self._state.edges_touching(
-                self._conn, [identity], relationship_type, cap
-            )
+            rows, capped = self._state.links_touching(self._conn, identity, relationship_type, cap)
             more |= capped
             found[identity] = [
-                Link(r.identity, r.type, r.from_identity, r.to_identity, r.updated_seq)
-                for r in rows
+                Link(a.identity, a.type, a.from_identity, a.to_identity, seq) for a, seq in rows
             ]
         return found, more
 
