@@ -106,6 +106,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "read:neighbors",
         "The nodes within --depth hops of one node (both directions), and the edges between.",
     ),
+    "query": (
+        "query:query",
+        "Ask the graph a question in words: ranked facts, their provenance and why.",
+    ),
     "path": ("read:path", "The shortest path between two nodes (edges taken in either direction)."),
 }
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from writegate.gate.models import (
     Rejected,
 )
 from writegate.gate.planning import Planner
+from writegate.gate.reads.query import QueryConfig
+from writegate.gate.reads.reader import GraphReader
 from writegate.gate.rejections import RejectionLog
 from writegate.gate.results import rejected
 from writegate.gate.review import Reviews
@@ -190,6 +193,20 @@ class Gate(WriteOperations, FeedbackOperations):
     def reviews(self) -> Reviews:
         """The review lane: writes held for a reviewer, and decisions (``gate.review``)."""
         return Reviews(self)
+
+    def reader(self, query: QueryConfig | None = None) -> GraphReader:
+        """The reads over this log (``gate.reads``): the one way every face gets them, with
+        decay from the current schema's half-lives and ``graph_query`` answered by the
+        recipe ``query`` (default: ``gate.reads.query.DEFAULT``, ``rrf_k`` from the env)."""
+        return GraphReader(self.log, self.state, self._half_lives, QueryConfig.from_env(query))
+
+    def _half_lives(self) -> Mapping[str, timedelta]:
+        """The current schema's half-lives (none while no schema loads: reads never fail
+        for want of decay)."""
+        try:
+            return self.current_schema().half_lives
+        except SchemaSourceUnavailable:
+            return {}
 
     def current_schema(self) -> LoadedSchema:
         """The snapshot writes are checked against now (loading it on first use)."""
