@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -198,7 +199,8 @@ class Gate(WriteOperations, FeedbackOperations):
         """The reads over this log (``gate.reads``): the one way every face gets them, with
         decay from the current schema's half-lives and ``graph_query`` answered by the
         recipe ``query`` (default: ``gate.reads.query.DEFAULT``, ``rrf_k`` from the env)."""
-        return GraphReader(self.log, self.state, self._half_lives, QueryConfig.from_env(query))
+        config = replace(QueryConfig.from_env(query), feedback_floor=self.feedback.floor)
+        return GraphReader(self.log, self.state, self._half_lives, config)
 
     def _half_lives(self) -> Mapping[str, timedelta]:
         """The current schema's half-lives (none while no schema loads: reads never fail

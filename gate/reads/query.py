@@ -52,7 +52,12 @@ from writegate.gate.reads.query_graphs import Past, Present, QueryGraph, Words
 from writegate.gate.reads.views import Decay, ref_of
 from writegate.language import RelationshipWritten, WriteProvenance, payload_of, provenance_of
 from writegate.language.payloads import writer_of
-from writegate.projections.state import StateProjection
+from writegate.projections.state import (
+    DEFAULT_FLOOR,
+    StateProjection,
+    feedback_weights,
+    rank_factor,
+)
 
 MAX_TOP_K = 50
 MAX_QUERY_DEPTH = 3
@@ -79,6 +84,7 @@ class QueryConfig:
     neighbours: int = 16  # relationships read per node
     expand: int = 32  # nodes whose relationships are read, per hop
     max_triplets: int = 20
+    feedback_floor: float = DEFAULT_FLOOR  # feedback reorders; it never buries a fact
 
     def __post_init__(self) -> None:
         for name, value, ceiling in (
@@ -143,6 +149,7 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
             ErrorCode.INVALID_ARGUMENT, "query must not be empty", {"field": "query"}
         )
     config = asked.config
+    floor = config.feedback_floor
     with log.snapshot() as conn:
         graph: QueryGraph
         if asked.as_of is None and asked.valid_at is None:
@@ -152,7 +159,7 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
         rankings = _rankings(conn, state, asked.query, config)
         fused = rrf(list(rankings.values()), config.rrf_k)
         existing = set(graph.existing(i for i, _ in fused))
-        found = [(i, s) for i, s in fused if i in existing]
+        found = _reweighed(conn, [(i, s) for i, s in fused if i in existing], config)
         seeds = dict(found[: config.top_k])
         weights = {identity: 1 / rank for rank, identity in enumerate(seeds, start=1)}
         hood = gather(
@@ -163,13 +170,17 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
         )
         scores = expand(config.expansion, hood, weights, decay=config.decay, depth=config.depth)
         ranked = ranked_links(hood, scores)
+        weight = feedback_weights(conn, [r.link.identity for r in ranked])
+        ranked.sort(key=lambda r: -r.score * rank_factor(weight[r.link.identity], floor))
         kept = ranked[: config.max_triplets]
         said = graph.words(
             [*seeds, *(e for r in kept for e in (r.link.from_identity, r.link.to_identity))]
         )
         wanted = query_words(asked.query)
         meets = {identity: matched(wanted, _node_words(w)) for identity, w in said.items()}
-        triplets = [_triplet(r, graph.event(r.link.seq), meets, wanted, decay) for r in kept]
+        triplets = [
+            _triplet(r, graph.event(r.link.seq), meets, wanted, decay, weight, floor) for r in kept
+        ]
     return QueryResult(
         triplets=triplets,
         seeds=[
@@ -186,6 +197,15 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
         expansion=config.expansion.value,
         truncated=len(found) > config.top_k or hood.truncated or len(ranked) > len(kept),
     )
+
+
+def _reweighed(
+    conn: Sql, found: list[tuple[str, float]], config: QueryConfig
+) -> list[tuple[str, float]]:
+    """The fused seeds, each score times its node's feedback factor, best first."""
+    weight = feedback_weights(conn, [i for i, _ in found])
+    scored = [(i, s * rank_factor(weight[i], config.feedback_floor)) for i, s in found]
+    return sorted(scored, key=lambda pair: -pair[1])
 
 
 def _rankings(
@@ -263,6 +283,8 @@ def _triplet(
     meets: Mapping[str, list[str]],
     wanted: list[str],
     decay: Decay | None,
+    weight: Mapping[str, float],
+    floor: float,
 ) -> Triplet:
     link = ranked.link
     provenance = provenance_of(event)
@@ -275,7 +297,7 @@ def _triplet(
         source_entity=link.from_identity,
         relationship=link.type,
         target_entity=link.to_identity,
-        relevance_score=ranked.score,
+        relevance_score=ranked.score * rank_factor(weight[link.identity], floor),
         source=ref_of(link.from_identity),
         target=ref_of(link.to_identity),
         provenance=TripletProvenance(
@@ -301,6 +323,6 @@ def _triplet(
             seed=ranked.seed,
             hops=ranked.hops,
             similarity=None,
-            feedback_weight=None,
+            feedback_weight=weight[link.identity],
         ),
     )

@@ -15,6 +15,7 @@ from tests.conftest import ROOT
 from writegate.eventlog import Actor
 from writegate.gate import Gate
 from writegate.gate.errors import GateRejection
+from writegate.gate.feedback import EdgeKey
 from writegate.gate.reads.answers import QueryResult
 from writegate.gate.reads.query import RECIPES, QueryConfig
 from writegate.language import node_identity
@@ -215,5 +216,29 @@ def test_provenance_leads_to_the_event(gate: Gate) -> None:
     assert first.observation_ids == []
     assert found.observations == []
     assert found.triplets[0].why.similarity is None
-    assert found.triplets[0].why.feedback_weight is None
+    assert found.triplets[0].why.feedback_weight == 0.5  # no feedback yet: the start
     assert who("Ada") in event.streams or any(s.startswith("rel:") for s in event.streams)
+
+
+def test_feedback_reorders_the_answer_but_never_buries_a_fact(gate: Gate) -> None:
+    reader = gate.reader()
+    before = reader.graph_query("Ada", depth=1, relationship_type="KNOWS")
+    first, second = before.triplets[0], before.triplets[1]
+    assert first.why.feedback_weight == second.why.feedback_weight == 0.5
+    key = EdgeKey.model_validate(
+        {
+            "sourceId": first.source_entity,
+            "targetId": first.target_entity,
+            "relationshipName": first.relationship,
+        }
+    )
+    for session in ("s-1", "s-2", "s-3"):  # 0.5 -> 0.35 -> 0.245 -> 0.1715 at alpha 0.3
+        done = gate.graph_improve(session_id=session, outcome="rejected", used_edge_keys=[key])
+        assert done.status == "applied", done
+    after = reader.graph_query("Ada", depth=1, relationship_type="KNOWS")
+    assert pairs(after)[0] == pairs(before)[1]
+    demoted = after.triplets[pairs(after).index(pairs(before)[0])]
+    assert demoted.why.feedback_weight == pytest.approx(0.1715)
+    # relevance times floor + (1 - floor) * weight, floor 0.5: never below half of it
+    unweighed = first.relevance_score / (0.5 + 0.5 * 0.5)
+    assert demoted.relevance_score == pytest.approx(unweighed * (0.5 + 0.5 * 0.1715))
