@@ -79,7 +79,8 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (
 """
 # the tables' layout: a read model of an older layout is rebuilt from the log when a writer
 # opens it (``StateProjection.install``); read-only, it is compared on the tables it has
-LAYOUT = 8  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text index
+LAYOUT = 9  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text index;
+# 9: the text index stems its words (``projections.search``)
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),
     "state_relationships": ("identity",),
