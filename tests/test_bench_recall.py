@@ -37,7 +37,12 @@ SAMPLE = {
         ],
     },
     "qa": [
-        {"question": "What did Ada adopt?", "answer": "a puppy", "evidence": ["D2:1"], "category": 1},
+        {
+            "question": "What did Ada adopt?",
+            "answer": "a puppy",
+            "evidence": ["D2:1"],
+            "category": 1,
+        },
         {"question": "What did they see?", "evidence": ["D2:2; D10:1", "D9:9"], "category": 4},
         {"question": "Who knows?", "adversarial_answer": "no one", "evidence": [], "category": 5},
         {"question": "Where?", "evidence": ["D7:1"], "category": 5},
@@ -63,7 +68,7 @@ def test_locomo_is_read_in_session_order_with_each_questions_turns(tmp_path: Pat
 def test_a_file_that_is_not_the_one_measured_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "locomo10.json"
     path.write_text(json.dumps([SAMPLE]))
-    with pytest.raises(ValueError, match="not LoCoMo's locomo10.json"):
+    with pytest.raises(ValueError, match="not LoCoMo's locomo10"):
         locate(path)
 
 
