@@ -305,7 +305,10 @@ def main() -> int:
     if args.systems:
         names = [n.strip() for n in args.systems.split(",")]
         if unknown := [n for n in names if n not in SYSTEMS]:
-            print(f"no such system: {', '.join(unknown)} (known: {', '.join(SYSTEMS)})")
+            print(
+                f"no such system: {', '.join(unknown)} (known: {', '.join(SYSTEMS)})",
+                file=sys.stderr,
+            )
             return 2
         chosen = {n: SYSTEMS[n] for n in names}
     try:
