@@ -66,6 +66,7 @@ lint: $(DEV)
 	$(BIN)/python -m tests.typing_tree >/dev/null
 	$(BIN)/mypy
 
+# bench_recall.py reads LoCoMo's file from var/bench-data/, brought once (bench/recall_data.py)
 bench: $(DEV) $(PEERS) postgres
 	$(BIN)/python bench/bench_gate.py
 	$(BIN)/python bench/bench_mcp.py
@@ -80,6 +81,7 @@ bench: $(DEV) $(PEERS) postgres
 	$(BIN)/python bench/bench_search.py
 	$(BIN)/python bench/bench_search_floor.py
 	$(BIN)/python bench/bench_query.py
+	$(BIN)/python bench/bench_recall.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis tests/peers/node_modules

@@ -165,7 +165,10 @@ def test_no_module_is_exempted_from_the_formatter() -> None:
 
 
 NEWER_SQLITE = re.compile(r"\bRETURNING\b|\bDROP COLUMN\b")  # both SQLite 3.35
-POSTGRESQL_ONLY = {PARTS["eventlog"] / name for name in ("postgres.py", "pgsql.py", "pgtables.py")}
+POSTGRESQL_ONLY = {
+    *(PARTS["eventlog"] / name for name in ("postgres.py", "pgsql.py", "pgtables.py")),
+    PARTS["projections"] / "search" / "postgres.py",
+}
 
 
 def test_sql_runs_on_older_sqlite() -> None:

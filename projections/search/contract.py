@@ -5,9 +5,13 @@ string properties; a relationship's type and string properties), kept by the sta
 projection in each append's transaction, so a search reads exactly what the log says. A
 document has a ``kind`` (``node``, ``relationship``; a later kind is one more value), and a
 search names the kind it wants. An agent's query is words, never the backend's query
-language: ``words`` takes them out of any string, so no input is a syntax error. Hits are
-ranked by relevance (BM25 on SQLite, cover density on PostgreSQL), ties broken by identity,
-and paged by a cursor made from the last hit, so a page is a bounded read, not a scan.
+language: ``words`` takes them out of any string, so no input is a syntax error. Words are
+matched on their stems (``works`` finds ``worked``: Porter's stemmer on SQLite, Snowball's
+English one on PostgreSQL), and a query's English function words (``STOP_WORDS``) are not
+looked for beside other words (PostgreSQL indexes none of them: a query of stop words alone
+finds there only the words they begin). Hits are ranked by relevance (BM25 on SQLite, cover
+density on PostgreSQL), ties broken by identity, and paged by a cursor made from the last
+hit, so a page is a bounded read, not a scan.
 ``SqliteTextIndex`` and ``PostgresTextIndex`` keep it; ``testing.TextIndexContractTestCase``
 checks both.
 """
@@ -23,6 +27,19 @@ from writegate.eventlog.sql import Sql
 
 MAX_WORDS = 32  # a query's words beyond these are not searched: a search stays one probe each
 _WORD = re.compile(r"[^\W_]+")  # letters and digits: what both backends' tokenizers keep
+
+# Snowball's English stop words, the list PostgreSQL's ``english`` configuration drops from
+# what it indexes: they say how a question is asked, not what it is about, and a search for
+# any of a question's words that kept them would rank documents by how often they say "the"
+_STOP_WORDS = """i me my myself we our ours ourselves you your yours yourself yourselves he him his
+    himself she her hers herself it its itself they them their theirs themselves what which
+    who whom this that these those am is are was were be been being have has had having do
+    does did doing a an the and but if or because as until while of at by for with about
+    against between into through during before after above below to from up down in out on
+    off over under again further then once here there when where why how all any both each
+    few more most other some such no nor not only own same so than too very s t can will
+    just don should now"""
+STOP_WORDS = frozenset(_STOP_WORDS.split())
 
 
 @dataclass(frozen=True)
@@ -58,6 +75,13 @@ def parse_cursor(cursor: str) -> tuple[float, str]:
 def words(query: str) -> list[str]:
     """The words of an agent's query, lower-cased, each once, at most ``MAX_WORDS``."""
     return list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))[:MAX_WORDS]
+
+
+def search_words(query: str) -> list[str]:
+    """The words a search looks for, at most ``MAX_WORDS``: the query's words but its stop
+    words, or all of them when it has no other (``or`` may begin ``orchard``)."""
+    found = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
+    return ([w for w in found if w not in STOP_WORDS] or found)[:MAX_WORDS]
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -99,10 +123,10 @@ class TextIndex(Protocol):
     def search(
         self, conn: Sql, query: str, kind: str, limit: int, after: str | None = None
     ) -> list[Hit]:
-        """At most ``limit`` documents of ``kind`` matching any word of ``query`` (a word
-        matches the words it begins), the most relevant first, ties by identity, after the
-        hit whose ``cursor`` is ``after``; none when the query has no words. A malformed
-        ``after`` raises ValueError."""
+        """At most ``limit`` documents of ``kind`` matching any of ``search_words(query)``
+        (a word matches the words its stem begins), the most relevant first, ties by
+        identity, after the hit whose ``cursor`` is ``after``; none when the query has no
+        such words. A malformed ``after`` raises ValueError."""
         ...
 
     def documents(self, conn: Sql) -> Iterator[Document]:

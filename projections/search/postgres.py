@@ -1,31 +1,46 @@
 """The text index on PostgreSQL: a ``tsvector`` column generated from each document's text,
 under a GIN index, ranked by ``ts_rank_cd``.
 
-The ``simple`` configuration (no stemming, no stop words) keeps every word as written, as
-FTS5's ``unicode61`` does on SQLite. The query is built from the agent's words (letters and
-digits only, so nothing in them is ``to_tsquery`` syntax), each matching the words it
-begins, any of them. The score is the rank negated, so that on both backends a lower score
-is a better hit.
+The ``english`` configuration stems words (Snowball) and drops the stop words, as FTS5's
+``porter`` tokenizer and the query's ``search_words`` do on SQLite. The query is built from
+the agent's words (letters and digits only, so nothing in them is ``to_tsquery`` syntax),
+each matching the words its stem begins, any of them (stop words alone: the words they
+begin, unstemmed). The score is the rank negated, so
+that on both backends a lower score is a better hit. A column generated with another
+configuration is made again on install (PostgreSQL computes it for the rows there).
 """
 
 from __future__ import annotations
 
 from writegate.eventlog.sql import Sql
-from writegate.projections.search.contract import DocumentRows, Hit, parse_cursor, words
+from writegate.projections.search.contract import (
+    STOP_WORDS,
+    DocumentRows,
+    Hit,
+    parse_cursor,
+    search_words,
+)
 
-TABLES = """
+CONFIGURATION = "english"
+_WORDS = f"words tsvector GENERATED ALWAYS AS (to_tsvector('{CONFIGURATION}', text)) STORED"
+TABLES = f"""
 CREATE TABLE IF NOT EXISTS search_documents (
     identity TEXT PRIMARY KEY,
     kind TEXT NOT NULL,
     text TEXT NOT NULL,
-    words tsvector GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED
+    {_WORDS}
 );
 CREATE INDEX IF NOT EXISTS search_documents_words ON search_documents USING GIN (words)
 """
+_MADE_WITH = (  # the generated column's expression, as PostgreSQL keeps it
+    "SELECT generation_expression FROM information_schema.columns WHERE table_schema = "
+    "current_schema() AND table_name = 'search_documents' AND column_name = 'words'"
+)
 
 _HITS = (
     "SELECT identity, -ts_rank_cd(words, q)::float8 AS score "
-    "FROM search_documents, to_tsquery('simple', ?) AS q WHERE words @@ q AND kind = ?"
+    "FROM search_documents, to_tsquery(?::regconfig, ?) AS q "
+    "WHERE words @@ q AND kind = ?"
 )
 _FIRST = f"SELECT identity, score FROM ({_HITS}) AS hits ORDER BY score, identity LIMIT ?"
 _NEXT = (
@@ -34,9 +49,12 @@ _NEXT = (
 )
 
 
-def ts_query(query: str) -> str:
-    """``to_tsquery``'s text for an agent's words."""
-    return " | ".join(f"{w}:*" for w in words(query))
+def ts_query(query: str) -> tuple[str, str]:
+    """``to_tsquery``'s configuration and text for an agent's words: stop words alone are
+    looked for as written (``simple``), since ``english`` would drop them all."""
+    found = search_words(query)
+    stops = bool(found) and all(w in STOP_WORDS for w in found)
+    return ("simple" if stops else CONFIGURATION), " | ".join(f"{w}:*" for w in found)
 
 
 class PostgresTextIndex(DocumentRows):
@@ -45,18 +63,23 @@ class PostgresTextIndex(DocumentRows):
     tables: tuple[str, ...] = ("search_documents",)
 
     def install(self, conn: Sql) -> None:
+        made = conn.execute(_MADE_WITH).fetchone()
+        if made is not None and f"'{CONFIGURATION}'" not in str(made[0]):
+            conn.execute("ALTER TABLE search_documents DROP COLUMN words")  # drops its index
+            conn.execute(f"ALTER TABLE search_documents ADD COLUMN {_WORDS}")
         for statement in TABLES.split(";"):
             conn.execute(statement)
 
     def search(
         self, conn: Sql, query: str, kind: str, limit: int, after: str | None = None
     ) -> list[Hit]:
-        match = ts_query(query)
+        configuration, match = ts_query(query)
+        start = None if after is None else parse_cursor(after)  # refused whatever the query
         if not match:
             return []
-        if after is None:
-            rows = conn.execute(_FIRST, (match, kind, limit))
+        if start is None:
+            rows = conn.execute(_FIRST, (configuration, match, kind, limit))
         else:
-            score, identity = parse_cursor(after)
-            rows = conn.execute(_NEXT, (match, kind, score, score, identity, limit))
+            score, identity = start
+            rows = conn.execute(_NEXT, (configuration, match, kind, score, score, identity, limit))
         return [Hit(row[0], float(row[1])) for row in rows]

@@ -108,6 +108,18 @@ class TextIndexContractTestCase(unittest.TestCase):
             after = page[-1].cursor
         self.assertEqual(paged, whole)
 
+    def test_a_word_finds_the_other_forms_of_its_stem(self) -> None:
+        self.index.put(self.conn, [Document("Note{}", "node", "Note\nshe rides a pony")])
+        hits = self.index.search(self.conn, "who has ponies?", "node", _PAGE)  # a stem, no prefix
+        self.assertIn("Note{}", [h.identity for h in hits])
+
+    def test_stop_words_beside_other_words_are_not_looked_for(self) -> None:
+        self.index.put(self.conn, [Document("Note{}", "node", "Note\nwho is it, and where")])
+        for query in ("who is Zed", "and where is zed?"):
+            self.assertEqual(self.index.search(self.conn, query, "node", 10), [], query)
+        hits = self.index.search(self.conn, "where is the note", "node", _PAGE)
+        self.assertIn("Note{}", [h.identity for h in hits])
+
     def test_a_query_without_words_finds_nothing(self) -> None:
         for query in ("", "   ", '""', "*", "()", "-- ;", '"*" ^ - :'):
             self.assertEqual(self.index.search(self.conn, query, "node", 10), [], query)

@@ -91,8 +91,8 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (
 # opens it (``StateProjection.install``); read-only, it is compared on the tables it has
 TEXT_LAYOUT = 8  # the first layout with the text index (``projections.search``)
 FEEDBACK_LAYOUT = 9  # the first with the feedback weights
-LAYOUT = 9  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text index;
-# 9: the feedback weights
+LAYOUT = 10  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text index;
+# 9: the feedback weights; 10: the text index stems its words (``projections.search``)
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),
