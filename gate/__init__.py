@@ -17,6 +17,7 @@ from writegate.gate.models import (
     WriteRelationshipResult,
     dump,
 )
+from writegate.gate.observations import ObservationResult
 from writegate.gate.version import __version__
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "FormulaProvider",
     "Gate",
     "GateRejection",
+    "ObservationResult",
     "PublishResult",
     "RefreshResult",
     "Rejected",

@@ -70,6 +70,8 @@ class WriteProvenance(BaseModel):
     formula: str
     write_gate_version: str
     schema_version: str
+    # the observations (``language.observations``) the claim was extracted from, as cited
+    observations: list[str] | None = Field(default=None, exclude_if=unset)
 
     def stored(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

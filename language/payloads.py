@@ -21,6 +21,7 @@ from writegate.eventlog.events import trusted
 from writegate.language.base import GraphPayload, Payload, Superseded, WriteProvenance, unset
 from writegate.language.identities import NodeRef, relationship_stream
 from writegate.language.merges import NodesMerged, NodesUnmerged
+from writegate.language.observations import ObservationRecorded
 
 
 class NodeWritten(GraphPayload):
@@ -204,6 +205,7 @@ ALL_PAYLOADS: tuple[type[Payload], ...] = (
     ProposalDecided,
     NodesMerged,
     NodesUnmerged,
+    ObservationRecorded,
 )
 PAYLOADS: dict[str, type[Payload]] = {model.event_type: model for model in ALL_PAYLOADS}
 EVENT_TYPES: tuple[str, ...] = tuple(PAYLOADS)

@@ -19,6 +19,7 @@ from writegate.language import (
     NodesMerged,
     NodesUnmerged,
     NodeWritten,
+    ObservationRecorded,
     ProposalDecided,
     RelationshipDeleted,
     RelationshipWritten,
@@ -26,7 +27,7 @@ from writegate.language import (
     payload_of,
     writer_of,
 )
-from writegate.projections.state import blocking, merging
+from writegate.projections.state import blocking, merging, observations
 from writegate.projections.state.tables import UPSERT_FACT, UPSERT_NODE, UPSERT_RELATIONSHIP
 
 
@@ -160,6 +161,7 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
             by = writer_of(event, written)
             _upsert_node(conn, event, written.node, written.properties, stub=False, by=by)
             _record_facts(conn, event, written.node.identity, written.properties, by)
+            observations.cite(conn, event, written.node.identity, "node")
             if written.resolution_keys is not None:
                 _index(
                     conn, written.node.identity, written.resolution_keys, created=written.created
@@ -168,6 +170,7 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
             by = writer_of(event, written)
             _relationship_written(conn, event, written, by)
             _record_facts(conn, event, written.identity, written.properties, by)
+            observations.cite(conn, event, written.identity, "relationship")
         case NodeDeleted(node=node):
             _forget(conn, "state_nodes", node.identity)
         case RelationshipDeleted(identity=identity):
@@ -195,5 +198,7 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
             merging.merged(conn, merge)
         case NodesUnmerged() as unmerge:
             merging.unmerged(conn, unmerge)
+        case ObservationRecorded() as observed:
+            observations.recorded(conn, event, observed)
         case _:
             pass

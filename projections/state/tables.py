@@ -10,6 +10,9 @@ from collections.abc import Iterable, Iterator
 # state_resolution_keys: the blocking keys of resolvable nodes (duplicates are index probes);
 # state_aliases: the identities of merged duplicates, each naming the node it resolves to;
 # state_approved_agents: how many of each agent's held writes reviewers approved (trust earned)
+# state_observations: the texts agents kept (``language.observations``), one row each;
+# state_citations: each write that cited an observation, by the fact it wrote (its identity
+# and kind) and its seq, kept when the fact is deleted: where a write came from stays said
 TABLES = """
 CREATE TABLE IF NOT EXISTS state_nodes (
     identity TEXT PRIMARY KEY,
@@ -72,6 +75,27 @@ CREATE TABLE IF NOT EXISTS state_aliases (
     merge TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS state_aliases_identity ON state_aliases (identity);
+CREATE TABLE IF NOT EXISTS state_observations (
+    id TEXT PRIMARY KEY,
+    text TEXT NOT NULL,
+    source TEXT NOT NULL,
+    method TEXT NOT NULL,
+    reliability REAL NOT NULL,
+    confidence REAL NOT NULL,
+    agent TEXT NOT NULL,
+    session TEXT,
+    said_at TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    seq INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS state_citations (
+    observation TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (observation, identity, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS state_citations_identity ON state_citations (identity, seq);
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
     name TEXT PRIMARY KEY,
     seq INTEGER NOT NULL
@@ -79,7 +103,10 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (
 """
 # the tables' layout: a read model of an older layout is rebuilt from the log when a writer
 # opens it (``StateProjection.install``); read-only, it is compared on the tables it has
-LAYOUT = 8  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text index
+LAYOUT = 9  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+# index; 9: observations and the writes citing them (and their words in the text index)
+TEXT_LAYOUT = 8  # the first layout keeping the text index
+OBSERVATIONS_LAYOUT = 9  # the first keeping observations
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),
     "state_relationships": ("identity",),
@@ -88,6 +115,8 @@ STATE_TABLES = {  # every table of the read model (but its checkpoints), by its 
     "state_approved_agents": ("agent",),
     "state_resolution_keys": ("key", "identity"),
     "state_aliases": ("alias",),
+    "state_observations": ("id",),
+    "state_citations": ("observation", "identity", "seq"),
 }
 LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model of each has
     1: ("state_nodes", "state_relationships"),
@@ -108,7 +137,16 @@ LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model 
         "state_relationships",
         "state_resolution_keys",
     ),
-    6: tuple(STATE_TABLES),
+    6: (
+        "state_aliases",
+        "state_approved_agents",
+        "state_facts",
+        "state_nodes",
+        "state_proposals",
+        "state_relationships",
+        "state_resolution_keys",
+    ),
+    9: tuple(STATE_TABLES),
 }
 
 
