@@ -285,10 +285,11 @@ class Planner:
         target: str,
         entry: SchemaEntry | RelationshipEntry,
     ) -> Emitter:
-        held = emit if self.reviewed else review.proposing(
-            emit, operation, dict(raw), provenance, target, entry, self.state
-        )
-        return citations.checked(self.state, provenance.observations, held)
+        if not self.reviewed:  # a held write, too, cites only what the log holds
+            emit = review.proposing(
+                emit, operation, dict(raw), provenance, target, entry, self.state
+            )
+        return citations.checked(self.state, provenance.observations, emit)
 
     def delete_node(
         self, request: DeleteNodeRequest, snapshot: LoadedSchema, raw: Mapping[str, Any]

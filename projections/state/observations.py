@@ -129,9 +129,7 @@ class ObservationReader:
                 found[row[0]] = ObservationRow(*row)
         return [found[i] for i in wanted if i in found]
 
-    def citing(
-        self, conn: Sql, observation: str, limit: int = MAX_CITATIONS
-    ) -> list[CitationRow]:
+    def citing(self, conn: Sql, observation: str, limit: int = MAX_CITATIONS) -> list[CitationRow]:
         """The writes that cited ``observation``, oldest first, at most ``limit``."""
         rows = conn.execute(
             f"{_CITATIONS}WHERE c.observation = ? ORDER BY c.seq, c.identity LIMIT ?",
