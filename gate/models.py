@@ -112,7 +112,7 @@ ObservationId = Annotated[StrictStr, Field(pattern=f"^{OBSERVATION_ID.pattern}$"
 Cited = list[ObservationId] | None
 
 
-def _cites() -> Any:
+def cites() -> Any:
     """The observations a fact was extracted from (``record_observation`` gave their ids):
     each must exist when the write is checked, and the fact's provenance names them."""
     return Field(
@@ -137,7 +137,7 @@ class WriteNodeRequest(Provenanced, ValidTime):
         default=None,
         description="new: this is not any of the POSSIBLE_DUPLICATE candidates; create it.",
     )
-    observations: Cited = _cites()
+    observations: Cited = cites()
 
 
 class WriteRelationshipRequest(Provenanced, ValidTime):
@@ -153,7 +153,7 @@ class WriteRelationshipRequest(Provenanced, ValidTime):
         default="fail_if_missing",
         description="fail_if_missing, or merge_endpoints: create missing endpoints as stubs.",
     )
-    observations: Cited = _cites()
+    observations: Cited = cites()
 
 
 class DeleteNodeRequest(Provenanced):
