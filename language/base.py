@@ -8,9 +8,12 @@ event types.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from writegate.eventlog.events import trusted
 
 MODEL = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
@@ -75,3 +78,9 @@ class WriteProvenance(BaseModel):
 
     def stored(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+    @classmethod
+    def read(cls, stored: Mapping[str, Any]) -> WriteProvenance:
+        """The provenance the log stored, without validating it again (the log wrote and
+        hashed it); a field left out when unset reads as None."""
+        return trusted(cls, {name: stored.get(name) for name in cls.model_fields})

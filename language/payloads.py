@@ -253,7 +253,7 @@ def provenance_of(event: EventCore) -> WriteProvenance | None:
     """The provenance of a write (``None`` for events that record none, like a schema)."""
     if event.provenance is None:
         return None
-    return trusted(WriteProvenance, _complete(WriteProvenance, event.provenance))
+    return WriteProvenance.read(event.provenance)
 
 
 Reader = Callable[[Mapping[str, Any]], Any]
@@ -304,7 +304,3 @@ def _nested(annotation: Any) -> Reader | None:
 
 def _each(item: Reader) -> Callable[[Any], list[Any]]:
     return lambda values: [item(v) for v in values]
-
-
-def _complete(model: type[BaseModel], data: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: data.get(name) for name in model.model_fields}

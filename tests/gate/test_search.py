@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import AGENT, SEED_SCHEMA, person
 from writegate.gate import Gate, GateRejection
 from writegate.gate.reads.reader import GraphReader
-from writegate.projections.state.tables import LAYOUT
+from writegate.projections.state.tables import TEXT_LAYOUT
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ def test_a_log_from_before_the_index_is_indexed_when_opened(tmp_path: Path) -> N
     conn.execute("DROP TABLE search_fts")
     conn.execute("DROP TABLE search_documents")
     conn.execute(
-        "UPDATE projection_checkpoints SET seq = ? WHERE name = 'state.layout'", (LAYOUT - 1,)
+        "UPDATE projection_checkpoints SET seq = ? WHERE name = 'state.layout'", (TEXT_LAYOUT - 1,)
     )
     conn.close()
     with Gate.open(path, readonly=True) as copy:  # a read-only copy is searched as before

@@ -58,6 +58,7 @@ NEWER = {
     "proposal.decided",
     "nodes.merged",
     "nodes.unmerged",
+    "observation.recorded",
 }  # after the old log
 
 
