@@ -4,8 +4,9 @@ The index holds one document per entity of the read model (a node's label, merge
 string properties; a relationship's type and string properties; an observation's text),
 kept by the state projection in each append's transaction, so a search reads exactly what
 the log says. A document has a ``kind`` (``node``, ``relationship``, ``observation``; a
-later kind is one more value), and a search names the kind it wants. An agent's query is words, never the backend's query
-language: ``words`` takes them out of any string, so no input is a syntax error. Hits are
+later kind is one more value), and a search names the kind it wants. An agent's query is
+words, never the backend's query language: ``words`` takes them out of any string, so no
+input is a syntax error. Hits are
 ranked by relevance (BM25 on SQLite, cover density on PostgreSQL), ties broken by identity,
 and paged by a cursor made from the last hit, so a page is a bounded read, not a scan.
 ``SqliteTextIndex`` and ``PostgresTextIndex`` keep it; ``testing.TextIndexContractTestCase``

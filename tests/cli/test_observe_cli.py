@@ -36,7 +36,8 @@ def log(tmp_path: Path) -> Path:
 
 def test_observe_prints_the_id_writes_cite(log: Path) -> None:
     kept = writegate(log, *OBSERVE, SAID, TEXT).stdout.strip()
-    assert kept.startswith("obs_") and len(kept) == 36
+    assert kept.startswith("obs_")
+    assert len(kept) == 36
     piped = writegate(log, *OBSERVE, SAID, "-", input=TEXT)
     assert piped.stdout.strip() == kept  # the same text, source and time: one observation
     assert "recorded before" in piped.stderr
@@ -109,4 +110,5 @@ async def test_the_commands_answer_as_the_tools_do(log: Path) -> None:
     assert again.data == {**kept, "status": "unchanged"}
     assert kept["status"] == "recorded"
     table = writegate(log, "search", "storage", "--observations", env={"COLUMNS": "300"}).stdout
-    assert "2 observations" in table and "Alice moved to the storage team in May." in table
+    assert "2 observations" in table
+    assert "Alice moved to the storage team in May." in table

@@ -59,14 +59,16 @@ def test_an_observation_is_kept_with_its_provenance(gate: Gate) -> None:
     assert row.said_at == "2024-05-01T12:00:00.000000Z"
     assert row.recorded_at > row.said_at
     event = gate.log.latest(f"obs:{result.observation_id}")
-    assert event is not None and event.event_id == result.event_id
+    assert event is not None
+    assert event.event_id == result.event_id
 
 
 def test_without_a_time_it_was_said_when_recorded(gate: Gate) -> None:
     result = recorded(gate)
     with gate.log.snapshot() as conn:
         row = gate.state.observation(conn, result.observation_id)
-    assert row is not None and row.said_at == row.recorded_at
+    assert row is not None
+    assert row.said_at == row.recorded_at
     assert result.observation_id == observation_id(HEARD, "chat:42", None)
 
 
@@ -82,7 +84,8 @@ def test_recording_it_again_appends_nothing_and_answers_unchanged(gate: Gate) ->
     )
     assert state_of(gate) == before
     other = recorded(gate, source="chat:43")  # another source: another observation
-    assert other.status == "recorded" and other.observation_id != first.observation_id
+    assert other.status == "recorded"
+    assert other.observation_id != first.observation_id
 
 
 def test_an_idempotent_retry_answers_the_first_result(gate: Gate) -> None:
@@ -91,7 +94,8 @@ def test_an_idempotent_retry_answers_the_first_result(gate: Gate) -> None:
     assert recorded(gate, idempotency_key="k-1") == first
     assert gate.log.head() == head
     reused = gate.record_observation(**said(text="something else", idempotency_key="k-1"))
-    assert isinstance(reused, Rejected) and reused.error_code == "IDEMPOTENCY_KEY_REUSED"
+    assert isinstance(reused, Rejected)
+    assert reused.error_code == "IDEMPOTENCY_KEY_REUSED"
 
 
 @pytest.mark.parametrize(
@@ -109,7 +113,8 @@ def test_a_refused_observation_appends_nothing(
 ) -> None:
     before = state_of(gate)
     result = gate.record_observation(**said(**overrides))
-    assert isinstance(result, Rejected) and result.error_code == code, result
+    assert isinstance(result, Rejected), result
+    assert result.error_code == code
     assert state_of(gate) == before
     last = list(gate.rejections.read())[-1]
     assert (last.operation, last.error_code) == ("record_observation", code)
@@ -119,7 +124,8 @@ def test_a_text_is_held_to_the_size_one_value_may_have(db_path: str | Path) -> N
     with Gate.open(db_path, limits=Limits(max_value_bytes=64)) as small:
         small.publish_schema(Path(__file__).parents[2] / "fixtures" / "seed000_schema.yaml")
         result = small.record_observation(**said(text="é" * 40))  # 80 bytes in UTF-8
-        assert isinstance(result, Rejected) and result.error_code == "LIMIT_EXCEEDED"
+        assert isinstance(result, Rejected)
+        assert result.error_code == "LIMIT_EXCEEDED"
         assert result.details["field"] == "text"
         assert isinstance(small.record_observation(**said(text="e" * 60)), ObservationResult)
 
@@ -129,19 +135,23 @@ def test_a_write_citing_an_unknown_observation_is_refused_and_appends_nothing(ga
     unknown = "obs_" + "0" * 32
     before = state_of(gate)
     result = gate.write_node(**person(observations=[known, unknown]))
-    assert isinstance(result, Rejected) and result.error_code == "OBSERVATION_NOT_FOUND"
+    assert isinstance(result, Rejected)
+    assert result.error_code == "OBSERVATION_NOT_FOUND"
     assert result.details == {"missing": [unknown]}
     malformed = gate.write_node(**person(observations=["obs_nothex"]))
-    assert isinstance(malformed, Rejected) and malformed.error_code == "INVALID_ARGUMENT"
+    assert isinstance(malformed, Rejected)
+    assert malformed.error_code == "INVALID_ARGUMENT"
     too_many = gate.write_node(**person(observations=[known] * 33))
-    assert isinstance(too_many, Rejected) and too_many.error_code == "INVALID_ARGUMENT"
+    assert isinstance(too_many, Rejected)
+    assert too_many.error_code == "INVALID_ARGUMENT"
     batch = gate.write_batch(
         items=[
             {"op": "write_node", **person("Bob")},
             {"op": "write_node", **person(observations=[unknown])},
         ]
     )
-    assert isinstance(batch, Rejected) and batch.error_code == "OBSERVATION_NOT_FOUND"
+    assert isinstance(batch, Rejected)
+    assert batch.error_code == "OBSERVATION_NOT_FOUND"
     assert batch.details["item"] == 1
     assert state_of(gate) == before
 
@@ -224,7 +234,8 @@ def test_a_replay_rebuilds_observations_and_citations(gate: Gate) -> None:
     )
     conn = gate.log.connection()
     live = gate.state.snapshot(conn)
-    assert len(live["state_observations"]) == 1 and len(live["state_citations"]) == 2
+    assert len(live["state_observations"]) == 1
+    assert len(live["state_citations"]) == 2
     assert heard in [d[0] for d in live["search_documents"]]
     assert gate.state.rebuilt_snapshot(gate.log) == live
     assert gate.state.equals_replay(gate.log, conn)

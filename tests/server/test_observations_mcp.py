@@ -48,7 +48,8 @@ async def test_an_agent_keeps_an_observation_and_cites_it(served: Served) -> Non
         )
         found = await agent.call("search_observations", {"query": "initech platform"})
         one = await agent.call("open_observation", {"observation_id": kept.data["observation_id"]})
-    assert not kept.is_error and kept.data["status"] == "recorded"
+    assert not kept.is_error
+    assert kept.data["status"] == "recorded"
     assert kept.data["observation_id"].startswith("obs_")
     assert again.data == {**kept.data, "status": "unchanged"}
     assert written.data["status"] == linked.data["status"] == "written"
@@ -132,7 +133,8 @@ async def test_per_label_tools_cite_observations_too(served_npc: Served) -> None
         deleting = next(
             t for t in (await agent.client.list_tools()).tools if t.name == "delete_npc"
         )
-    assert not added.is_error and not moved.is_error, (added.data, moved.data)
+    assert not added.is_error, added.data
+    assert not moved.is_error, moved.data
     gandalf = next(n for n in opened.data["nodes"] if n["label"] == "Npc")
     assert gandalf["provenance"]["observations"] == [later["observation_id"]]
     [edge] = opened.data["edges"]
