@@ -19,7 +19,8 @@ from typing import ClassVar
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from writegate.eventlog import Log
+from writegate.eventlog import Actor, Log
+from writegate.language import ObservationRecorded, WriteProvenance, draft, observation_id
 from writegate.projections.search.contract import Document, entity_text
 from writegate.projections.state import StateProjection
 from writegate.projections.testing import HISTORY, history
@@ -116,6 +117,31 @@ class TextIndexContractTestCase(unittest.TestCase):
         for cursor in ("", "Person", "x:Person", "1.5:"):
             with self.assertRaises(ValueError):
                 self.index.search(self.conn, "a", "node", 10, cursor)
+
+    def test_an_observation_is_found_by_its_words_and_only_as_one(self) -> None:
+        text = "A witness said the quokka smiled at the ferry."
+        observed = ObservationRecorded(
+            observation=observation_id(text, "contract", None), text=text, session="s-1"
+        )
+        provenance = WriteProvenance(
+            source="contract",
+            extraction_method="manual",
+            reliability=1.0,
+            confidence=1.0,
+            formula="default",
+            write_gate_version="contract",
+            schema_version="contract",
+        )
+        self.log.append(
+            Actor(agent="contract"),
+            lambda tx: tx.emit(draft(observed, [observed.stream], provenance=provenance)),
+        )
+        hits = self.index.search(self.conn, "QUOKKA smiles", "observation", _PAGE)
+        self.assertEqual([h.identity for h in hits], [observed.observation])
+        self.assertEqual(self.index.search(self.conn, "quokka", "node", _PAGE), [])
+        found = [d for d in self.index.documents(self.conn) if d.kind == "observation"]
+        self.assertEqual(found, [Document(observed.observation, "observation", text)])
+        self.assertTrue(self.state.equals_replay(self.log, self.conn))
 
     # each backend's subclass runs this one method (read-only on its own log): not flaky
     @settings(
