@@ -53,7 +53,8 @@ class TextIndexContractTestCase(unittest.TestCase):
         return Path(self._scratch.name)
 
     def expected(self) -> list[Document]:
-        """Each node's and relationship's document, made from the state tables as they are."""
+        """Each node's, relationship's and observation's document, made from the state
+        tables as they are."""
         counts = self.state.counts(self.conn)
         nodes = [
             Document(n.identity, "node", entity_text(n.label, n.properties))
@@ -65,7 +66,11 @@ class TextIndexContractTestCase(unittest.TestCase):
             for type in counts.relationship_types
             for e in self.state.edges_typed(self.conn, type)
         ]
-        return sorted([*nodes, *relationships], key=lambda d: d.identity)
+        observations = [  # each row's id and text: its first two columns
+            Document(row[0], "observation", row[1])
+            for row in self.state.snapshot(self.conn)["state_observations"]
+        ]
+        return sorted([*nodes, *relationships, *observations], key=lambda d: d.identity)
 
     def test_the_index_says_what_the_state_holds(self) -> None:
         expected = self.expected()
@@ -139,8 +144,9 @@ class TextIndexContractTestCase(unittest.TestCase):
         hits = self.index.search(self.conn, "QUOKKA smiles", "observation", _PAGE)
         self.assertEqual([h.identity for h in hits], [observed.observation])
         self.assertEqual(self.index.search(self.conn, "quokka", "node", _PAGE), [])
-        found = [d for d in self.index.documents(self.conn) if d.kind == "observation"]
+        found = [d for d in self.index.documents(self.conn) if d.identity == observed.observation]
         self.assertEqual(found, [Document(observed.observation, "observation", text)])
+        self.assertEqual(list(self.index.documents(self.conn)), self.expected())
         self.assertTrue(self.state.equals_replay(self.log, self.conn))
 
     # each backend's subclass runs this one method (read-only on its own log): not flaky
