@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import person, relationship, state_of
 from writegate.gate import Gate, GateRejection, ObservationResult, Rejected
+from writegate.gate.formula import compute_confidence
 from writegate.gate.limits import Limits
 from writegate.gate.reads.observations import ObservationReader
 from writegate.gate.reads.reader import GraphReader
@@ -47,14 +48,15 @@ def recorded(gate: Gate, **overrides: Any) -> ObservationResult:
 
 def test_an_observation_is_kept_with_its_provenance(gate: Gate) -> None:
     moment = datetime(2024, 5, 1, 12, tzinfo=UTC)
-    result = recorded(gate, said_at=moment)
+    result = recorded(gate, said_at=moment, reliability=0.123456789)  # kept to the last digit
     assert result.status == "recorded"
     assert result.observation_id == observation_id(HEARD, "chat:42", "2024-05-01T12:00:00.000000Z")
     with gate.log.snapshot() as conn:
         row = gate.state.observation(conn, result.observation_id)
     assert row is not None
-    assert (row.text, row.source, row.method, row.reliability) == (HEARD, "chat:42", "llm", 0.8)
-    assert row.confidence == pytest.approx(0.8 * 0.6)  # the default formula's llm factor
+    assert (row.text, row.source, row.method) == (HEARD, "chat:42", "llm")
+    assert row.reliability == 0.123456789
+    assert row.confidence == compute_confidence(gate.formula, 0.123456789, "llm")
     assert (row.agent, row.session, row.seq) == ("agent-test", "conversation-7", result.seq)
     assert row.said_at == "2024-05-01T12:00:00.000000Z"
     assert row.recorded_at > row.said_at
