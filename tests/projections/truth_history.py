@@ -27,7 +27,7 @@ from freezegun import freeze_time
 
 from writegate.eventlog import Actor
 from writegate.eventlog.tables import EVENT_COLUMNS
-from writegate.gate import Gate
+from writegate.gate import Gate, ObservationResult
 from writegate.projections.testing import history
 
 T0 = datetime(2033, 3, 1, 9, 0, tzinfo=UTC)
@@ -213,14 +213,19 @@ def write_truth_history(gate: Gate, step: Callable[[], None]) -> None:
 def write_observations(gate: Gate, step: Callable[[], None]) -> None:
     """The steps added with observations: one kept (and kept again: nothing appended), then
     a node and a relationship written citing it."""
-    heard = {"text": "Grace said Ada Lovelace wrote the first program.", "session": "chat-9"}
-    kept = gate.record_observation(actor=BOB, **heard, **prov("chat", "llm", 0.7))
-    assert kept.status == "recorded", kept
-    assert gate.record_observation(
-        actor=ADA, **heard, **prov("chat", "llm", 0.7)
-    ) == kept.model_copy(update={"status": "unchanged"})
+    chat = prov("chat", "llm", 0.7)
+    heard: dict[str, Any] = {
+        "text": "Grace said Ada Lovelace wrote the first program.",
+        "session": "chat-9",
+        **chat,
+    }
+    kept = gate.record_observation(actor=BOB, **heard)
+    assert isinstance(kept, ObservationResult), kept
+    assert gate.record_observation(actor=ADA, **heard) == kept.model_copy(
+        update={"status": "unchanged"}
+    )
     step()
-    cited = {"observations": [kept.observation_id], "actor": BOB, **prov("chat", "llm", 0.7)}
+    cited: dict[str, Any] = {"observations": [kept.observation_id], "actor": BOB, **chat}
     _ok(
         gate.write_node(
             label="Person",
@@ -253,7 +258,11 @@ def extend(path: Path) -> None:
         Gate.open(Path(folder) / "truth.db", default_actor=ADA) as gate,
     ):
         gate.log.append_existing(recorded)
-        write_observations(gate, lambda: clock.tick(timedelta(minutes=1)))
+
+        def step() -> None:
+            clock.tick(timedelta(minutes=1))
+
+        write_observations(gate, step)
         rows = gate.log.connection().execute(
             f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq", (recorded[-1].seq,)
         )
