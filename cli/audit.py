@@ -357,8 +357,10 @@ def _after_queue(data: Report) -> list[str]:
     return lines
 
 
+from writegate.cli.audit_feedback import audit_feedback  # noqa: E402
 from writegate.cli.audit_truth import audit_conflicts, audit_duplicates  # noqa: E402
 
 audit.add_command(audit_conflicts)
 audit.add_command(audit_duplicates)
+audit.add_command(audit_feedback)
 __all__ = ["audit", "report"]

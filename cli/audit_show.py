@@ -68,11 +68,10 @@ def show_observation(ctx: Context, observation_id: str, fmt: str) -> None:
     """One observation by its id (what writegate observe printed): its text, source, time,
     and the facts extracted from it that stand now."""
     from writegate.cli import observe
-    from writegate.gate.reads.observations import ObservationReader
 
     with opened(ctx, readonly=True) as gate:
         try:
-            found = ObservationReader(gate.log, gate.state).open_observation(observation_id)
+            found = gate.observation_reader().open_observation(observation_id)
         except GateRejection as exc:
             fail(f"{exc.code}: {exc.message}")
     observe.show_observation(found, fmt)

@@ -34,6 +34,7 @@ SETTINGS_ENV = (  # the variables ``cli.config.Settings`` reads
     "WRITEGATE_SERVE",
     "WRITEGATE_LIMITS",
     "WRITEGATE_LOG__",
+    "WRITEGATE_RECALL__",
 )
 
 
@@ -92,6 +93,7 @@ class Context:
         limits = settings.limits if settings is not None else None
         policy = settings.serve.unknown_label_policy if settings is not None else None
         busy = settings.log.busy_timeout if settings is not None else BUSY_TIMEOUT
+        feedback = settings.recall.feedback() if settings is not None else None
         if self.schema_file is None and settings is not None and settings.schema_source:
             log = open_log(
                 self.db,
@@ -107,6 +109,7 @@ class Context:
                 default_actor=self.actor,
                 limits=limits,
                 unknown_label_policy=policy,
+                feedback=feedback,
             )
         return Gate.open(
             self.db,
@@ -117,6 +120,7 @@ class Context:
             limits=limits,
             unknown_label_policy=policy,
             busy_timeout=busy,
+            feedback=feedback,
         )
 
 

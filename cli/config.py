@@ -22,6 +22,10 @@ path = "var/provenance.nt"          # N-Triples; `writegate export prov` makes T
 [schema_source]                     # optional: seed 000's graph-backed registry
 source = "graph"
 projection = "graph"                # whose Bolt server holds the (:Schema) nodes
+
+[recall]
+feedback_alpha = 0.3                # how far one answer's feedback moves a used fact's weight
+feedback_floor = 0.5                # a ranking multiplies relevance by at least this
 ```
 
 Any value can be overridden by ``WRITEGATE_PROJECTIONS__<NAME>__<KEY>`` (pydantic-settings'
@@ -43,8 +47,10 @@ from pydantic_settings import (
 )
 
 from writegate.eventlog import Log
+from writegate.gate.feedback import DEFAULT_ALPHA, FeedbackSettings
 from writegate.gate.limits import Limits
 from writegate.gate.server.oauth_settings import OAuthSettings
+from writegate.projections.state import DEFAULT_FLOOR
 
 if TYPE_CHECKING:  # each store's code (the Bolt driver, rdflib) loads only when it is opened
     from writegate.gate.schema.graph import GraphSchemaSource
@@ -204,6 +210,20 @@ class LogSettings(BaseModel):
     busy_timeout: float = Field(default=60.0, gt=0, le=3600)
 
 
+class RecallSettings(BaseModel):
+    """``[recall]``, or ``WRITEGATE_RECALL__<KEY>``: how answers are ranked and rated."""
+
+    model_config = _STRICT
+
+    # the rate a graph_improve moves weights at (recorded in its event: a change moves only
+    # later feedback), and the floor of a fact's ranking factor (feedback never buries one)
+    feedback_alpha: float = Field(default=DEFAULT_ALPHA, gt=0, le=1)
+    feedback_floor: float = Field(default=DEFAULT_FLOOR, ge=0, le=1)
+
+    def feedback(self) -> FeedbackSettings:
+        return FeedbackSettings(alpha=self.feedback_alpha, floor=self.feedback_floor)
+
+
 class ConfigError(ValueError):
     """The configuration is unreadable or invalid: one line per problem, each saying where."""
 
@@ -222,6 +242,7 @@ class Settings(BaseSettings):
     serve: ServeSettings = Field(default_factory=ServeSettings)
     limits: Limits | None = None  # how large a write may be (over the schema's own)
     log: LogSettings = Field(default_factory=LogSettings)
+    recall: RecallSettings = Field(default_factory=RecallSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -55,6 +55,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "jobs:jobs",
         "Long work (rebuild, replay, backup, copy, import) as jobs: list, show, cancel, resume.",
     ),
+    "improve": (
+        "improve:improve",
+        "Feedback on an answer: the nodes and relationships it used move their weight.",
+    ),
     "merge": ("merge:merge", "Fold a duplicate node into a survivor (undo with unmerge)."),
     "unmerge": (
         "merge:unmerge",
@@ -108,6 +112,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "neighbors": (
         "read:neighbors",
         "The nodes within --depth hops of one node (both directions), and the edges between.",
+    ),
+    "query": (
+        "query:query",
+        "Ask the graph a question in words: ranked facts, their provenance and why.",
     ),
     "path": ("read:path", "The shortest path between two nodes (edges taken in either direction)."),
 }

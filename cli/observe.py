@@ -18,7 +18,7 @@ from rich.table import Table
 from writegate.cli.common import Context, emit_result, fail, opened, parse_time, pass_ctx
 from writegate.cli.render import console, counted, emit_json, emit_jsonl, plain
 from writegate.cli.written import write_format
-from writegate.gate.reads.observations import ObservationPage, ObservationReader, ObservationView
+from writegate.gate.reads.observations import ObservationPage, ObservationView
 
 EXCERPT = 120  # characters of an observation's text a table shows
 
@@ -89,7 +89,7 @@ def search_observations(ctx: Context, text: str, limit: int, cursor: str | None,
 
     with opened(ctx, readonly=True) as gate:
         try:
-            page = ObservationReader(gate.log, gate.state).search_observations(text, limit, cursor)
+            page = gate.observation_reader().search_observations(text, limit, cursor)
         except GateRejection as exc:
             fail(f"{exc.code}: {exc.message}")
     show_observations(page, fmt)

@@ -31,7 +31,7 @@ from writegate.cli.render import (
 from writegate.gate import Gate
 from writegate.gate.errors import GateRejection
 from writegate.gate.models import NodeRef
-from writegate.gate.reads.reader import MAX_DEPTH, GraphReader, PathResult, Subgraph, half_lives
+from writegate.gate.reads.reader import MAX_DEPTH, GraphReader, PathResult, Subgraph
 from writegate.gate.reads.views import EdgeView, NodeView
 from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
 
@@ -49,7 +49,7 @@ def reading(ctx: Context) -> Iterator[tuple[Gate, GraphReader]]:
     """The log opened read-only and its reader; a refused read is one line and exit 1."""
     with opened(ctx, readonly=True) as gate:
         try:
-            yield gate, GraphReader(gate.log, gate.state, half_lives(gate))
+            yield gate, gate.reader()
         except GateRejection as exc:
             fail(f"{exc.code}: {exc.message}")
 

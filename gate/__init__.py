@@ -5,6 +5,7 @@
 
 from writegate.gate.api import Gate
 from writegate.gate.errors import ERROR_MEANINGS, ErrorCode, GateRejection
+from writegate.gate.feedback import EdgeKey, FeedbackSettings, ImproveResult
 from writegate.gate.formula import DefaultFormulaProvider, FormulaProvider, load_formula_provider
 from writegate.gate.models import (
     BatchResult,
@@ -26,10 +27,13 @@ __all__ = [
     "DefaultFormulaProvider",
     "DeleteNodeResult",
     "DeleteRelationshipResult",
+    "EdgeKey",
     "ErrorCode",
+    "FeedbackSettings",
     "FormulaProvider",
     "Gate",
     "GateRejection",
+    "ImproveResult",
     "ObservationResult",
     "PublishResult",
     "RefreshResult",

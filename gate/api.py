@@ -1,19 +1,23 @@
 """The Write Gate: validate against the schema, compute provenance, append — or refuse.
 
 ``Gate`` is the whole Python API; the CLI and the MCP tools are thin faces over it. Its
-write methods (``write_node`` …, ``call``) are in ``gate.write_api``.
+write methods (``write_node`` …, ``call``) are in ``gate.write_api``, feedback on an
+answer (``graph_improve``) in ``gate.feedback``.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from writegate.eventlog import Actor, Log, open_log
 from writegate.eventlog.store import BUSY_TIMEOUT, Durability
 from writegate.gate.audit.integrity import IntegrityReport, check_integrity
+from writegate.gate.feedback import FeedbackOperations, FeedbackSettings
 from writegate.gate.formula import FormulaProvider, formula_name, load_formula_provider
 from writegate.gate.limits import DEFAULT_LIMITS, Limits
 from writegate.gate.models import (
@@ -21,6 +25,9 @@ from writegate.gate.models import (
     Rejected,
 )
 from writegate.gate.planning import Planner
+from writegate.gate.reads.observations import ObservationReader
+from writegate.gate.reads.query import QueryConfig
+from writegate.gate.reads.reader import GraphReader
 from writegate.gate.rejections import RejectionLog
 from writegate.gate.results import rejected
 from writegate.gate.review import Reviews
@@ -46,7 +53,7 @@ POLICY_ENV = "WRITE_GATE_UNKNOWN_LABEL_POLICY"
 POLICIES = ("remap", "reject")
 
 
-class Gate(WriteOperations):
+class Gate(WriteOperations, FeedbackOperations):
     """The gate over one log. Thread-safe; share one per process."""
 
     def __init__(
@@ -58,6 +65,7 @@ class Gate(WriteOperations):
         unknown_label_policy: str | None = None,
         default_actor: Actor | None = None,
         limits: Limits | None = None,
+        feedback: FeedbackSettings | None = None,
     ) -> None:
         states = [p for p in log.inline if isinstance(p, StateProjection)]
         if not states:
@@ -77,6 +85,7 @@ class Gate(WriteOperations):
         self._policy_env = _policy(os.environ.get(POLICY_ENV), POLICY_ENV)
         self.default_actor = default_actor or Actor(agent="python-api")
         self._limits = limits
+        self.feedback = feedback or FeedbackSettings()  # ``[recall]``: graph_improve's rate
         self.rejections = RejectionLog(log)
         planner = Planner(self.state, self.formula, self.formula_name, self.unknown_label_policy)
         self.writer = Writer(
@@ -97,6 +106,7 @@ class Gate(WriteOperations):
         limits: Limits | None = None,
         readonly: bool = False,
         busy_timeout: float = BUSY_TIMEOUT,
+        feedback: FeedbackSettings | None = None,
     ) -> Gate:
         """Open (or create) the log at ``path`` — a SQLite file, or a ``postgresql://`` address —
         with its state read model; schemas come from the log unless ``schema_file`` names a
@@ -121,6 +131,7 @@ class Gate(WriteOperations):
             unknown_label_policy=unknown_label_policy,
             default_actor=default_actor,
             limits=limits,
+            feedback=feedback,
         )
 
     def close(self) -> None:
@@ -184,6 +195,26 @@ class Gate(WriteOperations):
     def reviews(self) -> Reviews:
         """The review lane: writes held for a reviewer, and decisions (``gate.review``)."""
         return Reviews(self)
+
+    def reader(self, query: QueryConfig | None = None) -> GraphReader:
+        """The reads over this log (``gate.reads``): the one way every face gets them, with
+        decay from the current schema's half-lives and ``graph_query`` answered by the
+        recipe ``query`` (default: ``gate.reads.query.DEFAULT``, ``rrf_k`` from the env)."""
+        config = replace(QueryConfig.from_env(query), feedback_floor=self.feedback.floor)
+        return GraphReader(self.log, self.state, self._half_lives, config)
+
+    def observation_reader(self) -> ObservationReader:
+        """The reads of observations (``gate.reads.observations``): found by their words,
+        opened by id; every face gets them here."""
+        return ObservationReader(self.log, self.state)
+
+    def _half_lives(self) -> Mapping[str, timedelta]:
+        """The current schema's half-lives (none while no schema loads: reads never fail
+        for want of decay)."""
+        try:
+            return self.current_schema().half_lives
+        except SchemaSourceUnavailable:
+            return {}
 
     def current_schema(self) -> LoadedSchema:
         """The snapshot writes are checked against now (loading it on first use)."""

@@ -43,6 +43,7 @@ class ErrorCode(StrEnum):
     JOB_NOT_FOUND = "JOB_NOT_FOUND"
     JOB_TARGET_BUSY = "JOB_TARGET_BUSY"
     OBSERVATION_NOT_FOUND = "OBSERVATION_NOT_FOUND"
+    FEEDBACK_ALREADY_GIVEN = "FEEDBACK_ALREADY_GIVEN"
 
 
 # One line each: what the code means and what the caller should do. The README's table and
@@ -65,8 +66,8 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.SCHEMA_MERGE_KEY_MISMATCH: "merge_keys do not name exactly the label's declared merge keys.",
     ErrorCode.SCHEMA_ENDPOINT_LABEL_NOT_ALLOWED: "The relationship type does not allow an endpoint of that label.",
     ErrorCode.SCHEMA_INVALID: "A schema document failed validation (publishing or loading).",
-    ErrorCode.NODE_NOT_FOUND: "The node to delete or merge does not exist (details.merged_into names the survivor when it was merged).",
-    ErrorCode.RELATIONSHIP_NOT_FOUND: "The relationship to delete does not exist.",
+    ErrorCode.NODE_NOT_FOUND: "The node to delete or merge does not exist (details.merged_into names the survivor when it was merged); for graph_improve, details.missing_nodes lists every used node the graph does not hold.",
+    ErrorCode.RELATIONSHIP_NOT_FOUND: "The relationship to delete does not exist; for graph_improve, details.missing_relationships lists every used edge the graph does not hold.",
     ErrorCode.NODE_HAS_RELATIONSHIPS: "delete_node without detach on a node that still has relationships.",
     ErrorCode.POLICY_DENIED: "The agent's policy does not permit writing that label or relationship type; details name it.",
     ErrorCode.LIMIT_EXCEEDED: "The request is larger than a configured limit (value bytes, properties per write, request bytes, batch items); details name the limit and its maximum.",
@@ -82,6 +83,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.JOB_NOT_FOUND: "No such job, or not yours to see (an admin sees every job); job_list lists yours.",
     ErrorCode.JOB_TARGET_BUSY: "Another job holds the target (running, or interrupted and waiting to be resumed or cancelled); details.job names it.",
     ErrorCode.OBSERVATION_NOT_FOUND: "A write cites an observation the log does not hold (details.missing lists the ids); record it first with record_observation.",
+    ErrorCode.FEEDBACK_ALREADY_GIVEN: "graph_improve: you gave other feedback on this sessionId (and answerId) already, and feedback counts once per answer; details name the earlier event. Name the answer with answerId to rate another one.",
 }
 
 

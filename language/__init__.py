@@ -9,6 +9,16 @@ payload by string key or compares event-type strings outside this package.
 """
 
 from writegate.language.base import GraphPayload, Payload, Superseded, WriteProvenance
+from writegate.language.feedback import (
+    INITIAL_WEIGHT,
+    OUTCOMES,
+    TARGETS,
+    FeedbackGiven,
+    Outcome,
+    UsedRelationship,
+    feedback_stream,
+    moved,
+)
 from writegate.language.identities import (
     IDENTIFIER,
     NodeRef,
@@ -55,8 +65,12 @@ __all__ = [
     "EVENT_TYPES",
     "GRAPH_EVENT_TYPES",
     "IDENTIFIER",
+    "INITIAL_WEIGHT",
     "OBSERVATION_ID",
+    "OUTCOMES",
+    "TARGETS",
     "FactRecord",
+    "FeedbackGiven",
     "GraphPayload",
     "MovedRelationship",
     "NodeDeleted",
@@ -65,6 +79,7 @@ __all__ = [
     "NodesMerged",
     "NodesUnmerged",
     "ObservationRecorded",
+    "Outcome",
     "Payload",
     "ProposalDecided",
     "RelationshipDeleted",
@@ -72,12 +87,15 @@ __all__ = [
     "SchemaPublished",
     "Superseded",
     "UnknownPayload",
+    "UsedRelationship",
     "WriteProposed",
     "WriteProvenance",
     "cited_observations",
     "draft",
+    "feedback_stream",
     "is_identifier",
     "merge_stream",
+    "moved",
     "node_identity",
     "node_stream",
     "observation_id",

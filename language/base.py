@@ -2,8 +2,8 @@
 and a write's provenance, which every kind of event may carry.
 
 Shared by the payload modules (``payloads``: the graph, the schema and the review lane;
-``merges``: merged and unmerged nodes), so each stays small and none imports the other's
-event types.
+``merges``: merged and unmerged nodes; ``feedback``: feedback on an answer), so each
+stays small and none imports the other's event types.
 """
 
 from __future__ import annotations

@@ -208,7 +208,7 @@ def subgraph_then(
     truncated = False
     with log.snapshot():
         for identity in identities:
-            if (view := _node_view(log, identity, as_of, valid_at)) is not None:
+            if (view := node_view_then(log, identity, as_of, valid_at)) is not None:
                 nodes[identity] = view
         touched = touching_many(log, list(nodes), as_of)
         for rid in dict.fromkeys(rid for rids in touched.values() for rid in rids):
@@ -222,17 +222,18 @@ def subgraph_then(
             for end in (spell.from_identity, spell.to_identity):
                 if end in nodes:
                     continue
-                seen = _node_view(log, end, as_of, valid_at)
+                seen = node_view_then(log, end, as_of, valid_at)
                 if seen is None and valid_at is not None:  # no fact valid then: as known then
-                    seen = _node_view(log, end, as_of, None)
+                    seen = node_view_then(log, end, as_of, None)
                 if seen is not None:
                     nodes[end] = seen
     return Subgraph(nodes=list(nodes.values()), edges=list(edges.values()), truncated=truncated)
 
 
-def _node_view(
+def node_view_then(
     log: Log, identity: str, as_of: datetime, valid_at: datetime | None
 ) -> NodeView | None:
+    """The node as ``open_nodes`` shows it at that time, or None when it was not there."""
     state, properties, stub, version, last = _node(log, identity, as_of, valid_at)
     if state != "present" or last is None:
         return None
@@ -267,6 +268,7 @@ __all__ = [
     "RelationshipAsOf",
     "Spell",
     "node_then",
+    "node_view_then",
     "relationship_then",
     "subgraph_then",
 ]

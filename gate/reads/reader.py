@@ -18,7 +18,10 @@ from writegate.eventlog import Log
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.identifiers import check_identifier
+from writegate.gate.reads.answers import QueryResult
 from writegate.gate.reads.past import subgraph_then
+from writegate.gate.reads.query import DEFAULT as DEFAULT_QUERY
+from writegate.gate.reads.query import Asked, QueryConfig, answer
 from writegate.gate.reads.views import (
     Decay,
     HistoryEntry,
@@ -33,7 +36,7 @@ from writegate.gate.reads.views import (
     node_view,
     ref_of,
 )
-from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
+from writegate.gate.schema import LoadedSchema
 from writegate.language import NodeRef, node_identity, node_stream
 from writegate.projections.state import EdgeRow, StateProjection
 
@@ -51,6 +54,7 @@ __all__ = [
     "NodeView",
     "PathResult",
     "Provenance",
+    "QueryResult",
     "Stats",
     "Subgraph",
 ]
@@ -76,20 +80,6 @@ def _type_filter(relationship_type: str | None, schema: LoadedSchema | None) -> 
     return GraphReader.relationship_type(relationship_type, schema)
 
 
-def half_lives(gate: Any) -> Callable[[], Mapping[str, timedelta]]:
-    """The gate's current schema's half-lives, asked at each read (none while no schema
-    can be loaded: reads never fail for want of decay)."""
-
-    def current() -> Mapping[str, timedelta]:
-        try:
-            lives: Mapping[str, timedelta] = gate.current_schema().half_lives
-        except SchemaSourceUnavailable:
-            return {}
-        return lives
-
-    return current
-
-
 class GraphReader:
     """Read-only queries over the state read model (and, for history, the log) of one log."""
 
@@ -98,10 +88,12 @@ class GraphReader:
         log: Log,
         state: StateProjection,
         half_lives: Callable[[], Mapping[str, timedelta]] | None = None,
+        query: QueryConfig = DEFAULT_QUERY,
     ) -> None:
         self._log = log
         self._state = state
         self._half_lives = half_lives  # the schema's, read per call: it may be republished
+        self._query = query  # how graph_query answers (a recipe of ``gate.reads.query``)
 
     def _decay(self) -> Decay | None:
         """Read-time decay of confidences, if the schema declares half-lives."""
@@ -217,6 +209,25 @@ class GraphReader:
             page = hits[:limit]
             next_cursor = page[-1].cursor if len(hits) > limit else None
             return self._with_neighbours(conn, [h.identity for h in page], next_cursor)
+
+    def graph_query(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        depth: int | None = None,
+        relationship_type: str | None = None,
+        as_of: datetime | None = None,
+        valid_at: datetime | None = None,
+        schema: LoadedSchema | None = None,
+    ) -> QueryResult:
+        """Ranked triplets answering ``query`` in words: seed nodes from the text index,
+        ``depth`` hops around them, each triplet with its provenance and why it ranked
+        (``gate.reads.query``); now, or as the graph stood at ``as_of`` / ``valid_at``."""
+        rtype = _type_filter(relationship_type, schema)
+        config = self._query.asked(top_k, depth)
+        asked = Asked(query, rtype, as_of, valid_at, config)
+        return answer(self._log, self._state, self._decay(), asked)
 
     def neighbors(
         self,

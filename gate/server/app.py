@@ -40,7 +40,6 @@ from writegate.gate.api import Gate
 from writegate.gate.errors import GateRejection
 from writegate.gate.jobs import Jobs
 from writegate.gate.models import Rejected, dump
-from writegate.gate.reads.reader import GraphReader, half_lives
 from writegate.gate.schema import SchemaSourceUnavailable
 from writegate.gate.schema.registry import describe_registry
 from writegate.gate.server.catalog import build_catalog
@@ -131,7 +130,7 @@ class WritegateServer:
         self.gate = gate
         self.jobs = jobs  # what job_start may run (the command's kinds)
         self.policy = policy or Policy.load()
-        self.reader = GraphReader(gate.log, gate.state, half_lives(gate))
+        self.reader = gate.reader()
         self.stdio_principal = stdio_principal or Principal(agent="stdio-agent", transport="stdio")
         if self.stdio_principal.session is None:
             self.stdio_principal = replace(self.stdio_principal, session=uuid.uuid4().hex)

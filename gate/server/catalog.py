@@ -1,6 +1,7 @@
 """The catalog: every tool a server offers for the current schema snapshot.
 
-The generic tools (``write_tools``, ``observation_tools``, ``read_tools``, ``audit_tools``)
+The generic tools (``write_tools``, ``observation_tools``, ``read_tools``, ``audit_tools``,
+``feedback_tools`` …)
 plus the per-label tools of the snapshot (``label_tools``), with ``extraction_method``
 published as the values the gate's formula accepts, filtered to the families ``serve
 --tools`` chose.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.server.audit_tools import AUDIT_TOOLS
+from writegate.gate.server.feedback_tools import FEEDBACK_TOOLS
 from writegate.gate.server.job_tools import JOB_TOOLS
 from writegate.gate.server.label_tools import label_tools
 from writegate.gate.server.merge_tools import MERGE_TOOLS
@@ -27,6 +29,7 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     + REVIEW_TOOLS
     + MERGE_TOOLS
     + JOB_TOOLS
+    + FEEDBACK_TOOLS
 )
 TOOL_FAMILIES = ("all", "generic", "labels")
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from writegate.gate.models import Rejected
 from writegate.gate.observations import ObservationResult, Observations, RecordObservationRequest
-from writegate.gate.reads.observations import ObservationPage, ObservationReader, ObservationView
+from writegate.gate.reads.observations import ObservationPage, ObservationView
 from writegate.gate.server.tools import ToolCall, ToolSpec, tool
 
 _ARGS = ConfigDict(extra="forbid", frozen=True)
@@ -54,15 +54,14 @@ def search_observations(call: ToolCall, args: SearchObservationsArgs) -> Observa
     """Observations whose words begin with any word of the query, most relevant first
     (BM25), each with its source, time and the facts extracted from it, paged by cursor.
     The query is plain words, never search syntax."""
-    reader = ObservationReader(call.gate.log, call.gate.state)
-    return reader.search_observations(args.query, args.limit, args.cursor)
+    return call.gate.observation_reader().search_observations(args.query, args.limit, args.cursor)
 
 
 @tool("read", read_only=True)
 def open_observation(call: ToolCall, args: OpenObservationArgs) -> ObservationView:
     """One observation by its id: its text, source, time, and the facts extracted from it
     that stand now."""
-    return ObservationReader(call.gate.log, call.gate.state).open_observation(args.observation_id)
+    return call.gate.observation_reader().open_observation(args.observation_id)
 
 
 OBSERVATION_TOOLS: tuple[ToolSpec, ...] = (

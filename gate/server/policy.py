@@ -23,10 +23,12 @@ import cedarpy
 from writegate.eventlog import Actor, Event
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.language import (
+    FeedbackGiven,
     NodeDeleted,
     NodeWritten,
     RelationshipDeleted,
     RelationshipWritten,
+    parse_node_identity,
     payload_of,
 )
 
@@ -178,7 +180,8 @@ class Policy:
 
 
 def _touched(events: Sequence[Event]) -> Iterable[tuple[str, str]]:
-    """The labels and relationship types an append would create, change or delete."""
+    """The labels and relationship types an append would create, change, delete or
+    re-weight (feedback moves a fact's weight: a write to it, as the policy sees it)."""
     for event in events:
         match payload_of(event):
             case NodeWritten(node=node) | NodeDeleted(node=node):
@@ -189,5 +192,10 @@ def _touched(events: Sequence[Event]) -> Iterable[tuple[str, str]]:
                     yield "Label", stub.label
             case RelationshipDeleted() as deleted:
                 yield "RelationshipType", deleted.type
+            case FeedbackGiven() as feedback:
+                for identity in feedback.nodes:
+                    yield "Label", parse_node_identity(identity)[0]
+                for used in feedback.relationships:
+                    yield "RelationshipType", used.type
             case _:
                 pass

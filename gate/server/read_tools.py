@@ -10,9 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic.alias_generators import to_camel
 
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import Keys
+from writegate.gate.reads.answers import QueryResult
+from writegate.gate.reads.query import DEFAULT as DEFAULT_QUERY
+from writegate.gate.reads.query import MAX_QUERY_DEPTH, MAX_TOP_K
 from writegate.gate.reads.reader import MAX_DEPTH, NodeHistory, PathResult, Subgraph
 from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
 from writegate.gate.schema.registry import describe_registry
@@ -98,6 +102,34 @@ class NodeHistoryArgs(BaseModel):
     )
 
 
+class GraphQueryArgs(BaseModel):
+    """Spelled as the Graph MCP Tools page spells ``graph_query`` (``topK``); the snake_case
+    names are accepted too."""
+
+    model_config = ConfigDict(**_ARGS, alias_generator=to_camel)
+
+    query: StrictStr = Field(
+        min_length=1, max_length=500, description="The question, in plain words."
+    )
+    top_k: StrictInt = Field(
+        default=DEFAULT_QUERY.top_k, ge=1, le=MAX_TOP_K, description="At most this many seed nodes."
+    )
+    neighborhood_depth: StrictInt = Field(
+        default=DEFAULT_QUERY.depth,
+        ge=1,
+        le=MAX_QUERY_DEPTH,
+        description="Hops to expand from each seed.",
+    )
+    relationship_filter: StrictStr | None = Field(default=None, description=RTYPE)
+    as_of: AwareDatetime | None = Field(
+        default=None,
+        description="Record time, ISO 8601 with a zone: the graph as the log knew it then.",
+    )
+    valid_at: AwareDatetime | None = Field(
+        default=None, description="Valid time, ISO 8601 with a zone: what was true then."
+    )
+
+
 class SchemaView(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -152,6 +184,23 @@ def search_nodes(call: ToolCall, args: SearchNodesArgs) -> Subgraph:
 
 
 @tool("read", read_only=True)
+def graph_query(call: ToolCall, args: GraphQueryArgs) -> QueryResult:
+    """Ask the graph a question in words: the nodes its words find (seeds), expanded
+    neighborhoodDepth hops, answered as ranked (source, relationship, target) triplets, each
+    with its provenance (event, agent, session, source, method, confidence, times) and why
+    it ranked (terms matched, seed, hops). A seed with no relationships is still listed."""
+    return call.reader.graph_query(
+        args.query,
+        top_k=args.top_k,
+        depth=args.neighborhood_depth,
+        relationship_type=args.relationship_filter,
+        as_of=args.as_of,
+        valid_at=args.valid_at,
+        schema=schema_or_none(call),
+    )
+
+
+@tool("read", read_only=True)
 def neighbors(call: ToolCall, args: NeighborsArgs) -> Subgraph:
     """The k-hop neighbourhood of a node (both directions), optionally of one type."""
     return call.reader.neighbors(
@@ -188,6 +237,7 @@ READ_TOOLS: tuple[ToolSpec, ...] = (
     get_schema,
     open_nodes,
     search_nodes,
+    graph_query,
     neighbors,
     find_path,
     node_history,

@@ -138,6 +138,7 @@ def with_methods(model: type[BaseModel], methods: tuple[str, ...]) -> type[BaseM
         extraction_method=(
             annotation,
             Field(
+                default=field.default,  # required where the model requires it
                 min_length=1,
                 max_length=100,
                 description=field.description or METHODS_NOTE,

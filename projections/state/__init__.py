@@ -1,12 +1,14 @@
 """The current-state read model: nodes and relationships as they stand now.
 
 This package owns the ``state_*`` tables: ``tables`` (their DDL), ``changes`` (how each
-event changes them), ``queries`` (every question asked of them; ``observations`` keeps and
-answers those of observations and the writes citing them) and ``projection`` (the inline
-projector the log runs in each append's transaction).
+event changes them), ``queries`` (every question asked of them) and ``projection`` (the
+inline projector the log runs in each append's transaction); ``feedback`` keeps the
+weights feedback gives facts and answers what a ranking asks of them; ``observations``
+keeps and answers those of observations and the writes citing them.
 """
 
 from writegate.projections.state.changes import apply_to_state, merge_properties
+from writegate.projections.state.feedback import DEFAULT_FLOOR, feedback_weights, rank_factor
 from writegate.projections.state.observations import CitationRow, ObservationReader, ObservationRow
 from writegate.projections.state.projection import StateProjection
 from writegate.projections.state.queries import (
@@ -20,6 +22,7 @@ from writegate.projections.state.queries import (
 )
 
 __all__ = [
+    "DEFAULT_FLOOR",
     "Attached",
     "CitationRow",
     "EdgeRow",
@@ -32,5 +35,7 @@ __all__ = [
     "StateProjection",
     "StateReader",
     "apply_to_state",
+    "feedback_weights",
     "merge_properties",
+    "rank_factor",
 ]

@@ -14,6 +14,7 @@ from writegate.eventlog import EventCore, canonical_json
 from writegate.eventlog.events import format_timestamp
 from writegate.eventlog.sql import Sql
 from writegate.language import (
+    FeedbackGiven,
     NodeDeleted,
     NodeRef,
     NodesMerged,
@@ -27,7 +28,7 @@ from writegate.language import (
     payload_of,
     writer_of,
 )
-from writegate.projections.state import blocking, merging, observations
+from writegate.projections.state import blocking, feedback, merging, observations
 from writegate.projections.state.tables import UPSERT_FACT, UPSERT_NODE, UPSERT_RELATIONSHIP
 
 
@@ -155,7 +156,8 @@ def _relationship_written(
 
 
 def apply_to_state(conn: Sql, event: EventCore) -> None:
-    """One event's effect on the state tables (events that change no graph: none)."""
+    """One event's effect on the state tables (events that change no graph: none but
+    the review queue's, the aliases' and the feedback weights')."""
     match payload_of(event):
         case NodeWritten() as written:
             by = writer_of(event, written)
@@ -198,6 +200,8 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
             merging.merged(conn, merge)
         case NodesUnmerged() as unmerge:
             merging.unmerged(conn, unmerge)
+        case FeedbackGiven() as given:
+            feedback.given(conn, event, given)
         case ObservationRecorded() as observed:
             observations.recorded(conn, event, observed)
         case _:

@@ -20,16 +20,17 @@ from writegate.projections.state.changes import apply_to_state
 from writegate.projections.state.observations import ObservationReader
 from writegate.projections.state.queries import StateReader
 from writegate.projections.state.tables import (
+    FEEDBACK_LAYOUT,
     LAYOUT,
+    LAYOUT_MARK,
     OBSERVATIONS_LAYOUT,
     STATE_TABLES,
     TABLES,
     TEXT_LAYOUT,
+    layout_of,
     layout_tables,
     ordered_selects,
 )
-
-_LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 
 _SCRATCH_CACHE_KIB = 32 * 1024  # the replay's page cache: bounded, whatever the log's length
 
@@ -50,7 +51,7 @@ class StateProjection(StateReader, ObservationReader):
             conn.execute(
                 "INSERT INTO projection_checkpoints (name, seq) VALUES (?, ?) "
                 "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",
-                (_LAYOUT_MARK, LAYOUT),
+                (LAYOUT_MARK, LAYOUT),
             )
 
     def installed(self, conn: Sql) -> bool:
@@ -60,10 +61,7 @@ class StateProjection(StateReader, ObservationReader):
 
     def layout(self, conn: Sql) -> int:
         """The layout of the tables on ``conn`` (1: before the mark was kept)."""
-        row = conn.execute(
-            "SELECT seq FROM projection_checkpoints WHERE name = ?", (_LAYOUT_MARK,)
-        ).fetchone()
-        return int(row[0]) if row else 1
+        return layout_of(conn)
 
     def keeps_reviews(self, conn: Sql) -> bool:
         """Whether the read model on ``conn`` keeps the review queue (a read-only copy of an
@@ -74,6 +72,11 @@ class StateProjection(StateReader, ObservationReader):
         """Whether the read model on ``conn`` keeps the text index (a read-only copy of an
         older layout does not)."""
         return self.layout(conn) >= TEXT_LAYOUT
+
+    def keeps_feedback(self, conn: Sql) -> bool:
+        """Whether the read model on ``conn`` keeps feedback weights (a read-only copy of an
+        older layout does not: every fact weighs the initial weight there)."""
+        return self.layout(conn) >= FEEDBACK_LAYOUT
 
     def keeps_observations(self, conn: Sql) -> bool:
         """Whether the read model on ``conn`` keeps observations and citations (a read-only

@@ -322,6 +322,23 @@ class StateReader:
                         return list(rows.values())[:cap], True
         return list(rows.values()), False
 
+    def links_touching(
+        self, conn: Sql, identity: str, relationship_type: str | None, cap: int
+    ) -> tuple[list[tuple[Attached, int]], bool]:
+        """The node's relationships (of one type, if given) and the seq that last wrote each,
+        at most ``cap`` (the flag: there were more): a walk's step, no properties decoded."""
+        typed = " AND type = ?" if relationship_type else ""
+        one = (
+            "SELECT * FROM (SELECT identity, type, from_identity, to_identity, updated_seq "
+            f"FROM state_relationships WHERE {{}} = ?{typed} ORDER BY identity LIMIT ?) AS {{}}"
+        )
+        sql = " UNION ".join(
+            one.format(c, f"r{i}") for i, c in enumerate(("from_identity", "to_identity"))
+        )
+        params = [identity, *([relationship_type] if relationship_type else []), cap + 1] * 2
+        rows = conn.execute(sql + " ORDER BY 1", params).fetchall()
+        return [(Attached(*row[:4]), row[4]) for row in rows[:cap]], len(rows) > cap
+
     def search(self, conn: Sql, text: str, after: str, limit: int) -> list[str]:
         """Identities of nodes whose label, keys or properties contain ``text`` (any case),
         after the identity ``after``, in identity order."""

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from writegate.eventlog.sql import Sql
+
 # state_facts: who set each property value held now (a change is compared with it: conflicts);
 # state_proposals: the review lane's queue (each held write, pending until decided);
 # state_resolution_keys: the blocking keys of resolvable nodes (duplicates are index probes);
 # state_aliases: the identities of merged duplicates, each naming the node it resolves to;
 # state_approved_agents: how many of each agent's held writes reviewers approved (trust earned)
+# state_feedback: each rated node's or relationship's feedback weight (``feedback``), how
+# many feedback events moved it, and the last one (applied again, at-least-once: skipped)
 # state_observations: the texts agents kept (``language.observations``), one row each;
 # state_citations: each write that cited an observation, by the fact it wrote (its identity
 # and kind) and its seq, kept when the fact is deleted: where a write came from stays said
@@ -75,6 +79,12 @@ CREATE TABLE IF NOT EXISTS state_aliases (
     merge TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS state_aliases_identity ON state_aliases (identity);
+CREATE TABLE IF NOT EXISTS state_feedback (
+    identity TEXT PRIMARY KEY,
+    weight DOUBLE PRECISION NOT NULL,
+    updates INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS state_observations (
     id TEXT PRIMARY KEY,
     text TEXT NOT NULL,
@@ -103,10 +113,13 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (
 """
 # the tables' layout: a read model of an older layout is rebuilt from the log when a writer
 # opens it (``StateProjection.install``); read-only, it is compared on the tables it has
-LAYOUT = 9  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
-# index; 9: observations and the writes citing them (and their words in the text index)
-TEXT_LAYOUT = 8  # the first layout keeping the text index
-OBSERVATIONS_LAYOUT = 9  # the first keeping observations
+TEXT_LAYOUT = 8  # the first layout with the text index (``projections.search``)
+FEEDBACK_LAYOUT = 9  # the first with the feedback weights
+OBSERVATIONS_LAYOUT = 10  # the first with observations and the writes citing them
+LAYOUT = 10  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+# index; 9: the feedback weights; 10: observations and the writes citing them (and their
+# words in the text index)
+LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),
     "state_relationships": ("identity",),
@@ -115,6 +128,7 @@ STATE_TABLES = {  # every table of the read model (but its checkpoints), by its 
     "state_approved_agents": ("agent",),
     "state_resolution_keys": ("key", "identity"),
     "state_aliases": ("alias",),
+    "state_feedback": ("identity",),
     "state_observations": ("id",),
     "state_citations": ("observation", "identity", "seq"),
 }
@@ -146,8 +160,26 @@ LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model 
         "state_relationships",
         "state_resolution_keys",
     ),
-    9: tuple(STATE_TABLES),
+    FEEDBACK_LAYOUT: (
+        "state_aliases",
+        "state_approved_agents",
+        "state_facts",
+        "state_feedback",
+        "state_nodes",
+        "state_proposals",
+        "state_relationships",
+        "state_resolution_keys",
+    ),
+    OBSERVATIONS_LAYOUT: tuple(STATE_TABLES),
 }
+
+
+def layout_of(conn: Sql) -> int:
+    """The layout of the read model on ``conn`` (1: from before the mark was kept)."""
+    row = conn.execute(
+        "SELECT seq FROM projection_checkpoints WHERE name = ?", (LAYOUT_MARK,)
+    ).fetchone()
+    return int(row[0]) if row else 1
 
 
 def layout_tables(layout: int) -> tuple[str, ...]:

@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, ...] | None] = {
     "get_schema": ("schema", "show"),
     "open_nodes": ("open",),
     "search_nodes": ("search",),
+    "graph_query": ("query",),
     "neighbors": ("neighbors",),
     "find_path": ("path",),
     "node_history": ("log",),
@@ -49,6 +50,8 @@ COMMANDS: dict[str, tuple[str, ...] | None] = {
     "job_status": ("jobs", "show"),
     "job_cancel": ("jobs", "cancel"),
     "job_list": ("jobs", "list"),
+    "graph_improve": ("improve",),
+    "audit_feedback": ("audit", "feedback"),
 }
 
 # (tool, argument) -> the click parameter spelling it, where the names differ
@@ -75,6 +78,12 @@ SPELLED: dict[tuple[str, str], str] = {
     ("write_batch", "items"): "path",  # a file of them
     ("search_nodes", "query"): "text",
     ("search_observations", "query"): "text",
+    ("graph_query", "query"): "text",
+    ("graph_query", "topK"): "top_k",
+    ("graph_query", "neighborhoodDepth"): "depth",
+    ("graph_query", "relationshipFilter"): "rtype",
+    ("graph_query", "asOf"): "as_of",
+    ("graph_query", "validAt"): "valid_at",
     ("neighbors", "relationship_type"): "rtype",
     ("find_path", "from"): "start",
     ("find_path", "to"): "end",
@@ -92,6 +101,12 @@ SPELLED: dict[tuple[str, str], str] = {
     ("job_start", "options"): "options",  # each option of the kind's command: OPTIONS
     ("job_status", "job"): "job_id",
     ("job_cancel", "job"): "job_id",
+    ("graph_improve", "sessionId"): "session",
+    ("graph_improve", "answerId"): "answer",
+    ("graph_improve", "usedNodeIds"): "nodes",
+    ("graph_improve", "usedEdgeKeys"): "edges",
+    ("audit_feedback", "identity"): "node",  # or --edge TYPE FROM TO
+    ("audit_feedback", "after"): "after_seq",
 }
 JOBS = {  # each kind of job: its command, and its target's spelling there (import: the log)
     "rebuild": (("rebuild",), "name"),

@@ -71,6 +71,22 @@ QUESTIONS: list[tuple[list[str], str, dict[str, Any]]] = [
         "find_path",
         {"from": ref("Person", "Carol"), "to": ref("Organization", "Initech"), "max_depth": 1},
     ),
+    (["query", "alice"], "graph_query", {"query": "alice"}),
+    (
+        ["query", "carol initech", "--top-k", "3", "--depth", "1", "--relationship", "KNOWS"],
+        "graph_query",
+        {
+            "query": "carol initech",
+            "topK": 3,
+            "neighborhoodDepth": 1,
+            "relationshipFilter": "KNOWS",
+        },
+    ),
+    (
+        ["query", "alice", "--as-of", "2032-01-01T09:10:00Z"],
+        "graph_query",
+        {"query": "alice", "asOf": "2032-01-01T09:10:00Z"},
+    ),
 ]
 
 
@@ -95,6 +111,7 @@ async def test_each_read_command_answers_as_its_mcp_tool(history: Path) -> None:
     )
     assert answers[6][1]["length"] == 2  # the history has the two-hop path the test means
     assert answers[7][1]["found"] is False
+    assert answers[9][1]["triplets"], "the question about Alice finds her relationships"
 
     graphml = writegate(
         history, "export", "graphml", "--around", "Person:name=Alice", "--depth", "2"

@@ -14,7 +14,6 @@ from freezegun import freeze_time
 from tests.conftest import seed_document
 from writegate.eventlog import Actor
 from writegate.gate import Gate
-from writegate.gate.reads.reader import GraphReader, half_lives
 from writegate.gate.schema import SchemaDocumentError, parse_document
 
 WRITTEN = datetime(2026, 1, 1, tzinfo=UTC)
@@ -31,7 +30,7 @@ def test_a_read_decays_by_the_methods_half_life(db_path: Path) -> None:
                 extraction_method=method, reliability=0.8,
             )  # fmt: skip
     with Gate.open(db_path) as gate:
-        reader = GraphReader(gate.log, gate.state, half_lives(gate))
+        reader = gate.reader()
         refs: list[Mapping[str, Any]] = [
             {"label": "Person", "merge_keys": {"name": n}} for n in ("Ada", "Grace")
         ]

@@ -59,6 +59,7 @@ NEWER = {
     "nodes.merged",
     "nodes.unmerged",
     "observation.recorded",
+    "feedback.given",
 }  # after the old log
 
 

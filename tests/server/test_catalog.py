@@ -80,7 +80,15 @@ def test_tool_families_choose_the_write_tools() -> None:
     every = set(catalog(SEED_SCHEMA, "all"))
     generic = set(catalog(SEED_SCHEMA, "generic"))
     labels = set(catalog(SEED_SCHEMA, "labels"))
-    reads = {"get_schema", "search_nodes", "open_nodes", "neighbors", "find_path", "node_history"}
+    reads = {
+        "get_schema",
+        "search_nodes",
+        "graph_query",
+        "open_nodes",
+        "neighbors",
+        "find_path",
+        "node_history",
+    }
     assert reads <= generic & labels
     assert "write_node" in generic - labels
     assert "add_person" in labels - generic

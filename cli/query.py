@@ -1,0 +1,109 @@
+"""``writegate query TEXT``: ask the graph a question, as the ``graph_query`` tool does.
+
+It calls ``GraphReader.graph_query`` on a log opened read-only, and ``--format json`` prints
+the tool's structured result exactly: an operator and an agent asking the same question
+get the same answer.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import click
+from rich.table import Table
+
+from writegate.cli.common import Context, parse_time, pass_ctx
+from writegate.cli.nodes import NodeName
+from writegate.cli.read import reading, schema_or_none
+from writegate.cli.render import console, counted, emit_json, emit_jsonl, format_option, plain
+from writegate.gate.models import NodeRef
+from writegate.gate.reads.answers import QueryResult
+from writegate.gate.reads.query import DEFAULT, MAX_QUERY_DEPTH, MAX_TOP_K
+
+
+@click.command()
+@click.argument("text")
+@click.option(
+    "--top-k",
+    type=click.IntRange(1, MAX_TOP_K),
+    default=DEFAULT.top_k,
+    show_default=True,
+    help="At most this many seed nodes.",
+)
+@click.option(
+    "--depth",
+    type=click.IntRange(1, MAX_QUERY_DEPTH),
+    default=DEFAULT.depth,
+    show_default=True,
+    help="Hops to expand from each seed.",
+)
+@click.option("--relationship", "rtype", help="Follow only relationships of this type.")
+@click.option(
+    "--as-of", callback=parse_time, help="Record time: the graph as the log knew it then."
+)
+@click.option("--valid-at", callback=parse_time, help="Valid time: what was true then.")
+@format_option()
+@pass_ctx
+def query(
+    ctx: Context,
+    text: str,
+    top_k: int,
+    depth: int,
+    rtype: str | None,
+    as_of: datetime | None,
+    valid_at: datetime | None,
+    fmt: str,
+) -> None:
+    """Ask the graph a question in words: ranked facts, their provenance and why.
+
+    TEXT's words find seed nodes (and relationships); --depth hops around them are ranked,
+    and each (source, relationship, target) says which write set it and what it matched."""
+    with reading(ctx) as (gate, reader):
+        found = reader.graph_query(
+            text,
+            top_k=top_k,
+            depth=depth,
+            relationship_type=rtype,
+            as_of=as_of,
+            valid_at=valid_at,
+            schema=schema_or_none(gate),
+        )
+    if fmt == "json":
+        emit_json(found)
+    elif fmt == "jsonl":
+        emit_jsonl([*found.triplets, *found.seeds])
+    else:
+        _show(found)
+    if found.truncated and fmt != "json":
+        click.echo("… truncated: more than the bounds allow (--top-k, --depth)", err=True)
+
+
+def _name(ref: NodeRef) -> str:
+    """The node as the command line names it, so a cell pastes into the next command."""
+    return NodeName(ref.label, dict(ref.merge_keys)).word
+
+
+def _show(found: QueryResult) -> None:
+    out = console()
+    table = Table(title=counted(len(found.triplets), "triplet"))
+    for column in ("score", "from", "type", "to", "matched", "hops", "written by", "conf"):
+        table.add_column(column, overflow="fold")
+    for t in found.triplets:
+        p = t.provenance
+        table.add_row(
+            f"{t.relevance_score:.3f}",
+            _name(t.source),
+            t.relationship,
+            _name(t.target),
+            " ".join(t.why.terms),
+            str(t.why.hops),
+            f"{p.agent}, seq {p.seq}",
+            plain(p.confidence),
+        )
+    out.print(table)
+    seeds = Table(title=counted(len(found.seeds), "seed"))
+    for column in ("node", "score", "terms"):
+        seeds.add_column(column, overflow="fold")
+    for s in found.seeds:
+        seeds.add_row(_name(s.node), f"{s.score:.4f}", " ".join(s.terms))
+    out.print(seeds)

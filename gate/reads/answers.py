@@ -1,0 +1,95 @@
+"""What ``graph_query`` answers: ranked triplets, each with its provenance and why it ranked.
+
+On the wire the fields are spelled as the Graph MCP Tools page spells ``graph_query``'s
+(``sourceEntity``, ``relevanceScore``, ``topK``): agents written against that page read them
+as they expect. A node is named twice: ``sourceEntity`` is its identity (``Label{"key":…}``,
+what the command line's NODE takes), ``source`` its ``{label, merge_keys}``, what
+``open_nodes`` and ``neighbors`` take, so the next read needs no parsing.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from writegate.gate.models import NodeRef
+
+WIRE = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)
+
+
+class TripletProvenance(BaseModel):
+    """The write that last set the relationship: leads, through ``audit``, to its event."""
+
+    model_config = WIRE
+
+    event_id: str
+    seq: int
+    observation_ids: list[str]  # the observations the write cites (none before observations)
+    agent: str
+    session: str | None
+    source: str
+    method: str  # the extraction method
+    confidence: float
+    decayed_confidence: float | None  # aged by the schema's half-life for the method, now
+    recorded_at: str  # record time: when the log learned it
+    valid_from: str | None  # valid time, as stated by the writer (a past read: as computed)
+    valid_to: str | None
+
+
+class Why(BaseModel):
+    """Why a triplet ranked where it did."""
+
+    model_config = WIRE
+
+    terms: list[str]  # the query's words its ends' or its own words begin with
+    seed: str  # the seed node it was reached from (an identity)
+    hops: int  # relationships from that seed to its far end (1: it touches the seed)
+    similarity: float | None  # the embedder's cosine (None: no embedder configured)
+    feedback_weight: float | None  # feedback on earlier answers (None: none given)
+
+
+class Triplet(BaseModel):
+    model_config = WIRE
+
+    source_entity: str
+    relationship: str
+    target_entity: str
+    relevance_score: float
+    source: NodeRef
+    target: NodeRef
+    provenance: TripletProvenance
+    why: Why
+
+
+class Seed(BaseModel):
+    """A node the query's words found, whether or not it has relationships."""
+
+    model_config = WIRE
+
+    entity: str  # its identity
+    node: NodeRef
+    score: float  # its fused rank score
+    terms: list[str]  # the query's words its own words begin with
+    found_by: list[str]  # the seed sources that ranked it (node_text, relationship_text)
+
+
+class ObservationMatch(BaseModel):
+    """An observation the query's words found (filled once observations are kept)."""
+
+    model_config = WIRE
+
+    observation_id: str
+    score: float
+    terms: list[str]
+
+
+class QueryResult(BaseModel):
+    """Ranked triplets, the seeds they grew from, and whether a bound cut the answer."""
+
+    model_config = WIRE
+
+    triplets: list[Triplet]
+    seeds: list[Seed]
+    observations: list[ObservationMatch]
+    expansion: str  # how the neighbourhood was ranked (bfs or ppr)
+    truncated: bool  # a bound (seeds, neighbours, nodes per hop, triplets) left some out

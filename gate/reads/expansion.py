@@ -1,0 +1,165 @@
+"""From seed nodes to a bounded neighbourhood, and how relevant each relationship in it is.
+
+``gather`` walks breadth first from the seeds, ``depth`` hops, reading each node's
+relationships through a function the caller gives (the read model now, the log for a past
+time), with the work bounded twice: at most ``expand`` nodes are read per hop (the best
+ranked first) and at most ``neighbours`` relationships per node. Then one of two scores
+ranks what was reached:
+
+* ``decaying_bfs``: a node is worth its best seed's score times ``decay`` per hop between
+  them; it rewards being close to one good seed.
+* ``personalised_pagerank``: a random walk over the neighbourhood that restarts at the
+  seeds in proportion to their scores (HippoRAG's retrieval); a node reached from several
+  seeds collects mass from each, so the connections *between* the things a question names
+  rank above any one seed's other relationships.
+
+A relationship is worth the mean of its two ends. Pure: nothing here reads a database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Expansion(StrEnum):
+    BFS = "bfs"
+    PPR = "ppr"
+
+
+@dataclass(frozen=True)
+class Link:
+    """One relationship as the expansion sees it, with the write that last set it."""
+
+    identity: str
+    type: str
+    from_identity: str
+    to_identity: str
+    seq: int
+    valid_from: str | None = None  # its valid time, where the read knows it
+    valid_to: str | None = None
+
+
+@dataclass(frozen=True)
+class Reached:
+    hops: int  # relationships between it and the nearest seed
+    seed: str  # that seed
+
+
+@dataclass
+class Neighbourhood:
+    reached: dict[str, Reached] = field(default_factory=dict)
+    links: dict[str, Link] = field(default_factory=dict)
+    truncated: bool = False  # a bound cut the walk: more was there
+
+
+# the relationships of each node asked for (at most the bound each) and whether any had more
+LinksOf = Callable[[list[str]], tuple[dict[str, list[Link]], bool]]
+
+
+def gather(seeds: Sequence[str], links_of: LinksOf, depth: int, expand: int) -> Neighbourhood:
+    """The seeds, the nodes within ``depth`` hops and the relationships read on the way;
+    each hop reads the relationships of at most ``expand`` nodes, in the order reached."""
+    hood = Neighbourhood(reached={s: Reached(0, s) for s in seeds})
+    frontier = list(hood.reached)
+    for hop in range(1, depth + 1):
+        if len(frontier) > expand:
+            frontier, hood.truncated = frontier[:expand], True
+        found, capped = links_of(frontier)
+        hood.truncated |= capped
+        next_frontier = []
+        for node in frontier:
+            for link in found.get(node, []):
+                hood.links.setdefault(link.identity, link)
+                other = link.to_identity if link.from_identity == node else link.from_identity
+                if other not in hood.reached:
+                    hood.reached[other] = Reached(hop, hood.reached[node].seed)
+                    next_frontier.append(other)
+        frontier = next_frontier
+        if not frontier:
+            break
+    return hood
+
+
+def decaying_bfs(
+    hood: Neighbourhood, seeds: Mapping[str, float], decay: float, depth: int
+) -> dict[str, float]:
+    """Each node's best seed score times ``decay`` per hop from that seed."""
+    score = {node: seeds.get(node, 0.0) for node in hood.reached}
+    for _ in range(depth):
+        changed = False
+        for link in hood.links.values():
+            a, b = link.from_identity, link.to_identity
+            for here, there in ((a, b), (b, a)):
+                if score[here] * decay > score[there]:
+                    score[there], changed = score[here] * decay, True
+        if not changed:
+            break
+    return score
+
+
+def personalised_pagerank(
+    hood: Neighbourhood, seeds: Mapping[str, float], damping: float, iterations: int = 30
+) -> dict[str, float]:
+    """PageRank over the neighbourhood (relationships taken both ways) whose walk
+    restarts at the seeds, weighted by their scores, with probability ``1 - damping``;
+    a node with no relationship here sends its walk back to the seeds."""
+    nodes = list(hood.reached)
+    at = {node: k for k, node in enumerate(nodes)}
+    total = sum(seeds.get(n, 0.0) for n in nodes) or 1.0
+    restart = [seeds.get(n, 0.0) / total for n in nodes]
+    around: list[list[int]] = [[] for _ in nodes]
+    for link in hood.links.values():
+        a, b = at[link.from_identity], at[link.to_identity]
+        around[a].append(b)
+        around[b].append(a)
+    alone = [k for k, near in enumerate(around) if not near]
+    rank = list(restart)
+    for _ in range(iterations):
+        back = 1 - damping + damping * sum(rank[k] for k in alone)
+        step = [back * r for r in restart]
+        for k, near in enumerate(around):
+            if near:
+                share = damping * rank[k] / len(near)
+                for other in near:
+                    step[other] += share
+        moved = sum(abs(x - y) for x, y in zip(step, rank, strict=True))
+        rank = step
+        if moved < 1e-4:
+            break
+    return dict(zip(nodes, rank, strict=True))
+
+
+@dataclass(frozen=True)
+class Ranked:
+    link: Link
+    score: float
+    hops: int  # relationships from the nearest seed to its far end
+    seed: str
+
+
+def ranked_links(hood: Neighbourhood, score: Mapping[str, float]) -> list[Ranked]:
+    """Every relationship reached, the most relevant first (the mean of its ends' scores),
+    ties by fewer hops then identity."""
+    found = []
+    for link in hood.links.values():
+        a, b = hood.reached[link.from_identity], hood.reached[link.to_identity]
+        near = a if a.hops <= b.hops else b
+        worth = (score[link.from_identity] + score[link.to_identity]) / 2
+        found.append(Ranked(link, worth, near.hops + 1, near.seed))
+    return sorted(found, key=lambda r: (-r.score, r.hops, r.link.identity))
+
+
+def expand(
+    method: Expansion,
+    hood: Neighbourhood,
+    seeds: Mapping[str, float],
+    *,
+    decay: float,
+    depth: int,
+) -> dict[str, float]:
+    """Node scores by ``method``; ``decay`` is BFS's factor per hop and PageRank's damping."""
+    if method is Expansion.PPR:
+        return personalised_pagerank(hood, seeds, decay)
+    return decaying_bfs(hood, seeds, decay, depth)

@@ -1,0 +1,328 @@
+"""``graph_query``: a question in words answered with ranked facts and where they came from.
+
+The pipeline, each step bounded so a query is index probes, never a scan:
+
+1. **seeds**: each seed source ranks nodes for the query's words: ``node_text`` probes the
+   read model's text index for nodes, ``relationship_text`` for relationships (a question
+   naming a relationship, ``works``, finds its ends). Later sources (observations and the
+   nodes citing them, an embedder's nearest nodes) are more rankings of the same kind.
+   Each source reads at most ``top_k`` hits.
+2. **fusion**: the rankings are fused by reciprocal rank (``gate.reads.fusion``, ``rrf_k``);
+   the best ``top_k`` nodes existing at the time asked are the seeds.
+3. **expansion**: ``depth`` hops around the seeds, at most ``neighbours`` relationships
+   read per node and ``expand`` nodes per hop, optionally of one relationship type, ranked
+   by a personalised PageRank or a decaying BFS (``gate.reads.expansion``).
+4. **triplets**: the best ``max_triplets`` relationships, each with the provenance of the
+   write that last set it (its event, so ``audit`` leads to it) and why it ranked.
+
+A query answers now by default; ``as_of`` / ``valid_at`` read the graph as it stood
+(``gate.reads.query_graphs.Past``). Seeds are found by the words the read model holds now,
+then read as they stood: a node whose every matching word was written after ``as_of`` is
+not a seed then, and one whose words have changed since is found only by its words now.
+Superseded values, deleted facts and held (proposed) writes are not in the read model, so
+they never answer a query about now.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from writegate.eventlog import Event, Log
+from writegate.eventlog.events import format_timestamp
+from writegate.eventlog.sql import Sql
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.reads.answers import (
+    ObservationMatch,
+    QueryResult,
+    Seed,
+    Triplet,
+    TripletProvenance,
+    Why,
+)
+from writegate.gate.reads.expansion import Expansion, Ranked, expand, gather, ranked_links
+from writegate.gate.reads.fusion import rrf
+from writegate.gate.reads.query_graphs import Past, Present, QueryGraph, Words
+from writegate.gate.reads.views import Decay, ref_of
+from writegate.language import RelationshipWritten, WriteProvenance, payload_of, provenance_of
+from writegate.language.payloads import writer_of
+from writegate.projections.state import (
+    DEFAULT_FLOOR,
+    StateProjection,
+    feedback_weights,
+    rank_factor,
+)
+
+MAX_TOP_K = 50
+MAX_QUERY_DEPTH = 3
+MAX_TRIPLETS = 100
+RRF_K_ENV = "WRITEGATE_QUERY_RRF_K"
+
+
+class SeedSource(StrEnum):
+    NODE_TEXT = "node_text"  # the text index's node documents
+    RELATIONSHIP_TEXT = "relationship_text"  # its relationship documents: their two ends
+
+
+@dataclass(frozen=True)
+class QueryConfig:
+    """How a query is answered; ``RECIPES`` names the useful ones."""
+
+    name: str = "ppr"
+    sources: tuple[SeedSource, ...] = (SeedSource.NODE_TEXT, SeedSource.RELATIONSHIP_TEXT)
+    rrf_k: int = 60  # reciprocal rank fusion's constant
+    top_k: int = 10  # seeds, and hits read from each source
+    depth: int = 2  # hops around the seeds
+    expansion: Expansion = Expansion.PPR
+    decay: float = 0.5  # BFS: a score's factor per hop; PageRank: the damping
+    neighbours: int = 16  # relationships read per node
+    expand: int = 32  # nodes whose relationships are read, per hop
+    max_triplets: int = 20
+    feedback_floor: float = DEFAULT_FLOOR  # feedback reorders; it never buries a fact
+
+    def __post_init__(self) -> None:
+        for name, value, ceiling in (
+            ("top_k", self.top_k, MAX_TOP_K),
+            ("depth", self.depth, MAX_QUERY_DEPTH),
+            ("max_triplets", self.max_triplets, MAX_TRIPLETS),
+            ("neighbours", self.neighbours, 1000),
+            ("expand", self.expand, 1000),
+        ):
+            if not 1 <= value <= ceiling:
+                raise GateRejection(
+                    ErrorCode.INVALID_ARGUMENT,
+                    f"{name} must be between 1 and {ceiling}",
+                    {"field": name},
+                )
+        if self.rrf_k < 1 or not 0 < self.decay < 1 or not self.sources:
+            raise ValueError("rrf_k >= 1, 0 < decay < 1 and at least one seed source")
+
+    def asked(self, top_k: int | None, depth: int | None) -> QueryConfig:
+        """This recipe with a caller's ``top_k`` / ``depth`` (checked against the bounds)."""
+        return replace(
+            self,
+            top_k=self.top_k if top_k is None else top_k,
+            depth=self.depth if depth is None else depth,
+        )
+
+    @classmethod
+    def from_env(cls, recipe: QueryConfig | None = None) -> QueryConfig:
+        """The recipe with ``rrf_k`` from ``WRITEGATE_QUERY_RRF_K`` when it is set."""
+        recipe = recipe or DEFAULT
+        value = os.environ.get(RRF_K_ENV, "").strip()
+        if not value:
+            return recipe
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"{RRF_K_ENV} must be a whole number of at least 1, not {value!r}")
+        return replace(recipe, rrf_k=int(value))
+
+
+RECIPES: dict[str, QueryConfig] = {
+    "ppr": QueryConfig(),
+    "bfs": QueryConfig(name="bfs", expansion=Expansion.BFS),
+    "nodes_only_ppr": QueryConfig(name="nodes_only_ppr", sources=(SeedSource.NODE_TEXT,)),
+}
+DEFAULT = RECIPES["ppr"]  # ranks better than the BFS on bench_query's generated questions
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One question: its words, an optional relationship type, and the time asked about."""
+
+    query: str
+    relationship_type: str | None = None
+    as_of: datetime | None = None
+    valid_at: datetime | None = None
+    config: QueryConfig = field(default_factory=lambda: DEFAULT)
+
+
+def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) -> QueryResult:
+    """The ranked triplets for ``asked``, read in one snapshot of the log."""
+    if not asked.query.strip():
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT, "query must not be empty", {"field": "query"}
+        )
+    config = asked.config
+    floor = config.feedback_floor
+    with log.snapshot() as conn:
+        graph: QueryGraph
+        if asked.as_of is None and asked.valid_at is None:
+            graph = Present(log, conn, state)
+        else:
+            graph = Past(log, asked.as_of or datetime.now(UTC), asked.valid_at)
+        rankings = _rankings(conn, state, asked.query, config)
+        fused = rrf(list(rankings.values()), config.rrf_k)
+        existing = set(graph.existing(i for i, _ in fused))
+        found = _reweighed(conn, [(i, s) for i, s in fused if i in existing], config)
+        seeds = dict(found[: config.top_k])
+        weights = {identity: 1 / rank for rank, identity in enumerate(seeds, start=1)}
+        hood = gather(
+            list(seeds),
+            lambda ids: graph.links(ids, asked.relationship_type, config.neighbours),
+            config.depth,
+            config.expand,
+        )
+        scores = expand(config.expansion, hood, weights, decay=config.decay, depth=config.depth)
+        ranked = ranked_links(hood, scores)
+        weight = feedback_weights(conn, [r.link.identity for r in ranked])
+        ranked.sort(key=lambda r: -r.score * rank_factor(weight[r.link.identity], floor))
+        kept = ranked[: config.max_triplets]
+        said = graph.words(
+            [*seeds, *(e for r in kept for e in (r.link.from_identity, r.link.to_identity))]
+        )
+        wanted = query_words(asked.query)
+        meets = {identity: matched(wanted, _node_words(w)) for identity, w in said.items()}
+        triplets = [
+            _triplet(r, graph.event(r.link.seq), meets, wanted, decay, weight, floor) for r in kept
+        ]
+    return QueryResult(
+        triplets=triplets,
+        seeds=[
+            Seed(
+                entity=identity,
+                node=ref_of(identity),
+                score=score,
+                terms=meets.get(identity, []),
+                found_by=[s.value for s, ranking in rankings.items() if identity in ranking],
+            )
+            for identity, score in seeds.items()
+        ],
+        observations=list[ObservationMatch](),
+        expansion=config.expansion.value,
+        truncated=len(found) > config.top_k or hood.truncated or len(ranked) > len(kept),
+    )
+
+
+def _reweighed(
+    conn: Sql, found: list[tuple[str, float]], config: QueryConfig
+) -> list[tuple[str, float]]:
+    """The fused seeds, each score times its node's feedback factor, best first."""
+    weight = feedback_weights(conn, [i for i, _ in found])
+    scored = [(i, s * rank_factor(weight[i], config.feedback_floor)) for i, s in found]
+    return sorted(scored, key=lambda pair: -pair[1])
+
+
+def _rankings(
+    conn: Sql, state: StateProjection, query: str, config: QueryConfig
+) -> dict[SeedSource, list[str]]:
+    """Each seed source's ranking of nodes for the query, at most ``top_k`` hits read each
+    (a read-only copy of a log from before the text index: its nodes by substring)."""
+    if not state.keeps_text(conn):
+        return {SeedSource.NODE_TEXT: state.search(conn, query, "", config.top_k)}
+    index = state.text_index(conn)
+    rankings: dict[SeedSource, list[str]] = {}
+    for source in config.sources:
+        if source is SeedSource.NODE_TEXT:
+            hits = index.search(conn, query, "node", config.top_k)
+            rankings[source] = [h.identity for h in hits]
+        elif source is SeedSource.RELATIONSHIP_TEXT:
+            hits = index.search(conn, query, "relationship", config.top_k)
+            ends: list[str] = []
+            for hit in hits:
+                if (row := state.relationship(conn, hit.identity)) is not None:
+                    ends += (row.from_identity, row.to_identity)
+            rankings[source] = list(dict.fromkeys(ends))
+    return {source: ranking for source, ranking in rankings.items() if ranking}
+
+
+# -- why: the query's words each result meets ------------------------------------------
+
+_WORD = re.compile(r"[^\W_]+")  # letters and digits, as the text index's tokenizers keep
+
+
+def _folded(text: str) -> str:
+    """Lower case without diacritics, as the index compares words."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def query_words(query: str) -> list[str]:
+    return list(dict.fromkeys(_WORD.findall(_folded(query))))
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _node_words(words: Words | None) -> set[str]:
+    if words is None:
+        return set()
+    label, properties = words
+    text = " ".join([label, *(s for v in properties.values() for s in _strings(v))])
+    return set(_WORD.findall(_folded(text)))
+
+
+def matched(wanted: list[str], said: set[str]) -> list[str]:
+    """The query's words that begin a word of ``said``, in the query's order."""
+    return [w for w in wanted if any(s.startswith(w) for s in said)]
+
+
+# -- triplets ---------------------------------------------------------------------------
+
+
+def observation_ids(provenance: WriteProvenance | None) -> list[str]:
+    """The observations a write cites: ``WriteProvenance.observations`` where the log keeps
+    them; none in a log from before they were kept."""
+    cited = getattr(provenance, "observations", None)
+    return [str(o) for o in cited] if isinstance(cited, list) else []
+
+
+def _triplet(
+    ranked: Ranked,
+    event: Event,
+    meets: Mapping[str, list[str]],
+    wanted: list[str],
+    decay: Decay | None,
+    weight: Mapping[str, float],
+    floor: float,
+) -> Triplet:
+    link = ranked.link
+    provenance = provenance_of(event)
+    written = payload_of(event)
+    stated = written if isinstance(written, RelationshipWritten) else None
+    recorded = format_timestamp(event.occurred_at)
+    met = {*meets.get(link.from_identity, []), *meets.get(link.to_identity, [])}
+    met |= set(matched(wanted, set(_WORD.findall(_folded(link.type)))))
+    return Triplet(
+        source_entity=link.from_identity,
+        relationship=link.type,
+        target_entity=link.to_identity,
+        relevance_score=ranked.score * rank_factor(weight[link.identity], floor),
+        source=ref_of(link.from_identity),
+        target=ref_of(link.to_identity),
+        provenance=TripletProvenance(
+            event_id=event.event_id,
+            seq=event.seq,
+            observation_ids=observation_ids(provenance),
+            agent=writer_of(event, written),
+            session=event.actor.session,
+            source=provenance.source if provenance else "",
+            method=provenance.extraction_method if provenance else "",
+            confidence=provenance.confidence if provenance else 0.0,
+            decayed_confidence=(
+                decay.of(provenance.confidence, provenance.extraction_method, recorded)
+                if decay and provenance
+                else None
+            ),
+            recorded_at=recorded,
+            valid_from=link.valid_from or (stated.valid_from if stated else None),
+            valid_to=link.valid_to or (stated.valid_to if stated else None),
+        ),
+        why=Why(
+            terms=[w for w in wanted if w in met],
+            seed=ranked.seed,
+            hops=ranked.hops,
+            similarity=None,
+            feedback_weight=weight[link.identity],
+        ),
+    )

@@ -1,0 +1,137 @@
+"""The graph ``graph_query`` walks: as it stands (the read model) or as it stood (the log).
+
+Both answer the same four questions, so the query's pipeline does not know which it asks:
+which of some nodes exist, each node's relationships (bounded per node), what a node says
+in words, and the event that last wrote a relationship. ``Present`` reads the state read
+model, each question an index probe; ``Past`` rebuilds the graph at a record time
+(``as_of``) or a valid time (``valid_at``) from the log, as ``gate.reads.past`` does for
+``open_nodes``: a past relationship's nodes are found by reading the log's relationship
+writes since the node first appeared, which makes a past query an auditor's question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any, Protocol
+
+from writegate.eventlog import Event, Log
+from writegate.eventlog.events import format_timestamp
+from writegate.eventlog.sql import Sql
+from writegate.gate.reads.expansion import Link
+from writegate.gate.reads.past import node_view_then
+from writegate.gate.reads.timeline import relationship_at, touching_many
+from writegate.projections.state import StateProjection
+
+Words = tuple[str, dict[str, Any]]  # a node's label and properties: what it says
+
+
+class QueryGraph(Protocol):
+    def existing(self, identities: Iterable[str]) -> list[str]:
+        """The nodes among ``identities`` that exist (at the time asked), in their order."""
+        ...
+
+    def links(
+        self, identities: list[str], relationship_type: str | None, cap: int
+    ) -> tuple[dict[str, list[Link]], bool]:
+        """Each node's relationships (of one type, if given), at most ``cap`` a node, and
+        whether any node had more."""
+        ...
+
+    def words(self, identities: Iterable[str]) -> dict[str, Words]:
+        """What each existing node among ``identities`` says: label and properties."""
+        ...
+
+    def event(self, seq: int) -> Event:
+        """The event of ``seq`` (one that wrote a relationship ``links`` gave)."""
+        ...
+
+
+class Present:
+    """The graph now: the state read model on one snapshot's connection."""
+
+    def __init__(self, log: Log, conn: Sql, state: StateProjection) -> None:
+        self._log, self._conn, self._state = log, conn, state
+        self._words: dict[str, Words] = {}
+
+    def existing(self, identities: Iterable[str]) -> list[str]:
+        return list(self.words(identities))
+
+    def links(
+        self, identities: list[str], relationship_type: str | None, cap: int
+    ) -> tuple[dict[str, list[Link]], bool]:
+        found: dict[str, list[Link]] = {}
+        more = False
+        for identity in identities:
+            rows, capped = self._state.links_touching(self._conn, identity, relationship_type, cap)
+            more |= capped
+            found[identity] = [
+                Link(a.identity, a.type, a.from_identity, a.to_identity, seq) for a, seq in rows
+            ]
+        return found, more
+
+    def words(self, identities: Iterable[str]) -> dict[str, Words]:
+        wanted = list(dict.fromkeys(identities))
+        missing = [i for i in wanted if i not in self._words]
+        for row in self._state.nodes(self._conn, missing):
+            self._words[row.identity] = (row.label, row.properties)
+        return {i: self._words[i] for i in wanted if i in self._words}
+
+    def event(self, seq: int) -> Event:
+        return self._log.read(after_seq=seq - 1, limit=1, to_seq=seq).events[0]
+
+
+class Past:
+    """The graph at record time ``as_of`` or, given ``valid_at``, as true then (as known at
+    ``as_of``), rebuilt from the log."""
+
+    def __init__(self, log: Log, as_of: datetime, valid_at: datetime | None) -> None:
+        self._log, self._as_of, self._valid_at = log, as_of, valid_at
+        self._words: dict[str, Words | None] = {}
+        self._events: dict[int, Event] = {}
+
+    def _node(self, identity: str) -> Words | None:
+        if identity not in self._words:
+            view = node_view_then(self._log, identity, self._as_of, self._valid_at)
+            self._words[identity] = (view.label, view.properties) if view else None
+        return self._words[identity]
+
+    def existing(self, identities: Iterable[str]) -> list[str]:
+        return [i for i in dict.fromkeys(identities) if self._node(i) is not None]
+
+    def links(
+        self, identities: list[str], relationship_type: str | None, cap: int
+    ) -> tuple[dict[str, list[Link]], bool]:
+        found: dict[str, list[Link]] = {i: [] for i in identities}
+        more = False
+        for identity, rids in touching_many(self._log, identities, self._as_of).items():
+            for rid in rids:
+                state, spell = relationship_at(
+                    self._log, rid, as_of=self._as_of, valid_at=self._valid_at
+                )
+                if state != "present" or spell is None:
+                    continue
+                if relationship_type is not None and spell.type != relationship_type:
+                    continue
+                if len(found[identity]) == cap:
+                    more = True
+                    break
+                self._events[spell.last.seq] = spell.last
+                found[identity].append(
+                    Link(
+                        rid,
+                        spell.type,
+                        spell.from_identity,
+                        spell.to_identity,
+                        spell.last.seq,
+                        format_timestamp(spell.valid_from),
+                        format_timestamp(spell.valid_to) if spell.valid_to else None,
+                    )
+                )
+        return found, more
+
+    def words(self, identities: Iterable[str]) -> dict[str, Words]:
+        return {i: w for i in dict.fromkeys(identities) if (w := self._node(i)) is not None}
+
+    def event(self, seq: int) -> Event:
+        return self._events[seq]

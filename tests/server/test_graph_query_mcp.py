@@ -1,0 +1,67 @@
+"""The graph_query tool over the official MCP SDK client: published with seed 004's argument
+names, answering with seed 004's triplet shape, refusing a blank question as search does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import write_history
+from tests.server.harness import stdio_agent
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_graph_query_answers_an_agent_with_ranked_triplets(tmp_path: Path) -> None:
+    history = write_history(tmp_path / "history.db")
+    async with stdio_agent(history, "reader-1", ("reader",)) as agent:
+        listed = await agent.client.list_tools()
+        tool = next(t for t in listed.tools if t.name == "graph_query")
+        assert {
+            "query",
+            "topK",
+            "neighborhoodDepth",
+            "relationshipFilter",
+            "asOf",
+            "validAt",
+        } <= set(tool.input_schema["properties"])
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint
+        found = await agent.call("graph_query", {"query": "Alice Initech", "topK": 5})
+        snake = await agent.call("graph_query", {"query": "Alice Initech", "top_k": 5})
+        blank = await agent.call("graph_query", {"query": "   "})
+        deep = await agent.call("graph_query", {"query": "Alice", "neighborhoodDepth": 9})
+    assert not found.is_error, found.data
+    assert snake.data == found.data
+    first = found.data["triplets"][0]
+    assert set(first) == {
+        "sourceEntity",
+        "relationship",
+        "targetEntity",
+        "relevanceScore",
+        "source",
+        "target",
+        "provenance",
+        "why",
+    }
+    assert (first["sourceEntity"], first["relationship"], first["targetEntity"]) == (
+        'Person{"name":"Alice"}',
+        "WORKS_FOR",
+        'Organization{"name":"Initech"}',
+    )
+    assert first["target"] == {"label": "Organization", "merge_keys": {"name": "Initech"}}
+    assert {"eventId", "seq", "observationIds", "agent", "session", "recordedAt"} <= set(
+        first["provenance"]
+    )
+    assert first["why"]["terms"] == ["alice", "initech"]
+    assert found.data["observations"] == []
+    assert blank.is_error
+    assert blank.data["error_code"] == "INVALID_ARGUMENT"
+    assert deep.is_error
+    assert deep.data["error_code"] == "INVALID_ARGUMENT"
