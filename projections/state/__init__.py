@@ -9,7 +9,7 @@ keeps and answers those of observations and the writes citing them.
 
 from writegate.projections.state.changes import apply_to_state, merge_properties
 from writegate.projections.state.feedback import DEFAULT_FLOOR, feedback_weights, rank_factor
-from writegate.projections.state.observations import CitationRow, ObservationReader, ObservationRow
+from writegate.projections.state.observations import CitationRow, ObservationQueries, ObservationRow
 from writegate.projections.state.projection import StateProjection
 from writegate.projections.state.queries import (
     Attached,
@@ -29,7 +29,7 @@ __all__ = [
     "EndedEdge",
     "Fact",
     "NodeRow",
-    "ObservationReader",
+    "ObservationQueries",
     "ObservationRow",
     "StateCounts",
     "StateProjection",

@@ -107,7 +107,7 @@ def _citation(row: tuple[Any, ...]) -> CitationRow:
     )
 
 
-class ObservationReader:
+class ObservationQueries:
     """The questions asked of observations and citations (``StateProjection`` has them)."""
 
     def observation(self, conn: Sql, observation: str) -> ObservationRow | None:

@@ -17,7 +17,7 @@ from writegate.eventlog.sql import Sql, run_script
 from writegate.projections.search import Document, TextIndex, entity_text, text_index_for
 from writegate.projections.search.sqlite import SqliteTextIndex
 from writegate.projections.state.changes import apply_to_state
-from writegate.projections.state.observations import ObservationReader
+from writegate.projections.state.observations import ObservationQueries
 from writegate.projections.state.queries import StateReader
 from writegate.projections.state.tables import (
     FEEDBACK_LAYOUT,
@@ -35,7 +35,7 @@ from writegate.projections.state.tables import (
 _SCRATCH_CACHE_KIB = 32 * 1024  # the replay's page cache: bounded, whatever the log's length
 
 
-class StateProjection(StateReader, ObservationReader):
+class StateProjection(StateReader, ObservationQueries):
     name = "state"
     tables = (*STATE_TABLES, "projection_checkpoints", *SqliteTextIndex.tables)
 
