@@ -57,6 +57,8 @@ def _trail(trail: Trail, fmt: str) -> None:
         changes = ", ".join(_change(k, c) for k, c in e.changes.items())
         if e.remapped_from:
             changes = f"(as {e.remapped_from}) {changes}"
+        for cited in e.observations:
+            changes += f"\ncites {cited.observation_id}: {cited.excerpt}"
         table.add_row(
             str(e.seq),
             e.occurred_at[:19],

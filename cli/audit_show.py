@@ -57,7 +57,24 @@ def _identity(node: NodeName, schema: LoadedSchema | None) -> str:
 
 @click.group()
 def show() -> None:
-    """A node or relationship as it stands, or stood."""
+    """A node or relationship as it stands, or stood; an observation as kept."""
+
+
+@show.command("observation")
+@click.argument("observation_id", metavar="ID")
+@format_option("table", "json")
+@pass_ctx
+def show_observation(ctx: Context, observation_id: str, fmt: str) -> None:
+    """One observation by its id (what writegate observe printed): its text, source, time,
+    and the facts extracted from it that stand now."""
+    from writegate.cli import observe
+
+    with opened(ctx, readonly=True) as gate:
+        try:
+            found = gate.observation_reader().open_observation(observation_id)
+        except GateRejection as exc:
+            fail(f"{exc.code}: {exc.message}")
+    observe.show_observation(found, fmt)
 
 
 @show.command("node")

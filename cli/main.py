@@ -46,7 +46,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "audit:audit",
         "The provenance trail: who wrote what, when, from which source, how trusted.",
     ),
-    "show": ("audit_show:show", "A node or relationship as it stands, or stood."),
+    "show": (
+        "audit_show:show",
+        "A node or relationship as it stands, or stood; an observation as kept.",
+    ),
     "review": ("review:review", "Writes held for review: list, show, approve, reject."),
     "jobs": (
         "jobs:jobs",
@@ -93,6 +96,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": (
         "export:export_group",
         "Pictures of the graph (dot, graphml, mermaid) and the PROV-O projection.",
+    ),
+    "observe": (
+        "observe:observe",
+        "Keep TEXT (what was read or heard) as an observation and print its id.",
     ),
     "search": (
         "read:search",

@@ -58,13 +58,27 @@ def reading(ctx: Context) -> Iterator[tuple[Gate, GraphReader]]:
 @click.argument("text")
 @click.option("--limit", type=click.IntRange(1, 500), default=25, show_default=True)
 @click.option("--cursor", help="The next_cursor a previous page printed.")
+@click.option(
+    "--observations",
+    "observations",
+    is_flag=True,
+    help="Search observations' text instead (search_observations).",
+)
 @format_option()
 @pass_ctx
-def search(ctx: Context, text: str, limit: int, cursor: str | None, fmt: str) -> None:
+def search(
+    ctx: Context, text: str, limit: int, cursor: str | None, observations: bool, fmt: str
+) -> None:
     """Nodes whose words begin with TEXT's words, most relevant first, with neighbours.
 
     A node's words are its label, merge keys and string properties; any word of TEXT may
-    match (the more and the rarer, the higher), and TEXT is never query syntax."""
+    match (the more and the rarer, the higher), and TEXT is never query syntax.
+    --observations finds observations by their text the same way."""
+    if observations:
+        from writegate.cli.observe import search_observations
+
+        search_observations(ctx, text, limit, cursor, fmt)
+        return
     with reading(ctx) as (_, reader):
         found = reader.search_nodes(text, limit, cursor)
     show_subgraph(found, fmt)

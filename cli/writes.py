@@ -59,6 +59,17 @@ def provenance_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def cites_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The observations a fact was extracted from (``writegate observe`` printed their ids)."""
+    return click.option(
+        "--observation",
+        "observations",
+        multiple=True,
+        metavar="ID",
+        help="An observation this was extracted from (repeatable).",
+    )(f)
+
+
 def valid_time_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """When the written fact holds in the world (valid time; the log stamps record time)."""
     f = click.option(
@@ -90,7 +101,8 @@ old_keys_option = click.option("-k", "--key", "keys", multiple=True, hidden=True
 
 
 def _write_args(**values: Any) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if v is not None}
+    """The options given (none left out; no --observation: no observations)."""
+    return {k: v for k, v in values.items() if v is not None and v != ()}
 
 
 def _fallback_note(gate: Gate, given: str, written: str) -> None:
@@ -160,6 +172,7 @@ def write() -> None:
 )
 @provenance_options
 @valid_time_options
+@cites_option
 @write_format
 @pass_ctx
 def write_node(
@@ -196,6 +209,7 @@ def write_node(
 @click.option("--merge-endpoints", is_flag=True, help="Create missing endpoints as stubs.")
 @provenance_options
 @valid_time_options
+@cites_option
 @write_format
 @pass_ctx
 def write_relationship(

@@ -18,6 +18,7 @@ from writegate.gate.models import (
     WriteRelationshipResult,
     dump,
 )
+from writegate.gate.observations import ObservationResult
 from writegate.gate.version import __version__
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "Gate",
     "GateRejection",
     "ImproveResult",
+    "ObservationResult",
     "PublishResult",
     "RefreshResult",
     "Rejected",

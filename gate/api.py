@@ -25,6 +25,7 @@ from writegate.gate.models import (
     Rejected,
 )
 from writegate.gate.planning import Planner
+from writegate.gate.reads.observations import ObservationReader
 from writegate.gate.reads.query import QueryConfig
 from writegate.gate.reads.reader import GraphReader
 from writegate.gate.rejections import RejectionLog
@@ -201,6 +202,11 @@ class Gate(WriteOperations, FeedbackOperations):
         recipe ``query`` (default: ``gate.reads.query.DEFAULT``, ``rrf_k`` from the env)."""
         config = replace(QueryConfig.from_env(query), feedback_floor=self.feedback.floor)
         return GraphReader(self.log, self.state, self._half_lives, config)
+
+    def observation_reader(self) -> ObservationReader:
+        """The reads of observations (``gate.reads.observations``): found by their words,
+        opened by id; every face gets them here."""
+        return ObservationReader(self.log, self.state)
 
     def _half_lives(self) -> Mapping[str, timedelta]:
         """The current schema's half-lives (none while no schema loads: reads never fail

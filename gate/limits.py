@@ -53,6 +53,13 @@ def check_request(arguments: Any, limits: Limits) -> None:
     _check_sizes(arguments, limits)
 
 
+def check_text(text: str, limits: Limits, field: str) -> None:
+    """Raise ``LIMIT_EXCEEDED`` if a text kept whole (an observation's) is larger than one
+    value may be."""
+    if (size := _size(text)) > limits.max_value_bytes:
+        raise _exceeded("max_value_bytes", limits.max_value_bytes, size, field)
+
+
 def _check_depth(value: Any, bound: int) -> None:
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:

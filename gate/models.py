@@ -25,7 +25,7 @@ from pydantic import (
 
 from writegate.eventlog.events import format_timestamp
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.language import Superseded
+from writegate.language import OBSERVATION_ID, Superseded
 
 Scalar = StrictStr | StrictBool | StrictInt | StrictFloat
 Keys = dict[str, Scalar]
@@ -53,8 +53,9 @@ KEYS = 'The properties that identify the node (its merge keys), e.g. {"name": "A
 RTYPE = "The relationship type, e.g. WORKS_FOR; a synonym the schema knows is remapped."
 
 
-class Provenanced(BaseModel):
-    """Fields every write declares; the gate turns them into computed provenance."""
+class Declared(BaseModel):
+    """Where a write's content came from, as the writer declares it; the gate turns it
+    into computed provenance."""
 
     model_config = _REQUEST
 
@@ -65,6 +66,11 @@ class Provenanced(BaseModel):
         description="How reliable the source is, from 0 to 1 (outside values are clamped).",
         json_schema_extra={"minimum": 0, "maximum": 1},
     )
+
+
+class Provenanced(Declared):
+    """Fields every graph write declares: provenance, and the version it expects."""
+
     if_version: StrictInt | None = Field(
         default=None,
         ge=0,
@@ -99,6 +105,23 @@ class ValidTime(BaseModel):
         return {name: format_timestamp(moment) for name, moment in times.items() if moment}
 
 
+MAX_CITED = 32  # observations one write may cite
+ObservationId = Annotated[StrictStr, Field(pattern=f"^{OBSERVATION_ID.pattern}$")]
+
+
+Cited = list[ObservationId] | None
+
+
+def cites() -> Any:
+    """The observations a fact was extracted from (``record_observation`` gave their ids):
+    each must exist when the write is checked, and the fact's provenance names them."""
+    return Field(
+        default=None,
+        max_length=MAX_CITED,
+        description=f"Ids of the observations this was extracted from (at most {MAX_CITED}).",
+    )
+
+
 class WriteNodeRequest(Provenanced, ValidTime):
     label: StrictStr = _text(LABEL)
     merge_keys: Keys = Field(description=KEYS)
@@ -114,6 +137,7 @@ class WriteNodeRequest(Provenanced, ValidTime):
         default=None,
         description="new: this is not any of the POSSIBLE_DUPLICATE candidates; create it.",
     )
+    observations: Cited = cites()
 
 
 class WriteRelationshipRequest(Provenanced, ValidTime):
@@ -129,6 +153,7 @@ class WriteRelationshipRequest(Provenanced, ValidTime):
         default="fail_if_missing",
         description="fail_if_missing, or merge_endpoints: create missing endpoints as stubs.",
     )
+    observations: Cited = cites()
 
 
 class DeleteNodeRequest(Provenanced):

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from writegate.eventlog import Transaction
-from writegate.gate import checks, conflicts, review
+from writegate.gate import checks, citations, conflicts, review
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.formula import FormulaProvider, compute_confidence
 from writegate.gate.models import (
+    Declared,
     DeleteNodeRequest,
     DeleteRelationshipRequest,
-    Provenanced,
     WriteNodeRequest,
     WriteRelationshipRequest,
 )
@@ -79,7 +79,7 @@ class Planner:
 
     # -- shared ------------------------------------------------------------------------
 
-    def provenance(self, request: Provenanced, snapshot: LoadedSchema) -> WriteProvenance:
+    def provenance(self, request: Declared, snapshot: LoadedSchema) -> WriteProvenance:
         return WriteProvenance(
             source=request.source,
             extraction_method=request.extraction_method,
@@ -90,6 +90,7 @@ class Planner:
             formula=self.formula_name,
             write_gate_version=__version__,
             schema_version=snapshot.version,
+            observations=citations.cited(request),
         )
 
     def _endpoint(
@@ -284,9 +285,11 @@ class Planner:
         target: str,
         entry: SchemaEntry | RelationshipEntry,
     ) -> Emitter:
-        if self.reviewed:
-            return emit
-        return review.proposing(emit, operation, dict(raw), provenance, target, entry, self.state)
+        if not self.reviewed:  # a held write, too, cites only what the log holds
+            emit = review.proposing(
+                emit, operation, dict(raw), provenance, target, entry, self.state
+            )
+        return citations.checked(self.state, provenance.observations, emit)
 
     def delete_node(
         self, request: DeleteNodeRequest, snapshot: LoadedSchema, raw: Mapping[str, Any]

@@ -5,7 +5,7 @@ exactly as an agent sent them (the MCP tools), by operation name. ``Gate`` has t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +24,7 @@ from writegate.gate.models import (
     WriteNodeResult,
     WriteRelationshipResult,
 )
+from writegate.gate.observations import ObservationResult, Observations
 from writegate.gate.writing import (
     DELETE_NODE,
     DELETE_RELATIONSHIP,
@@ -55,11 +56,13 @@ class WriteOperations:
         resolution: str | None = None,
         valid_from: datetime | None = None,
         valid_to: datetime | None = None,
+        observations: Sequence[str] | None = None,
         idempotency_key: str | None = None,
         actor: Actor | None = None,
         guard: WriteGuard | None = None,
     ) -> WriteNodeResult | ProposedResult | Rejected:
-        """Create or update (merge) one node on its canonical label and merge keys."""
+        """Create or update (merge) one node on its canonical label and merge keys;
+        ``observations`` are the ids of the observations it was extracted from."""
         arguments = _given(
             label=label,
             merge_keys=merge_keys,
@@ -72,6 +75,7 @@ class WriteOperations:
             resolution=resolution,
             valid_from=_moment(valid_from),
             valid_to=_moment(valid_to),
+            observations=list(observations) if observations is not None else None,
             idempotency_key=idempotency_key,
         )
         return self.writer.single(WRITE_NODE, arguments, actor or self.default_actor, guard)
@@ -92,11 +96,13 @@ class WriteOperations:
         if_version: int | None = None,
         valid_from: datetime | None = None,
         valid_to: datetime | None = None,
+        observations: Sequence[str] | None = None,
         idempotency_key: str | None = None,
         actor: Actor | None = None,
         guard: WriteGuard | None = None,
     ) -> WriteRelationshipResult | ProposedResult | Rejected:
-        """Create or update one relationship between two nodes named by label and keys."""
+        """Create or update one relationship between two nodes named by label and keys;
+        ``observations`` are the ids of the observations it was extracted from."""
         arguments = _given(
             type=type,
             from_label=from_label,
@@ -111,6 +117,7 @@ class WriteOperations:
             if_version=if_version,
             valid_from=_moment(valid_from),
             valid_to=_moment(valid_to),
+            observations=list(observations) if observations is not None else None,
             idempotency_key=idempotency_key,
         )
         return self.writer.single(WRITE_RELATIONSHIP, arguments, actor or self.default_actor, guard)
@@ -174,6 +181,33 @@ class WriteOperations:
         return self.writer.deletion(
             DELETE_RELATIONSHIP, arguments, actor or self.default_actor, guard
         )
+
+    def record_observation(
+        self,
+        *,
+        text: str,
+        source: str,
+        extraction_method: str,
+        reliability: float | None = None,
+        said_at: datetime | None = None,
+        session: str | None = None,
+        idempotency_key: str | None = None,
+        actor: Actor | None = None,
+        guard: WriteGuard | None = None,
+    ) -> ObservationResult | Rejected:
+        """Keep the text an agent read or heard as an observation (``gate.observations``):
+        its id, which writes cite, is its content's, so recording it again is ``unchanged``."""
+        arguments = _given(
+            text=text,
+            source=source,
+            extraction_method=extraction_method,
+            reliability=reliability,
+            said_at=_moment(said_at),
+            session=session,
+            idempotency_key=idempotency_key,
+        )
+        actor = actor or self.default_actor
+        return Observations(self.writer).record_observation(arguments, actor, guard)
 
     def write_batch(
         self,

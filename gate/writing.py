@@ -146,6 +146,10 @@ class Writer:
         except REFUSALS as exc:
             return self.refused(actor, operation.name, exc, arguments)
 
+    def limits(self) -> Limits:
+        """The limits a request is checked against now."""
+        return self._limits()
+
     def operation(self, name: str) -> Operation[Any, Any]:
         return OPERATIONS[name]
 

@@ -36,6 +36,13 @@ from writegate.language.merges import (
     NodesUnmerged,
     merge_stream,
 )
+from writegate.language.observations import (
+    OBSERVATION_ID,
+    ObservationRecorded,
+    cited_observations,
+    observation_id,
+    observation_stream,
+)
 from writegate.language.payloads import (
     EVENT_TYPES,
     GRAPH_EVENT_TYPES,
@@ -59,6 +66,7 @@ __all__ = [
     "GRAPH_EVENT_TYPES",
     "IDENTIFIER",
     "INITIAL_WEIGHT",
+    "OBSERVATION_ID",
     "OUTCOMES",
     "TARGETS",
     "FactRecord",
@@ -70,6 +78,7 @@ __all__ = [
     "NodeWritten",
     "NodesMerged",
     "NodesUnmerged",
+    "ObservationRecorded",
     "Outcome",
     "Payload",
     "ProposalDecided",
@@ -81,6 +90,7 @@ __all__ = [
     "UsedRelationship",
     "WriteProposed",
     "WriteProvenance",
+    "cited_observations",
     "draft",
     "feedback_stream",
     "is_identifier",
@@ -88,6 +98,8 @@ __all__ = [
     "moved",
     "node_identity",
     "node_stream",
+    "observation_id",
+    "observation_stream",
     "parse_node_identity",
     "payload_of",
     "proposal_stream",

@@ -8,9 +8,12 @@ stays small and none imports the other's event types.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from writegate.eventlog.events import trusted
 
 MODEL = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
@@ -70,6 +73,14 @@ class WriteProvenance(BaseModel):
     formula: str
     write_gate_version: str
     schema_version: str
+    # the observations (``language.observations``) the claim was extracted from, as cited
+    observations: list[str] | None = Field(default=None, exclude_if=unset)
 
     def stored(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+    @classmethod
+    def read(cls, stored: Mapping[str, Any]) -> WriteProvenance:
+        """The provenance the log stored, without validating it again (the log wrote and
+        hashed it); a field left out when unset reads as None."""
+        return trusted(cls, {name: stored.get(name) for name in cls.model_fields})

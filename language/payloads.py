@@ -22,6 +22,7 @@ from writegate.language.base import GraphPayload, Payload, Superseded, WriteProv
 from writegate.language.feedback import FeedbackGiven
 from writegate.language.identities import NodeRef, relationship_stream
 from writegate.language.merges import NodesMerged, NodesUnmerged
+from writegate.language.observations import ObservationRecorded
 
 
 class NodeWritten(GraphPayload):
@@ -205,6 +206,7 @@ ALL_PAYLOADS: tuple[type[Payload], ...] = (
     ProposalDecided,
     NodesMerged,
     NodesUnmerged,
+    ObservationRecorded,
     FeedbackGiven,
 )
 PAYLOADS: dict[str, type[Payload]] = {model.event_type: model for model in ALL_PAYLOADS}
@@ -253,7 +255,7 @@ def provenance_of(event: EventCore) -> WriteProvenance | None:
     """The provenance of a write (``None`` for events that record none, like a schema)."""
     if event.provenance is None:
         return None
-    return trusted(WriteProvenance, _complete(WriteProvenance, event.provenance))
+    return WriteProvenance.read(event.provenance)
 
 
 Reader = Callable[[Mapping[str, Any]], Any]
@@ -304,7 +306,3 @@ def _nested(annotation: Any) -> Reader | None:
 
 def _each(item: Reader) -> Callable[[Any], list[Any]]:
     return lambda values: [item(v) for v in values]
-
-
-def _complete(model: type[BaseModel], data: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: data.get(name) for name in model.model_fields}

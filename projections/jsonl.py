@@ -16,7 +16,8 @@ again from the model — the model, not the file, is the store — and reported 
 (``damage``). Output is deterministic: nodes
 sorted by identity, then edges sorted by identity, keys sorted, so the same log gives the
 same bytes. Provenance rides in the metadata strings (``"Confidence: 0.675"``,
-``"Source: …"``); an edge's ``weight`` is the relationship's confidence.
+``"Source: …"``); an edge's ``weight`` is the relationship's confidence. Observations are
+left out: neither format has a place for them (the PROV-O projection carries them).
 """
 
 from __future__ import annotations

@@ -15,9 +15,11 @@ from typing import Any
 import orjson
 
 from writegate.eventlog import EventCore
+from writegate.eventlog.events import parse_timestamp
 from writegate.language import (
     NodeDeleted,
     NodeWritten,
+    ObservationRecorded,
     Payload,
     ProposalDecided,
     RelationshipDeleted,
@@ -60,6 +62,8 @@ SEQ, EVENT_TYPE, SESSION, VERSION, STUB, FROM, TO = (
 LABEL_OF, TYPE_OF, REMAPPED_FROM, CHANGES, PROPOSAL = (
     f"<{WG_NS}{name}>" for name in ("label", "type", "remappedFrom", "changes", "proposal")
 )
+VALUE, PRIMARY_SOURCE = (f"<{nt.PROV}{name}>" for name in ("value", "hadPrimarySource"))
+SAID_AT, OBSERVATION_SESSION = (f"<{WG_NS}{name}>" for name in ("saidAt", "observationSession"))
 CITED = tuple(
     f"<{WG_NS}{name}>"
     for name in ("confidence", "reliability", "extractionMethod", "schemaVersion", "formula")
@@ -113,7 +117,7 @@ class Lines:
     node or relationship written) ``prov:wasInformedBy`` it: ``informed_by`` carries that
     activity from one event to the next, and out (a batch may end between them)."""
 
-    __slots__ = ("activity", "agent", "at", "cited", "event", "informed_by", "out")
+    __slots__ = ("activity", "agent", "at", "cited", "derived", "event", "informed_by", "out")
 
     def __init__(
         self, out: list[str], event: EventCore, declare: Declare, informed_by: str | None = None
@@ -138,8 +142,10 @@ class Lines:
             out.append(f"{activity} {SESSION} {nt.string(event.actor.session)} .\n")
         provenance = provenance_of(event)
         self.cited: tuple[str, ...] = ()
+        self.derived: tuple[str, ...] = ()  # the observations the write cited, as IRIs
         if provenance is not None:
             self.cited = _cited(provenance)
+            self.derived = tuple(shared("observation", o) for o in provenance.observations or ())
             version = provenance.write_gate_version
             gate = shared("gate", version)
             if declare(gate):
@@ -212,6 +218,8 @@ class Lines:
                 self._invalidate(entity("node", node.identity), node.stream)
             case RelationshipDeleted() as deleted:
                 self._invalidate(entity("relationship", deleted.identity), deleted.stream)
+            case ObservationRecorded() as observed:
+                self._observation(observed)
             case SchemaPublished(version=version):
                 schema = shared("schema", version)
                 self.out += (
@@ -243,9 +251,33 @@ class Lines:
             )
         for predicate, value in zip(CITED, self.cited, strict=False):
             out.append(f"{version} {predicate} {value} .\n")
+        for observation in self.derived:
+            out.append(f"{version} {DERIVED} {observation} .\n")
         for predicate, term in extra:
             if term is not None:
                 out.append(f"{version} {predicate} {term} .\n")
+
+    def _observation(self, observed: ObservationRecorded) -> None:
+        """An observation: an entity holding its text, from its source, said at its time."""
+        kept = shared("observation", observed.observation)
+        out = self.out
+        out += (
+            f"{kept} {TYPE} {ENTITY} .\n",
+            f"{kept} {VALUE} {nt.string(observed.text)} .\n",
+            f"{kept} {GENERATED_BY} {self.activity} .\n",
+            f"{kept} {GENERATED_AT} {self.at} .\n",
+            f"{kept} {ATTRIBUTED} {self.agent} .\n",
+            f"{kept} {SAID_AT} {nt.date_time(parse_timestamp(observed.said_at))} .\n"
+            if observed.said_at
+            else f"{kept} {SAID_AT} {self.at} .\n",
+        )
+        provenance = provenance_of(self.event)
+        if provenance is not None:
+            out.append(f"{kept} {PRIMARY_SOURCE} {shared('source', provenance.source)} .\n")
+        if observed.session:
+            out.append(f"{kept} {OBSERVATION_SESSION} {nt.string(observed.session)} .\n")
+        for predicate, value in zip(CITED, self.cited, strict=False):
+            out.append(f"{kept} {predicate} {value} .\n")
 
     def _invalidate(self, iri: str, stream: str) -> None:
         last = f"<{iri}/v{self.event.streams[stream] - 1}>"

@@ -1,7 +1,8 @@
 """The life of one node or relationship: every event of it, oldest first, with what each
 changed and who said so — and, for a node, every event of the relationships that started or
 ended at it, so a functional relationship a later one replaced stays findable from its node
-(``audit node``), with its provenance and what replaced it.
+(``audit node``), with its provenance and what replaced it. Each write names the
+observations it cited, with the start of their text.
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ from writegate.gate.reads.timeline import stub_keys, touching
 from writegate.language import (
     NodeDeleted,
     NodeWritten,
+    ObservationRecorded,
     Payload,
     RelationshipDeleted,
     RelationshipWritten,
+    WriteProvenance,
     node_stream,
+    observation_stream,
     payload_of,
     provenance_of,
     relationship_stream,
@@ -30,6 +34,7 @@ from writegate.projections.state import merge_properties
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
 Kind = Literal["node", "relationship"]
+EXCERPT = 120  # characters of a cited observation's text a trail shows
 
 
 class Change(BaseModel):
@@ -37,6 +42,15 @@ class Change(BaseModel):
 
     before: Any
     after: Any
+
+
+class CitedObservation(BaseModel):
+    """An observation a write cited: its id, and the start of its text."""
+
+    model_config = _OUT
+
+    observation_id: str
+    excerpt: str  # empty: the log holds no such observation (a copy cut short)
 
 
 class TrailEntry(BaseModel):
@@ -63,6 +77,8 @@ class TrailEntry(BaseModel):
     # whose write the event carries on, when not its actor's (a merge re-drawing a
     # relationship, an unmerge putting values back): ``language.writer_of``
     written_by: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    # the observations the write cited (left out: none)
+    observations: list[CitedObservation] = Field(default_factory=list, exclude_if=lambda v: not v)
 
 
 class RelationshipEntry(TrailEntry):
@@ -92,15 +108,16 @@ class Trail(BaseModel):
 def trail(log: Log, identity: str, kind: Kind = "node") -> Trail:
     """Every event of one node (or relationship), oldest first, with a property diff."""
     stream = node_stream(identity) if kind == "node" else relationship_stream(identity)
+    cited = _Excerpts(log)
     with log.snapshot():
-        entries = list(_entries(log, stream, identity, kind))
+        entries = list(_entries(log, stream, identity, kind, cited))
         related = (
             sorted(
                 (
                     _related(entry, event, payload, identity)
                     for rid in touching(log, identity)
                     for entry, event, payload in _entries(
-                        log, relationship_stream(rid), rid, "relationship"
+                        log, relationship_stream(rid), rid, "relationship", cited
                     )
                 ),
                 key=lambda e: e.seq,
@@ -123,8 +140,29 @@ def trail(log: Log, identity: str, kind: Kind = "node") -> Trail:
     )
 
 
+class _Excerpts:
+    """The observations writes cite, each read from the log once per trail."""
+
+    def __init__(self, log: Log) -> None:
+        self.log = log
+        self.known: dict[str, str] = {}
+
+    def of(self, provenance: WriteProvenance | None) -> list[CitedObservation]:
+        cited = provenance.observations if provenance is not None else None
+        return [CitedObservation(observation_id=o, excerpt=self._excerpt(o)) for o in cited or ()]
+
+    def _excerpt(self, observation: str) -> str:
+        if observation not in self.known:
+            event = self.log.latest(observation_stream(observation))
+            payload = payload_of(event) if event is not None else None
+            text = payload.text if isinstance(payload, ObservationRecorded) else ""
+            line = " ".join(text.split())
+            self.known[observation] = line if len(line) <= EXCERPT else line[: EXCERPT - 1] + "…"
+        return self.known[observation]
+
+
 def _entries(
-    log: Log, stream: str, identity: str, kind: Kind
+    log: Log, stream: str, identity: str, kind: Kind, cited: _Excerpts
 ) -> Iterator[tuple[TrailEntry, Event, Payload]]:
     properties: dict[str, Any] = {}
     for event in log.iter_events(stream=stream):
@@ -165,6 +203,7 @@ def _entries(
             remapped_from=remapped,
             changes=_diff(before, properties),
             written_by=writer if writer != event.actor.agent else None,
+            observations=cited.of(provenance),
         )
         yield entry, event, payload
 

@@ -44,6 +44,8 @@ class Provenance(BaseModel):
     seq: int
     # the confidence aged by the schema's half-life for its method, now (never stored)
     decayed_confidence: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    # the observations the write cited: what it was extracted from (left out: none)
+    observations: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,7 @@ class HistoryEntry(BaseModel):
     schema_version: str | None
     remapped_from: str | None
     changes: dict[str, Any]
+    observations: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class NodeHistory(BaseModel):
@@ -169,6 +172,7 @@ def _provenance(
         decayed_confidence=(
             decay.of(p.confidence, p.extraction_method, written_at) if decay and p else None
         ),
+        observations=p.observations if p else None,
     )
 
 
@@ -226,4 +230,5 @@ def history_entry(event: Event) -> HistoryEntry:
         schema_version=provenance.schema_version if provenance else None,
         remapped_from=remapped,
         changes=changes,
+        observations=provenance.observations if provenance else None,
     )

@@ -1,6 +1,7 @@
 """The catalog: every tool a server offers for the current schema snapshot.
 
-The generic tools (``write_tools``, ``read_tools``, ``audit_tools``, ``feedback_tools`` …)
+The generic tools (``write_tools``, ``observation_tools``, ``read_tools``, ``audit_tools``,
+``feedback_tools`` …)
 plus the per-label tools of the snapshot (``label_tools``), with ``extraction_method``
 published as the values the gate's formula accepts, filtered to the families ``serve
 --tools`` chose.
@@ -14,13 +15,21 @@ from writegate.gate.server.feedback_tools import FEEDBACK_TOOLS
 from writegate.gate.server.job_tools import JOB_TOOLS
 from writegate.gate.server.label_tools import label_tools
 from writegate.gate.server.merge_tools import MERGE_TOOLS
+from writegate.gate.server.observation_tools import OBSERVATION_TOOLS
 from writegate.gate.server.read_tools import READ_TOOLS
 from writegate.gate.server.review_tools import REVIEW_TOOLS
 from writegate.gate.server.tools import ToolSpec, families
 from writegate.gate.server.write_tools import WRITE_TOOLS
 
 BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
-    WRITE_TOOLS + READ_TOOLS + AUDIT_TOOLS + REVIEW_TOOLS + MERGE_TOOLS + JOB_TOOLS + FEEDBACK_TOOLS
+    WRITE_TOOLS
+    + OBSERVATION_TOOLS
+    + READ_TOOLS
+    + AUDIT_TOOLS
+    + REVIEW_TOOLS
+    + MERGE_TOOLS
+    + JOB_TOOLS
+    + FEEDBACK_TOOLS
 )
 TOOL_FAMILIES = ("all", "generic", "labels")
 

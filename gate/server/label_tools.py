@@ -33,7 +33,15 @@ from pydantic import (
 )
 
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.gate.models import BatchResult, CodeOf, DeleteNodeResult, Rejected, Reliability
+from writegate.gate.models import (
+    BatchResult,
+    Cited,
+    CodeOf,
+    DeleteNodeResult,
+    Rejected,
+    Reliability,
+    cites,
+)
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.registry import PropertySpec, SchemaEntry
 from writegate.gate.server.tools import ToolCall, ToolSpec
@@ -150,6 +158,7 @@ def arguments_model(entry: SchemaEntry, key: str, kind: Kind) -> type[BaseModel]
                 StrictStr | None,
                 Field(default=None, min_length=1, max_length=200, description=IDEMPOTENCY),
             ),
+            **({} if kind == "delete" else {"observations": (Cited, cites())}),
         },
     )
 
@@ -220,6 +229,8 @@ class LabelTools:
     ) -> dict[str, Any]:
         rel = self.links[prop]
         assert rel is not None
+        if op == "delete_relationship":  # a deletion cites nothing
+            prov = {k: v for k, v in prov.items() if k != "observations"}
         item = {
             "op": op,
             "type": rel.type,

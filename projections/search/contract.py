@@ -1,17 +1,17 @@
 """The text index contract: what a backend's index of the read model promises.
 
 The index holds one document per entity of the read model (a node's label, merge keys and
-string properties; a relationship's type and string properties), kept by the state
-projection in each append's transaction, so a search reads exactly what the log says. A
-document has a ``kind`` (``node``, ``relationship``; a later kind is one more value), and a
-search names the kind it wants. An agent's query is words, never the backend's query
-language: ``words`` takes them out of any string, so no input is a syntax error. Words are
-matched on their stems (``works`` finds ``worked``: Porter's stemmer on SQLite, Snowball's
-English one on PostgreSQL), and a query's English function words (``STOP_WORDS``) are not
-looked for beside other words (PostgreSQL indexes none of them: a query of stop words alone
-finds there only the words they begin). Hits are ranked by relevance (BM25 on SQLite, cover
-density on PostgreSQL), ties broken by identity, and paged by a cursor made from the last
-hit, so a page is a bounded read, not a scan.
+string properties; a relationship's type and string properties; an observation's text),
+kept by the state projection in each append's transaction, so a search reads exactly what
+the log says. A document has a ``kind`` (``node``, ``relationship``, ``observation``; a
+later kind is one more value), and a search names the kind it wants. An agent's query is
+words, never the backend's query language: ``words`` takes them out of any string, so no
+input is a syntax error. Words are matched on their stems (``works`` finds ``worked``:
+Porter's stemmer on SQLite, Snowball's English one on PostgreSQL), and a query's English
+function words (``STOP_WORDS``) are not looked for beside other words (PostgreSQL indexes
+none of them: a query of stop words alone finds there only the words they begin). Hits are
+ranked by relevance (BM25 on SQLite, cover density on PostgreSQL), ties broken by identity,
+and paged by a cursor made from the last hit, so a page is a bounded read, not a scan.
 ``SqliteTextIndex`` and ``PostgresTextIndex`` keep it; ``testing.TextIndexContractTestCase``
 checks both.
 """
@@ -47,7 +47,7 @@ class Document:
     """What one entity of the read model says in words."""
 
     identity: str
-    kind: str  # "node" or "relationship"
+    kind: str  # "node", "relationship" or "observation"
     text: str
 
 

@@ -19,7 +19,8 @@ from typing import ClassVar
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from writegate.eventlog import Log
+from writegate.eventlog import Actor, Log
+from writegate.language import ObservationRecorded, WriteProvenance, draft, observation_id
 from writegate.projections.search.contract import Document, entity_text
 from writegate.projections.state import StateProjection
 from writegate.projections.testing import HISTORY, history
@@ -52,7 +53,8 @@ class TextIndexContractTestCase(unittest.TestCase):
         return Path(self._scratch.name)
 
     def expected(self) -> list[Document]:
-        """Each node's and relationship's document, made from the state tables as they are."""
+        """Each node's, relationship's and observation's document, made from the state
+        tables as they are."""
         counts = self.state.counts(self.conn)
         nodes = [
             Document(n.identity, "node", entity_text(n.label, n.properties))
@@ -64,7 +66,11 @@ class TextIndexContractTestCase(unittest.TestCase):
             for type in counts.relationship_types
             for e in self.state.edges_typed(self.conn, type)
         ]
-        return sorted([*nodes, *relationships], key=lambda d: d.identity)
+        observations = [  # each row's id and text: its first two columns
+            Document(row[0], "observation", row[1])
+            for row in self.state.snapshot(self.conn)["state_observations"]
+        ]
+        return sorted([*nodes, *relationships, *observations], key=lambda d: d.identity)
 
     def test_the_index_says_what_the_state_holds(self) -> None:
         expected = self.expected()
@@ -128,6 +134,32 @@ class TextIndexContractTestCase(unittest.TestCase):
         for cursor in ("", "Person", "x:Person", "1.5:"):
             with self.assertRaises(ValueError):
                 self.index.search(self.conn, "a", "node", 10, cursor)
+
+    def test_an_observation_is_found_by_its_words_and_only_as_one(self) -> None:
+        text = "A witness said the quokka smiled at the ferry."
+        observed = ObservationRecorded(
+            observation=observation_id(text, "contract", None), text=text, session="s-1"
+        )
+        provenance = WriteProvenance(
+            source="contract",
+            extraction_method="manual",
+            reliability=1.0,
+            confidence=1.0,
+            formula="default",
+            write_gate_version="contract",
+            schema_version="contract",
+        )
+        self.log.append(
+            Actor(agent="contract"),
+            lambda tx: tx.emit(draft(observed, [observed.stream], provenance=provenance)),
+        )
+        hits = self.index.search(self.conn, "QUOKKA smiles", "observation", _PAGE)
+        self.assertEqual([h.identity for h in hits], [observed.observation])
+        self.assertEqual(self.index.search(self.conn, "quokka", "node", _PAGE), [])
+        found = [d for d in self.index.documents(self.conn) if d.identity == observed.observation]
+        self.assertEqual(found, [Document(observed.observation, "observation", text)])
+        self.assertEqual(list(self.index.documents(self.conn)), self.expected())
+        self.assertTrue(self.state.equals_replay(self.log, self.conn))
 
     # each backend's subclass runs this one method (read-only on its own log): not flaky
     @settings(

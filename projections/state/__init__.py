@@ -3,11 +3,13 @@
 This package owns the ``state_*`` tables: ``tables`` (their DDL), ``changes`` (how each
 event changes them), ``queries`` (every question asked of them) and ``projection`` (the
 inline projector the log runs in each append's transaction); ``feedback`` keeps the
-weights feedback gives facts and answers what a ranking asks of them.
+weights feedback gives facts and answers what a ranking asks of them; ``observations``
+keeps and answers those of observations and the writes citing them.
 """
 
 from writegate.projections.state.changes import apply_to_state, merge_properties
 from writegate.projections.state.feedback import DEFAULT_FLOOR, feedback_weights, rank_factor
+from writegate.projections.state.observations import CitationRow, ObservationQueries, ObservationRow
 from writegate.projections.state.projection import StateProjection
 from writegate.projections.state.queries import (
     Attached,
@@ -22,10 +24,13 @@ from writegate.projections.state.queries import (
 __all__ = [
     "DEFAULT_FLOOR",
     "Attached",
+    "CitationRow",
     "EdgeRow",
     "EndedEdge",
     "Fact",
     "NodeRow",
+    "ObservationQueries",
+    "ObservationRow",
     "StateCounts",
     "StateProjection",
     "StateReader",

@@ -20,6 +20,7 @@ from writegate.language import (
     NodesMerged,
     NodesUnmerged,
     NodeWritten,
+    ObservationRecorded,
     ProposalDecided,
     RelationshipDeleted,
     RelationshipWritten,
@@ -27,7 +28,7 @@ from writegate.language import (
     payload_of,
     writer_of,
 )
-from writegate.projections.state import blocking, feedback, merging
+from writegate.projections.state import blocking, feedback, merging, observations
 from writegate.projections.state.tables import UPSERT_FACT, UPSERT_NODE, UPSERT_RELATIONSHIP
 
 
@@ -162,6 +163,7 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
             by = writer_of(event, written)
             _upsert_node(conn, event, written.node, written.properties, stub=False, by=by)
             _record_facts(conn, event, written.node.identity, written.properties, by)
+            observations.cite(conn, event, written.node.identity, "node")
             if written.resolution_keys is not None:
                 _index(
                     conn, written.node.identity, written.resolution_keys, created=written.created
@@ -170,6 +172,7 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
             by = writer_of(event, written)
             _relationship_written(conn, event, written, by)
             _record_facts(conn, event, written.identity, written.properties, by)
+            observations.cite(conn, event, written.identity, "relationship")
         case NodeDeleted(node=node):
             _forget(conn, "state_nodes", node.identity)
         case RelationshipDeleted(identity=identity):
@@ -199,5 +202,7 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
             merging.unmerged(conn, unmerge)
         case FeedbackGiven() as given:
             feedback.given(conn, event, given)
+        case ObservationRecorded() as observed:
+            observations.recorded(conn, event, observed)
         case _:
             pass

@@ -6,7 +6,7 @@ says; also an ordinary projection that can be reset and rebuilt, and compared wi
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import zip_longest
 from typing import Any
 
@@ -17,11 +17,13 @@ from writegate.eventlog.sql import Sql, run_script
 from writegate.projections.search import Document, TextIndex, entity_text, text_index_for
 from writegate.projections.search.sqlite import SqliteTextIndex
 from writegate.projections.state.changes import apply_to_state
+from writegate.projections.state.observations import ObservationQueries
 from writegate.projections.state.queries import StateReader
 from writegate.projections.state.tables import (
     FEEDBACK_LAYOUT,
     LAYOUT,
     LAYOUT_MARK,
+    OBSERVATIONS_LAYOUT,
     STATE_TABLES,
     TABLES,
     TEXT_LAYOUT,
@@ -33,7 +35,7 @@ from writegate.projections.state.tables import (
 _SCRATCH_CACHE_KIB = 32 * 1024  # the replay's page cache: bounded, whatever the log's length
 
 
-class StateProjection(StateReader):
+class StateProjection(StateReader, ObservationQueries):
     name = "state"
     tables = (*STATE_TABLES, "projection_checkpoints", *SqliteTextIndex.tables)
 
@@ -76,6 +78,11 @@ class StateProjection(StateReader):
         older layout does not: every fact weighs the initial weight there)."""
         return self.layout(conn) >= FEEDBACK_LAYOUT
 
+    def keeps_observations(self, conn: Sql) -> bool:
+        """Whether the read model on ``conn`` keeps observations and citations (a read-only
+        copy of an older layout does not)."""
+        return self.layout(conn) >= OBSERVATIONS_LAYOUT
+
     def apply_event(self, conn: sqlite3.Connection, event: EventCore) -> None:
         apply_to_state(conn, event)
         self._index_text(conn, event)
@@ -93,12 +100,12 @@ class StateProjection(StateReader):
             kind, _, identity = stream.partition(":")
             if kind not in _TEXT_SOURCES:
                 continue
-            name, sql = _TEXT_SOURCES[kind]
+            name, sql, text_of = _TEXT_SOURCES[kind]
             row = conn.execute(sql, (identity,)).fetchone()
             if row is None:
                 gone.append(identity)
             else:
-                found.append(Document(identity, name, entity_text(row[0], orjson.loads(row[1]))))
+                found.append(Document(identity, name, text_of(row)))
         index = text_index_for(conn)
         if gone:
             index.drop(conn, gone)
@@ -169,9 +176,23 @@ class StateProjection(StateReader):
         return {**super().snapshot(conn), "search_documents": documents}
 
 
-_TEXT_SOURCES = {  # a stream's prefix: the kind of document, and where its words are
-    "node": ("node", "SELECT label, properties FROM state_nodes WHERE identity = ?"),
-    "rel": ("relationship", "SELECT type, properties FROM state_relationships WHERE identity = ?"),
+def _entity(row: tuple[Any, ...]) -> str:
+    return entity_text(row[0], orjson.loads(row[1]))
+
+
+def _said(row: tuple[Any, ...]) -> str:
+    return str(row[0])
+
+
+_TEXT_SOURCES: dict[str, tuple[str, str, Callable[[tuple[Any, ...]], str]]] = {
+    # a stream's prefix: the kind of document, where its words are, and how they read
+    "node": ("node", "SELECT label, properties FROM state_nodes WHERE identity = ?", _entity),
+    "rel": (
+        "relationship",
+        "SELECT type, properties FROM state_relationships WHERE identity = ?",
+        _entity,
+    ),
+    "obs": ("observation", "SELECT text FROM state_observations WHERE id = ?", _said),
 }
 
 

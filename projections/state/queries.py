@@ -15,7 +15,6 @@ from typing import Any
 
 import orjson
 
-from writegate.eventlog.events import trusted
 from writegate.eventlog.sql import Sql
 from writegate.language import FactRecord, WriteProvenance
 from writegate.projections.state.tables import STATE_TABLES, ordered_selects
@@ -99,7 +98,7 @@ class StateCounts:
 
 def _provenance(text: str) -> WriteProvenance | None:
     data = orjson.loads(text)
-    return trusted(WriteProvenance, data) if data else None
+    return WriteProvenance.read(data) if data else None
 
 
 def _node(row: tuple[Any, ...]) -> NodeRow:

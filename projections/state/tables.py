@@ -14,6 +14,9 @@ from writegate.eventlog.sql import Sql
 # state_approved_agents: how many of each agent's held writes reviewers approved (trust earned)
 # state_feedback: each rated node's or relationship's feedback weight (``feedback``), how
 # many feedback events moved it, and the last one (applied again, at-least-once: skipped)
+# state_observations: the texts agents kept (``language.observations``), one row each;
+# state_citations: each write that cited an observation, by the fact it wrote (its identity
+# and kind) and its seq, kept when the fact is deleted: where a write came from stays said
 TABLES = """
 CREATE TABLE IF NOT EXISTS state_nodes (
     identity TEXT PRIMARY KEY,
@@ -82,6 +85,27 @@ CREATE TABLE IF NOT EXISTS state_feedback (
     updates INTEGER NOT NULL,
     last_seq INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS state_observations (
+    id TEXT PRIMARY KEY,
+    text TEXT NOT NULL,
+    source TEXT NOT NULL,
+    method TEXT NOT NULL,
+    reliability DOUBLE PRECISION NOT NULL,
+    confidence DOUBLE PRECISION NOT NULL,
+    agent TEXT NOT NULL,
+    session TEXT,
+    said_at TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    seq INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS state_citations (
+    observation TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (observation, identity, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS state_citations_identity ON state_citations (identity, seq);
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
     name TEXT PRIMARY KEY,
     seq INTEGER NOT NULL
@@ -91,8 +115,10 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (
 # opens it (``StateProjection.install``); read-only, it is compared on the tables it has
 TEXT_LAYOUT = 8  # the first layout with the text index (``projections.search``)
 FEEDBACK_LAYOUT = 9  # the first with the feedback weights
-LAYOUT = 10  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text index;
-# 9: the feedback weights; 10: the text index stems its words (``projections.search``)
+OBSERVATIONS_LAYOUT = 10  # the first with observations and the writes citing them
+LAYOUT = 11  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+# index; 9: the feedback weights; 10: observations and the writes citing them (and their
+# words in the text index); 11: the text index stems its words (``projections.search``)
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),
@@ -103,6 +129,8 @@ STATE_TABLES = {  # every table of the read model (but its checkpoints), by its 
     "state_resolution_keys": ("key", "identity"),
     "state_aliases": ("alias",),
     "state_feedback": ("identity",),
+    "state_observations": ("id",),
+    "state_citations": ("observation", "identity", "seq"),
 }
 LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model of each has
     1: ("state_nodes", "state_relationships"),
@@ -132,7 +160,17 @@ LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model 
         "state_relationships",
         "state_resolution_keys",
     ),
-    FEEDBACK_LAYOUT: tuple(STATE_TABLES),
+    FEEDBACK_LAYOUT: (
+        "state_aliases",
+        "state_approved_agents",
+        "state_facts",
+        "state_feedback",
+        "state_nodes",
+        "state_proposals",
+        "state_relationships",
+        "state_resolution_keys",
+    ),
+    OBSERVATIONS_LAYOUT: tuple(STATE_TABLES),
 }
 
 

@@ -26,6 +26,9 @@ COMMANDS: dict[str, tuple[str, ...] | None] = {
     "delete_node": ("delete", "node"),
     "delete_relationship": ("delete", "relationship"),
     "write_batch": ("write", "batch"),
+    "record_observation": ("observe",),
+    "search_observations": ("search",),  # with --observations
+    "open_observation": ("show", "observation"),
     "refresh_schema_cache": None,  # each command reads the schema afresh: no cache to refresh
     "get_schema": ("schema", "show"),
     "open_nodes": ("open",),
@@ -74,6 +77,7 @@ SPELLED: dict[tuple[str, str], str] = {
     ("write_relationship", "endpoint_policy"): "merge_endpoints",
     ("write_batch", "items"): "path",  # a file of them
     ("search_nodes", "query"): "text",
+    ("search_observations", "query"): "text",
     ("graph_query", "query"): "text",
     ("graph_query", "topK"): "top_k",
     ("graph_query", "neighborhoodDepth"): "depth",

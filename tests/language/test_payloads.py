@@ -58,6 +58,7 @@ NEWER = {
     "proposal.decided",
     "nodes.merged",
     "nodes.unmerged",
+    "observation.recorded",
     "feedback.given",
 }  # after the old log
 

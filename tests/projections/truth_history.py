@@ -1,10 +1,13 @@
 """The history ``projections/contract_history_truth.jsonl`` was recorded from: every event
 type the gate writes beyond 0.1 — supersessions (a property, a functional relationship),
 valid time, a write held for review then approved and another rejected, entity resolution
-landing a write on an existing node, a merge and its undoing, a detached deletion — written
-through the real gate, a step a minute on a frozen clock.
+landing a write on an existing node, a merge and its undoing, a detached deletion, an
+observation and the writes citing it — written through the real gate, a step a minute on a
+frozen clock.
 
-Recorded once (``python -m tests.projections.truth_history FILE``), shipped with the package,
+Recorded once (``python -m tests.projections.truth_history FILE``; steps added later are
+appended with ``--extend FILE``, so the events recorded before keep their ids), shipped
+with the package,
 and replayed by the projector contract: the stored rows, not this code, are the contract's
 input, so the events keep their hashes and ids. ``tests/projections/test_truth_history.py``
 checks that the recording covers the whole event language and verifies.
@@ -24,7 +27,8 @@ from freezegun import freeze_time
 
 from writegate.eventlog import Actor
 from writegate.eventlog.tables import EVENT_COLUMNS
-from writegate.gate import Gate
+from writegate.gate import Gate, ObservationResult
+from writegate.projections.testing import history
 
 T0 = datetime(2033, 3, 1, 9, 0, tzinfo=UTC)
 ADA = Actor(agent="ada-bot", session="s-ada", transport="mcp")
@@ -203,6 +207,68 @@ def write_truth_history(gate: Gate, step: Callable[[], None]) -> None:
         )
     )
     step()
+    write_observations(gate, step)
+
+
+def write_observations(gate: Gate, step: Callable[[], None]) -> None:
+    """The steps added with observations: one kept (and kept again: nothing appended), then
+    a node and a relationship written citing it."""
+    chat = prov("chat", "llm", 0.7)
+    heard: dict[str, Any] = {
+        "text": "Grace said Ada Lovelace wrote the first program.",
+        "session": "chat-9",
+        **chat,
+    }
+    kept = gate.record_observation(actor=BOB, **heard)
+    assert isinstance(kept, ObservationResult), kept
+    assert gate.record_observation(actor=ADA, **heard) == kept.model_copy(
+        update={"status": "unchanged"}
+    )
+    step()
+    cited: dict[str, Any] = {"observations": [kept.observation_id], "actor": BOB, **chat}
+    _ok(
+        gate.write_node(
+            label="Person",
+            merge_keys={"name": "Ada Lovelace"},
+            properties={"role": "programmer"},
+            **cited,
+        )
+    )
+    _ok(
+        gate.write_relationship(
+            type="KNOWS",
+            from_label="Person",
+            from_keys={"name": "Grace Hopper"},
+            to_label="Person",
+            to_keys={"name": "Ada Lovelace"},
+            **cited,
+        )
+    )
+    step()
+
+
+def extend(path: Path) -> None:
+    """Append ``write_observations``' events to the history at ``path``, a minute after its
+    last: the events already recorded keep their ids and hashes."""
+    columns = [c.strip() for c in EVENT_COLUMNS.split(",")]
+    recorded = history(path)
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        freeze_time(recorded[-1].occurred_at + timedelta(minutes=1)) as clock,
+        Gate.open(Path(folder) / "truth.db", default_actor=ADA) as gate,
+    ):
+        gate.log.append_existing(recorded)
+
+        def step() -> None:
+            clock.tick(timedelta(minutes=1))
+
+        write_observations(gate, step)
+        rows = gate.log.connection().execute(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq", (recorded[-1].seq,)
+        )
+        lines = [orjson.dumps(dict(zip(columns, row, strict=True))) for row in rows]
+    with path.open("ab") as out:
+        out.write(b"\n".join(lines) + b"\n")
 
 
 def record(path: Path) -> None:
@@ -225,4 +291,4 @@ def record(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    record(Path(sys.argv[1]))
+    extend(Path(sys.argv[2])) if sys.argv[1] == "--extend" else record(Path(sys.argv[1]))

@@ -1,0 +1,146 @@
+"""Recording an observation: the text an agent read or heard, kept so facts can cite it.
+
+The same path as any write (``gate.writing``): the request's size, parsing, an idempotent
+retry answered from the log, the provenance computed against the schema snapshot, then
+one write transaction in which the transport's write guard sees what would be appended.
+The observation's id is its content's (``language.observations``): recording one the
+read model already holds appends nothing and answers ``unchanged``, with the event that
+recorded it. A refusal appends nothing and is recorded in the rejections table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictStr
+
+from writegate.eventlog import Actor, Event, Transaction
+from writegate.eventlog.events import format_timestamp
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.limits import check_request, check_text
+from writegate.gate.models import Declared, Rejected, parse_request
+from writegate.gate.results import REFUSALS
+from writegate.gate.schema import LoadedSchema
+from writegate.gate.writing import WriteGuard, Writer
+from writegate.language import (
+    ObservationRecorded,
+    draft,
+    observation_id,
+    observation_stream,
+    payload_of,
+)
+
+OPERATION = "record_observation"
+
+
+class RecordObservationRequest(Declared):
+    text: StrictStr = Field(
+        min_length=1,
+        description="The text as read or heard (a message, a page, a tool's output), kept whole.",
+    )
+    said_at: AwareDatetime | None = Field(
+        default=None,
+        description="When it was said or valid, ISO 8601 with a zone (default: when recorded).",
+    )
+    session: StrictStr | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="The conversation or session it belongs to, as you name it.",
+    )
+    idempotency_key: StrictStr | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="Retrying with the same key returns the first result and writes nothing again.",
+    )
+
+
+class ObservationResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    status: Literal["recorded", "unchanged"]  # unchanged: the log held it already
+    observation_id: str  # cite it in write_node / write_relationship (observations)
+    seq: int  # the event that recorded it
+    event_id: str
+
+
+class Observations:
+    """Recording observations over one gate's ``Writer``."""
+
+    def __init__(self, writer: Writer) -> None:
+        self.writer = writer
+        self.state = writer.planner.state
+
+    def record_observation(
+        self, arguments: Mapping[str, Any], actor: Actor, guard: WriteGuard | None
+    ) -> ObservationResult | Rejected:
+        """Keep one observation, on its arguments exactly as sent (the event's request)."""
+        writer, raw = self.writer, dict(arguments)
+        try:
+            limits = writer.limits()
+            check_request(raw, limits)
+            request = parse_request(RecordObservationRequest, raw)
+            if not request.text.strip():
+                raise GateRejection(
+                    ErrorCode.INVALID_ARGUMENT, "text must not be empty", {"field": "text"}
+                )
+            check_text(request.text, limits, "text")
+            key = request.idempotency_key
+            earlier = writer.log.earlier_append(actor, key, raw) if key is not None else None
+            if earlier is not None:
+                return _recorded(earlier)
+            said = format_timestamp(request.said_at) if request.said_at is not None else None
+            observed = ObservationRecorded(
+                observation=observation_id(request.text, request.source, said),
+                text=request.text,
+                said_at=said,
+                session=request.session,
+            )
+
+            def plan(snapshot: LoadedSchema) -> Any:
+                provenance = writer.planner.provenance(request, snapshot)
+                event = draft(
+                    observed,
+                    [observed.stream],
+                    provenance=provenance,
+                    request=raw,
+                    expected={observed.stream: 0},
+                )
+
+                def decide(tx: Transaction) -> None:
+                    if self.state.observation(tx.conn, observed.observation) is None:
+                        tx.emit(event)
+                    if guard is not None:
+                        guard(actor, tx.events)
+
+                return decide
+
+            outcome = writer.append_planned(plan, actor, key, raw)
+            if outcome.events:
+                return _recorded(outcome.events)
+            first = writer.log.latest(observation_stream(observed.observation))
+            if first is None:  # the read model holds an observation the log does not
+                raise RuntimeError(f"observation {observed.observation} has no event")
+            return ObservationResult(
+                status="unchanged",
+                observation_id=observed.observation,
+                seq=first.seq,
+                event_id=first.event_id,
+            )
+        except REFUSALS as exc:
+            return writer.refused(actor, OPERATION, exc, raw)
+
+
+def _recorded(events: Sequence[Event]) -> ObservationResult:
+    """The result of the append that recorded an observation (its one event)."""
+    payload = payload_of(events[-1])
+    if not isinstance(payload, ObservationRecorded):
+        raise TypeError(f"event {events[-1].seq} did not record an observation")
+    return ObservationResult(
+        status="recorded",
+        observation_id=payload.observation,
+        seq=events[-1].seq,
+        event_id=events[-1].event_id,
+    )

@@ -1,0 +1,129 @@
+"""Reading observations back: found by their words (the read model's text index, ranked
+and paged as ``search_nodes`` is), or opened by id, each with where it came from and the
+facts extracted from it that stand now.
+
+A read-only copy of a log from before observations were kept has none to find: a search
+there finds nothing, and an id is not found.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from writegate.eventlog import Log
+from writegate.eventlog.sql import Sql
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.language import OBSERVATION_ID
+from writegate.projections.state import ObservationRow, StateProjection
+
+MAX_LIMIT = 500
+MAX_FACTS = 50  # facts named per observation (the most recent writes' first)
+
+_OUT = ConfigDict(extra="forbid", frozen=True)
+
+
+class ObservationView(BaseModel):
+    """One observation: what was said, from where, by whom, when; and what it backs."""
+
+    model_config = _OUT
+
+    observation_id: str
+    text: str
+    source: str
+    extraction_method: str
+    confidence: float
+    agent: str  # who recorded it
+    session: str | None  # the conversation it belongs to (the writer's name, else the session)
+    said_at: str  # when it was said or valid
+    recorded_at: str
+    seq: int  # the event that recorded it
+    # the nodes and relationships written citing it that stand now (at most MAX_FACTS)
+    facts: list[str]
+
+
+class ObservationPage(BaseModel):
+    """Observations found, the most relevant first; ``next_cursor`` continues."""
+
+    model_config = _OUT
+
+    observations: list[ObservationView]
+    next_cursor: str | None = None
+
+
+class ObservationReader:
+    """Read-only questions about the observations of one log."""
+
+    def __init__(self, log: Log, state: StateProjection) -> None:
+        self._log = log
+        self._state = state
+
+    def search_observations(
+        self, query: str, limit: int = 25, cursor: str | None = None
+    ) -> ObservationPage:
+        """The observations whose words begin with any word of ``query``, the most
+        relevant first, paged by cursor."""
+        if not query.strip():
+            raise GateRejection(
+                ErrorCode.INVALID_ARGUMENT, "query must not be empty", {"field": "query"}
+            )
+        if not 1 <= limit <= MAX_LIMIT:
+            raise GateRejection(
+                ErrorCode.INVALID_ARGUMENT,
+                f"limit must be between 1 and {MAX_LIMIT}",
+                {"field": "limit"},
+            )
+        with self._log.snapshot() as conn:
+            if not self._state.keeps_observations(conn):
+                return ObservationPage(observations=[])
+            index = self._state.text_index(conn)
+            try:
+                hits = index.search(conn, query, "observation", limit + 1, cursor)
+            except ValueError:
+                raise GateRejection(
+                    ErrorCode.INVALID_ARGUMENT,
+                    "cursor is not one this search gave",
+                    {"field": "cursor"},
+                ) from None
+            page = hits[:limit]
+            rows = self._state.observations(conn, [h.identity for h in page])
+            return ObservationPage(
+                observations=[self._view(conn, row) for row in rows],
+                next_cursor=page[-1].cursor if len(hits) > limit else None,
+            )
+
+    def open_observation(self, observation_id: str) -> ObservationView:
+        """One observation by its id (``OBSERVATION_NOT_FOUND`` if the log holds none)."""
+        if OBSERVATION_ID.fullmatch(observation_id) is None:
+            raise GateRejection(
+                ErrorCode.INVALID_ARGUMENT,
+                "an observation id is obs_ and 32 hex digits",
+                {"field": "observation_id"},
+            )
+        with self._log.snapshot() as conn:
+            row = None
+            if self._state.keeps_observations(conn):
+                row = self._state.observation(conn, observation_id)
+            if row is None:
+                raise GateRejection(
+                    ErrorCode.OBSERVATION_NOT_FOUND,
+                    f"no observation {observation_id}",
+                    {"missing": [observation_id]},
+                )
+            return self._view(conn, row)
+
+    def _view(self, conn: Sql, row: ObservationRow) -> ObservationView:
+        citing = self._state.citing(conn, row.id)
+        standing = [c.identity for c in reversed(citing) if c.standing]
+        return ObservationView(
+            observation_id=row.id,
+            text=row.text,
+            source=row.source,
+            extraction_method=row.method,
+            confidence=row.confidence,
+            agent=row.agent,
+            session=row.session,
+            said_at=row.said_at,
+            recorded_at=row.recorded_at,
+            seq=row.seq,
+            facts=list(dict.fromkeys(standing))[:MAX_FACTS],
+        )
