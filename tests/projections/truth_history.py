@@ -2,11 +2,11 @@
 type the gate writes beyond 0.1 — supersessions (a property, a functional relationship),
 valid time, a write held for review then approved and another rejected, entity resolution
 landing a write on an existing node, a merge and its undoing, a detached deletion, an
-observation and the writes citing it — written through the real gate, a step a minute on a
+observation and the writes citing it, feedback on an answer — written through the real gate, a step a minute on a
 frozen clock.
 
 Recorded once (``python -m tests.projections.truth_history FILE``; steps added later are
-appended with ``--extend FILE``, so the events recorded before keep their ids), shipped
+appended with ``--extend FILE STEP``, so the events recorded before keep their ids), shipped
 with the package,
 and replayed by the projector contract: the stored rows, not this code, are the contract's
 input, so the events keep their hashes and ids. ``tests/projections/test_truth_history.py``
@@ -27,7 +27,8 @@ from freezegun import freeze_time
 
 from writegate.eventlog import Actor
 from writegate.eventlog.tables import EVENT_COLUMNS
-from writegate.gate import Gate, ObservationResult
+from writegate.gate import EdgeKey, Gate, ObservationResult
+from writegate.language import node_identity
 from writegate.projections.testing import history
 
 T0 = datetime(2033, 3, 1, 9, 0, tzinfo=UTC)
@@ -207,7 +208,8 @@ def write_truth_history(gate: Gate, step: Callable[[], None]) -> None:
         )
     )
     step()
-    write_observations(gate, step)
+    for later in LATER_STEPS:
+        later(gate, step)
 
 
 def write_observations(gate: Gate, step: Callable[[], None]) -> None:
@@ -247,9 +249,35 @@ def write_observations(gate: Gate, step: Callable[[], None]) -> None:
     step()
 
 
-def extend(path: Path) -> None:
-    """Append ``write_observations``' events to the history at ``path``, a minute after its
-    last: the events already recorded keep their ids and hashes."""
+def write_feedback(gate: Gate, step: Callable[[], None]) -> None:
+    """The step added with feedback: an answer that used Ada Lovelace and Grace's KNOWS
+    relationship to her, accepted."""
+    used = EdgeKey.model_validate(
+        {
+            "sourceId": node_identity("Person", {"name": "Grace Hopper"}),
+            "targetId": node_identity("Person", {"name": "Ada Lovelace"}),
+            "relationshipName": "KNOWS",
+        }
+    )
+    rated = gate.graph_improve(
+        session_id="chat-9",
+        outcome="accepted",
+        used_node_ids=[node_identity("Person", {"name": "Ada Lovelace"})],
+        used_edge_keys=[used],
+        actor=BOB,
+    )
+    assert rated.status == "applied", rated
+    step()
+
+
+# steps added after the first recording, in order: ``--extend FILE NAME`` appends one
+LATER_STEPS = (write_observations, write_feedback)
+
+
+def extend(path: Path, name: str) -> None:
+    """Append the events of the later step ``name`` to the history at ``path``, a minute
+    after its last: the events already recorded keep their ids and hashes."""
+    [steps] = [s for s in LATER_STEPS if s.__name__ == name]
     columns = [c.strip() for c in EVENT_COLUMNS.split(",")]
     recorded = history(path)
     with (
@@ -262,7 +290,7 @@ def extend(path: Path) -> None:
         def step() -> None:
             clock.tick(timedelta(minutes=1))
 
-        write_observations(gate, step)
+        steps(gate, step)
         rows = gate.log.connection().execute(
             f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq", (recorded[-1].seq,)
         )
@@ -291,4 +319,7 @@ def record(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    extend(Path(sys.argv[2])) if sys.argv[1] == "--extend" else record(Path(sys.argv[1]))
+    if sys.argv[1] == "--extend":
+        extend(Path(sys.argv[2]), sys.argv[3])
+    else:
+        record(Path(sys.argv[1]))
