@@ -22,6 +22,9 @@ path = "var/provenance.nt"          # N-Triples; `writegate export prov` makes T
 [schema_source]                     # optional: seed 000's graph-backed registry
 source = "graph"
 projection = "graph"                # whose Bolt server holds the (:Schema) nodes
+
+[embeddings]                        # optional: vectors of meaning, made by a follower
+provider = "wordllama"              # adds the projection `vectors` (status, follow, rebuild)
 ```
 
 Any value can be overridden by ``WRITEGATE_PROJECTIONS__<NAME>__<KEY>`` (pydantic-settings'
@@ -34,7 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -45,6 +48,7 @@ from pydantic_settings import (
 from writegate.eventlog import Log
 from writegate.gate.limits import Limits
 from writegate.gate.server.oauth_settings import OAuthSettings
+from writegate.projections.vectors.settings import VECTORS, EmbeddingSettings
 
 if TYPE_CHECKING:  # each store's code (the Bolt driver, rdflib) loads only when it is opened
     from writegate.gate.schema.graph import GraphSchemaSource
@@ -145,8 +149,30 @@ class StateConfig(BaseModel):
         return StateStore(self.path, name)
 
 
+class VectorsConfig(BaseModel):
+    """The vector follower: the projection ``vectors`` that ``[embeddings]`` adds (it is not
+    written under ``[projections]``: one place names the embedder)."""
+
+    model_config = _STRICT
+
+    kind: Literal["vectors"]
+    embeddings: EmbeddingSettings
+
+    @property
+    def batch(self) -> int:
+        return self.embeddings.batch
+
+    def describe(self) -> str:
+        where = f" in {self.embeddings.path}" if self.embeddings.path else ""
+        return f"vectors by {self.embeddings.provider}{where}"
+
+    def open(self, name: str, log: Log) -> Projector:
+        return self.embeddings.open(name, log)
+
+
 ProjectionConfig = Annotated[
-    GraphConfig | JsonlConfig | ProvConfig | StateConfig, Field(discriminator="kind")
+    GraphConfig | JsonlConfig | ProvConfig | StateConfig | VectorsConfig,
+    Field(discriminator="kind"),
 ]
 
 
@@ -222,6 +248,26 @@ class Settings(BaseSettings):
     serve: ServeSettings = Field(default_factory=ServeSettings)
     limits: Limits | None = None  # how large a write may be (over the schema's own)
     log: LogSettings = Field(default_factory=LogSettings)
+    embeddings: EmbeddingSettings | None = None  # meaning, optionally: off unless set
+
+    @model_validator(mode="after")
+    def _vectors_follow_embeddings(self) -> Settings:
+        """``[embeddings]`` adds the projection ``vectors``, which nothing else may name."""
+        named = [n for n, c in self.projections.items() if isinstance(c, VectorsConfig)]
+        if named:
+            raise ValueError(
+                f"[projections.{named[0]}]: kind 'vectors' is what [embeddings] adds; "
+                "configure [embeddings] instead"
+            )
+        if self.embeddings is not None:
+            if VECTORS in self.projections:
+                raise ValueError(
+                    f"[projections.{VECTORS}]: the name is the vector follower's while "
+                    "[embeddings] is set; rename the projection"
+                )
+            vectors = VectorsConfig(kind="vectors", embeddings=self.embeddings)
+            self.projections[VECTORS] = vectors
+        return self
 
     @classmethod
     def settings_customise_sources(
