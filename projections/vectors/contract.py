@@ -21,8 +21,18 @@ import numpy as np
 import numpy.typing as npt
 
 from writegate.eventlog.sql import Sql
-# defined where no numpy is needed, re-exported here with the rest of the contract
-from writegate.projections.vectors.settings import EmbedderUnavailable as EmbedderUnavailable
+from writegate.projections.vectors.settings import EmbedderUnavailable  # numpy-free there
+
+__all__ = [
+    "Embedder",
+    "EmbedderUnavailable",
+    "Entry",
+    "Similar",
+    "VectorIndex",
+    "VectorState",
+    "Vectors",
+    "unit_rows",
+]
 
 Vectors = npt.NDArray[np.float32]  # n x d, one row per text
 
@@ -53,7 +63,8 @@ def unit_rows(vectors: npt.NDArray[np.floating]) -> Vectors:
     """``vectors`` as float32 rows of length 1; a zero row stays zero (never NaN)."""
     rows = np.asarray(vectors, dtype=np.float32)
     lengths = np.linalg.norm(rows, axis=1, keepdims=True)
-    return np.divide(rows, lengths, out=np.zeros_like(rows), where=lengths > 0)
+    unit: Vectors = np.divide(rows, lengths, out=np.zeros_like(rows), where=lengths > 0)
+    return unit
 
 
 class Similar(NamedTuple):

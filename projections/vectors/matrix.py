@@ -111,7 +111,6 @@ class VectorMatrix:
         query = unit_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
         if query.shape[0] != self.dimensions:
             raise ValueError(
-                f"a query vector of {query.shape[0]} dimensions; the store's have "
-                f"{self.dimensions}"
+                f"a query vector of {query.shape[0]} dimensions; the store's have {self.dimensions}"
             )
         return matrix.nearest(query, k)

@@ -29,7 +29,7 @@ from writegate.eventlog.sql import Sql
 from writegate.projections.contract import LogMark, ProjectionError, check_batch, mark_at
 from writegate.projections.files import make_private
 from writegate.projections.search import text_index_for
-from writegate.projections.vectors.contract import Embedder, Entry, Similar
+from writegate.projections.vectors.contract import Embedder, Entry, Similar, VectorState
 from writegate.projections.vectors.rows import VectorRows, vector_index_for
 
 
@@ -85,9 +85,7 @@ class VectorProjector:
         with self.log.snapshot() as read:
             documents = text_index_for(read).documents_of(read, identities)
         vectors = self.embedder.embed([d.text for d in documents])
-        entries = [
-            Entry(d.identity, d.kind, vectors[i].tobytes()) for i, d in enumerate(documents)
-        ]
+        entries = [Entry(d.identity, d.kind, vectors[i].tobytes()) for i, d in enumerate(documents)]
         kept = {d.identity for d in documents}
         last = fresh[-1].seq
         mark = mark_at(self.log, last)
@@ -135,8 +133,7 @@ class VectorProjector:
         made = self.index.state(self.conn)
         if made.embedder and made.embedder != self.embedder.name:
             return (
-                f"its vectors were made by {made.embedder}, not the configured "
-                f"{self.embedder.name}"
+                f"its vectors were made by {made.embedder}, not the configured {self.embedder.name}"
             )
         return None
 
@@ -165,4 +162,3 @@ class VectorProjector:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-

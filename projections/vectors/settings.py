@@ -20,6 +20,7 @@ from writegate.eventlog import Log
 if TYPE_CHECKING:  # numpy and the model load only when vectors are opened
     from writegate.projections.vectors.projector import VectorProjector
 
+
 class EmbedderUnavailable(ValueError):
     """The configured embedder cannot be had (unknown name, its package not installed, not
     an embedder): one line saying which and what to do."""

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-from importlib.metadata import version
 from collections.abc import Sequence
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
