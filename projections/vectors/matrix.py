@@ -31,14 +31,18 @@ class KindMatrix:
         self.free: list[int] = []
         self.live = np.zeros(_FIRST_ROWS, dtype=bool)
 
-    def put(self, identity: str, vector: Vectors) -> None:
-        row = self.where.get(identity)
-        if row is None:
-            row = self.free.pop() if self.free else self._grow()
-            self.where[identity] = row
-            self.identities[row] = identity
-        self.rows[row] = vector
-        self.live[row] = True
+    def put(self, identities: list[str], vectors: Vectors) -> None:
+        """Each identity's row set to its vector (a new identity takes a free row)."""
+        at = np.empty(len(identities), dtype=np.intp)
+        for n, identity in enumerate(identities):
+            row = self.where.get(identity)
+            if row is None:
+                row = self.free.pop() if self.free else self._grow()
+                self.where[identity] = row
+                self.identities[row] = identity
+            at[n] = row
+        self.rows[at] = vectors
+        self.live[at] = True
 
     def drop(self, identity: str) -> None:
         row = self.where.pop(identity, None)
@@ -94,14 +98,26 @@ class VectorMatrix:
 
     def apply(self, entries: Iterable[Entry], version: int) -> None:
         """Take in the rows written since ``self.version``, up to ``version``."""
+        put: dict[str, dict[str, bytes]] = {}  # kind -> identity -> vector, the last one kept
         for entry in entries:
+            for other, rows in put.items():
+                if other != entry.kind:
+                    rows.pop(entry.identity, None)
             for other, matrix in self.kinds.items():  # gone, or (rarely) of another kind now
                 if entry.vector is None or other != entry.kind:
                     matrix.drop(entry.identity)
             if entry.vector is None:
+                put.get(entry.kind, {}).pop(entry.identity, None)
+            else:
+                put.setdefault(entry.kind, {})[entry.identity] = entry.vector
+        for kind, rows in put.items():
+            if not rows:
                 continue
-            matrix = self.kinds.setdefault(entry.kind, KindMatrix(self.dimensions))
-            matrix.put(entry.identity, np.frombuffer(entry.vector, dtype=np.float32))
+            matrix = self.kinds.get(kind)
+            if matrix is None:
+                matrix = self.kinds[kind] = KindMatrix(self.dimensions)
+            vectors = np.frombuffer(b"".join(rows.values()), dtype=np.float32)
+            matrix.put(list(rows), vectors.reshape(len(rows), self.dimensions))
         self.version = version
 
     def nearest(self, vector: Vectors, k: int, kind: str) -> list[Similar]:

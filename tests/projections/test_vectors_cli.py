@@ -68,14 +68,18 @@ def test_an_unknown_embedder_is_one_line(tmp_path: Path, db_path: Path) -> None:
 
 
 def test_an_embedder_whose_package_is_missing_is_one_line(tmp_path: Path, db_path: Path) -> None:
-    toml = configured(tmp_path, db_path, '[embeddings]\nprovider = "not_installed.models:Embedder"\n')
+    toml = configured(
+        tmp_path, db_path, '[embeddings]\nprovider = "not_installed.models:Embedder"\n'
+    )
     replayed = run(db_path, toml, "replay", "vectors")
     assert replayed.returncode != 0
     assert "Traceback" not in replayed.stderr
     assert "cannot load embedder 'not_installed.models:Embedder'" in replayed.stderr
 
 
-def test_a_dotted_path_names_an_embedder_that_is_not_registered(tmp_path: Path, db_path: Path) -> None:
+def test_a_dotted_path_names_an_embedder_that_is_not_registered(
+    tmp_path: Path, db_path: Path
+) -> None:
     spec = "tests.projections.hashing_embedder:HashingEmbedder"
     toml = configured(tmp_path, db_path, f'[embeddings]\nprovider = "{spec}"\n')
     assert run(db_path, toml, "replay", "vectors").returncode == 0
