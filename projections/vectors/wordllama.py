@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from writegate.projections.vectors.contract import EmbedderUnavailable, Vectors, unit_rows
+from writegate.projections.vectors.matrix import one_blas_thread
 
 _MODEL = "l2_supercat"
 _WEIGHTS = f"weights/{_MODEL}_256.safetensors"
@@ -53,7 +54,9 @@ class WordLlamaEmbedder:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         cut = [text[:MAX_CHARACTERS] for text in texts]
-        pooled = self._loaded().embed(cut, norm=False, batch_size=64)
+        model = self._loaded()
+        with one_blas_thread():
+            pooled = model.embed(cut, norm=False, batch_size=64)
         return unit_rows(pooled)
 
     def _loaded(self) -> Any:
