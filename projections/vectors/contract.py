@@ -136,5 +136,6 @@ class VectorIndex(Protocol):
     def nearest(self, conn: Sql, vector: Vectors, k: int, kind: str) -> list[Similar]:
         """The ``k`` documents of ``kind`` whose vectors are nearest ``vector`` (a 1 x d or
         d array, normalised here), most similar first, ties by identity; exact, over every
-        stored vector of that kind. Reads only what changed since the last call."""
+        stored vector of that kind; only those similar at all (> 0), so a query of no words
+        finds none. Reads only what changed since the last call."""
         ...

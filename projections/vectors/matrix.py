@@ -75,19 +75,24 @@ class KindMatrix:
         return row
 
     def nearest(self, query: Vectors, k: int) -> list[Similar]:
+        """The ``k`` rows most similar to ``query``, of those similar at all (> 0): a row
+        of no words, or one pointing away, is no neighbour."""
         used = len(self.identities)
         if k <= 0 or not self.where:
             return []
         scores = self.rows[:used] @ query
-        scores[~self.live[:used]] = -np.inf
-        k = min(k, len(self.where))
+        scores[~self.live[:used] | (scores <= 0)] = -np.inf
+        similar = int(np.count_nonzero(scores > -np.inf))
+        k = min(k, similar)
+        if k == 0:
+            return []
         if k < used:
             # every row scoring at least the k-th best: ties at the edge are decided by
             # identity below, whatever order the partition left them in
             edge = np.partition(scores, used - k)[used - k]
             chosen = np.flatnonzero(scores >= edge)
         else:
-            chosen = np.flatnonzero(self.live[:used])
+            chosen = np.flatnonzero(scores > -np.inf)
         ranked = sorted(
             ((float(scores[i]), self.identities[i] or "") for i in chosen),
             key=lambda pair: (-pair[0], pair[1]),

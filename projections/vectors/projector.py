@@ -141,7 +141,10 @@ class VectorProjector:
 
     def nearest(self, text: str, k: int, kind: str) -> list[Similar]:
         """The ``k`` documents of ``kind`` nearest in meaning to ``text``, most similar
-        first (an exact search over every stored vector of that kind)."""
+        first (an exact search over every stored vector of that kind); none while the
+        store holds another embedder's vectors (they mean nothing to this one's query)."""
+        if self.damage() is not None:
+            return []
         return self.index.nearest(self.conn, self.embedder.embed([text]), k, kind)
 
     # -- helpers ----------------------------------------------------------------------

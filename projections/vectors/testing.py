@@ -166,6 +166,7 @@ class VectorsContractTestCase(unittest.TestCase):
         assert found == sorted(found, key=lambda f: (-f.similarity, f.identity))
         assert self.follower.nearest("Grace Hopper", 0, "node") == []
         assert self.follower.nearest("Grace Hopper", 5, "no such kind") == []
+        assert self.follower.nearest("", 5, "node") == []  # no words: similar to nothing
 
     def test_vectors_of_another_embedder_are_refused_until_a_rebuild(self) -> None:
         runner.replay(self.log, self.follower)
@@ -173,6 +174,9 @@ class VectorsContractTestCase(unittest.TestCase):
         assert other.damage() is not None
         with self.assertRaises(ProjectionError):
             runner.replay(self.log, other)
+        some = next(iter(self.documents().values()))
+        assert other.nearest(some[1], 5, some[0]) == []  # not a comparison of two models
         runner.rebuild(self.log, other)
         assert other.damage() is None
+        assert other.nearest(some[1], 5, some[0]) != []
         assert self.open().damage() is not None

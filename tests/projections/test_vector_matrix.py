@@ -31,15 +31,17 @@ def test_ties_at_the_kth_place_are_decided_by_identity() -> None:
 
 
 def test_a_row_is_replaced_forgotten_and_moved_between_kinds() -> None:
-    made = matrix(Entry("x", "node", vector(1, 0)), Entry("y", "node", vector(0, 1)))
+    made = matrix(Entry("x", "node", vector(1, 0)), Entry("y", "node", vector(1, 1)))
     query = np.array([1, 0, 0, 0], dtype=np.float32)
-    made.apply([Entry("x", "node", vector(0, 0, 1))], 2)  # replaced
-    assert made.nearest(query, 5, "node") == [Similar("x", 0.0), Similar("y", 0.0)]
+    assert [s.identity for s in made.nearest(query, 5, "node")] == ["x", "y"]
+    made.apply([Entry("x", "node", vector(1, 0, 1))], 2)  # replaced: now as near as y
+    assert [s.identity for s in made.nearest(query, 5, "node")] == ["x", "y"]
+    assert abs(made.nearest(query, 1, "node")[0].similarity - 2**-0.5) < 1e-6
     made.apply([Entry("y", "", None)], 3)  # gone
     assert [s.identity for s in made.nearest(query, 5, "node")] == ["x"]
     made.apply([Entry("x", "relationship", vector(1, 0))], 4)  # now of another kind
     assert made.nearest(query, 5, "node") == []
-    assert [s.identity for s in made.nearest(query, 5, "relationship")] == ["x"]
+    assert made.nearest(query, 5, "relationship") == [Similar("x", 1.0)]
 
 
 def test_freed_rows_are_reused_and_the_copy_grows_past_its_first_rows() -> None:
@@ -62,3 +64,15 @@ def test_the_last_write_of_an_identity_in_one_read_wins() -> None:
     found = made.nearest(np.array([0, 1, 0, 0], dtype=np.float32), 1, "node")
     assert found[0].identity == "x"
     assert abs(found[0].similarity - 1.0) < 1e-6
+
+
+def test_only_rows_similar_at_all_are_neighbours() -> None:
+    made = matrix(
+        Entry("near", "node", vector(1, 1)),
+        Entry("across", "node", vector(0, 1)),
+        Entry("away", "node", vector(-1, 0)),
+        Entry("wordless", "node", np.zeros(4, dtype=np.float32).tobytes()),
+    )
+    found = made.nearest(np.array([1, 0, 0, 0], dtype=np.float32), 10, "node")
+    assert [s.identity for s in found] == ["near"]
+    assert made.nearest(np.zeros(4, dtype=np.float32), 10, "node") == []
