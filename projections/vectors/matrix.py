@@ -147,4 +147,5 @@ class VectorMatrix:
             raise ValueError(
                 f"a query vector of {query.shape[0]} dimensions; the store's have {self.dimensions}"
             )
-        return matrix.nearest(query, k)
+        with one_blas_thread():
+            return matrix.nearest(query, k)
