@@ -24,6 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from writegate.eventlog import EventCore, Log
 from writegate.eventlog.sql import Sql
 from writegate.projections.contract import LogMark, ProjectionError, check_batch, mark_at
@@ -146,6 +148,11 @@ class VectorProjector:
         if self.damage() is not None:
             return []
         return self.index.nearest(self.conn, self.embedder.embed([text]), k, kind)
+
+    def warm(self) -> None:
+        """Read the store into memory now (a server's start), not at the first query: the
+        first read takes every vector (about a second per 10,000 on a busy machine)."""
+        self.index.nearest(self.conn, np.zeros(self.embedder.dimensions, np.float32), 1, "")
 
     # -- helpers ----------------------------------------------------------------------
 

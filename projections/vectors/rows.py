@@ -177,7 +177,8 @@ class VectorRows:
         or a reset committed meanwhile is left whole to the next call."""
         state = self.state(conn)
         matrix = self.matrix
-        if state.generation != matrix.generation:
+        if (state.generation, state.dimensions) != (matrix.generation, matrix.dimensions):
+            # a reset, or the first write to a store a reader found empty
             matrix.restart(state.generation, state.dimensions)
         if state.version > matrix.version:
             rows = conn.execute(_CHANGED, (matrix.version, state.version))

@@ -149,6 +149,7 @@ class VectorsContractTestCase(unittest.TestCase):
 
     def test_a_reader_follows_the_follower_batch_by_batch(self) -> None:
         reader = self.open()
+        reader.warm()  # an empty store read: the batches below are read as they come
         documents = self.documents()
         some = next(iter(documents.values()))
         for start in range(0, len(self.events), 5):
