@@ -71,9 +71,9 @@ def test_the_store_survives_a_restart_and_a_rebuild_equals_it(gate: Gate, tmp_pa
     runner.replay(gate.log, again)
     caught_up = again.snapshot()
     assert [row[0] for row in caught_up] == ['Person{"name":"Bob Jones"}']
-    assert [s.identity for s in again.nearest("alice smith", 5, "node")] == [
-        'Person{"name":"Bob Jones"}'
-    ]
+    alice = 'Person{"name":"Alice Smith"}'
+    assert alice not in {s.identity for s in again.nearest("alice smith", 5, "node")}
+    assert again.nearest("bob jones", 5, "node")[0].identity == 'Person{"name":"Bob Jones"}'
     runner.rebuild(gate.log, again)
     assert again.snapshot() == caught_up
 
