@@ -82,6 +82,7 @@ bench: $(DEV) $(PEERS) postgres
 	$(BIN)/python bench/bench_search_floor.py
 	$(BIN)/python bench/bench_query.py
 	$(BIN)/python bench/bench_recall.py
+	$(BIN)/python bench/bench_embeddings.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis tests/peers/node_modules

@@ -26,6 +26,9 @@ projection = "graph"                # whose Bolt server holds the (:Schema) node
 [recall]
 feedback_alpha = 0.3                # how far one answer's feedback moves a used fact's weight
 feedback_floor = 0.5                # a ranking multiplies relevance by at least this
+
+[embeddings]                        # optional: vectors of meaning, made by a follower
+provider = "wordllama"              # adds the projection `vectors` (status, follow, rebuild)
 ```
 
 Any value can be overridden by ``WRITEGATE_PROJECTIONS__<NAME>__<KEY>`` (pydantic-settings'
@@ -38,7 +41,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -51,6 +54,7 @@ from writegate.gate.feedback import DEFAULT_ALPHA, FeedbackSettings
 from writegate.gate.limits import Limits
 from writegate.gate.server.oauth_settings import OAuthSettings
 from writegate.projections.state import DEFAULT_FLOOR
+from writegate.projections.vectors.settings import VECTORS, EmbeddingSettings
 
 if TYPE_CHECKING:  # each store's code (the Bolt driver, rdflib) loads only when it is opened
     from writegate.gate.schema.graph import GraphSchemaSource
@@ -151,8 +155,30 @@ class StateConfig(BaseModel):
         return StateStore(self.path, name)
 
 
+class VectorsConfig(BaseModel):
+    """The vector follower: the projection ``vectors`` that ``[embeddings]`` adds (it is not
+    written under ``[projections]``: one place names the embedder)."""
+
+    model_config = _STRICT
+
+    kind: Literal["vectors"]
+    embeddings: EmbeddingSettings
+
+    @property
+    def batch(self) -> int:
+        return self.embeddings.batch
+
+    def describe(self) -> str:
+        where = f" in {self.embeddings.path}" if self.embeddings.path else ""
+        return f"vectors by {self.embeddings.provider}{where}"
+
+    def open(self, name: str, log: Log) -> Projector:
+        return self.embeddings.open(name, log)
+
+
 ProjectionConfig = Annotated[
-    GraphConfig | JsonlConfig | ProvConfig | StateConfig, Field(discriminator="kind")
+    GraphConfig | JsonlConfig | ProvConfig | StateConfig | VectorsConfig,
+    Field(discriminator="kind"),
 ]
 
 
@@ -243,6 +269,26 @@ class Settings(BaseSettings):
     limits: Limits | None = None  # how large a write may be (over the schema's own)
     log: LogSettings = Field(default_factory=LogSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+    embeddings: EmbeddingSettings | None = None  # meaning, optionally: off unless set
+
+    @model_validator(mode="after")
+    def _vectors_follow_embeddings(self) -> Settings:
+        """``[embeddings]`` adds the projection ``vectors``, which nothing else may name."""
+        named = [n for n, c in self.projections.items() if isinstance(c, VectorsConfig)]
+        if named:
+            raise ValueError(
+                f"[projections.{named[0]}]: kind 'vectors' is what [embeddings] adds; "
+                "configure [embeddings] instead"
+            )
+        if self.embeddings is not None:
+            if VECTORS in self.projections:
+                raise ValueError(
+                    f"[projections.{VECTORS}]: the name is the vector follower's while "
+                    "[embeddings] is set; rename the projection"
+                )
+            vectors = VectorsConfig(kind="vectors", embeddings=self.embeddings)
+            self.projections[VECTORS] = vectors
+        return self
 
     @classmethod
     def settings_customise_sources(

@@ -21,7 +21,7 @@ import unittest
 from pathlib import Path
 from typing import ClassVar
 
-from writegate.eventlog import Event, EventCore, EventLog
+from writegate.eventlog import Event, EventCore, EventLog, Log
 from writegate.eventlog.rows import row_to_event
 from writegate.eventlog.tables import EVENT_COLUMNS
 from writegate.projections import runner
@@ -56,6 +56,11 @@ class ProjectorContractTestCase(unittest.TestCase):
         """A fresh, empty store (under ``self.scratch``)."""
         raise NotImplementedError
 
+    def create_log(self, path: Path) -> Log:
+        """The log the history is copied into (a follower of the read model, the vectors',
+        needs the log's state kept inline)."""
+        return EventLog(path)
+
     def reopen(self, projector: Projector) -> Projector:
         """The same store opened again, as after a restart (close ``projector`` first)."""
         projector.close()
@@ -65,7 +70,7 @@ class ProjectorContractTestCase(unittest.TestCase):
         directory = tempfile.TemporaryDirectory()
         self.addCleanup(directory.cleanup)
         self.scratch = Path(directory.name)
-        self.log = EventLog(self.scratch / "history.db")
+        self.log = self.create_log(self.scratch / "history.db")
         self.addCleanup(self.log.close)
         self.log.append_existing(history(self.history_file))
         self.events: list[EventCore] = list(self.log.iter_replayed())

@@ -97,6 +97,7 @@ OWNERS = {  # table -> the only folder whose code may name it in SQL
     r"events|event_streams|idempotency|writegate_log": PARTS["eventlog"],
     r"state_\w+|projection_checkpoints": PARTS["projections"] / "state",
     r"search_\w+": PARTS["projections"] / "search",
+    r"vector_\w+": PARTS["projections"] / "vectors",
     r"jsonl_\w+": PARTS["projections"] / "jsonl_model.py",
     r"rejections|rejection_details": PARTS["gate"] / "rejections.py",
     r"jobs": PARTS["gate"] / "jobs" / "table.py",

@@ -19,12 +19,13 @@ checks both.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from writegate.eventlog.sql import Sql
 
+_IN_LIST = 500  # identities per IN (...) list: far below any SQLite's variable limit
 MAX_WORDS = 32  # a query's words beyond these are not searched: a search stays one probe each
 _WORD = re.compile(r"[^\W_]+")  # letters and digits: what both backends' tokenizers keep
 
@@ -133,6 +134,11 @@ class TextIndex(Protocol):
         """Every document, in identity order: two equal indexes give equal sequences."""
         ...
 
+    def documents_of(self, conn: Sql, identities: Sequence[str]) -> list[Document]:
+        """The documents of these identities that are there, in identity order (what a
+        follower of the index, the vectors', reads for the entities a batch touched)."""
+        ...
+
 
 class DocumentRows:
     """The ``search_documents`` rows, written and read alike on both backends (their word
@@ -161,3 +167,16 @@ class DocumentRows:
         rows = conn.execute("SELECT identity, kind, text FROM search_documents ORDER BY identity")
         for row in rows:
             yield Document(row[0], row[1], row[2])
+
+    def documents_of(self, conn: Sql, identities: Sequence[str]) -> list[Document]:
+        found: list[Document] = []
+        unique = sorted(set(identities))
+        for start in range(0, len(unique), _IN_LIST):
+            chunk = unique[start : start + _IN_LIST]
+            marks = ", ".join("?" * len(chunk))
+            rows = conn.execute(
+                f"SELECT identity, kind, text FROM search_documents WHERE identity IN ({marks})",
+                chunk,
+            )
+            found.extend(Document(row[0], row[1], row[2]) for row in rows)
+        return sorted(found, key=lambda d: d.identity)

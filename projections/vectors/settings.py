@@ -1,0 +1,52 @@
+"""``[embeddings]``: which embedder makes the vectors, where they are kept, how much a
+follower's batch takes. Absent, there are no vectors and nothing of them is loaded.
+
+```toml
+[embeddings]
+provider = "wordllama"       # an entry point of writegate.embedders, or package.module:Class
+path = "var/vectors.db"      # a SQLite log's vectors (default: beside the log, NAME-vectors.db)
+```
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from writegate.eventlog import Log
+
+if TYPE_CHECKING:  # numpy and the model load only when vectors are opened
+    from writegate.projections.vectors.projector import VectorProjector
+
+
+class EmbedderUnavailable(ValueError):
+    """The configured embedder cannot be had (unknown name, its package not installed, not
+    an embedder): one line saying which and what to do."""
+
+
+VECTORS = "vectors"  # the projection [embeddings] adds: status, follow, replay, rebuild
+
+
+class EmbeddingSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str = Field(min_length=1)
+    path: Path | None = None  # SQLite logs only: PostgreSQL keeps them in the log's database
+    batch: int = Field(default=2000, ge=1)  # events a follower's batch embeds the documents of
+
+    def open(self, name: str, log: Log) -> VectorProjector:
+        """The vectors of ``log`` (made by this provider), as a projector and a reader; an
+        embedder that cannot be had raises ``EmbedderUnavailable`` (a ValueError)."""
+        try:
+            from writegate.projections.vectors.embedders import load_embedder  # noqa: PLC0415
+            from writegate.projections.vectors.projector import (  # noqa: PLC0415
+                VectorProjector,
+            )
+        except ImportError as exc:  # numpy: writegate[embeddings] was not installed
+            raise EmbedderUnavailable(
+                f"embeddings need {exc.name or 'numpy'}: pip install 'writegate[embeddings]'"
+            ) from exc
+
+        return VectorProjector(log, load_embedder(self.provider), path=self.path, name=name)

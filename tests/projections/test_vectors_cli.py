@@ -1,0 +1,98 @@
+"""``[embeddings]`` as an operator configures it: the projection ``vectors`` in ``status``,
+``replay`` and ``rebuild`` with the shipped model; an embedder that cannot be had is one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from tests.conftest import ROOT, SEED_SCHEMA
+from tests.projections.history import build_history
+from tests.server.harness import WRITEGATE
+from writegate.gate import Gate
+
+
+def run(db: Path, toml: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [WRITEGATE, "--db", str(db), "--config", str(toml), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},  # the tests' embedder, by dotted path
+    )
+
+
+def configured(tmp_path: Path, db: Path, embeddings: str) -> Path:
+    with Gate.open(db) as gate:
+        gate.publish_schema(SEED_SCHEMA)
+        build_history(gate)
+    toml = tmp_path / "writegate.toml"
+    toml.write_text(embeddings)
+    return toml
+
+
+def rows(proc: subprocess.CompletedProcess[str]) -> dict[str, dict[str, object]]:
+    return {row["name"]: row for row in map(json.loads, proc.stdout.splitlines())}
+
+
+def test_status_shows_the_followers_lag_until_it_is_replayed(tmp_path: Path, db_path: Path) -> None:
+    toml = configured(tmp_path, db_path, '[embeddings]\nprovider = "wordllama"\n')
+    before = run(db_path, toml, "status", "--json")
+    assert before.returncode == 0, before.stderr
+    vectors = rows(before)["vectors"]
+    head = rows(before)["state"]["head"]
+    assert (vectors["checkpoint"], vectors["lag"]) == (0, head)
+    assert vectors["store"] == "vectors by wordllama"
+    replayed = run(db_path, toml, "replay", "vectors")
+    assert replayed.returncode == 0, replayed.stderr
+    after = rows(run(db_path, toml, "status", "--json"))["vectors"]
+    assert (after["checkpoint"], after["lag"]) == (head, 0)
+    assert (tmp_path / "log-vectors.db").exists()  # beside the log, not in it
+    rebuilt = run(db_path, toml, "rebuild", "vectors")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+
+
+def test_an_unknown_embedder_is_one_line(tmp_path: Path, db_path: Path) -> None:
+    toml = configured(tmp_path, db_path, '[embeddings]\nprovider = "word-llama"\n')
+    replayed = run(db_path, toml, "replay", "vectors")
+    assert replayed.returncode != 0
+    assert "Traceback" not in replayed.stderr
+    assert "no embedder named 'word-llama'" in replayed.stderr
+    assert "wordllama" in replayed.stderr  # the installed ones are named
+    status = run(db_path, toml, "status", "--json")
+    assert status.returncode != 0
+    assert "no embedder named 'word-llama'" in str(rows(status)["vectors"]["error"])
+
+
+def test_an_embedder_whose_package_is_missing_is_one_line(tmp_path: Path, db_path: Path) -> None:
+    toml = configured(
+        tmp_path, db_path, '[embeddings]\nprovider = "not_installed.models:Embedder"\n'
+    )
+    replayed = run(db_path, toml, "replay", "vectors")
+    assert replayed.returncode != 0
+    assert "Traceback" not in replayed.stderr
+    assert "cannot load embedder 'not_installed.models:Embedder'" in replayed.stderr
+
+
+def test_a_dotted_path_names_an_embedder_that_is_not_registered(
+    tmp_path: Path, db_path: Path
+) -> None:
+    spec = "tests.projections.hashing_embedder:HashingEmbedder"
+    toml = configured(tmp_path, db_path, f'[embeddings]\nprovider = "{spec}"\n')
+    assert run(db_path, toml, "replay", "vectors").returncode == 0
+    assert rows(run(db_path, toml, "status", "--json"))["vectors"]["lag"] == 0
+
+
+def test_vectors_are_configured_only_by_embeddings(tmp_path: Path, db_path: Path) -> None:
+    toml = configured(
+        tmp_path,
+        db_path,
+        '[projections.mine]\nkind = "vectors"\n[projections.mine.embeddings]\nprovider = "wordllama"\n',
+    )
+    proc = run(db_path, toml, "status")
+    assert proc.returncode != 0
+    assert "configure [embeddings] instead" in proc.stderr
+    assert "Traceback" not in proc.stderr
