@@ -28,6 +28,7 @@ from writegate.gate.planning import Planner
 from writegate.gate.reads.observations import ObservationReader
 from writegate.gate.reads.query import QueryConfig
 from writegate.gate.reads.reader import GraphReader
+from writegate.gate.reads.recall import Nearest
 from writegate.gate.rejections import RejectionLog
 from writegate.gate.results import rejected
 from writegate.gate.review import Reviews
@@ -196,12 +197,15 @@ class Gate(WriteOperations, FeedbackOperations):
         """The review lane: writes held for a reviewer, and decisions (``gate.review``)."""
         return Reviews(self)
 
-    def reader(self, query: QueryConfig | None = None) -> GraphReader:
+    def reader(
+        self, query: QueryConfig | None = None, nearest: Nearest | None = None
+    ) -> GraphReader:
         """The reads over this log (``gate.reads``): the one way every face gets them, with
         decay from the current schema's half-lives and ``graph_query`` answered by the
-        recipe ``query`` (default: ``gate.reads.query.DEFAULT``, ``rrf_k`` from the env)."""
+        recipe ``query`` (default: ``gate.reads.query.DEFAULT``, ``rrf_k`` from the env), with
+        an embedder's ``nearest`` search as more rankings when one is configured."""
         config = replace(QueryConfig.from_env(query), feedback_floor=self.feedback.floor)
-        return GraphReader(self.log, self.state, self._half_lives, config)
+        return GraphReader(self.log, self.state, self._half_lives, config, nearest)
 
     def observation_reader(self) -> ObservationReader:
         """The reads of observations (``gate.reads.observations``): found by their words,

@@ -74,13 +74,24 @@ class Seed(BaseModel):
 
 
 class ObservationMatch(BaseModel):
-    """An observation the query's words found (filled once observations are kept)."""
+    """An observation the question found: by its words, its meaning (with an embedder), or
+    being said next to one that was found (``context_of``, ``places`` away)."""
 
     model_config = WIRE
 
     observation_id: str
     score: float
     terms: list[str]
+    text: str
+    source: str
+    agent: str
+    session: str | None
+    said_at: str
+    recorded_at: str
+    confidence: float
+    found_by: list[str]  # the rankings that found it itself: observation_text, observation_meaning
+    context_of: str | None = None  # the found observation it was said next to, if only that
+    places: int | None = None  # how far from it
 
 
 class QueryResult(BaseModel):

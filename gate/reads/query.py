@@ -38,6 +38,7 @@ from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.reads import recall
 from writegate.gate.reads.answers import (
     ObservationMatch,
     QueryResult,
@@ -49,6 +50,7 @@ from writegate.gate.reads.answers import (
 from writegate.gate.reads.expansion import Expansion, Ranked, expand, gather, ranked_links
 from writegate.gate.reads.fusion import rrf
 from writegate.gate.reads.query_graphs import Past, Present, QueryGraph, Words
+from writegate.gate.reads.recall import Nearest
 from writegate.gate.reads.views import Decay, ref_of
 from writegate.language import RelationshipWritten, WriteProvenance, payload_of, provenance_of
 from writegate.language.payloads import writer_of
@@ -68,6 +70,8 @@ RRF_K_ENV = "WRITEGATE_QUERY_RRF_K"
 class SeedSource(StrEnum):
     NODE_TEXT = "node_text"  # the text index's node documents
     RELATIONSHIP_TEXT = "relationship_text"  # its relationship documents: their two ends
+    OBSERVATION_CITING = "observation_citing"  # the nodes written citing found observations
+    NODE_MEANING = "node_meaning"  # an embedder's nearest nodes (when one is configured)
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,12 @@ class QueryConfig:
     """How a query is answered; ``RECIPES`` names the useful ones."""
 
     name: str = "ppr"
-    sources: tuple[SeedSource, ...] = (SeedSource.NODE_TEXT, SeedSource.RELATIONSHIP_TEXT)
+    sources: tuple[SeedSource, ...] = (
+        SeedSource.NODE_TEXT,
+        SeedSource.RELATIONSHIP_TEXT,
+        SeedSource.OBSERVATION_CITING,
+        SeedSource.NODE_MEANING,
+    )
     rrf_k: int = 60  # reciprocal rank fusion's constant
     top_k: int = 10  # seeds, and hits read from each source
     depth: int = 2  # hops around the seeds
@@ -85,6 +94,8 @@ class QueryConfig:
     expand: int = 32  # nodes whose relationships are read, per hop
     max_triplets: int = 20
     feedback_floor: float = DEFAULT_FLOOR  # feedback reorders; it never buries a fact
+    observations: int = 10  # observations answered (``gate.reads.recall``)
+    context_hits: int = 50  # observation hits read per ranking, each lending to its context
 
     def __post_init__(self) -> None:
         for name, value, ceiling in (
@@ -140,6 +151,7 @@ class Asked:
     as_of: datetime | None = None
     valid_at: datetime | None = None
     config: QueryConfig = field(default_factory=lambda: DEFAULT)
+    nearest: Nearest | None = None  # the embedder's search, when one is configured
 
 
 def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) -> QueryResult:
@@ -156,7 +168,17 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
             graph = Present(log, conn, state)
         else:
             graph = Past(log, asked.as_of or datetime.now(UTC), asked.valid_at)
-        rankings = _rankings(conn, state, asked.query, config)
+        wanted = query_words(asked.query)
+        found_said = recall.observations(
+            conn,
+            state,
+            asked.query,
+            recall.Recall(config.context_hits, top=config.observations, rrf_k=config.rrf_k),
+            nearest=asked.nearest,
+            as_of=asked.as_of,
+            matched=lambda text: matched(wanted, _node_words((text, {}))),
+        )
+        rankings = _rankings(conn, state, asked, found_said)
         fused = rrf(list(rankings.values()), config.rrf_k)
         existing = set(graph.existing(i for i, _ in fused))
         found = _reweighed(conn, [(i, s) for i, s in fused if i in existing], config)
@@ -176,7 +198,6 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
         said = graph.words(
             [*seeds, *(e for r in kept for e in (r.link.from_identity, r.link.to_identity))]
         )
-        wanted = query_words(asked.query)
         meets = {identity: matched(wanted, _node_words(w)) for identity, w in said.items()}
         triplets = [
             _triplet(r, graph.event(r.link.seq), meets, wanted, decay, weight, floor) for r in kept
@@ -193,7 +214,7 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
             )
             for identity, score in seeds.items()
         ],
-        observations=list[ObservationMatch](),
+        observations=found_said,
         expansion=config.expansion.value,
         truncated=len(found) > config.top_k or hood.truncated or len(ranked) > len(kept),
     )
@@ -209,10 +230,11 @@ def _reweighed(
 
 
 def _rankings(
-    conn: Sql, state: StateProjection, query: str, config: QueryConfig
+    conn: Sql, state: StateProjection, asked: Asked, said: list[ObservationMatch]
 ) -> dict[SeedSource, list[str]]:
     """Each seed source's ranking of nodes for the query, at most ``top_k`` hits read each
     (a read-only copy of a log from before the text index: its nodes by substring)."""
+    query, config = asked.query, asked.config
     if not state.keeps_text(conn):
         return {SeedSource.NODE_TEXT: state.search(conn, query, "", config.top_k)}
     index = state.text_index(conn)
@@ -228,6 +250,11 @@ def _rankings(
                 if (row := state.relationship(conn, hit.identity)) is not None:
                     ends += (row.from_identity, row.to_identity)
             rankings[source] = list(dict.fromkeys(ends))
+        elif source is SeedSource.OBSERVATION_CITING:
+            rankings[source] = recall.citing_seeds(conn, state, said, config.neighbours)
+        elif source is SeedSource.NODE_MEANING and asked.nearest is not None:
+            near = asked.nearest(query, config.top_k, "node")
+            rankings[source] = [identity for identity, _ in near]
     return {source: ranking for source, ranking in rankings.items() if ranking}
 
 

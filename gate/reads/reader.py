@@ -22,6 +22,7 @@ from writegate.gate.reads.answers import QueryResult
 from writegate.gate.reads.past import subgraph_then
 from writegate.gate.reads.query import DEFAULT as DEFAULT_QUERY
 from writegate.gate.reads.query import Asked, QueryConfig, answer
+from writegate.gate.reads.recall import Nearest
 from writegate.gate.reads.views import (
     Decay,
     HistoryEntry,
@@ -89,8 +90,10 @@ class GraphReader:
         state: StateProjection,
         half_lives: Callable[[], Mapping[str, timedelta]] | None = None,
         query: QueryConfig = DEFAULT_QUERY,
+        nearest: Nearest | None = None,  # an embedder's search (``gate.reads.recall``)
     ) -> None:
         self._log = log
+        self._nearest = nearest
         self._state = state
         self._half_lives = half_lives  # the schema's, read per call: it may be republished
         self._query = query  # how graph_query answers (a recipe of ``gate.reads.query``)
@@ -226,7 +229,7 @@ class GraphReader:
         (``gate.reads.query``); now, or as the graph stood at ``as_of`` / ``valid_at``."""
         rtype = _type_filter(relationship_type, schema)
         config = self._query.asked(top_k, depth)
-        asked = Asked(query, rtype, as_of, valid_at, config)
+        asked = Asked(query, rtype, as_of, valid_at, config, self._nearest)
         return answer(self._log, self._state, self._decay(), asked)
 
     def neighbors(

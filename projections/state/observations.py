@@ -145,3 +145,22 @@ class ObservationQueries:
             (identity, limit),
         )
         return [_citation(row) for row in rows]
+
+    def beside(
+        self, conn: Sql, observation: ObservationRow, reach: int
+    ) -> list[tuple[int, ObservationRow]]:
+        """The observations of ``observation``'s session at most ``reach`` places before or
+        after it, in the order they were said (ties by seq), each with its distance: what
+        was said around it. None when it names no session."""
+        if observation.session is None or reach < 1:
+            return []
+        around: list[tuple[int, ObservationRow]] = []
+        for side, order in (("<", "DESC"), (">", "ASC")):
+            rows = conn.execute(
+                f"SELECT {_OBSERVATION_COLUMNS} FROM state_observations "
+                f"WHERE session = ? AND (said_at, seq) {side} (?, ?) "
+                f"ORDER BY said_at {order}, seq {order} LIMIT ?",
+                (observation.session, observation.said_at, observation.seq, reach),
+            )
+            around += [(distance, ObservationRow(*row)) for distance, row in enumerate(rows, 1)]
+        return around

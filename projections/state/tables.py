@@ -106,6 +106,7 @@ CREATE TABLE IF NOT EXISTS state_citations (
     PRIMARY KEY (observation, identity, seq)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS state_citations_identity ON state_citations (identity, seq);
+CREATE INDEX IF NOT EXISTS state_observations_said ON state_observations (session, said_at, seq);
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
     name TEXT PRIMARY KEY,
     seq INTEGER NOT NULL

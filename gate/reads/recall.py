@@ -1,0 +1,119 @@
+"""The observations in ``graph_query``'s answer: the texts agents kept that a question finds.
+
+Each ranking of observations (their words in the text index; their meaning, when an
+embedder is configured) is read to ``context_hits`` hits and fused by reciprocal rank. A
+found observation also lends part of its score to what was said just before and after it in
+the same session (``CONTEXT_SHARES``: a half one place away, a quarter two): a question is
+often answered by the turn next to the one that repeats its words ("what did she adopt?" —
+"a puppy!" answers "I went to the shelter on Saturday"). Observations rank by the sum,
+ties to the one said first. The nodes the best of them were cited by are a seed ranking of
+their own (``citing_seeds``). Every step is a bounded probe of an index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from writegate.eventlog.events import format_timestamp
+from writegate.eventlog.sql import Sql
+from writegate.gate.reads.answers import ObservationMatch
+from writegate.gate.reads.fusion import rrf
+from writegate.projections.state import StateProjection
+from writegate.projections.state.observations import ObservationRow
+
+CONTEXT_SHARES = (0.5, 0.25)  # the part of a hit's score lent one and two places away
+TEXT, MEANING = "observation_text", "observation_meaning"
+
+# a text, how many, a document kind -> identities with their similarity, most similar first
+Nearest = Callable[[str, int, str], Sequence[tuple[str, float]]]
+
+
+@dataclass(frozen=True)
+class Recall:
+    """How observations are found: hits read per ranking, the context lent, the answer's size."""
+
+    context_hits: int = 50
+    shares: tuple[float, ...] = CONTEXT_SHARES
+    top: int = 10  # observations answered
+    rrf_k: int = 60
+
+
+def observations(
+    conn: Sql,
+    state: StateProjection,
+    query: str,
+    recall: Recall,
+    *,
+    nearest: Nearest | None = None,
+    as_of: datetime | None = None,
+    matched: Callable[[str], list[str]],
+) -> list[ObservationMatch]:
+    """The best ``recall.top`` observations for ``query`` (those recorded by ``as_of``)."""
+    if not state.keeps_observations(conn):
+        return []
+    rankings: dict[str, list[str]] = {}
+    hits = state.text_index(conn).search(conn, query, "observation", recall.context_hits)
+    if hits:
+        rankings[TEXT] = [h.identity for h in hits]
+    if nearest is not None and (near := nearest(query, recall.context_hits, "observation")):
+        rankings[MEANING] = [identity for identity, _ in near]
+    fused = rrf(list(rankings.values()), recall.rrf_k)
+    rows = {r.id: r for r in state.observations(conn, [i for i, _ in fused])}
+    cutoff = format_timestamp(as_of) if as_of is not None else None
+    score: dict[str, float] = {}
+    lent: dict[str, tuple[str, int]] = {}  # what was found only beside a hit: next to which
+    for rank, (identity, _) in enumerate(fused):
+        row = rows.get(identity)
+        if row is None or (cutoff is not None and row.recorded_at > cutoff):
+            continue
+        share = 1.0 / (1 + rank)
+        score[identity] = score.get(identity, 0.0) + share
+        for places, other in state.beside(conn, row, len(recall.shares)):
+            if cutoff is not None and other.recorded_at > cutoff:
+                continue
+            rows.setdefault(other.id, other)
+            score[other.id] = score.get(other.id, 0.0) + share * recall.shares[places - 1]
+            lent.setdefault(other.id, (identity, places))
+    best = sorted(score, key=lambda i: (-score[i], rows[i].said_at, rows[i].seq))[: recall.top]
+    return [_match(rows[i], score[i], rankings, lent, matched) for i in best]
+
+
+def _match(
+    row: ObservationRow,
+    score: float,
+    rankings: dict[str, list[str]],
+    lent: dict[str, tuple[str, int]],
+    matched: Callable[[str], list[str]],
+) -> ObservationMatch:
+    found_by = [name for name, ranking in rankings.items() if row.id in ranking]
+    context_of, places = lent.get(row.id, (None, None)) if not found_by else (None, None)
+    return ObservationMatch(
+        observation_id=row.id,
+        score=score,
+        terms=matched(row.text),
+        text=row.text,
+        source=row.source,
+        agent=row.agent,
+        session=row.session,
+        said_at=row.said_at,
+        recorded_at=row.recorded_at,
+        confidence=row.confidence,
+        found_by=found_by,
+        context_of=context_of,
+        places=places,
+    )
+
+
+def citing_seeds(
+    conn: Sql, state: StateProjection, found: Sequence[ObservationMatch], per: int
+) -> list[str]:
+    """The nodes that writes citing the found observations wrote, best observation first,
+    at most ``per`` from each: seeds that a question about what was said leads to."""
+    nodes: dict[str, None] = {}
+    for match in found:
+        for citation in state.citing(conn, match.observation_id, per):
+            if citation.kind == "node" and citation.standing:
+                nodes.setdefault(citation.identity)
+    return list(nodes)

@@ -1,0 +1,86 @@
+"""graph_query answers with the observations a question finds, on SQLite and PostgreSQL:
+by their words, with what was said next to them in the same session, the nodes written
+from them as seeds, and nothing recorded after ``as_of``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from freezegun import freeze_time
+
+from writegate.gate import Gate, ObservationResult
+from writegate.language import node_identity
+
+MELANIE = node_identity("Person", {"name": "Melanie"})
+TURNS = [  # one conversation, said a minute apart; then another, unrelated
+    ("s-1", "Melanie: I went to the animal shelter on Saturday."),
+    ("s-1", "Caroline: Oh nice, what happened there?"),
+    ("s-1", "Melanie: We came home with a puppy called Rex!"),
+    ("s-1", "Caroline: I painted a sunrise over the lake last week."),
+    ("s-2", "Caroline: The charity race raised money for the shelter roof."),
+]
+
+
+@pytest.fixture
+def db_path(any_db: str | Path) -> str | Path:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return any_db
+
+
+@pytest.fixture
+def said(gate: Gate) -> list[str]:
+    ids = []
+    for minute, (session, text) in enumerate(TURNS):
+        with freeze_time(datetime(2030, 5, 1, 12, minute, tzinfo=UTC)):  # after the schema
+            kept = gate.record_observation(
+                text=text, source="chat", extraction_method="parsed", session=session,
+                said_at=datetime(2024, 5, 1, 12, minute, tzinfo=UTC),
+            )  # fmt: skip
+        assert isinstance(kept, ObservationResult), kept
+        ids.append(kept.observation_id)
+    written = gate.write_node(
+        label="Person",
+        merge_keys={"name": "Melanie"},
+        properties={},
+        source="chat",
+        extraction_method="llm",
+        observations=[ids[2]],
+    )
+    assert written.status == "written", written
+    return ids
+
+
+def test_the_turn_next_to_the_one_whose_words_match_is_found_as_its_context(
+    gate: Gate, said: list[str]
+) -> None:
+    found = gate.reader().graph_query("who did Melanie adopt from the shelter?").observations
+    ids = [o.observation_id for o in found]
+    shelter = ids.index(said[0])
+    assert found[shelter].found_by == ["observation_text"]
+    assert "shelter" in found[shelter].terms
+    puppy = found[ids.index(said[2])]  # two places after the shelter, its word "Melanie"
+    assert puppy.text == TURNS[2][1] and puppy.session == "s-1"
+    between = found[ids.index(said[1])]  # no word of the question: found as context only
+    assert (between.found_by, between.context_of, between.places) == ([], said[0], 1)
+    scores = [o.score for o in found]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_context_stays_inside_its_session(gate: Gate, said: list[str]) -> None:
+    found = gate.reader().graph_query("charity race").observations
+    assert [o.observation_id for o in found] == [said[4]]  # alone in s-2: no neighbours
+
+
+def test_a_node_written_from_a_found_observation_is_a_seed(gate: Gate, said: list[str]) -> None:
+    answer = gate.reader().graph_query("puppy Rex")
+    [seed] = [s for s in answer.seeds if s.entity == MELANIE]
+    assert "observation_citing" in seed.found_by
+
+
+def test_as_of_leaves_out_what_was_recorded_later(gate: Gate, said: list[str]) -> None:
+    then = datetime(2030, 5, 1, 12, 1, 30, tzinfo=UTC)  # after the second turn was recorded
+    found = gate.reader().graph_query("shelter puppy", as_of=then).observations
+    assert {o.observation_id for o in found} <= set(said[:2])
+    assert said[0] in {o.observation_id for o in found}
