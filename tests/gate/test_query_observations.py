@@ -61,7 +61,7 @@ def test_the_turn_next_to_the_one_whose_words_match_is_found_as_its_context(
     assert found[shelter].found_by == ["observation_text"]
     assert "shelter" in found[shelter].terms
     puppy = found[ids.index(said[2])]  # two places after the shelter, its word "Melanie"
-    assert puppy.text == TURNS[2][1] and puppy.session == "s-1"
+    assert (puppy.text, puppy.session) == (TURNS[2][1], "s-1")
     between = found[ids.index(said[1])]  # no word of the question: found as context only
     assert (between.found_by, between.context_of, between.places) == ([], said[0], 1)
     scores = [o.score for o in found]
