@@ -41,7 +41,8 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -59,11 +60,18 @@ from bench.recall_data import (  # noqa: E402
 from writegate.eventlog import Actor  # noqa: E402
 from writegate.eventlog.bulk import bulk  # noqa: E402
 from writegate.gate import Gate, GateRejection  # noqa: E402
+from writegate.gate.observations import ObservationResult  # noqa: E402
+from writegate.gate.reads.query import DEFAULT  # noqa: E402
 from writegate.gate.reads.reader import GraphReader  # noqa: E402
+from writegate.projections import runner  # noqa: E402
+from writegate.projections.vectors.projector import VectorProjector  # noqa: E402
+from writegate.projections.vectors.wordllama import WordLlamaEmbedder  # noqa: E402
 
 KS = (1, 5, 10, 25)
 DEPTH = 25  # the answers a system gives, and MRR's horizon
 POOL = 50  # the hits context expansion starts from
+START = datetime(2023, 1, 1, tzinfo=UTC)  # said_at: session n on day n, turn p at second p
+ANSWERING = replace(DEFAULT, observations=DEPTH)  # graph_query's recipe: DEPTH observations
 Searcher = Callable[[str], list[str]]  # a question -> dia_ids, best first
 Build = Callable[[Conversation, Path], AbstractContextManager[Searcher]]
 
@@ -212,17 +220,105 @@ def search_nodes_in_context(conversation: Conversation, folder: Path) -> Iterato
         yield search
 
 
+@contextmanager
+def observed(conversation: Conversation, folder: Path) -> Iterator[tuple[Gate, dict[str, str]]]:
+    """A gate whose log holds each turn as an observation ("speaker: text", its session,
+    said a second after the one before), recorded the first time; and observation id ->
+    dia_id."""
+    path = folder / f"{conversation.sample_id}-observed.db"
+    fresh = not path.exists()
+    dia: dict[str, str] = {}
+    with bulk(), Gate.open(path, default_actor=Actor(agent="bench-recall")) as gate:
+        if fresh:
+            gate.publish_schema(SCHEMA)
+        for t in conversation.turns:
+            kept = gate.record_observation(
+                text=f"{t.speaker}: {t.text}",
+                source=f"locomo:{conversation.sample_id}",
+                extraction_method="parsed",
+                session=f"{conversation.sample_id}:{t.session}",
+                said_at=START + timedelta(days=t.session, seconds=t.position),
+            )
+            assert isinstance(kept, ObservationResult), kept
+            dia[kept.observation_id] = t.dia_id
+        yield gate, dia
+
+
+@contextmanager
+def search_observations(conversation: Conversation, folder: Path) -> Iterator[Searcher]:
+    """Lexical only: the observations' text index, ranked by BM25 (stems, stop words)."""
+    with observed(conversation, folder) as (gate, dia):
+        reader = gate.observation_reader()
+
+        def search(question: str) -> list[str]:
+            try:
+                page = reader.search_observations(question, limit=DEPTH)
+            except GateRejection:  # a question without words
+                return []
+            return [dia[o.observation_id] for o in page.observations]
+
+        yield search
+
+
+@contextmanager
+def graph_query(conversation: Conversation, folder: Path) -> Iterator[Searcher]:
+    """The default ``graph_query`` (no model): observations by their words, each lending to
+    what was said around it in its session."""
+    with observed(conversation, folder) as (gate, dia):
+        yield _answers(gate.reader(ANSWERING), dia)
+
+
+@contextmanager
+def _embedded(gate: Gate, folder: Path, name: str) -> Iterator[VectorProjector]:
+    vectors = VectorProjector(gate.log, WordLlamaEmbedder(), path=folder / f"{name}-vectors.db")
+    runner.replay(gate.log, vectors, batch=2000)
+    try:
+        yield vectors
+    finally:
+        vectors.close()
+
+
+def _answers(reader: GraphReader, dia: dict[str, str]) -> Searcher:
+    def search(question: str) -> list[str]:
+        if not _WORD.search(question):
+            return []
+        return [dia[o.observation_id] for o in reader.graph_query(question).observations]
+
+    return search
+
+
+@contextmanager
+def semantic_only(conversation: Conversation, folder: Path) -> Iterator[Searcher]:
+    """Meaning only: WordLlama's nearest observations (the ``embeddings`` extra)."""
+    with (
+        observed(conversation, folder) as (gate, dia),
+        _embedded(gate, folder, conversation.sample_id) as vectors,
+    ):
+        yield lambda q: [dia[s.identity] for s in vectors.nearest(q, DEPTH, "observation")]
+
+
+@contextmanager
+def graph_query_embedded(conversation: Conversation, folder: Path) -> Iterator[Searcher]:
+    """``graph_query`` with WordLlama: words and meaning fused by reciprocal rank, then the
+    context lent."""
+    with (
+        observed(conversation, folder) as (gate, dia),
+        _embedded(gate, folder, conversation.sample_id) as vectors,
+    ):
+
+        def nearest(text: str, k: int, kind: str) -> list[tuple[str, float]]:
+            return [(s.identity, s.similarity) for s in vectors.nearest(text, k, kind)]
+
+        yield _answers(gate.reader(ANSWERING, nearest), dia)
+
+
 SYSTEMS: dict[str, Build] = {
     "plain BM25": plain_bm25,
-    "writegate search_nodes": search_nodes,
-    "writegate search_nodes + session context": search_nodes_in_context,
-    # "writegate graph_query": a context like ``search_nodes``'s over ``written(...)`` whose
-    #     searcher is ``lambda q: <the Turn ids of reader.graph_query(q, top_k=DEPTH,
-    #     depth=1)>, in rank order``: its triplets' endpoints, then its seeds;
-    # "writegate observations + graph_query": a ``written`` that also records each turn with
-    #     ``Gate.record_observation`` (text, speaker as source, ``said_at``, the session),
-    #     answering with the turns of its matched observations and triplets;
-    # "... + embedder": the same, the gate opened with the embedder configured.
+    "writegate search_nodes (turns as nodes)": search_nodes,
+    "writegate search_observations (lexical only)": search_observations,
+    "writegate graph_query (default: words + session context)": graph_query,
+    "WordLlama nearest (semantic only)": semantic_only,
+    "writegate graph_query + WordLlama (fused)": graph_query_embedded,
 }
 
 
