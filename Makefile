@@ -9,6 +9,7 @@ DEV    := $(VENV)/.dev-extras
 DEMO   := var/demo.db
 PEERS  := tests/peers/node_modules/.bin/mcp-inspector
 WG     := $(BIN)/writegate --db $(DEMO) --as demo-operator
+TEST_WORKERS ?= 3  # pytest-xdist workers: the suite waits on servers and processes as much as it computes
 
 .PHONY: run test lint bench docs clean postgres
 
@@ -54,7 +55,7 @@ postgres:
 	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql)
 
 test: $(DEV) $(PEERS) postgres lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # the generated parts of docs/ (tests/test_docs.py fails when they are stale)
 docs: $(DEV)
