@@ -84,12 +84,18 @@ class Context:
         return any(name.upper().startswith(SETTINGS_ENV) for name in os.environ)
 
     def gate(self, *, create: bool = False, readonly: bool = False) -> Gate:
+        settings = self.settings() if self.configured() else None
+        gate = self._gate(settings, create=create, readonly=readonly)
+        if settings is not None and settings.embeddings is not None:  # meaning, optionally
+            gate.nearest = settings.embeddings.searcher(gate.log)
+        return gate
+
+    def _gate(self, settings: Settings | None, *, create: bool, readonly: bool) -> Gate:
         from writegate.eventlog import open_log
         from writegate.eventlog.store import BUSY_TIMEOUT
         from writegate.gate import Gate
         from writegate.projections.state import StateProjection
 
-        settings = self.settings() if self.configured() else None
         limits = settings.limits if settings is not None else None
         policy = settings.serve.unknown_label_policy if settings is not None else None
         busy = settings.log.busy_timeout if settings is not None else BUSY_TIMEOUT

@@ -87,6 +87,7 @@ class Gate(WriteOperations, FeedbackOperations):
         self.default_actor = default_actor or Actor(agent="python-api")
         self._limits = limits
         self.feedback = feedback or FeedbackSettings()  # ``[recall]``: graph_improve's rate
+        self.nearest: Nearest | None = None  # an embedder's search (``[embeddings]``), if any
         self.rejections = RejectionLog(log)
         planner = Planner(self.state, self.formula, self.formula_name, self.unknown_label_policy)
         self.writer = Writer(
@@ -205,7 +206,8 @@ class Gate(WriteOperations, FeedbackOperations):
         recipe ``query`` (default: ``gate.reads.query.DEFAULT``, ``rrf_k`` from the env), with
         an embedder's ``nearest`` search as more rankings when one is configured."""
         config = replace(QueryConfig.from_env(query), feedback_floor=self.feedback.floor)
-        return GraphReader(self.log, self.state, self._half_lives, config, nearest)
+        searching = nearest or self.nearest
+        return GraphReader(self.log, self.state, self._half_lives, config, searching)
 
     def observation_reader(self) -> ObservationReader:
         """The reads of observations (``gate.reads.observations``): found by their words,

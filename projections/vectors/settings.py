@@ -10,6 +10,8 @@ path = "var/vectors.db"      # a SQLite log's vectors (default: beside the log, 
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,3 +52,23 @@ class EmbeddingSettings(BaseModel):
             ) from exc
 
         return VectorProjector(log, load_embedder(self.provider), path=self.path, name=name)
+
+    def searcher(self, log: Log) -> NearestSearch:
+        """The search ``graph_query`` fuses with its words (``gate.reads.recall.Nearest``):
+        the vectors opened, and the model loaded, at the first question, not at start."""
+        return NearestSearch(self, log)
+
+
+class NearestSearch:
+    """``(text, k, kind) -> [(identity, similarity)]`` over the vectors the follower keeps."""
+
+    def __init__(self, settings: EmbeddingSettings, log: Log) -> None:
+        self._settings, self._log = settings, log
+        self._vectors: VectorProjector | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str, k: int, kind: str) -> Sequence[tuple[str, float]]:
+        with self._lock:
+            if self._vectors is None:
+                self._vectors = self._settings.open(VECTORS, self._log)
+            return [(s.identity, s.similarity) for s in self._vectors.nearest(text, k, kind)]

@@ -96,3 +96,22 @@ def test_vectors_are_configured_only_by_embeddings(tmp_path: Path, db_path: Path
     assert proc.returncode != 0
     assert "configure [embeddings] instead" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_query_fuses_the_configured_embedders_nearest_with_the_words(
+    tmp_path: Path, db_path: Path
+) -> None:
+    spec = "tests.projections.hashing_embedder:HashingEmbedder"
+    toml = configured(tmp_path, db_path, f'[embeddings]\nprovider = "{spec}"\n')
+    said = run(db_path, toml, "observe", "Ada adopted a puppy called Rex", "--source", "chat",
+               "--method", "parsed", "--format", "json")  # fmt: skip
+    assert said.returncode == 0, said.stderr
+    kept = json.loads(said.stdout)["observation_id"]
+    asked = ("query", "puppy Rex", "--format", "json")
+    before = json.loads(run(db_path, toml, *asked).stdout)["observations"]
+    assert [(o["observationId"], o["foundBy"]) for o in before] == [(kept, ["observation_text"])]
+    assert run(db_path, toml, "replay", "vectors").returncode == 0  # the follower catches up
+    after = json.loads(run(db_path, toml, *asked).stdout)["observations"]
+    assert [(o["observationId"], o["foundBy"]) for o in after] == [
+        (kept, ["observation_text", "observation_meaning"])
+    ]
