@@ -56,8 +56,9 @@ def query(
 ) -> None:
     """Ask the graph a question in words: ranked facts, their provenance and why.
 
-    TEXT's words find seed nodes (and relationships); --depth hops around them are ranked,
-    and each (source, relationship, target) says which write set it and what it matched."""
+    TEXT's words find seed nodes (and relationships) and observations; --depth hops around
+    the seeds are ranked, and each (source, relationship, target) says which write set it
+    and what it matched; each observation, what was said and what found it."""
     with reading(ctx) as (gate, reader):
         found = reader.graph_query(
             text,
@@ -71,7 +72,7 @@ def query(
     if fmt == "json":
         emit_json(found)
     elif fmt == "jsonl":
-        emit_jsonl([*found.triplets, *found.seeds])
+        emit_jsonl([*found.triplets, *found.seeds, *found.observations])
     else:
         _show(found)
     if found.truncated and fmt != "json":
@@ -107,3 +108,11 @@ def _show(found: QueryResult) -> None:
     for s in found.seeds:
         seeds.add_row(_name(s.node), f"{s.score:.4f}", " ".join(s.terms))
     out.print(seeds)
+    if found.observations:
+        said = Table(title=counted(len(found.observations), "observation"))
+        for column in ("score", "said", "text", "found"):
+            said.add_column(column, overflow="fold")
+        for o in found.observations:
+            how = ", ".join(o.found_by) or f"{o.places} from {o.context_of}"
+            said.add_row(f"{o.score:.3f}", f"{o.said_at[:19]} {o.session or ''}", o.text, how)
+        out.print(said)

@@ -126,3 +126,23 @@ def test_the_merge_commands_work_as_pasted(tmp_path: Path) -> None:
     again = run(*[merge_id if w == "MERGE" else w for w in unmerged[1:]], cwd=tmp_path)
     assert again.returncode != 0
     assert "MERGE_NOT_FOUND" in again.stderr + again.stdout
+
+
+def test_the_asking_commands_work_as_pasted(tmp_path: Path) -> None:
+    """The README's first log, then its questions pasted into bash as they stand."""
+    [init] = [c for c in commands(section("## First log, first agent")) if "init" in c]
+    (tmp_path / "fixtures").symlink_to(ROOT / "fixtures")
+    assert run(*init[1:], cwd=tmp_path).returncode == 0
+    [script] = blocks(section("## Asking the graph"), "sh")
+    path = f"{Path(WRITEGATE).parent}:/usr/bin:/bin"
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env={"PATH": path},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = done.stdout
+    assert "1 triplet" in said
+    assert "1 observation" in said
+    assert "moved the weights of 0 nodes and 1 relationship" in said
+    assert "cites" in said  # the trail names the observation the write cited
+    assert "Lisbon" in said
