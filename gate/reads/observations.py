@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from writegate.eventlog import Log
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.reads.views import index_page
 from writegate.language import OBSERVATION_ID
 from writegate.projections.state import ObservationRow, StateProjection
 
@@ -76,19 +77,10 @@ class ObservationReader:
             if not self._state.keeps_observations(conn):
                 return ObservationPage(observations=[])
             index = self._state.text_index(conn)
-            try:
-                hits = index.search(conn, query, "observation", limit + 1, cursor)
-            except ValueError:
-                raise GateRejection(
-                    ErrorCode.INVALID_ARGUMENT,
-                    "cursor is not one this search gave",
-                    {"field": "cursor"},
-                ) from None
-            page = hits[:limit]
+            page, next_cursor = index_page(index, conn, query, "observation", limit, cursor)
             rows = self._state.observations(conn, [h.identity for h in page])
             return ObservationPage(
-                observations=[self._view(conn, row) for row in rows],
-                next_cursor=page[-1].cursor if len(hits) > limit else None,
+                observations=[self._view(conn, row) for row in rows], next_cursor=next_cursor
             )
 
     def open_observation(self, observation_id: str) -> ObservationView:

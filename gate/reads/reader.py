@@ -34,6 +34,7 @@ from writegate.gate.reads.views import (
     Subgraph,
     edge_view,
     history_entry,
+    index_page,
     node_view,
     ref_of,
 )
@@ -201,16 +202,7 @@ class GraphReader:
                 next_cursor = matches[-1] if len(found) > limit else None
                 return self._with_neighbours(conn, matches, next_cursor)
             index = self._state.text_index(conn)
-            try:
-                hits = index.search(conn, query, "node", limit + 1, cursor)
-            except ValueError:
-                raise GateRejection(
-                    ErrorCode.INVALID_ARGUMENT,
-                    "cursor is not one this search gave",
-                    {"field": "cursor"},
-                ) from None
-            page = hits[:limit]
-            next_cursor = page[-1].cursor if len(hits) > limit else None
+            page, next_cursor = index_page(index, conn, query, "node", limit, cursor)
             return self._with_neighbours(conn, [h.identity for h in page], next_cursor)
 
     def graph_query(

@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from writegate.eventlog import Event
 from writegate.eventlog.events import format_timestamp, parse_timestamp
+from writegate.eventlog.sql import Sql
+from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.formulas.decay import decayed
 from writegate.gate.models import NodeRef
 from writegate.language import NodeRef as PayloadRef
@@ -26,6 +28,7 @@ from writegate.language import (
     payload_of,
     provenance_of,
 )
+from writegate.projections.search import Hit, TextIndex
 from writegate.projections.state import EdgeRow, NodeRow
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
@@ -232,3 +235,18 @@ def history_entry(event: Event) -> HistoryEntry:
         changes=changes,
         observations=provenance.observations if provenance else None,
     )
+
+
+def index_page(
+    index: TextIndex, conn: Sql, query: str, kind: str, limit: int, cursor: str | None
+) -> tuple[list[Hit], str | None]:
+    """One page of the text index's hits of ``kind`` and the cursor of the next (none at
+    the end); a cursor no search gave is ``INVALID_ARGUMENT``."""
+    try:
+        hits = index.search(conn, query, kind, limit + 1, cursor)
+    except ValueError:
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT, "cursor is not one this search gave", {"field": "cursor"}
+        ) from None
+    page = hits[:limit]
+    return page, page[-1].cursor if len(hits) > limit else None
