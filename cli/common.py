@@ -13,6 +13,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -86,8 +87,10 @@ class Context:
     def gate(self, *, create: bool = False, readonly: bool = False) -> Gate:
         settings = self.settings() if self.configured() else None
         gate = self._gate(settings, create=create, readonly=readonly)
-        if settings is not None and settings.embeddings is not None:  # meaning, optionally
-            gate.nearest = settings.embeddings.searcher(gate.log)
+        if settings is not None:
+            gate.query = replace(gate.query, rrf_k=settings.recall.rrf_k)
+            if settings.embeddings is not None:  # meaning, optionally
+                gate.nearest = settings.embeddings.searcher(gate.log)
         return gate
 
     def _gate(self, settings: Settings | None, *, create: bool, readonly: bool) -> Gate:

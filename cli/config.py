@@ -26,6 +26,7 @@ projection = "graph"                # whose Bolt server holds the (:Schema) node
 [recall]
 feedback_alpha = 0.3                # how far one answer's feedback moves a used fact's weight
 feedback_floor = 0.5                # a ranking multiplies relevance by at least this
+rrf_k = 60                          # graph_query fuses rankings by 1/(rrf_k + rank)
 
 [embeddings]                        # optional: vectors of meaning, made by a follower
 provider = "wordllama"              # adds the projection `vectors` (status, follow, rebuild)
@@ -245,6 +246,7 @@ class RecallSettings(BaseModel):
     # later feedback), and the floor of a fact's ranking factor (feedback never buries one)
     feedback_alpha: float = Field(default=DEFAULT_ALPHA, gt=0, le=1)
     feedback_floor: float = Field(default=DEFAULT_FLOOR, ge=0, le=1)
+    rrf_k: int = Field(default=60, ge=1, le=10_000)  # reciprocal rank fusion's constant
 
     def feedback(self) -> FeedbackSettings:
         return FeedbackSettings(alpha=self.feedback_alpha, floor=self.feedback_floor)

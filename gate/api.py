@@ -26,6 +26,7 @@ from writegate.gate.models import (
 )
 from writegate.gate.planning import Planner
 from writegate.gate.reads.observations import ObservationReader
+from writegate.gate.reads.query import DEFAULT as DEFAULT_QUERY
 from writegate.gate.reads.query import QueryConfig
 from writegate.gate.reads.reader import GraphReader
 from writegate.gate.reads.recall import Nearest
@@ -88,6 +89,7 @@ class Gate(WriteOperations, FeedbackOperations):
         self._limits = limits
         self.feedback = feedback or FeedbackSettings()  # ``[recall]``: graph_improve's rate
         self.nearest: Nearest | None = None  # an embedder's search (``[embeddings]``), if any
+        self.query = DEFAULT_QUERY  # how graph_query answers (``[recall] rrf_k`` tunes it)
         self.rejections = RejectionLog(log)
         planner = Planner(self.state, self.formula, self.formula_name, self.unknown_label_policy)
         self.writer = Writer(
@@ -203,9 +205,9 @@ class Gate(WriteOperations, FeedbackOperations):
     ) -> GraphReader:
         """The reads over this log (``gate.reads``): the one way every face gets them, with
         decay from the current schema's half-lives and ``graph_query`` answered by the
-        recipe ``query`` (default: ``gate.reads.query.DEFAULT``, ``rrf_k`` from the env), with
+        recipe ``query`` (default: the gate's ``query``), with
         an embedder's ``nearest`` search as more rankings when one is configured."""
-        config = replace(QueryConfig.from_env(query), feedback_floor=self.feedback.floor)
+        config = replace(query or self.query, feedback_floor=self.feedback.floor)
         searching = nearest or self.nearest
         return GraphReader(self.log, self.state, self._half_lives, config, searching)
 

@@ -25,7 +25,6 @@ they never answer a query about now.
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -64,7 +63,6 @@ from writegate.projections.state import (
 MAX_TOP_K = 50
 MAX_QUERY_DEPTH = 3
 MAX_TRIPLETS = 100
-RRF_K_ENV = "WRITEGATE_QUERY_RRF_K"
 
 
 class SeedSource(StrEnum):
@@ -121,17 +119,6 @@ class QueryConfig:
             top_k=self.top_k if top_k is None else top_k,
             depth=self.depth if depth is None else depth,
         )
-
-    @classmethod
-    def from_env(cls, recipe: QueryConfig | None = None) -> QueryConfig:
-        """The recipe with ``rrf_k`` from ``WRITEGATE_QUERY_RRF_K`` when it is set."""
-        recipe = recipe or DEFAULT
-        value = os.environ.get(RRF_K_ENV, "").strip()
-        if not value:
-            return recipe
-        if not value.isdigit() or int(value) < 1:
-            raise ValueError(f"{RRF_K_ENV} must be a whole number of at least 1, not {value!r}")
-        return replace(recipe, rrf_k=int(value))
 
 
 RECIPES: dict[str, QueryConfig] = {
