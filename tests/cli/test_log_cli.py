@@ -26,7 +26,7 @@ def test_n_and_reverse_page_both_ways(history: Path) -> None:
     assert seqs(history, "-n", "3") == [1, 2, 3]
     assert seqs(history, "--after", "3", "-n", "2") == [4, 5]
     assert seqs(history, "--reverse", "-n", "3") == [15, 14, 13]
-    shown = writegate(history, "log", "--reverse", "-n", "3")
+    shown = writegate(history, "log", "--reverse", "-n", "3", env={"COLUMNS": "200"})
     assert [int(line.split()[0]) for line in shown.stdout.splitlines()] == [15, 14, 13]
     assert shown.stderr == "… more: --reverse --to-seq 12\n"
     assert seqs(history, "--reverse", "-n", "3", "--to-seq", "12") == [12, 11, 10]
