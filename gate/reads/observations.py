@@ -76,9 +76,8 @@ class ObservationReader:
         with self._log.snapshot() as conn:
             if not self._state.keeps_observations(conn):
                 return ObservationPage(observations=[])
-            index = self._state.text_index(conn)
-            page, next_cursor = index_page(index, conn, query, "observation", limit, cursor)
-            rows = self._state.observations(conn, [h.identity for h in page])
+            page, next_cursor = index_page(self._state, conn, query, "observation", limit, cursor)
+            rows = self._state.observations(conn, page)
             return ObservationPage(
                 observations=[self._view(conn, row) for row in rows], next_cursor=next_cursor
             )

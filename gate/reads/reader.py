@@ -201,9 +201,8 @@ class GraphReader:
                 matches = found[:limit]
                 next_cursor = matches[-1] if len(found) > limit else None
                 return self._with_neighbours(conn, matches, next_cursor)
-            index = self._state.text_index(conn)
-            page, next_cursor = index_page(index, conn, query, "node", limit, cursor)
-            return self._with_neighbours(conn, [h.identity for h in page], next_cursor)
+            page, next_cursor = index_page(self._state, conn, query, "node", limit, cursor)
+            return self._with_neighbours(conn, page, next_cursor)
 
     def graph_query(
         self,

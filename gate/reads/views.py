@@ -28,8 +28,7 @@ from writegate.language import (
     payload_of,
     provenance_of,
 )
-from writegate.projections.search import Hit, TextIndex
-from writegate.projections.state import EdgeRow, NodeRow
+from writegate.projections.state import EdgeRow, NodeRow, StateProjection
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
 
@@ -238,15 +237,16 @@ def history_entry(event: Event) -> HistoryEntry:
 
 
 def index_page(
-    index: TextIndex, conn: Sql, query: str, kind: str, limit: int, cursor: str | None
-) -> tuple[list[Hit], str | None]:
-    """One page of the text index's hits of ``kind`` and the cursor of the next (none at
-    the end); a cursor no search gave is ``INVALID_ARGUMENT``."""
+    state: StateProjection, conn: Sql, query: str, kind: str, limit: int, cursor: str | None
+) -> tuple[list[str], str | None]:
+    """One page of the text index's hits of ``kind`` (their identities, the most relevant
+    first) and the cursor of the next (none at the end); a cursor no search gave is
+    ``INVALID_ARGUMENT``."""
     try:
-        hits = index.search(conn, query, kind, limit + 1, cursor)
+        hits = state.text_index(conn).search(conn, query, kind, limit + 1, cursor)
     except ValueError:
         raise GateRejection(
             ErrorCode.INVALID_ARGUMENT, "cursor is not one this search gave", {"field": "cursor"}
         ) from None
     page = hits[:limit]
-    return page, page[-1].cursor if len(hits) > limit else None
+    return [h.identity for h in page], page[-1].cursor if len(hits) > limit else None

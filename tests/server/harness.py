@@ -148,11 +148,22 @@ def http_server(
         )
         server = HttpServer(f"http://127.0.0.1:{port}/mcp", port, db, process, stderr)
         wait_listening(port, process, said=server.said)
+        _wait_started(process, server.said)
         try:
             yield server
         finally:
             stop(process)
             server.last_said = server.said()
+
+
+def _wait_started(process: subprocess.Popen[bytes], said: Callable[[], str]) -> None:
+    """Until the server has said where it serves: it binds its port first, then opens what
+    it serves (the log, the jobs it resumes), so a port that accepts is not yet a server."""
+    deadline = time.monotonic() + 30
+    while "writegate MCP on http" not in said():
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"the server did not start: {said()[-2000:]}")
+        time.sleep(0.02)
 
 
 def stop(process: subprocess.Popen[bytes], seconds: float = 10) -> None:
