@@ -8,6 +8,7 @@ import fcntl
 import json
 import os
 import select
+import signal
 import subprocess
 import termios
 from pathlib import Path
@@ -37,7 +38,11 @@ def _read_until(master: int, wanted: bytes, process: subprocess.Popen[bytes]) ->
 
 
 def _take_the_terminal() -> None:
+    """As a shell starts a job in the foreground: the terminal is its controlling one, and
+    Ctrl-C's signal has its default meaning (a runner started in the background, as CI
+    starts the suite, passes SIGINT on ignored, and Python then keeps it ignored)."""
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_in_a_terminal_serve_says_what_it_waits_for_and_ctrl_c_stops_it(db_path: Path) -> None:
