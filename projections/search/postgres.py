@@ -89,9 +89,9 @@ class PostgresTextIndex(DocumentRows):
             return []
         scoped, scopes = self.scoped(visible)
         head = [configuration, match, kind, *scopes]
-        if start is None:
-            sql, tail = _FIRST, [limit]
-        else:
+        tail: list[object] = [limit]
+        sql = _FIRST
+        if start is not None:
             sql, tail = _NEXT, [start[0], start[0], start[1], limit]
         rows = conn.execute(sql.replace("{scoped}", scoped), [*head, *tail])
         return [Hit(row[0], float(row[1])) for row in rows]

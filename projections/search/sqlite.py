@@ -95,9 +95,9 @@ class SqliteTextIndex(DocumentRows):
         if not match:
             return []
         scoped, scopes = self.scoped(visible)
-        if start is None:
-            sql, tail = _FIRST, [limit]
-        else:
+        tail: list[object] = [limit]
+        sql = _FIRST
+        if start is not None:
             sql, tail = _NEXT, [start[0], start[0], start[1], limit]
         rows = conn.execute(sql.replace("{scoped}", scoped), [match, kind, *scopes, *tail])
         return [Hit(row[0], float(row[1])) for row in rows]
