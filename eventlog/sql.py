@@ -71,3 +71,16 @@ def create_once(conn: Sql, script: str, present: Callable[[], bool]) -> None:
             conn.execute("ROLLBACK")
         if not isinstance(exc, Exception) or not present():
             raise
+
+
+def has_column(conn: Sql, table: str, column: str) -> bool:
+    """Whether ``table`` (in the connection's schema) has ``column``: a layout that adds a
+    column to a table older files already have adds it with ``ALTER TABLE``."""
+    if isinstance(conn, sqlite3.Connection):
+        sql = "SELECT 1 FROM pragma_table_info(?) WHERE name = ?"
+    else:
+        sql = (
+            "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = ? AND column_name = ?"
+        )
+    return conn.execute(sql, (table, column)).fetchone() is not None

@@ -30,6 +30,7 @@ from writegate.gate.reads.query import DEFAULT as DEFAULT_QUERY
 from writegate.gate.reads.query import QueryConfig
 from writegate.gate.reads.reader import GraphReader
 from writegate.gate.reads.recall import Nearest
+from writegate.gate.reads.scoped import ScopedReader
 from writegate.gate.rejections import RejectionLog
 from writegate.gate.results import rejected
 from writegate.gate.review import Reviews
@@ -45,6 +46,7 @@ from writegate.gate.schema import (
 from writegate.gate.schema.cache import unavailable
 from writegate.gate.schema.publishing import SchemaPublishResult, publish_schema
 from writegate.gate.schema.registry import relationship_types
+from writegate.gate.scopes import ALL, Scopes
 from writegate.gate.write_api import WriteOperations
 from writegate.gate.writing import (
     Writer,
@@ -201,13 +203,19 @@ class Gate(WriteOperations, FeedbackOperations):
         return Reviews(self)
 
     def reader(
-        self, query: QueryConfig | None = None, nearest: Nearest | None = None
+        self,
+        query: QueryConfig | None = None,
+        nearest: Nearest | None = None,
+        scopes: Scopes = ALL,
     ) -> GraphReader:
         """The reads over this log (``gate.reads``): the one way every face gets them, with
         decay from the current schema's half-lives and ``graph_query`` answered by the
         recipe ``query`` (default: the gate's ``query``), with
-        an embedder's ``nearest`` search as more rankings when one is configured."""
+        an embedder's ``nearest`` search as more rankings when one is configured; a caller
+        granted ``scopes`` reads only inside them."""
         config = replace(query or self.query, feedback_floor=self.feedback.floor)
+        if scopes.granted is not None:  # a caller granted some scopes (``gate.reads.scoped``)
+            return ScopedReader(self.log, scopes.granted, self._half_lives, config)
         searching = nearest or self.nearest
         return GraphReader(self.log, self.state, self._half_lives, config, searching)
 

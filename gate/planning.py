@@ -28,6 +28,7 @@ from writegate.gate.models import (
 from writegate.gate.resolution import endpoints, matching
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.registry import RelationshipEntry, SchemaEntry
+from writegate.gate.scopes import end_scopes, label_scope
 from writegate.gate.version import __version__
 from writegate.language import (
     NodeDeleted,
@@ -198,6 +199,7 @@ class Planner:
                 resolution_keys=landing.keys,
                 resolved_from=landing.resolved_from or here.aliased,
                 unknown_properties=unknown or None,
+                scope=label_scope(snapshot, target.label),
                 batch_item=item,
             )
             tx.emit(
@@ -265,6 +267,7 @@ class Planner:
                 stub_keys=ends.stub_keys or None,
                 resolved_from=ends.resolved_from or None,
                 unknown_properties=unknown or None,
+                scopes=end_scopes(tx.conn, snapshot, (head, tail)),
                 batch_item=item,
             )
             streams = [written.stream, *(ref.stream for ref in absent)]

@@ -60,8 +60,10 @@ from writegate.language.payloads import (
     provenance_of,
     writer_of,
 )
+from writegate.language.scopes import DEFAULT_SCOPE, scope_or_default
 
 __all__ = [
+    "DEFAULT_SCOPE",
     "EVENT_TYPES",
     "GRAPH_EVENT_TYPES",
     "IDENTIFIER",
@@ -106,5 +108,6 @@ __all__ = [
     "provenance_of",
     "relationship_identity",
     "relationship_stream",
+    "scope_or_default",
     "writer_of",
 ]

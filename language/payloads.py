@@ -43,6 +43,9 @@ class NodeWritten(GraphPayload):
     written_by: str | None = Field(default=None, exclude_if=unset)  # see ``writer_of``
     # properties written that the schema does not declare (the label allows them)
     unknown_properties: list[str] | None = Field(default=None, exclude_if=unset)
+    # the node's scope (``language.scopes``), set when its label declares one; unset: the
+    # scope the node has, or the implicit one for a new node
+    scope: str | None = Field(default=None, exclude_if=unset)
 
     @property
     def subject(self) -> str:
@@ -70,6 +73,9 @@ class RelationshipWritten(GraphPayload):
     resolved_from: dict[str, str] | None = Field(default=None, exclude_if=unset)
     written_by: str | None = Field(default=None, exclude_if=unset)  # see ``writer_of``
     unknown_properties: list[str] | None = Field(default=None, exclude_if=unset)
+    # each end's scope by identity, set when an end is outside the implicit scope (a stub
+    # this write creates gets its own from here)
+    scopes: dict[str, str] | None = Field(default=None, exclude_if=unset)
 
     @property
     def stream(self) -> str:

@@ -99,6 +99,9 @@ class Subgraph(BaseModel):
     edges: list[EdgeView]
     next_cursor: str | None = None
     truncated: bool = False
+    # a scoped read's relationships leading from these nodes into scopes the caller cannot
+    # see, counted per scope (``gate.reads.scoped``); absent for an unscoped read
+    withheld: dict[str, int] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class PathResult(BaseModel):

@@ -41,6 +41,7 @@ from writegate.gate.schema.rules import (
     consistency_problems,
     value_has_type,
 )
+from writegate.language import IDENTIFIER
 
 PropertyType = Literal["string", "integer", "number", "boolean", "array"]
 ItemType = Literal["string", "integer", "number", "boolean"]
@@ -156,6 +157,8 @@ class NodeTypeDoc(BaseModel):
     # writes whose computed confidence is below this are held for a reviewer
     review_below: float | None = Field(default=None, ge=0, le=1, exclude_if=_unset)
     resolution: ResolutionDoc | None = Field(default=None, exclude_if=_unset)
+    # the scope its nodes belong to (``language.scopes``; unset: the implicit one)
+    scope: str | None = Field(default=None, pattern=f"^{IDENTIFIER.pattern}$", exclude_if=_unset)
 
 
 class RelationshipTypeDoc(BaseModel):

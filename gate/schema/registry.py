@@ -50,6 +50,7 @@ class SchemaEntry:
     # the other labels of its identity group, with their resolution (looked across too)
     group: Mapping[str, ResolutionDoc] = field(default_factory=dict)
     review_rules: tuple[ReviewRule, ...] = ()  # the document's rules that cover it
+    scope: str | None = None  # the scope its nodes belong to (None: the implicit one)
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ class Schema:
                 resolution=n.resolution,
                 group=groups.get(label, {}),
                 review_rules=_rules_for(document, label),
+                scope=n.scope,
             )
             for label, n in document.nodes.items()
         }

@@ -23,7 +23,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from writegate.eventlog.sql import Sql
+from writegate.eventlog.sql import Sql, has_column
+from writegate.language import DEFAULT_SCOPE
+from writegate.language.scopes import Visible
 
 _IN_LIST = 500  # identities per IN (...) list: far below any SQLite's variable limit
 MAX_WORDS = 32  # a query's words beyond these are not searched: a search stays one probe each
@@ -50,6 +52,9 @@ class Document:
     identity: str
     kind: str  # "node", "relationship" or "observation"
     text: str
+    # the scopes a reader must see to find it: a node's own (twice), a relationship's ends'
+    scope_from: str = DEFAULT_SCOPE
+    scope_to: str = DEFAULT_SCOPE
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,21 @@ def entity_text(name: str, properties: Mapping[str, Any]) -> str:
     return "\n".join([name, *(s for v in properties.values() for s in _strings(v))])
 
 
+def in_scopes(columns: Sequence[str], visible: Visible) -> tuple[str, list[str]]:
+    """The condition (`` AND …``) and its parameters that keep a probe inside ``visible``:
+    nothing for every scope, never true for none (fail closed)."""
+    if visible is None:
+        return "", []
+    if not visible:
+        return " AND 1 = 0", []
+    ordered = sorted(visible)
+    marks = ", ".join("?" * len(ordered))
+    return "".join(f" AND {c} IN ({marks})" for c in columns), ordered * len(columns)
+
+
+_SCOPE_COLUMNS = ("scope_from", "scope_to")
+
+
 class TextIndex(Protocol):
     """A text index kept in the log's own database (SQLite or PostgreSQL)."""
 
@@ -122,12 +142,20 @@ class TextIndex(Protocol):
         ...
 
     def search(
-        self, conn: Sql, query: str, kind: str, limit: int, after: str | None = None
+        self,
+        conn: Sql,
+        query: str,
+        kind: str,
+        limit: int,
+        after: str | None = None,
+        visible: Visible = None,
     ) -> list[Hit]:
         """At most ``limit`` documents of ``kind`` matching any of ``search_words(query)``
         (a word matches the words its stem begins), the most relevant first, ties by
         identity, after the hit whose ``cursor`` is ``after``; none when the query has no
-        such words. A malformed ``after`` raises ValueError."""
+        such words. Only documents whose scopes are all in ``visible`` (None: every
+        scope) are looked at: the probe filters, not the caller. A malformed ``after``
+        raises ValueError."""
         ...
 
     def documents(self, conn: Sql) -> Iterator[Document]:
@@ -147,16 +175,39 @@ class DocumentRows:
 
     # an unchanged document is not written again: its index entries stay as they are
     _PUT = (
-        "INSERT INTO search_documents (identity, kind, text) VALUES (?, ?, ?) "
-        "ON CONFLICT (identity) DO UPDATE SET kind = excluded.kind, text = excluded.text "
-        "WHERE search_documents.text <> excluded.text OR search_documents.kind <> excluded.kind"
+        "INSERT INTO search_documents (identity, kind, text, scope_from, scope_to) "
+        "VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (identity) DO UPDATE SET kind = excluded.kind, text = excluded.text, "
+        "scope_from = excluded.scope_from, scope_to = excluded.scope_to "
+        "WHERE search_documents.text <> excluded.text OR search_documents.kind <> excluded.kind "
+        "OR search_documents.scope_from <> excluded.scope_from "
+        "OR search_documents.scope_to <> excluded.scope_to"
     )
+    _COLUMNS = "identity, kind, text, scope_from, scope_to"
+
+    def add_scopes(self, conn: Sql) -> None:
+        """The scope columns, added to an index made before them (its rows are then
+        rebuilt with the rest of the read model)."""
+        for column in _SCOPE_COLUMNS:
+            if not has_column(conn, "search_documents", column):
+                conn.execute(
+                    f"ALTER TABLE search_documents ADD COLUMN {column} "
+                    f"TEXT NOT NULL DEFAULT '{DEFAULT_SCOPE}'"
+                )
+
+    @staticmethod
+    def scoped(visible: Visible) -> tuple[str, list[str]]:
+        """``in_scopes`` over a document's two scope columns."""
+        return in_scopes(_SCOPE_COLUMNS, visible)
 
     def reset(self, conn: Sql) -> None:
         conn.execute("DELETE FROM search_documents")
 
     def put(self, conn: Sql, documents: Iterable[Document]) -> None:
-        conn.executemany(self._PUT, [(d.identity, d.kind, d.text) for d in documents])
+        conn.executemany(
+            self._PUT,
+            [(d.identity, d.kind, d.text, d.scope_from, d.scope_to) for d in documents],
+        )
 
     def drop(self, conn: Sql, identities: Iterable[str]) -> None:
         conn.executemany(
@@ -164,9 +215,9 @@ class DocumentRows:
         )
 
     def documents(self, conn: Sql) -> Iterator[Document]:
-        rows = conn.execute("SELECT identity, kind, text FROM search_documents ORDER BY identity")
+        rows = conn.execute(f"SELECT {self._COLUMNS} FROM search_documents ORDER BY identity")
         for row in rows:
-            yield Document(row[0], row[1], row[2])
+            yield Document(*row)
 
     def documents_of(self, conn: Sql, identities: Sequence[str]) -> list[Document]:
         found: list[Document] = []
@@ -175,8 +226,8 @@ class DocumentRows:
             chunk = unique[start : start + _IN_LIST]
             marks = ", ".join("?" * len(chunk))
             rows = conn.execute(
-                f"SELECT identity, kind, text FROM search_documents WHERE identity IN ({marks})",
+                f"SELECT {self._COLUMNS} FROM search_documents WHERE identity IN ({marks})",
                 chunk,
             )
-            found.extend(Document(row[0], row[1], row[2]) for row in rows)
+            found.extend(Document(*row) for row in rows)
         return sorted(found, key=lambda d: d.identity)

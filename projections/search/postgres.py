@@ -13,6 +13,7 @@ configuration is made again on install (PostgreSQL computes it for the rows ther
 from __future__ import annotations
 
 from writegate.eventlog.sql import Sql
+from writegate.language.scopes import Visible
 from writegate.projections.search.contract import (
     STOP_WORDS,
     DocumentRows,
@@ -28,7 +29,9 @@ CREATE TABLE IF NOT EXISTS search_documents (
     identity TEXT PRIMARY KEY,
     kind TEXT NOT NULL,
     text TEXT NOT NULL,
-    {_WORDS}
+    {_WORDS},
+    scope_from TEXT NOT NULL DEFAULT 'default',
+    scope_to TEXT NOT NULL DEFAULT 'default'
 );
 CREATE INDEX IF NOT EXISTS search_documents_words ON search_documents USING GIN (words)
 """
@@ -40,7 +43,7 @@ _MADE_WITH = (  # the generated column's expression, as PostgreSQL keeps it
 _HITS = (
     "SELECT identity, -ts_rank_cd(words, q)::float8 AS score "
     "FROM search_documents, to_tsquery(?::regconfig, ?) AS q "
-    "WHERE words @@ q AND kind = ?"
+    "WHERE words @@ q AND kind = ?{scoped}"
 )
 _FIRST = f"SELECT identity, score FROM ({_HITS}) AS hits ORDER BY score, identity LIMIT ?"
 _NEXT = (
@@ -69,17 +72,26 @@ class PostgresTextIndex(DocumentRows):
             conn.execute(f"ALTER TABLE search_documents ADD COLUMN {_WORDS}")
         for statement in TABLES.split(";"):
             conn.execute(statement)
+        self.add_scopes(conn)
 
     def search(
-        self, conn: Sql, query: str, kind: str, limit: int, after: str | None = None
+        self,
+        conn: Sql,
+        query: str,
+        kind: str,
+        limit: int,
+        after: str | None = None,
+        visible: Visible = None,
     ) -> list[Hit]:
         configuration, match = ts_query(query)
         start = None if after is None else parse_cursor(after)  # refused whatever the query
         if not match:
             return []
-        if start is None:
-            rows = conn.execute(_FIRST, (configuration, match, kind, limit))
-        else:
-            score, identity = start
-            rows = conn.execute(_NEXT, (configuration, match, kind, score, score, identity, limit))
+        scoped, scopes = self.scoped(visible)
+        head = [configuration, match, kind, *scopes]
+        tail: list[object] = [limit]
+        sql = _FIRST
+        if start is not None:
+            sql, tail = _NEXT, [start[0], start[0], start[1], limit]
+        rows = conn.execute(sql.replace("{scoped}", scoped), [*head, *tail])
         return [Hit(row[0], float(row[1])) for row in rows]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import sqlite3
 
 from writegate.eventlog.sql import Sql, run_script
+from writegate.language.scopes import Visible
 from writegate.projections.search.contract import DocumentRows, Hit, parse_cursor, search_words
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -26,7 +27,9 @@ CREATE TABLE IF NOT EXISTS search_documents (
     rowid INTEGER PRIMARY KEY,
     identity TEXT NOT NULL UNIQUE,
     kind TEXT NOT NULL,
-    text TEXT NOT NULL
+    text TEXT NOT NULL,
+    scope_from TEXT NOT NULL DEFAULT 'default',
+    scope_to TEXT NOT NULL DEFAULT 'default'
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5 (
     text, content = 'search_documents', content_rowid = 'rowid',
@@ -47,13 +50,13 @@ END;
 _HITS = (
     "SELECT d.identity AS identity, bm25(search_fts) AS score FROM search_fts "
     "JOIN search_documents d ON d.rowid = search_fts.rowid "
-    "WHERE search_fts MATCH :match AND d.kind = :kind"
+    "WHERE search_fts MATCH ? AND d.kind = ?{scoped}"
 )
-_FIRST = f"SELECT identity, score FROM ({_HITS}) ORDER BY score, identity LIMIT :limit"
+_FIRST = f"SELECT identity, score FROM ({_HITS}) ORDER BY score, identity LIMIT ?"
 _NEXT = (
     f"SELECT identity, score FROM ({_HITS}) "
-    "WHERE score > :score OR (score = :score AND identity > :after) "
-    "ORDER BY score, identity LIMIT :limit"
+    "WHERE score > ? OR (score = ? AND identity > ?) "
+    "ORDER BY score, identity LIMIT ?"
 )
 
 
@@ -74,18 +77,29 @@ class SqliteTextIndex(DocumentRows):
         if outdated:  # another tokenizer's index: made again, from the documents it indexed
             conn.execute("DROP TABLE search_fts")
         run_script(conn, TABLES)
+        self.add_scopes(conn)
         if outdated:
             conn.execute("INSERT INTO search_fts (search_fts) VALUES ('rebuild')")
 
     def search(
-        self, conn: Sql, query: str, kind: str, limit: int, after: str | None = None
+        self,
+        conn: Sql,
+        query: str,
+        kind: str,
+        limit: int,
+        after: str | None = None,
+        visible: Visible = None,
     ) -> list[Hit]:
-        params: dict[str, object] = {"match": fts_query(query), "kind": kind, "limit": limit}
-        if after is not None:  # refused whatever the query
-            params["score"], params["after"] = parse_cursor(after)
-        if not params["match"]:
+        start = None if after is None else parse_cursor(after)  # refused whatever the query
+        match = fts_query(query)
+        if not match:
             return []
-        rows = conn.execute(_FIRST if after is None else _NEXT, params)
+        scoped, scopes = self.scoped(visible)
+        tail: list[object] = [limit]
+        sql = _FIRST
+        if start is not None:
+            sql, tail = _NEXT, [start[0], start[0], start[1], limit]
+        rows = conn.execute(sql.replace("{scoped}", scoped), [match, kind, *scopes, *tail])
         return [Hit(row[0], float(row[1])) for row in rows]
 
     def intact(self, conn: Sql) -> bool:

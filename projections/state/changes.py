@@ -28,7 +28,7 @@ from writegate.language import (
     payload_of,
     writer_of,
 )
-from writegate.projections.state import blocking, feedback, merging, observations
+from writegate.projections.state import blocking, feedback, merging, observations, scoping
 from writegate.projections.state.tables import UPSERT_FACT, UPSERT_NODE, UPSERT_RELATIONSHIP
 
 
@@ -91,7 +91,14 @@ def _index(conn: Sql, identity: str, keys: list[str], *, created: bool) -> None:
 
 
 def _upsert_node(
-    conn: Sql, event: EventCore, ref: NodeRef, changes: dict[str, Any], *, stub: bool, by: str
+    conn: Sql,
+    event: EventCore,
+    ref: NodeRef,
+    changes: dict[str, Any],
+    *,
+    stub: bool,
+    by: str,
+    scope: str,
 ) -> None:
     row = conn.execute(
         "SELECT properties, remapped_from, created_seq FROM state_nodes WHERE identity = ?",
@@ -116,6 +123,7 @@ def _upsert_node(
             seq,
             at,
             by,
+            scope,
         ),
     )
 
@@ -126,7 +134,8 @@ def _relationship_written(
     for stub in written.stubs_created:
         exists = conn.execute("SELECT 1 FROM state_nodes WHERE identity = ?", (stub.identity,))
         if exists.fetchone() is None:
-            _upsert_node(conn, event, stub, {}, stub=True, by=by)
+            scope = scoping.stub_scope(written, stub.identity)
+            _upsert_node(conn, event, stub, {}, stub=True, by=by, scope=scope)
             keys = (written.stub_keys or {}).get(stub.identity)
             if keys is not None:
                 _index(conn, stub.identity, keys, created=True)
@@ -161,7 +170,10 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
     match payload_of(event):
         case NodeWritten() as written:
             by = writer_of(event, written)
-            _upsert_node(conn, event, written.node, written.properties, stub=False, by=by)
+            scope = scoping.written_scope(conn, written)
+            _upsert_node(
+                conn, event, written.node, written.properties, stub=False, by=by, scope=scope
+            )
             _record_facts(conn, event, written.node.identity, written.properties, by)
             observations.cite(conn, event, written.node.identity, "node")
             if written.resolution_keys is not None:

@@ -14,8 +14,10 @@ import orjson
 
 from writegate.eventlog import EventCore, Log
 from writegate.eventlog.sql import Sql, run_script
+from writegate.language import DEFAULT_SCOPE
 from writegate.projections.search import Document, TextIndex, entity_text, text_index_for
 from writegate.projections.search.sqlite import SqliteTextIndex
+from writegate.projections.state import scoping
 from writegate.projections.state.changes import apply_to_state
 from writegate.projections.state.observations import ObservationQueries
 from writegate.projections.state.queries import StateReader
@@ -45,6 +47,7 @@ class StateProjection(StateReader, ObservationQueries):
         """Create the tables; a read model of an older layout is emptied, so the log's
         catch-up rebuilds it whole."""
         run_script(conn, TABLES)
+        scoping.add_scope_column(conn)
         text_index_for(conn).install(conn)
         if self.layout(conn) < LAYOUT:
             self.reset(conn)
@@ -105,8 +108,9 @@ class StateProjection(StateReader, ObservationQueries):
             if row is None:
                 gone.append(identity)
             else:
-                found.append(Document(identity, name, text_of(row)))
+                found.append(Document(identity, name, text_of(row), row[-2], row[-1]))
         index = text_index_for(conn)
+        found += scoping.moved_relationships(conn, index, found)
         if gone:
             index.drop(conn, gone)
         if found:
@@ -176,6 +180,14 @@ class StateProjection(StateReader, ObservationQueries):
         return {**super().snapshot(conn), "search_documents": documents}
 
 
+_ENDS = (
+    f"SELECT r.type, r.properties, COALESCE(f.scope, '{DEFAULT_SCOPE}'), "
+    f"COALESCE(t.scope, '{DEFAULT_SCOPE}') "
+    "FROM state_relationships r LEFT JOIN state_nodes f ON f.identity = r.from_identity "
+    "LEFT JOIN state_nodes t ON t.identity = r.to_identity WHERE r.identity = ?"
+)
+
+
 def _entity(row: tuple[Any, ...]) -> str:
     return entity_text(row[0], orjson.loads(row[1]))
 
@@ -186,13 +198,17 @@ def _said(row: tuple[Any, ...]) -> str:
 
 _TEXT_SOURCES: dict[str, tuple[str, str, Callable[[tuple[Any, ...]], str]]] = {
     # a stream's prefix: the kind of document, where its words are, and how they read
-    "node": ("node", "SELECT label, properties FROM state_nodes WHERE identity = ?", _entity),
-    "rel": (
-        "relationship",
-        "SELECT type, properties FROM state_relationships WHERE identity = ?",
+    "node": (
+        "node",
+        "SELECT label, properties, scope, scope FROM state_nodes WHERE identity = ?",
         _entity,
     ),
-    "obs": ("observation", "SELECT text FROM state_observations WHERE id = ?", _said),
+    "rel": ("relationship", _ENDS, _entity),
+    "obs": (  # observations are in the implicit scope (until one is recorded with a scope)
+        "observation",
+        f"SELECT text, '{DEFAULT_SCOPE}', '{DEFAULT_SCOPE}' FROM state_observations WHERE id = ?",
+        _said,
+    ),
 }
 
 

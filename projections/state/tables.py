@@ -30,7 +30,8 @@ CREATE TABLE IF NOT EXISTS state_nodes (
     created_seq INTEGER NOT NULL,
     updated_seq INTEGER NOT NULL,
     updated_at TEXT NOT NULL,
-    updated_by TEXT NOT NULL
+    updated_by TEXT NOT NULL,
+    scope TEXT NOT NULL DEFAULT 'default'
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS state_relationships (
     identity TEXT PRIMARY KEY,
@@ -117,9 +118,11 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (
 TEXT_LAYOUT = 8  # the first layout with the text index (``projections.search``)
 FEEDBACK_LAYOUT = 9  # the first with the feedback weights
 OBSERVATIONS_LAYOUT = 10  # the first with observations and the writes citing them
-LAYOUT = 11  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+SCOPES_LAYOUT = 12  # the first with each node's scope
+LAYOUT = 12  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
 # index; 9: the feedback weights; 10: observations and the writes citing them (and their
-# words in the text index); 11: the text index stems its words (``projections.search``)
+# words in the text index); 11: the text index stems its words (``projections.search``);
+# 12: each node's scope, and both ends' in the text index (``scoping``)
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),
@@ -197,7 +200,7 @@ def ordered_selects(tables: Iterable[str]) -> Iterator[str]:
 
 NODE_COLUMNS = (
     "identity, label, keys, properties, provenance, version, stub, remapped_from, "
-    "created_seq, updated_seq, updated_at, updated_by"
+    "created_seq, updated_seq, updated_at, updated_by, scope"
 )
 REL_COLUMNS = (
     "identity, type, from_identity, to_identity, properties, provenance, version, "

@@ -1,0 +1,77 @@
+"""Scopes on the write path: which scope a write puts a node in, and whether the writer
+may (``language.scopes`` says what a scope is; ``projections.state.scoping`` keeps it).
+
+A label's scope is the schema's (``scope:``); a relationship's ends keep the scopes their
+nodes have (a stub it creates takes its label's). A writer granted some scopes may write
+only inside them: a write that would put or touch a node elsewhere is ``POLICY_DENIED``
+before anything is appended (``Scopes.refused``, asked of exactly the events).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from writegate.eventlog import Event
+from writegate.eventlog.sql import Sql
+from writegate.gate.schema import LoadedSchema
+from writegate.language import NodeRef, NodeWritten, RelationshipWritten, payload_of
+from writegate.language.scopes import DEFAULT_SCOPE, Visible, scope_or_default
+from writegate.projections.state.scoping import scope_of
+
+
+def label_scope(snapshot: LoadedSchema, label: str) -> str | None:
+    """The scope the schema declares for ``label`` (None: the implicit one)."""
+    entry = snapshot.registry.get_entry(label)
+    return entry.scope if entry is not None else None
+
+
+def end_scopes(conn: Sql, snapshot: LoadedSchema, ends: Sequence[NodeRef]) -> dict[str, str] | None:
+    """Each end's scope by identity: the node's own, or its label's for one not there yet;
+    None when every end is in the implicit scope (the event then reads as before)."""
+    scopes = {
+        ref.identity: scope_of(conn, ref.identity)
+        or scope_or_default(label_scope(snapshot, ref.label))
+        for ref in ends
+    }
+    return scopes if any(s != DEFAULT_SCOPE for s in scopes.values()) else None
+
+
+class Scopes(BaseModel):
+    """What one caller is granted: the scopes it may read and write (``granted`` None:
+    every scope — the CLI, a credential made without grants)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    granted: frozenset[str] | None = None
+
+    @property
+    def visible(self) -> Visible:
+        return self.granted
+
+    def refused(self, events: Iterable[Event]) -> list[str]:
+        """The scopes outside the grant that these events would write into, each once."""
+        if self.granted is None:
+            return []
+        outside: dict[str, None] = {}
+        for scope in _written_scopes(events):
+            if scope not in self.granted:
+                outside.setdefault(scope)
+        return list(outside)
+
+
+ALL = Scopes()
+
+
+def _written_scopes(events: Iterable[Event]) -> Iterable[str]:
+    for event in events:
+        match payload_of(event):
+            case NodeWritten() as written:
+                yield scope_or_default(written.scope)
+            case RelationshipWritten() as written:
+                ends = written.scopes or {}
+                for ref in (written.from_node, written.to_node):
+                    yield scope_or_default(ends.get(ref.identity))
+            case _:
+                pass

@@ -1,0 +1,72 @@
+"""Each node's scope in the read model (``language.scopes``), kept with the write.
+
+``state_nodes.scope`` holds a node's scope; the text index holds each document's scopes (a
+relationship's are its ends'), so a scoped search filters in its probe. When a node
+changes scope its relationships' documents are written again in the same transaction, so
+the index never names a relationship under scopes it has left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import orjson
+
+from writegate.eventlog.sql import Sql, has_column
+from writegate.language import DEFAULT_SCOPE, NodeWritten, RelationshipWritten, scope_or_default
+from writegate.projections.search import Document, TextIndex, entity_text
+
+_RELATIONSHIP_DOCUMENTS = (
+    "SELECT r.identity, r.type, r.properties, f.scope, t.scope FROM state_relationships r "
+    "JOIN state_nodes f ON f.identity = r.from_identity "
+    "JOIN state_nodes t ON t.identity = r.to_identity WHERE r.{column} = ?"
+)
+
+
+def add_scope_column(conn: Sql) -> None:
+    """``state_nodes.scope``, added to a read model made before it (rebuilt then)."""
+    if not has_column(conn, "state_nodes", "scope"):
+        conn.execute(
+            f"ALTER TABLE state_nodes ADD COLUMN scope TEXT NOT NULL DEFAULT '{DEFAULT_SCOPE}'"
+        )
+
+
+def written_scope(conn: Sql, written: NodeWritten) -> str:
+    """The scope a node write leaves it in: the one recorded, else the one it has, else
+    the implicit one."""
+    if written.scope is not None:
+        return written.scope
+    row = conn.execute(
+        "SELECT scope FROM state_nodes WHERE identity = ?", (written.node.identity,)
+    ).fetchone()
+    return str(row[0]) if row else DEFAULT_SCOPE
+
+
+def stub_scope(written: RelationshipWritten, identity: str) -> str:
+    """The scope of an endpoint the relationship write creates."""
+    return scope_or_default((written.scopes or {}).get(identity))
+
+
+def moved_relationships(conn: Sql, index: TextIndex, found: Sequence[Document]) -> list[Document]:
+    """The documents of the relationships of every node in ``found`` whose indexed scope
+    is not the one it now has: written again with their ends' scopes."""
+    nodes = {d.identity: d.scope_from for d in found if d.kind == "node"}
+    if not nodes:
+        return []
+    indexed = {d.identity: d.scope_from for d in index.documents_of(conn, list(nodes))}
+    moved = [i for i, scope in nodes.items() if i in indexed and indexed[i] != scope]
+    again: dict[str, Document] = {}
+    for identity in moved:
+        for column in ("from_identity", "to_identity"):
+            sql = _RELATIONSHIP_DOCUMENTS.replace("{column}", column)
+            for rid, rtype, properties, start, end in conn.execute(sql, (identity,)):
+                again[rid] = Document(
+                    rid, "relationship", entity_text(rtype, orjson.loads(properties)), start, end
+                )
+    return list(again.values())
+
+
+def scope_of(conn: Sql, identity: str) -> str | None:
+    """The scope of a node the read model holds (None: no such node)."""
+    row = conn.execute("SELECT scope FROM state_nodes WHERE identity = ?", (identity,)).fetchone()
+    return str(row[0]) if row else None

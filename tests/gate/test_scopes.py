@@ -1,0 +1,208 @@
+"""Scoped reads, on SQLite and on PostgreSQL: a node's scope comes from its label, the
+read model and the text index keep it, and a caller granted some scopes never meets a node,
+relationship, label or word of another — only how many relationships lead there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import AGENT
+from writegate.gate import Gate, GateRejection
+from writegate.gate.scopes import Scopes
+from writegate.language import node_identity
+
+SCOPES = ("a", "b", "c")
+LABELS = {"a": "Alpha", "b": "Beta", "c": "Gamma"}
+SCHEMA: dict[str, Any] = {
+    "name": "scoped",
+    "nodes": {
+        **{label: {"merge_keys": ["name"], "scope": scope} for scope, label in LABELS.items()},
+        "Plain": {"merge_keys": ["name"]},
+    },
+    "relationships": {"LINK": {}},
+}
+WRITE: dict[str, Any] = {"source": "test", "extraction_method": "manual", "reliability": 0.9}
+
+
+@pytest.fixture
+def db_path(any_db: str | Path) -> str | Path:
+    return any_db
+
+
+@pytest.fixture
+def scoped_gate(db_path: str | Path) -> Any:
+    g = Gate.open(db_path, default_actor=AGENT)
+    assert g.publish_schema(SCHEMA).status == "published"
+    yield g
+    g.close()
+
+
+def word(scope: str, n: int) -> str:
+    return f"{scope}word{n}"
+
+
+def write(gate: Gate, scope: str, n: int) -> None:
+    name = word(scope, n)
+    result = gate.write_node(
+        label=LABELS[scope], merge_keys={"name": name}, properties={"note": f"{name} said"}, **WRITE
+    )
+    assert result.status == "written", result
+
+
+def link(gate: Gate, one: tuple[str, int], other: tuple[str, int]) -> None:
+    result = gate.write_relationship(
+        type="LINK",
+        from_label=LABELS[one[0]],
+        from_keys={"name": word(*one)},
+        to_label=LABELS[other[0]],
+        to_keys={"name": word(*other)},
+        **WRITE,
+    )
+    assert result.status == "written", result
+
+
+def test_a_node_is_in_its_labels_scope_and_its_relationships_in_both_ends(
+    scoped_gate: Gate,
+) -> None:
+    write(scoped_gate, "a", 1)
+    write(scoped_gate, "b", 1)
+    link(scoped_gate, ("a", 1), ("b", 1))
+    written = list(scoped_gate.log.read(after_seq=0, limit=10).events)
+    node = next(e for e in written if e.type == "node.written")
+    assert node.payload["scope"] == "a"
+    conn = scoped_gate.log.connection()
+    documents = {d.identity: d for d in scoped_gate.state.text_index(conn).documents(conn)}
+    rel = next(d for d in documents.values() if d.kind == "relationship")
+    assert (rel.scope_from, rel.scope_to) == ("a", "b")
+    assert scoped_gate.state.equals_replay(scoped_gate.log, conn)
+
+
+def test_a_log_without_scopes_writes_events_as_before(gate: Gate) -> None:
+    gate.write_node(label="Person", merge_keys={"name": "Ann"}, properties={}, **WRITE)
+    event = gate.log.read(after_seq=0, limit=10).events[-1]
+    assert "scope" not in event.payload
+    page = gate.reader(scopes=Scopes(granted=frozenset({"default"}))).search_nodes("ann")
+    assert [n.merge_keys["name"] for n in page.nodes] == ["Ann"]
+
+
+def test_a_caller_granted_no_scope_sees_nothing(scoped_gate: Gate) -> None:
+    write(scoped_gate, "a", 1)
+    reader = scoped_gate.reader(scopes=Scopes(granted=frozenset()))
+    assert reader.search_nodes("aword1").nodes == []
+    assert reader.graph_query("aword1").triplets == []
+
+
+def test_an_answer_counts_the_relationships_into_hidden_scopes(scoped_gate: Gate) -> None:
+    for n in (1, 2):
+        write(scoped_gate, "a", n)
+        write(scoped_gate, "b", n)
+    write(scoped_gate, "c", 1)
+    link(scoped_gate, ("a", 1), ("a", 2))
+    link(scoped_gate, ("a", 1), ("b", 1))
+    link(scoped_gate, ("b", 2), ("a", 1))
+    link(scoped_gate, ("a", 1), ("c", 1))
+    reader = scoped_gate.reader(scopes=Scopes(granted=frozenset({"a"})))
+    page = reader.open_nodes([{"label": "Alpha", "merge_keys": {"name": "aword1"}}])
+    assert sorted(n.merge_keys["name"] for n in page.nodes) == ["aword1", "aword2"]
+    assert len(page.edges) == 1
+    assert page.withheld == {"b": 2, "c": 1}
+    assert "bword" not in page.model_dump_json()
+
+
+GRAPHS = st.tuples(
+    st.lists(st.sampled_from(SCOPES), min_size=1, max_size=8),  # each node's scope
+    st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=12),  # links
+    st.sets(st.sampled_from(SCOPES), max_size=3),  # the grant
+    st.integers(0, 7),  # the node asked about
+)
+
+
+class Model:
+    """Everything written so far (examples share one log), to count by brute force."""
+
+    def __init__(self) -> None:
+        self.scope: dict[str, str] = {}  # identity -> scope
+        self.links: set[tuple[str, str]] = set()
+
+    def withheld(self, shown: set[str], grant: set[str], rtype: None = None) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for start, end in self.links:
+            for here, there in ((start, end), (end, start)):
+                if here in shown and self.scope[there] not in grant:
+                    counts[self.scope[there]] = counts.get(self.scope[there], 0) + 1
+        return dict(sorted(counts.items()))
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(graph=GRAPHS, salt=st.integers(0, 10**9))
+def test_a_scoped_caller_never_meets_another_scope(
+    scoped_gate: Gate, graph: tuple[Any, ...], salt: int
+) -> None:
+    scopes, links, grant, asked = graph
+    model = _MODELS.setdefault(id(scoped_gate), Model())
+    nodes = [(scope, salt * 10 + i) for i, scope in enumerate(scopes)]
+    for scope, n in nodes:
+        write(scoped_gate, scope, n)
+        model.scope[node_identity(LABELS[scope], {"name": word(scope, n)})] = scope
+    for i, j in links:
+        if i < len(nodes) and j < len(nodes):
+            link(scoped_gate, nodes[i], nodes[j])
+            model.links.add(
+                tuple(  # type: ignore[arg-type]
+                    node_identity(LABELS[s], {"name": word(s, n)}) for s, n in (nodes[i], nodes[j])
+                )
+            )
+    target = nodes[asked % len(nodes)]
+    ref = {"label": LABELS[target[0]], "merge_keys": {"name": word(*target)}}
+    reader = scoped_gate.reader(scopes=Scopes(granted=frozenset(grant)))
+    hidden = [s for s in SCOPES if s not in grant]
+    answers: list[Any] = [
+        reader.search_nodes(f"{word(*target)} {' '.join(word(s, salt) for s in SCOPES)}"),
+        reader.open_nodes([ref]),
+        reader.graph_query(word(*target), depth=2),
+    ]
+    if target[0] in grant:
+        answers.append(reader.neighbors(ref, depth=2))
+    else:
+        with pytest.raises(GateRejection) as refused:
+            reader.neighbors(ref, depth=2)
+        assert refused.value.code.value == "NODE_NOT_FOUND"
+    for found in answers:
+        text = orjson.dumps(found.model_dump(mode="json", by_alias=True)).decode()
+        for scope in hidden:
+            assert f"{scope}word" not in text
+            assert LABELS[scope] not in text
+        withheld = getattr(found, "withheld", None)
+        if withheld is not None:
+            shown = {node_identity(n.label, n.merge_keys) for n in found.nodes}
+            assert withheld == model.withheld(shown, grant)
+
+
+_MODELS: dict[int, Model] = {}
+
+
+def test_the_text_index_probe_keeps_to_the_scopes_given(scoped_gate: Gate) -> None:
+    write(scoped_gate, "a", 1)
+    write(scoped_gate, "b", 1)
+    link(scoped_gate, ("a", 1), ("b", 1))
+    conn = scoped_gate.log.connection()
+    index = scoped_gate.state.text_index(conn)
+
+    def hits(kind: str, visible: frozenset[str] | None) -> list[str]:
+        return [
+            h.identity for h in index.search(conn, "aword1 bword1 LINK", kind, 10, None, visible)
+        ]
+
+    assert hits("node", frozenset({"a"})) == [node_identity("Alpha", {"name": "aword1"})]
+    assert len(hits("node", None)) == 2
+    assert hits("relationship", frozenset({"a"})) == []
+    assert len(hits("relationship", frozenset({"a", "b"}))) == 1
+    assert hits("node", frozenset()) == []
