@@ -42,13 +42,13 @@ STEMMED = index.TOKENIZER
 WordsOf = Callable[[str], list[str]]
 
 
-def _whole_words(query: str) -> str:
-    """FTS5's query of the search words, each matching itself only, not the words it begins."""
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in contract.search_words(query))
+def _every_prefix(word: str, begins: bool = False) -> str:
+    """FTS5's phrase for a search word matching every word it begins, even when it is one."""
+    return '"' + word.replace('"', '""') + '"*'
 
 
 def variant(
-    build: Build, tokenizer: str, words: WordsOf, folder: str, query: Callable[[str], str] | None
+    build: Build, tokenizer: str, words: WordsOf, folder: str, phrase: Callable[..., str] | None
 ) -> Build:
     """``build`` with the SQLite index made with ``tokenizer`` and searching ``words``."""
 
@@ -59,8 +59,8 @@ def variant(
             swapped.enter_context(patch.object(index, "TOKENIZER", tokenizer))
             swapped.enter_context(patch.object(index, "TABLES", tables))
             swapped.enter_context(patch.object(index, "search_words", words))
-            if query is not None:
-                swapped.enter_context(patch.object(index, "fts_query", query))
+            if phrase is not None:
+                swapped.enter_context(patch.object(index, "phrase", phrase))
             (scratch / folder).mkdir(exist_ok=True)
             with build(conversation, scratch / folder) as search:
                 yield search
@@ -83,8 +83,8 @@ VARIANTS: dict[str, Build] = {
     "  + stems + stop words left out (the index now)": variant(
         search_nodes, STEMMED, contract.search_words, "now", None
     ),
-    "    the same, whole words (no prefixes)": variant(
-        search_nodes, STEMMED, contract.search_words, "whole", _whole_words
+    "    the same, each word matching the words it begins too": variant(
+        search_nodes, STEMMED, contract.search_words, "prefixes", _every_prefix
     ),
     "  + stems + stop words left out + session context": variant(
         search_nodes_in_context, STEMMED, contract.search_words, "now", None

@@ -7,7 +7,8 @@ the log says. A document has a ``kind`` (``node``, ``relationship``, ``observati
 later kind is one more value), and a search names the kind it wants. An agent's query is
 words, never the backend's query language: ``words`` takes them out of any string, so no
 input is a syntax error. Words are matched on their stems (``works`` finds ``worked``:
-Porter's stemmer on SQLite, Snowball's English one on PostgreSQL), and a query's English
+Porter's stemmer on SQLite, Snowball's English one on PostgreSQL), a word that is none
+finds the words it begins (``al`` finds ``Alice``), and a query's English
 function words (``STOP_WORDS``) are not looked for beside other words (PostgreSQL indexes
 none of them: a query of stop words alone finds there only the words they begin). Hits are
 ranked by relevance (BM25 on SQLite, cover density on PostgreSQL), ties broken by identity,

@@ -11,6 +11,7 @@ Words are stemmed (FTS5's ``porter`` over ``unicode61``): on a public long-conve
 benchmark (``bench/bench_recall.py``) stems with the query's stop words left out found a
 question's evidence in the top 10 about ten points more often than the words as written.
 An index made with another tokenizer is made again on install, from the documents it has.
+A search reads a bounded number of documents however common its words (``scored``).
 """
 
 from __future__ import annotations
@@ -47,23 +48,73 @@ CREATE TRIGGER IF NOT EXISTS search_documents_au AFTER UPDATE ON search_document
 END;
 """.replace("{tokenizer}", TOKENIZER)
 
-_HITS = (
-    "SELECT d.identity AS identity, bm25(search_fts) AS score FROM search_fts "
-    "JOIN search_documents d ON d.rowid = search_fts.rowid "
+COMMON = 256  # a word in more documents (of the kind searched) than this is a common one
+_FROM = (
+    "FROM search_fts JOIN search_documents d ON d.rowid = search_fts.rowid "
     "WHERE search_fts MATCH ? AND d.kind = ?{scoped}"
 )
-_FIRST = f"SELECT identity, score FROM ({_HITS}) ORDER BY score, identity LIMIT ?"
-_NEXT = (
-    f"SELECT identity, score FROM ({_HITS}) "
-    "WHERE score > ? OR (score = ? AND identity > ?) "
-    "ORDER BY score, identity LIMIT ?"
-)
+_HOLDING = "SELECT count(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?)"
+_SCORED = f"SELECT d.identity, bm25(search_fts) {_FROM}"
+_RECENT = f"{_SCORED} ORDER BY search_fts.rowid DESC LIMIT ?"
 
 
-def fts_query(query: str) -> str:
-    """FTS5's query for an agent's words: each quoted (a quote inside doubled), matching
-    the words its stem begins, any of them."""
-    return " OR ".join('"' + w.replace('"', '""') + '"*' for w in search_words(query))
+def phrase(word: str, begins: bool = False) -> str:
+    """FTS5's phrase for one of an agent's words: quoted (a quote inside doubled), matching
+    the word's stem, or (``begins``) the words it begins."""
+    return '"' + word.replace('"', '""') + ('"*' if begins else '"')
+
+
+def scored(
+    conn: Sql, query: str, kind: str, visible: Visible, common: int = COMMON
+) -> dict[str, float]:
+    """Each document of ``kind`` that ``query``'s words find, with its BM25 score as FTS5
+    gives it for all of them, reading a bounded number of documents whatever the log's size.
+
+    A word matches its stem; one that is no indexed word matches the words it begins (a
+    prefix merges every such word's list of documents first, so it is not asked of a word
+    that is there). BM25 over an OR query scores every document holding any word, so one
+    common word once cost a search a third of the log. Here a word is rare when at most
+    ``common`` documents hold it: every document holding a rare word is scored,
+    exactly (FTS5 sums BM25 over a query's phrases, so the score for all words is
+    ``bm25((rare) AND (all))`` less ``bm25(rare)``: each rare phrase counted once). Of the
+    documents holding only common words, the ``common`` most recent holding all of the
+    words and the ``common`` most recent holding any are scored, exactly too (one there
+    with a rare word takes its score from the rare pass). Never looked at: an older document
+    holding common words only, and not all of them."""
+    where, scopes = DocumentRows.scoped(visible)
+    head = [kind, *scopes]
+
+    def rows(sql: str, match: str, *tail: object) -> list[tuple[str, float]]:
+        return conn.execute(sql.replace("{scoped}", where), [match, *head, *tail]).fetchall()
+
+    def holding(match: str) -> int:  # of any kind: a bound, never a filter
+        return int(conn.execute(_HOLDING, (match, common + 1)).fetchone()[0])
+
+    rare: list[str] = []
+    frequent: list[str] = []
+    for word in search_words(query):
+        match = phrase(word)
+        held = holding(match)
+        if held == 0:
+            match = phrase(word, begins=True)
+            held = holding(match)
+        if held:
+            (rare if held <= common else frequent).append(match)
+    phrases = rare + frequent
+    found: dict[str, float] = {}
+    if frequent:
+        recent = rows(_RECENT, " OR ".join(frequent), common)
+        found.update(recent)
+        if len(phrases) > 1 and len(recent) == common:  # fewer: every such one was read
+            found.update(rows(_RECENT, " AND ".join(phrases), common))
+    if rare and not frequent:
+        found.update(rows(_SCORED, " OR ".join(rare)))
+    elif rare:
+        some = " OR ".join(rare)
+        alone = dict(rows(_SCORED, some))
+        for identity, score in rows(_SCORED, f"({some}) AND ({' OR '.join(phrases)})"):
+            found[identity] = score - alone[identity]
+    return found
 
 
 class SqliteTextIndex(DocumentRows):
@@ -91,16 +142,12 @@ class SqliteTextIndex(DocumentRows):
         visible: Visible = None,
     ) -> list[Hit]:
         start = None if after is None else parse_cursor(after)  # refused whatever the query
-        match = fts_query(query)
-        if not match:
-            return []
-        scoped, scopes = self.scoped(visible)
-        tail: list[object] = [limit]
-        sql = _FIRST
+        hits = sorted(
+            (score, identity) for identity, score in scored(conn, query, kind, visible).items()
+        )
         if start is not None:
-            sql, tail = _NEXT, [start[0], start[0], start[1], limit]
-        rows = conn.execute(sql.replace("{scoped}", scoped), [match, kind, *scopes, *tail])
-        return [Hit(row[0], float(row[1])) for row in rows]
+            hits = [hit for hit in hits if hit > start]
+        return [Hit(identity, score) for score, identity in hits[:limit]]
 
     def intact(self, conn: Sql) -> bool:
         """Whether the FTS5 index agrees with the documents it indexes."""
