@@ -157,7 +157,9 @@ async def test_a_caller_granted_a_reads_nothing_of_b_through_any_read(
         assert names(around) == {"apple one"}
         _, path = await a.call("find_path", {"from": A1, "to": A2})
         assert path["found"] is False
-        _, asked = await a.call("graph_query", {"query": "apple blackthorn", "neighborhoodDepth": 2})
+        _, asked = await a.call(
+            "graph_query", {"query": "apple blackthorn", "neighborhoodDepth": 2}
+        )
         assert asked["triplets"] == [] or all(
             "Orchard" in t["sourceEntity"]["label"] for t in asked["triplets"]
         )
@@ -233,7 +235,9 @@ async def test_a_write_into_b_by_a_is_denied_and_appends_nothing(
             (
                 "graph_improve",
                 {
-                    "sessionId": "s1", "answerId": "q1", "outcome": "accepted",
+                    "sessionId": "s1",
+                    "answerId": "q1",
+                    "outcome": "accepted",
                     "usedNodeIds": ['Bramble{"name":"blackthorn"}'],
                 },
             ),  # fmt: skip
