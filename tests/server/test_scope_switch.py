@@ -14,6 +14,7 @@ from typing import Any
 import jwt
 import pytest
 
+from tests.server.conftest import published
 from tests.server.harness import WRITEGATE, http_agent, http_server, stdio_agent
 from tests.server.test_scope_grants import A1, B1, scoped_log
 from writegate.gate.server.grants import IMPLICIT, call_grant
@@ -23,7 +24,7 @@ from writegate.gate.server.policy import Policy, Principal
 from writegate.gate.server.tokens import TokenStore, create_token, principal_from_access
 
 pytestmark = pytest.mark.anyio
-GRAPH_TOOLS = {
+GRAPH_TOOLS: dict[str, dict[str, Any]] = {
     "graph_query": {"query": "apple"},
     "search_nodes": {"query": "apple"},
     "open_nodes": {"nodes": [A1]},
@@ -35,7 +36,11 @@ GRAPH_TOOLS = {
 
 def writegate(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [WRITEGATE, "--db", str(db), *args], capture_output=True, text=True, timeout=60
+        [WRITEGATE, "--db", str(db), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
@@ -59,9 +64,11 @@ def test_token_create_records_the_grant_and_token_list_shows_it(tmp_path: Path) 
     both = writegate(
         db, "token", "create", "eve", "--role", "writer", "--scope", "a", "--all-scopes"
     )
-    assert both.returncode == 2 and "not both" in both.stderr
+    assert both.returncode == 2
+    assert "not both" in both.stderr
     bad = writegate(db, "token", "create", "eve", "--role", "writer", "--scope", "no good")
-    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    assert bad.returncode == 2
+    assert bad.stderr.count("\n") == 1
 
 
 async def test_oauth_scope_strings_grant_scopes(tmp_path: Path) -> None:
@@ -80,10 +87,13 @@ async def test_oauth_scope_strings_grant_scopes(tmp_path: Path) -> None:
         }  # fmt: skip
         access = await checker.verify_token(jwt.encode(claims, "s" * 40, algorithm="HS256"))
         principal = principal_from_access(access)
-        assert principal is not None and principal.roles == ("writer",)
+        assert principal is not None
+        assert principal.roles == ("writer",)
         return principal.scopes
 
-    assert await granted("writegate:writer writegate:scope:a writegate:scope:b") == {"a", "b"}
+    assert await granted("writegate:writer writegate:scope:a writegate:scope:b") == frozenset(
+        {"a", "b"}
+    )
     assert await granted("writegate:writer writegate:scope:*") is None
     assert await granted("writegate:writer") == IMPLICIT
     assert await granted("writegate:writer writegate:scope:no-good") == frozenset()
@@ -95,17 +105,19 @@ def test_a_cedar_forbid_of_use_scope_narrows_a_grant(tmp_path: Path) -> None:
     )
     policy = Policy(Policy.load().text + "\n" + forbid)
     ada, bob = Principal("ada", scopes=None), Principal("bob", scopes=None)
-    assert policy.grant(ada, {"a", "b"}) == {"a", "default"}
+    assert policy.grant(ada, {"a", "b"}) == frozenset({"a", "default"})
     assert policy.grant(bob, {"a", "b"}) is None  # every scope, those declared later too
     assert policy.grant(Principal("ada", scopes=frozenset({"b"})), {"a", "b"}) == frozenset()
-    assert policy.grant(ada, {"a", "b", "c"}) == {"a", "c", "default"}  # a new scope: asked
+    assert policy.grant(ada, {"a", "b", "c"}) == frozenset({"a", "c", "default"})  # asked
     own = tmp_path / "own.cedar"  # an operator's file that says nothing of scopes
     own.write_text('permit (principal, action, resource) when { principal == Agent::"ada" };')
     assert Policy.load([own]).grant(ada, {"a", "b"}) is None
 
 
 def test_a_switched_off_scope_leaves_the_grant_and_an_empty_one_is_disabled() -> None:
-    assert call_grant(None, frozenset({"a", "b"}), frozenset({"b"})).writes == {"a", "default"}
+    assert call_grant(None, frozenset({"a", "b"}), frozenset({"b"})).writes == frozenset(
+        {"a", "default"}
+    )
     assert call_grant(frozenset({"b"}), frozenset({"a", "b"}), frozenset({"b"})).disabled
     assert not call_grant(frozenset(), frozenset({"a"}), frozenset({"b"})).disabled
     assert call_grant(None, frozenset(), frozenset({"default"})).disabled  # no scopes declared
@@ -137,9 +149,9 @@ async def test_a_disabled_scope_answers_disabled_to_whom_it_leaves_nothing(tmp_p
                 answer = await agent.call(tool, arguments)
                 assert (answer.is_error, answer.data) == (False, {"disabled": True}), tool
             listed = {t.name: t for t in (await agent.client.list_tools()).tools}
-            assert listed["search_nodes"].output_schema["properties"]["disabled"] == {
-                "type": "boolean"
-            }
+            published = listed["search_nodes"].output_schema
+            assert published is not None
+            assert published["properties"]["disabled"] == {"type": "boolean"}
         async with http_agent(server.url, a) as agent:
             found = await agent.call("search_nodes", {"query": "apple"})
             assert len(found.data["nodes"]) == 2
@@ -152,8 +164,6 @@ async def test_a_disabled_scope_answers_disabled_to_whom_it_leaves_nothing(tmp_p
 async def test_disabling_the_implicit_scope_switches_a_log_without_scopes_off(
     db_path: Path, tmp_path: Path
 ) -> None:
-    from tests.server.conftest import published
-
     config = tmp_path / "writegate.toml"
     config.write_text('[scopes]\ndisabled = ["default"]\n')
     token = create_token(tmp_path / "tokens.json", "ada", ("writer",))
