@@ -30,6 +30,11 @@ rrf_k = 60                          # graph_query fuses rankings by 1/(rrf_k + r
 
 [embeddings]                        # optional: vectors of meaning, made by a follower
 provider = "wordllama"              # adds the projection `vectors` (status, follow, rebuild)
+
+[scopes]
+disabled = ["hr"]                   # switched off for every agent: the graph tools answer
+                                    # {disabled: true} to one left with no scope ("default":
+                                    # all of a log that declares none)
 ```
 
 Any value can be overridden by ``WRITEGATE_PROJECTIONS__<NAME>__<KEY>`` (pydantic-settings'
@@ -216,6 +221,7 @@ class ServeSettings(BaseModel):
     tokens: Path | None = None
     agent_id: str = "stdio-agent"
     roles: list[Role] = Field(default_factory=lambda: list[Role](["writer"]))
+    scopes: list[str] = Field(default_factory=list)  # the stdio agent's (empty: every scope)
     policy: list[Path] = Field(default_factory=list)
     tools: Literal["all", "generic", "labels"] = "all"
     log_level: Literal["debug", "info", "warning", "error"] = "warning"
@@ -252,6 +258,17 @@ class RecallSettings(BaseModel):
         return FeedbackSettings(alpha=self.feedback_alpha, floor=self.feedback_floor)
 
 
+class ScopeSettings(BaseModel):
+    """``[scopes]``, or ``WRITEGATE_SCOPES__<KEY>``: scopes switched off for every caller
+    of the server (seed 004's per-project gate)."""
+
+    model_config = _STRICT
+
+    disabled: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]] = Field(
+        default_factory=list
+    )
+
+
 class ConfigError(ValueError):
     """The configuration is unreadable or invalid: one line per problem, each saying where."""
 
@@ -272,6 +289,7 @@ class Settings(BaseSettings):
     log: LogSettings = Field(default_factory=LogSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     embeddings: EmbeddingSettings | None = None  # meaning, optionally: off unless set
+    scopes: ScopeSettings = Field(default_factory=ScopeSettings)  # scopes switched off
 
     @model_validator(mode="after")
     def _vectors_follow_embeddings(self) -> Settings:

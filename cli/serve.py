@@ -94,6 +94,13 @@ tokens_option = click.option(
     help=f"Role(s) of the stdio agent (env {ROLES_ENV}, comma-separated) [default: writer].",
 )
 @click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    help="A scope of the graph the stdio agent may use (repeatable) [default: every scope, "
+    "as the operator's own process].",
+)
+@click.option(
     "--policy",
     "policy_files",
     multiple=True,
@@ -132,12 +139,15 @@ tokens_option = click.option(
 def serve(ctx: Context, /, **flags: Any) -> None:
     """Serve the gate to agents over MCP (stdio by default, or --http with bearer tokens)."""
     from writegate.gate.identifiers import is_agent_id
+    from writegate.gate.server.grants import valid_scope
     from writegate.gate.server.observe import Metrics, configure_logging, say
     from writegate.gate.server.policy import Policy, PolicyError, Principal
 
     options = _options(ctx, flags)
     if not is_agent_id(options["agent_id"]):
         fail(f"--agent-id {options['agent_id']!r} must be 1-64 letters, digits, '_', '-' or '.'", 2)
+    if bad := [s for s in options["scopes"] if not valid_scope(s)]:
+        fail(f"--scope {bad[0]!r} is not a scope name (letters, digits and _)", 2)
     try:
         policy = Policy.load(options["policy"])
     except PolicyError as exc:
@@ -153,10 +163,16 @@ def serve(ctx: Context, /, **flags: Any) -> None:
         server = WritegateServer(
             gate,
             policy,
-            stdio_principal=Principal(options["agent_id"], options["roles"], transport="stdio"),
+            stdio_principal=Principal(
+                options["agent_id"],
+                options["roles"],
+                transport="stdio",
+                scopes=frozenset(options["scopes"]) if options["scopes"] else None,
+            ),
             tools=options["tools"],
             metrics=metrics,
             jobs=_jobs(ctx, gate),
+            disabled_scopes=options["disabled_scopes"],
         )
         if sock is None:
             _serve_stdio(server, options)
@@ -196,6 +212,8 @@ def _options(ctx: Context, flags: dict[str, Any]) -> dict[str, Any]:
         "tokens": tokens_path(ctx, flags["tokens_file"], configured.tokens),
         "agent_id": flags["agent_id"] or configured.agent_id,
         "roles": roles,
+        "scopes": flags["scopes"] or tuple(configured.scopes),
+        "disabled_scopes": frozenset(ctx.settings().scopes.disabled if ctx.configured() else ()),
         "policy": flags["policy_files"] or tuple(configured.policy),
         "tools": flags["tools"] or configured.tools,
         "log_level": flags["log_level"] or configured.log_level,

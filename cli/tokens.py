@@ -1,13 +1,14 @@
 """``writegate token``: bearer tokens for the HTTP transport, a face over
 ``gate.server.tokens``. The tokens file is the one ``serve`` reads (``cli.serve.tokens_path``):
 beside the log unless told otherwise. It keeps each token's SHA-256, never the token, so
-``create`` prints a token once and ``list`` shows ids (the digests), agents and roles."""
+``create`` prints a token once and ``list`` shows ids (the digests), agents, roles and
+grants. A token grants the scopes named with ``--scope``, every scope with
+``--all-scopes``, else the implicit scope only (``gate.server.tokens`` says why)."""
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict
 from pathlib import Path
 
 import click
@@ -40,18 +41,38 @@ def _token_file(ctx: Context, given: Path | None) -> Path:
 @click.option(
     "--role", "roles", multiple=True, type=click.Choice(ROLES), required=True, help="Repeatable."
 )
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    help="A scope of the graph the token grants (repeatable; default: the implicit scope "
+    "only, all a log that declares no scopes has).",
+)
+@click.option(
+    "--all-scopes", is_flag=True, help="Grant every scope, those declared later too (operators)."
+)
 @click.option("--note", default="", help="A reminder of what the token is for.")
 @tokens_option
 @pass_ctx
 def token_create(
-    ctx: Context, agent: str, roles: tuple[str, ...], note: str, tokens_file: Path | None
+    ctx: Context,
+    agent: str,
+    roles: tuple[str, ...],
+    scopes: tuple[str, ...],
+    all_scopes: bool,
+    note: str,
+    tokens_file: Path | None,
 ) -> None:
     """Create a token for AGENT and print it once (only its hash is stored)."""
+    from writegate.gate.server.grants import IMPLICIT
     from writegate.gate.server.tokens import TokenFileError, create_token
 
+    if all_scopes and scopes:
+        fail("give --scope or --all-scopes, not both", 2)
+    grant = None if all_scopes else frozenset(scopes) if scopes else IMPLICIT
     path = _token_file(ctx, tokens_file)
     try:
-        secret = create_token(path, agent, roles, note)
+        secret = create_token(path, agent, roles, note, grant)
     except TokenFileError as exc:
         fail(str(exc), 2)
     click.echo(secret)
@@ -63,8 +84,9 @@ def token_create(
 @format_option("table", "json")
 @pass_ctx
 def token_list(ctx: Context, tokens_file: Path | None, fmt: str) -> None:
-    """The tokens: each one's id (the SHA-256 the file keeps), agent, roles, when it was
-    created and its note. The tokens themselves are not kept, so never shown."""
+    """The tokens: each one's id (the SHA-256 the file keeps), agent, roles, the scopes it
+    grants ("*": every one), when it was created and its note. The tokens themselves are
+    not kept, so never shown."""
     from writegate.gate.server.tokens import TokenFileError, list_tokens
 
     path = _token_file(ctx, tokens_file)
@@ -73,12 +95,15 @@ def token_list(ctx: Context, tokens_file: Path | None, fmt: str) -> None:
     except TokenFileError as exc:
         fail(str(exc))
     if fmt == "json":
-        click.echo(json.dumps({"tokens": [asdict(r) for r in records]}))
+        click.echo(json.dumps({"tokens": [r.stored() for r in records]}))
         return
     click.echo(f"{counted(len(records), 'token')} in {path}")
     for r in records:  # lines, not a table: a 64-digit id leaves a table no room
         note = f"  ({r.note})" if r.note else ""
-        click.echo(f"{r.agent}  roles {', '.join(r.roles)}  created {r.created_at}{note}")
+        grant = "*" if r.scopes is None else ", ".join(sorted(r.scopes))
+        click.echo(
+            f"{r.agent}  roles {', '.join(r.roles)}  scopes {grant}  created {r.created_at}{note}"
+        )
         click.echo(f"  id {r.sha256}")
 
 

@@ -37,12 +37,15 @@ from pydantic import BaseModel
 
 from writegate.eventlog.store import EventLog, WouldWait
 from writegate.gate.api import Gate
-from writegate.gate.errors import GateRejection
 from writegate.gate.jobs import Jobs
 from writegate.gate.models import Rejected, dump
+from writegate.gate.reads.reader import GraphReader
 from writegate.gate.schema import SchemaSourceUnavailable
 from writegate.gate.schema.registry import describe_registry
+from writegate.gate.server.calls import Calls
+from writegate.gate.server.calls import run as _run
 from writegate.gate.server.catalog import build_catalog
+from writegate.gate.server.grants import CallGrant, Disabled, declared_scopes
 from writegate.gate.server.listeners import Listeners
 from writegate.gate.server.observe import Metrics
 from writegate.gate.server.policy import Policy, Principal
@@ -126,11 +129,13 @@ class WritegateServer:
         tools: str = "all",
         metrics: Metrics | None = None,
         jobs: Jobs | None = None,
+        disabled_scopes: frozenset[str] = frozenset(),
     ) -> None:
         self.gate = gate
         self.jobs = jobs  # what job_start may run (the command's kinds)
         self.policy = policy or Policy.load()
-        self.reader = gate.reader()
+        self.calls = Calls(gate, self.policy, jobs, disabled_scopes)
+        self._declared: frozenset[str] = frozenset()  # the scopes the snapshot declares
         self.stdio_principal = stdio_principal or Principal(agent="stdio-agent", transport="stdio")
         if self.stdio_principal.session is None:
             self.stdio_principal = replace(self.stdio_principal, session=uuid.uuid4().hex)
@@ -173,6 +178,7 @@ class WritegateServer:
             self._tools_moved = bool(self._tools)  # not the first build
             self._tools = build_catalog(snapshot, self.methods, self.tool_choice)
             self.policy.declare_tools({name: spec.group for name, spec in self._tools.items()})
+            self._declared = declared_scopes(snapshot)
             self._catalog_key = key
         return self._tools
 
@@ -216,6 +222,11 @@ class WritegateServer:
                 code=types.INTERNAL_ERROR, message="request reached a tool unauthenticated"
             )
         return replace(principal, session=session_of(request.headers, ctx.meta, principal.agent))
+
+    def grant(self, principal: Principal) -> CallGrant:
+        """The scopes one call of ``principal`` may use (``gate.server.calls``)."""
+        self.catalog()  # the declared scopes follow the snapshot
+        return self.calls.grant(principal, self._declared)
 
     async def _tell_if_moved(self) -> None:
         """Tell every connected client when this server's schema snapshot has moved — a
@@ -271,15 +282,10 @@ class WritegateServer:
             spec = self.catalog().get(name)  # a tool a schema published elsewhere adds
         if spec is None or not self.policy.may_use(principal, name):  # cached after the first
             raise unknown_tool(name)
-        call = ToolCall(
-            gate=self.gate,
-            reader=self.reader,
-            actor=principal.actor(),
-            guard=self.policy.write_guard(principal, name),
-            raw=dict(params.arguments or {}),
-            roles=principal.roles,
-            jobs=self.jobs,
-        )
+        grant = self.grant(principal)
+        if spec.gated and grant.disabled:  # seed 004's per-project gate, without error
+            return classify(Disabled())
+        call = self.calls.make(principal, spec, dict(params.arguments or {}), grant)
         with self.metrics.timed(name):
             try:
                 if principal.transport == "stdio" and self._inline(spec):
@@ -337,7 +343,8 @@ class WritegateServer:
         principal = self.principal(ctx)
         if uri not in (SCHEMA_URI, STATS_URI) or not self.policy.may_use(principal, "get_schema"):
             raise unknown_resource(uri)
-        data = await anyio.to_thread.run_sync(self._resource, uri)
+        reader = self.calls.make(principal, self.catalog()["get_schema"], {}, self.grant(principal))
+        data = await anyio.to_thread.run_sync(self._resource, uri, reader.reader)
         return types.ReadResourceResult(
             contents=[
                 types.TextResourceContents(
@@ -346,7 +353,7 @@ class WritegateServer:
             ]
         )
 
-    def _resource(self, uri: str) -> dict[str, Any]:
+    def _resource(self, uri: str, reader: GraphReader) -> dict[str, Any]:
         try:
             snapshot = self.gate.current_schema()
         except SchemaSourceUnavailable:
@@ -358,7 +365,7 @@ class WritegateServer:
                 "schema_version": snapshot.version,
                 "document": describe_registry(snapshot.registry),
             }
-        stats = self.reader.stats(self.gate.log.head(), snapshot.version if snapshot else None)
+        stats = reader.stats(self.gate.log.head(), snapshot.version if snapshot else None)
         return stats.model_dump(mode="json")
 
     def open_sessions(self) -> int:
@@ -384,13 +391,6 @@ class WritegateServer:
             "schema_loaded": version is not None,
             "schema_version": version,
         }
-
-
-def _run(spec: ToolSpec, call: ToolCall) -> BaseModel:
-    try:
-        return spec.invoke(call)
-    except GateRejection as exc:
-        return Rejected(error_code=exc.code, message=exc.message, details=exc.details)
 
 
 __all__ = ["WritegateServer", "classify", "unknown_tool"]

@@ -2,7 +2,8 @@
 conflicts and entity resolution did, and the report (with the review queue).
 
 Faces over ``gate.audit.auditor.Auditor``, ``Gate.verify`` and ``gate.audit.report``, the
-same calls as ``writegate audit``, ``writegate verify`` and ``writegate report``.
+same calls as ``writegate audit``, ``writegate verify`` and ``writegate report``. A caller
+granted some scopes audits only nodes it can see (``gate.server.audit_scopes``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from writegate.gate.audit.duplicates import DuplicateAudit
 from writegate.gate.audit.duplicates import audit_duplicates as duplicates_of
 from writegate.gate.audit.report import Report, gate_report
 from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.server.audit_scopes import must_see, whole_log
 from writegate.gate.server.read_tools import NodeRefArgs, schema_or_none
 from writegate.gate.server.tools import ToolCall, ToolSpec, tool
 from writegate.gate.server.write_tools import NoArgs
@@ -83,7 +85,11 @@ def audit_events(call: ToolCall, args: AuditEventsArgs) -> AuditEvents:
         ) from None
     stream = None
     if args.node is not None:
-        stream = node_stream(call.reader.identity(args.node.ref(), schema_or_none(call)))
+        identity = call.reader.identity(args.node.ref(), schema_or_none(call))
+        must_see(call, identity)
+        stream = node_stream(identity)
+    else:
+        whole_log(call, "audit_events")
     return Auditor(call.gate.log).events(
         after=after,
         limit=args.limit,
@@ -99,6 +105,7 @@ def audit_events(call: ToolCall, args: AuditEventsArgs) -> AuditEvents:
 def integrity_report(call: ToolCall, args: NoArgs) -> IntegrityView:
     """Recompute the hash chain, check the append-only triggers and compare the read model
     with a replay, all on one snapshot; returns each check and the head it verified."""
+    whole_log(call, "integrity_report")
     report = call.gate.verify()
     return IntegrityView(
         ok=report.ok,
@@ -119,6 +126,7 @@ class ConflictsArgs(BaseModel):
 def audit_conflicts(call: ToolCall, args: ConflictsArgs) -> ConflictAudit:
     """Every held fact a write superseded (the old value, who had set it, at what
     confidence) and every write a conflict policy refused, oldest first."""
+    whole_log(call, "audit_conflicts")
     return conflicts_of(
         call.gate.log, since=_moment(args.since, "since"), until=_moment(args.until, "until")
     )
@@ -128,6 +136,7 @@ def audit_conflicts(call: ToolCall, args: ConflictsArgs) -> ConflictAudit:
 def audit_duplicates(call: ToolCall, args: ConflictsArgs) -> DuplicateAudit:
     """Every write entity resolution landed on a node the graph held, and every write it
     refused as a probable duplicate, oldest first."""
+    whole_log(call, "audit_duplicates")
     return duplicates_of(
         call.gate.log, since=_moment(args.since, "since"), until=_moment(args.until, "until")
     )
@@ -138,6 +147,7 @@ def report(call: ToolCall, args: NoArgs) -> Report:
     """The one page an auditor hands on: log size and chain, writes and rejections per
     agent, method and label, confidences, remaps, supersessions, and the writes held for
     review (who, what, when, why). Projections' lag is the operator's (writegate report)."""
+    whole_log(call, "report")
     return gate_report(call.gate, [])
 
 

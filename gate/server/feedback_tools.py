@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from writegate.gate.audit.feedback import MAX_MOVES, FeedbackTrail, feedback_trail
 from writegate.gate.feedback import GraphImproveRequest, Improvements, ImproveResult
 from writegate.gate.models import Rejected
+from writegate.gate.server.audit_scopes import must_see, whole_log
 from writegate.gate.server.tools import ToolCall, ToolSpec, tool
 
 
@@ -31,7 +32,7 @@ class AuditFeedbackArgs(BaseModel):
     )
 
 
-@tool("write")
+@tool("write", gated=True)
 def graph_improve(call: ToolCall, args: GraphImproveRequest) -> ImproveResult | Rejected:
     """Feedback on an answer you gave from the graph: the nodes and relationships it used
     move their feedback weight toward 1 (accepted), 0.5 (rework) or 0 (rejected), which
@@ -46,6 +47,10 @@ def graph_improve(call: ToolCall, args: GraphImproveRequest) -> ImproveResult | 
 def audit_feedback(call: ToolCall, args: AuditFeedbackArgs) -> FeedbackTrail:
     """Who moved which feedback weight, when, and from what to what, oldest first: each
     graph_improve's outcome, its rate, and every used fact's weight before and after."""
+    if args.identity is not None:
+        must_see(call, args.identity)
+    else:
+        whole_log(call, "audit_feedback")
     return feedback_trail(call.gate.log, args.identity, after=args.after, limit=args.limit)
 
 

@@ -18,7 +18,7 @@ absent); updating it moves the edge (seed 001 §3.4).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import (
@@ -336,40 +336,43 @@ class LabelTools:
         a = _article(label)
         keys = ", ".join(entry.merge_keys)
         return [
-            ToolSpec(
-                f"add_{key}",
-                "write",
-                f"Add {a} {label}{about}, named by {keys}; refused if it exists. Properties "
-                "that name another node also create the edge to it.",
-                arguments_model(entry, key, "add"),
-                BatchResult,
-                self.add,
-                family="labels",
-                code_of=entity_code(key),
-            ),
-            ToolSpec(
-                f"update_{key}",
-                "write",
-                f"Update an existing {label}: only the properties given change; a changed "
-                "property that names another node moves its edge.",
-                arguments_model(entry, key, "update"),
-                BatchResult,
-                self.update,
-                family="labels",
-                code_of=entity_code(key),
-            ),
-            ToolSpec(
-                f"delete_{key}",
-                "write",
-                f"Delete {a} {label} and its relationships (recorded as events; the log "
-                "keeps their history).",
-                arguments_model(entry, key, "delete"),
-                DeleteNodeResult,
-                self.delete,
-                destructive=True,
-                family="labels",
-                code_of=entity_code(key),
-            ),
+            replace(spec, labels=(label,))
+            for spec in [
+                ToolSpec(
+                    f"add_{key}",
+                    "write",
+                    f"Add {a} {label}{about}, named by {keys}; refused if it exists. Properties "
+                    "that name another node also create the edge to it.",
+                    arguments_model(entry, key, "add"),
+                    BatchResult,
+                    self.add,
+                    family="labels",
+                    code_of=entity_code(key),
+                ),
+                ToolSpec(
+                    f"update_{key}",
+                    "write",
+                    f"Update an existing {label}: only the properties given change; a changed "
+                    "property that names another node moves its edge.",
+                    arguments_model(entry, key, "update"),
+                    BatchResult,
+                    self.update,
+                    family="labels",
+                    code_of=entity_code(key),
+                ),
+                ToolSpec(
+                    f"delete_{key}",
+                    "write",
+                    f"Delete {a} {label} and its relationships (recorded as events; the log "
+                    "keeps their history).",
+                    arguments_model(entry, key, "delete"),
+                    DeleteNodeResult,
+                    self.delete,
+                    destructive=True,
+                    family="labels",
+                    code_of=entity_code(key),
+                ),
+            ]
         ]
 
 

@@ -2,7 +2,9 @@
 spec): an external authorization server issues JWT access tokens; writegate checks each
 one's signature (the issuer's JWKS, a configured public key, or — only when configured —
 a shared HS* secret), expiry, issuer and audience, maps its scopes to roles, and names its
-subject as the agent in every event. Tokens from the tokens file keep working beside JWTs.
+subject as the agent in every event. Its ``writegate:scope:<name>`` scopes grant those
+scopes of the graph, ``writegate:scope:*`` every one; a token naming none grants the
+implicit scope only (``gate.server.grants``). Tokens from the tokens file keep working beside JWTs.
 
 What the SDK does, given ``AuthSettings(issuer_url=…, resource_server_url=…)`` and this
 module's ``TokenVerifier``: the bearer middleware, the 401 for a missing or refused token
@@ -32,6 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from writegate.gate.server.grants import SCOPE_CLAIM
 from writegate.gate.server.oauth_settings import OAuthSettings
 from writegate.gate.server.tokens import ROLE_SCOPE, TokenStore
 
@@ -83,7 +86,8 @@ class OAuthVerifier:
         return AccessToken(
             token=token,
             client_id=agent,
-            scopes=[ROLE_SCOPE + role for role in roles],
+            scopes=[ROLE_SCOPE + role for role in roles]
+            + [s for s in granted if s.startswith(SCOPE_CLAIM)],
             expires_at=int(claims["exp"]),
             resource=self.resource,
             subject=subject,

@@ -54,6 +54,7 @@ def search_observations(call: ToolCall, args: SearchObservationsArgs) -> Observa
     """Observations whose words begin with any word of the query, most relevant first
     (BM25), each with its source, time and the facts extracted from it, paged by cursor.
     The query is plain words, never search syntax."""
+    # scoped by branch scopedreads
     return call.gate.observation_reader().search_observations(args.query, args.limit, args.cursor)
 
 
@@ -61,6 +62,7 @@ def search_observations(call: ToolCall, args: SearchObservationsArgs) -> Observa
 def open_observation(call: ToolCall, args: OpenObservationArgs) -> ObservationView:
     """One observation by its id: its text, source, time, and the facts extracted from it
     that stand now."""
+    # scoped by branch scopedreads
     return call.gate.observation_reader().open_observation(args.observation_id)
 
 

@@ -8,12 +8,21 @@ groups. Two questions are asked:
 * may this agent use the tool? — resource ``Tool::"<tool>"``; used both to filter
   ``tools/list`` and to gate ``tools/call``, so listing and calling cannot disagree;
 * may this agent's write touch this label or type? — resource ``Label::"<label>"`` or
-  ``RelationshipType::"<TYPE>"``, asked of exactly the events the write would append.
+  ``RelationshipType::"<TYPE>"``, asked of exactly the events the write would append;
+* may this agent use this scope? — action ``Action::"use_scope"``, resource
+  ``Scope::"<name>"``: the grant its credential carries (``Principal.scopes``) is narrowed
+  to the scopes the policy permits. Every policy set permits every scope (``SCOPE_PERMIT``
+  is always added, whatever ``--policy`` files replace the default roles), so an operator
+  takes one away with a ``forbid`` (which wins over any permit), never has to grant one.
+  A grant of every scope (``None``) is asked about the current schema's declared scopes
+  and the implicit one; it stays ``None`` unless the policy forbids one of them, and then
+  becomes the permitted ones — asked again per call, so a scope published later is
+  checked as soon as it is declared.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +32,7 @@ import cedarpy
 from writegate.eventlog import Actor, Event
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.language import (
+    DEFAULT_SCOPE,
     FeedbackGiven,
     NodeDeleted,
     NodeWritten,
@@ -37,6 +47,9 @@ _MAX_REMEMBERED = 100_000  # (agent, roles, tool, label) answers kept; past that
 DEFAULT_POLICY_FILE = Path(__file__).resolve().parent / "policies.cedar"
 ROLES = ("writer", "reader", "auditor", "reviewer", "admin")
 GROUPS = ("write", "read", "schema", "audit", "review", "jobs")
+SCOPE_ACTION = "use_scope"
+# always part of the policy set: every scope is permitted until a policy forbids it
+SCOPE_PERMIT = f'permit (principal, action == Action::"{SCOPE_ACTION}", resource);'
 
 
 class PolicyError(ValueError):
@@ -45,12 +58,15 @@ class PolicyError(ValueError):
 
 @dataclass(frozen=True)
 class Principal:
-    """An authenticated agent and the roles its credential carries."""
+    """An authenticated agent, the roles its credential carries and the scopes it grants
+    (``scopes`` None: every scope — the operator's own stdio process; a token or an OAuth
+    token always says, and grants only the implicit scope when it names none)."""
 
     agent: str
     roles: tuple[str, ...] = ("writer",)
     session: str | None = None
     transport: str | None = None
+    scopes: frozenset[str] | None = None
 
     def actor(self, session: str | None = None) -> Actor:
         return Actor(agent=self.agent, session=session or self.session, transport=self.transport)
@@ -74,10 +90,13 @@ class Policy:
     _written: dict[tuple[str, tuple[str, ...], str, str, str], bool] = field(
         default_factory=dict, init=False, repr=False
     )
+    _scoped: dict[tuple[str, tuple[str, ...], str], bool] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         try:
-            self._policies = cedarpy.PolicySet.from_str(self.text)
+            self._policies = cedarpy.PolicySet.from_str(f"{self.text}\n{SCOPE_PERMIT}\n")
         except Exception as exc:  # cedarpy raises its own ValueError subclasses
             raise PolicyError(f"policy does not parse: {exc}") from exc
 
@@ -158,8 +177,35 @@ class Policy:
             self._written.update(zip(unknown, verdicts, strict=True))
         return [self._written[key] for key in keys]
 
-    def write_guard(self, principal: Principal, tool: str) -> Any:
-        """A ``WriteGuard`` for one call: every label and type the events touch must be allowed."""
+    def grant(self, principal: Principal, declared: Iterable[str]) -> frozenset[str] | None:
+        """The scopes ``principal`` may use: its credential's grant less what the policy
+        forbids (``declared``: the scopes the current schema names, asked about for a grant
+        of every scope). See the module docstring."""
+        granted = principal.scopes
+        names = sorted(granted if granted is not None else {*declared, DEFAULT_SCOPE})
+        keys = [(principal.agent, principal.roles, name) for name in names]
+        unknown = [key for key in keys if key not in self._scoped]
+        if unknown:
+            if len(self._scoped) > _MAX_REMEMBERED:
+                self._scoped.clear()
+            verdicts = self._allowed(
+                principal, SCOPE_ACTION, [_uid("Scope", k[2]) for k in unknown]
+            )
+            self._scoped.update(zip(unknown, verdicts, strict=True))
+        permitted = frozenset(k[2] for k in keys if self._scoped[k])
+        if granted is None and len(permitted) == len(names):
+            return None
+        return permitted
+
+    def write_guard(
+        self,
+        principal: Principal,
+        tool: str,
+        outside: Callable[[Sequence[Event]], list[str]] | None = None,
+    ) -> Any:
+        """A ``WriteGuard`` for one call: every label and type the events touch must be
+        allowed, and (for a caller granted some scopes) ``outside`` must name no scope the
+        events touch outside the grant (``gate.server.write_scopes``)."""
 
         def guard(actor: Actor, events: Sequence[Event]) -> None:
             touched = sorted(set(_touched(events)))
@@ -174,6 +220,13 @@ class Policy:
                     ErrorCode.POLICY_DENIED,
                     f"agent {actor.agent!r} may not write {', '.join(denied)} with {tool}",
                     {"agent": actor.agent, "tool": tool, "denied": denied},
+                )
+            if outside is not None and (scopes := outside(events)):
+                raise GateRejection(
+                    ErrorCode.POLICY_DENIED,
+                    f"agent {actor.agent!r} may not write in scope {', '.join(sorted(scopes))} "
+                    f"with {tool}",
+                    {"agent": actor.agent, "tool": tool, "scopes": sorted(scopes)},
                 )
 
         return guard

@@ -162,7 +162,7 @@ def get_schema(call: ToolCall, args: NoArgs) -> SchemaView:
     )
 
 
-@tool("read", read_only=True)
+@tool("read", read_only=True, gated=True)
 def open_nodes(call: ToolCall, args: OpenNodesArgs) -> Subgraph:
     """The named nodes, their immediate neighbours and the edges between them, each with
     its provenance (source, method, confidence, agent, time); as they stood at as_of, or as
@@ -175,7 +175,7 @@ def open_nodes(call: ToolCall, args: OpenNodesArgs) -> Subgraph:
     )
 
 
-@tool("read", read_only=True)
+@tool("read", read_only=True, gated=True)
 def search_nodes(call: ToolCall, args: SearchNodesArgs) -> Subgraph:
     """Nodes whose words (label, merge keys, string properties) begin with any word of
     the query, most relevant first (BM25); the matches, their neighbours and the edges
@@ -183,7 +183,7 @@ def search_nodes(call: ToolCall, args: SearchNodesArgs) -> Subgraph:
     return call.reader.search_nodes(args.query, args.limit, args.cursor)
 
 
-@tool("read", read_only=True)
+@tool("read", read_only=True, gated=True)
 def graph_query(call: ToolCall, args: GraphQueryArgs) -> QueryResult:
     """Ask the graph a question in words: the nodes its words find (seeds), expanded
     neighborhoodDepth hops, answered as ranked (source, relationship, target) triplets, each
@@ -200,7 +200,7 @@ def graph_query(call: ToolCall, args: GraphQueryArgs) -> QueryResult:
     )
 
 
-@tool("read", read_only=True)
+@tool("read", read_only=True, gated=True)
 def neighbors(call: ToolCall, args: NeighborsArgs) -> Subgraph:
     """The k-hop neighbourhood of a node (both directions), optionally of one type."""
     return call.reader.neighbors(
@@ -212,7 +212,7 @@ def neighbors(call: ToolCall, args: NeighborsArgs) -> Subgraph:
     )
 
 
-@tool("read", read_only=True)
+@tool("read", read_only=True, gated=True)
 def find_path(call: ToolCall, args: FindPathArgs) -> PathResult:
     """The shortest path between two nodes (edges in either direction, at most max_depth)."""
     return call.reader.find_path(

@@ -43,6 +43,8 @@ class ToolCall:
     raw: dict[str, Any]  # the arguments exactly as the agent sent them
     roles: tuple[str, ...] = ()  # the credential's roles (an admin sees every job)
     jobs: Jobs | None = None  # the server's jobs (None: it runs none)
+    scopes: frozenset[str] | None = None  # what ``reader`` sees (None: the whole graph)
+    writes: frozenset[str] | None = None  # the scopes a write may touch (None: every one)
 
 
 Run = Callable[[ToolCall, Any], BaseModel]
@@ -61,6 +63,8 @@ class ToolSpec:
     family: Family = "always"
     code_of: CodeOf | None = None  # precise codes for validation failures (per-label tools)
     holds: bool = False  # may answer ProposedResult: the write was held for review
+    gated: bool = False  # a graph tool: answers {disabled: true} while its scopes are off
+    labels: tuple[str, ...] = ()  # the labels a per-label tool writes (its grant is checked)
 
     def invoke(self, call: ToolCall) -> BaseModel:
         """Validate the raw arguments with the published model, then run. A write refused
@@ -77,7 +81,7 @@ class ToolSpec:
         return input_schema(self.arguments)
 
     def output_schema(self) -> dict[str, Any]:
-        return output_schema(self.result, holds=self.holds)
+        return output_schema(self.result, holds=self.holds, gated=self.gated)
 
     def with_methods(self, methods: tuple[str, ...]) -> ToolSpec:
         """The spec publishing the extraction methods the gate's formula accepts."""
@@ -87,7 +91,12 @@ class ToolSpec:
 
 
 def tool(
-    group: str, *, read_only: bool = False, destructive: bool = False, family: Family = "always"
+    group: str,
+    *,
+    read_only: bool = False,
+    destructive: bool = False,
+    family: Family = "always",
+    gated: bool = False,
 ) -> Callable[[Callable[[ToolCall, A], BaseModel]], ToolSpec]:
     """Define a tool by its function: the second parameter's annotation is the argument
     model, the return annotation (less ``Rejected``) the result model."""
@@ -108,6 +117,7 @@ def tool(
             destructive=destructive,
             family=family,
             holds=ProposedResult in get_args(returned),
+            gated=gated,
         )
 
     return define
@@ -154,11 +164,13 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 @cache
-def output_schema(model: type[BaseModel], *, holds: bool = False) -> dict[str, Any]:
+def output_schema(
+    model: type[BaseModel], *, holds: bool = False, gated: bool = False
+) -> dict[str, Any]:
     """The result's top-level fields and the rejection's (and, for a write that may be
-    held for review, the proposal's) in one object, each by its JSON type only, all
-    optional (``status`` says which it is, where the success has one): what a client checks
-    on every call should cost little to check and little to read."""
+    held for review, the proposal's; for a graph tool, ``disabled``) in one object, each
+    by its JSON type only, all optional (``status`` says which it is, where the success
+    has one): what a client checks on every call should cost little to check and read."""
     success = compact(model.model_json_schema(mode="serialization", by_alias=True))
     rejected = compact(Rejected.model_json_schema(mode="serialization"))
     fields = {**rejected["properties"], **success.get("properties", {})}
@@ -168,6 +180,8 @@ def output_schema(model: type[BaseModel], *, holds: bool = False) -> dict[str, A
         fields = {**proposed["properties"], **fields}
         statuses.append("proposed")
     properties = {name: _shallow(spec) for name, spec in fields.items()}
+    if gated:
+        properties["disabled"] = {"type": "boolean"}
     properties["status"] = {"type": "string", "enum": statuses}
     return {"type": "object", "properties": properties}
 

@@ -1,0 +1,177 @@
+"""Writes inside a caller's grant: a caller granted some scopes may not create, change,
+delete, merge away or re-weight anything outside them (``POLICY_DENIED``, naming the
+scope and nothing else).
+
+Two checks, one before and one inside the write:
+
+* ``labels_outside``, before a write tool runs: the labels its arguments name (and the
+  nodes graph_improve names) are in their schema scopes; one outside the grant is refused
+  before the gate looks anything up, so no answer about a node there — not found,
+  conflicting, has relationships — can reach the caller;
+* ``WriteScopes``, the write guard's part, inside the append transaction: the scopes of
+  exactly the events the write would append. Node and relationship writes record theirs
+  (``gate.scopes.Scopes.refused``); deletions, feedback and held writes record none, so
+  each node they touch is looked up in the read model of the transaction, or (a node this
+  very write deleted) taken from its label's schema entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from writegate.eventlog import Event
+from writegate.eventlog.sql import Sql
+from writegate.gate.api import Gate
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.models import Rejected
+from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
+from writegate.gate.scopes import Scopes, label_scope
+from writegate.gate.server.tools import ToolCall, ToolSpec
+from writegate.language import (
+    FeedbackGiven,
+    NodeDeleted,
+    RelationshipDeleted,
+    WriteProposed,
+    parse_node_identity,
+    payload_of,
+    scope_or_default,
+)
+from writegate.projections.state.scoping import scope_of
+
+_LABEL_FIELDS = ("label", "from_label", "to_label")
+
+
+def refusal(agent: str, tool: str, scopes: Iterable[str]) -> GateRejection:
+    """The one answer to a write outside the grant: which scopes, nothing about what is there."""
+    named = sorted(set(scopes))
+    return GateRejection(
+        ErrorCode.POLICY_DENIED,
+        f"agent {agent!r} may not write in scope {', '.join(named)} with {tool}",
+        {"agent": agent, "tool": tool, "scopes": named},
+    )
+
+
+def _schema(gate: Gate) -> LoadedSchema | None:
+    try:
+        return gate.current_schema()
+    except SchemaSourceUnavailable:
+        return None
+
+
+def _scope_of_label(snapshot: LoadedSchema | None, label: str) -> str:
+    """The scope a label's nodes are in (a synonym: its canonical label's)."""
+    if snapshot is None:
+        return scope_or_default(None)
+    registry = snapshot.registry
+    if registry.get_entry(label) is None:
+        label = registry.remap_target(label) or label
+    return scope_or_default(label_scope(snapshot, label))
+
+
+class WriteScopes:
+    """The scopes outside ``granted`` that a write's events touch (the write guard asks)."""
+
+    def __init__(self, gate: Gate, granted: frozenset[str]) -> None:
+        self.gate = gate
+        self.granted = granted
+
+    def __call__(self, events: Sequence[Event]) -> list[str]:
+        outside = dict.fromkeys(Scopes(granted=self.granted).refused(events))
+        unrecorded = [e for e in events if isinstance(payload_of(e), _UNRECORDED)]
+        if unrecorded:
+            snapshot = _schema(self.gate)
+            # the guard runs inside the append: this joins its transaction, so it reads the
+            # read model as the write has left it so far
+            with self.gate.log.snapshot() as conn:
+                for scope in self._touched(conn, snapshot, unrecorded):
+                    if scope not in self.granted:
+                        outside.setdefault(scope)
+        return list(outside)
+
+    def _node(self, conn: Sql, snapshot: LoadedSchema | None, identity: str) -> str:
+        return scope_of(conn, identity) or _scope_of_label(
+            snapshot, parse_node_identity(identity)[0]
+        )
+
+    def _touched(
+        self, conn: Sql, snapshot: LoadedSchema | None, events: Iterable[Event]
+    ) -> Iterable[str]:
+        for event in events:
+            match payload_of(event):
+                case NodeDeleted(node=node):  # gone from the read model: its label says
+                    yield _scope_of_label(snapshot, node.label)
+                case RelationshipDeleted() as deleted:
+                    yield self._node(conn, snapshot, deleted.from_identity)
+                    yield self._node(conn, snapshot, deleted.to_identity)
+                case FeedbackGiven() as given:
+                    for identity in given.nodes:
+                        yield self._node(conn, snapshot, identity)
+                    for used in given.relationships:
+                        edge = self.gate.state.relationship(conn, used.identity)
+                        if edge is not None:
+                            yield self._node(conn, snapshot, edge.from_identity)
+                            yield self._node(conn, snapshot, edge.to_identity)
+                case WriteProposed(arguments=arguments):  # a held write: where it would land
+                    yield from (_scope_of_label(snapshot, label) for label in _labels(arguments))
+                case _:
+                    pass
+
+
+_UNRECORDED = (NodeDeleted, RelationshipDeleted, FeedbackGiven, WriteProposed)
+
+
+def _labels(arguments: Mapping[str, Any]) -> Iterable[str]:
+    for field in _LABEL_FIELDS:
+        if isinstance(label := arguments.get(field), str):
+            yield label.removeprefix(":")
+
+
+def _named_labels(spec: ToolSpec, raw: Mapping[str, Any]) -> Iterable[str]:
+    """The labels a write tool's arguments name: its own (a per-label tool), the generic
+    tools' fields, each batch item's, and the nodes feedback names by identity."""
+    yield from spec.labels
+    yield from _labels(raw)
+    items = raw.get("items")
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict):
+            yield from _labels(item)
+    used = raw.get("usedNodeIds")
+    identities = list(used) if isinstance(used, list) else []
+    edges = raw.get("usedEdgeKeys")
+    for edge in edges if isinstance(edges, list) else []:
+        if isinstance(edge, dict):
+            identities += [edge.get("sourceId"), edge.get("targetId")]
+    for identity in identities:
+        if isinstance(identity, str):
+            try:
+                yield parse_node_identity(identity)[0]
+            except ValueError:
+                continue  # not an identity: the tool refuses it itself
+
+
+def labels_outside(spec: ToolSpec, call: ToolCall) -> Rejected | None:
+    """A write naming a label whose scope is outside the call's grant, refused (and
+    recorded as refused) before it runs; None when every label is inside."""
+    if call.writes is None:
+        return None
+    snapshot = _schema(call.gate)
+    scopes = {_scope_of_label(snapshot, label) for label in _named_labels(spec, call.raw)}
+    outside = scopes - call.writes
+    if not outside:
+        return None
+    exc = refusal(call.actor.agent, spec.name, outside)
+    return call.gate.writer.refused(call.actor, spec.name, exc, call.raw)
+
+
+def scrubbed(result: BaseModel, scopes: frozenset[str] | None) -> BaseModel:
+    """A refusal as a caller granted ``scopes`` may read it: a node's relationships are
+    counted, not listed (they may lead where it cannot see)."""
+    if scopes is None or not isinstance(result, Rejected):
+        return result
+    if result.error_code != ErrorCode.NODE_HAS_RELATIONSHIPS:
+        return result
+    details = {k: v for k, v in result.details.items() if k != "relationships"}
+    return result.model_copy(update={"details": details})
