@@ -3,7 +3,8 @@ may (``language.scopes`` says what a scope is; ``projections.state.scoping`` kee
 
 A label's scope is the schema's (``scope:``); a relationship's ends keep the scopes their
 nodes have (a stub it creates takes its label's). A writer granted some scopes may write
-only inside them: a write that would put or touch a node elsewhere is ``POLICY_DENIED``
+only inside them: a write that would put or touch a node (or keep an observation)
+elsewhere is ``POLICY_DENIED``
 before anything is appended (``Scopes.refused``, asked of exactly the events).
 """
 
@@ -15,8 +16,15 @@ from pydantic import BaseModel, ConfigDict
 
 from writegate.eventlog import Event
 from writegate.eventlog.sql import Sql
+from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.schema import LoadedSchema
-from writegate.language import NodeRef, NodeWritten, RelationshipWritten, payload_of
+from writegate.language import (
+    NodeRef,
+    NodeWritten,
+    ObservationRecorded,
+    RelationshipWritten,
+    payload_of,
+)
 from writegate.language.scopes import DEFAULT_SCOPE, Visible, scope_or_default
 from writegate.projections.state.scoping import scope_of
 
@@ -25,6 +33,27 @@ def label_scope(snapshot: LoadedSchema, label: str) -> str | None:
     """The scope the schema declares for ``label`` (None: the implicit one)."""
     entry = snapshot.registry.get_entry(label)
     return entry.scope if entry is not None else None
+
+
+def known_scopes(snapshot: LoadedSchema | None) -> list[str]:
+    """Every scope the schema names (the implicit one among them), sorted."""
+    named = {DEFAULT_SCOPE}
+    if snapshot is not None:
+        for label in snapshot.registry.all_canonical_labels():
+            named.update(s for s in [label_scope(snapshot, label)] if s is not None)
+    return sorted(named)
+
+
+def check_known_scope(snapshot: LoadedSchema | None, scope: str | None) -> None:
+    """``INVALID_ARGUMENT`` naming the known scopes when ``scope`` is none of them (a scope
+    nobody is granted would keep what is written there from every scoped reader)."""
+    known = known_scopes(snapshot)
+    if scope is not None and scope not in known:
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT,
+            f"scope {scope!r} is not one the schema names: {', '.join(known)}",
+            {"field": "scope", "allowed": known},
+        )
 
 
 def end_scopes(conn: Sql, snapshot: LoadedSchema, ends: Sequence[NodeRef]) -> dict[str, str] | None:
@@ -73,5 +102,7 @@ def _written_scopes(events: Iterable[Event]) -> Iterable[str]:
                 ends = written.scopes or {}
                 for ref in (written.from_node, written.to_node):
                     yield scope_or_default(ends.get(ref.identity))
+            case ObservationRecorded() as observed:
+                yield scope_or_default(observed.scope)
             case _:
                 pass

@@ -191,12 +191,14 @@ class WriteOperations:
         reliability: float | None = None,
         said_at: datetime | None = None,
         session: str | None = None,
+        scope: str | None = None,
         idempotency_key: str | None = None,
         actor: Actor | None = None,
         guard: WriteGuard | None = None,
     ) -> ObservationResult | Rejected:
         """Keep the text an agent read or heard as an observation (``gate.observations``):
-        its id, which writes cite, is its content's, so recording it again is ``unchanged``."""
+        its id, which writes cite, is its content's, so recording it again is ``unchanged``;
+        ``scope`` is the one it is kept in (default: the implicit one)."""
         arguments = _given(
             text=text,
             source=source,
@@ -204,6 +206,7 @@ class WriteOperations:
             reliability=reliability,
             said_at=_moment(said_at),
             session=session,
+            scope=scope,
             idempotency_key=idempotency_key,
         )
         actor = actor or self.default_actor
