@@ -11,7 +11,6 @@ import pytest
 
 from tests.cli.conftest import as_json, writegate
 from tests.conftest import SEED_SCHEMA
-from tests.gate.test_scopes import SCHEMA as SCOPED_SCHEMA
 from tests.server.harness import stdio_agent
 from writegate.gate import Gate
 
@@ -113,17 +112,3 @@ async def test_the_commands_answer_as_the_tools_do(log: Path) -> None:
     table = writegate(log, "search", "storage", "--observations", env={"COLUMNS": "300"}).stdout
     assert "2 observations" in table
     assert "Alice moved to the storage team in May." in table
-
-
-def test_observe_keeps_the_text_in_the_scope_named(tmp_path: Path) -> None:
-    db = tmp_path / "log.db"
-    with Gate.open(db) as gate:
-        gate.publish_schema(SCOPED_SCHEMA)
-    kept = writegate(db, *OBSERVE, SAID, "--scope", "b", TEXT).stdout.strip()
-    with Gate.open(db) as gate:
-        event = gate.log.latest(f"obs:{kept}")
-    assert event is not None
-    assert event.payload["scope"] == "b"
-    refused = writegate(db, *OBSERVE, SAID, "--scope", "nowhere", TEXT, code=1)
-    assert refused.stderr.count("\n") == 1
-    assert "a, b, c, default" in refused.stderr
