@@ -3,6 +3,8 @@
 Consecutive events that need the same statement (same kind, label or type, key names) are
 one ``UNWIND $rows`` call. Labels, relationship types and property names reach the text
 only after passing the identifier check and inside backticks; every value is a parameter.
+A node's scope (``language.scopes``) is a label too, `` `scope:<name>` `` (no schema label
+can hold a colon), so a graph store's own label-based access control can keep to it.
 """
 
 from __future__ import annotations
@@ -38,6 +40,16 @@ def quoted(name: str) -> str:
     if not is_identifier(name):
         raise UnsafeIdentifier(f"{name!r} is not an identifier")
     return f"`{name}`"
+
+
+def scope_label(scope: str) -> str:
+    """The label a node in ``scope`` carries in the graph (``scope:`` and an identifier)."""
+    return f"`scope:{quoted(scope)[1:-1]}`"
+
+
+def _scoped(variable: str, scope: str | None) -> str:
+    """The ``SET`` item giving a node its scope's label (none while the scope is unset)."""
+    return f", {variable}:{scope_label(scope)}" if scope is not None else ""
 
 
 def _pattern(variable: str, label: str, keys: Sequence[str], source: str) -> str:
@@ -81,7 +93,7 @@ def _node_written(event: EventCore, written: NodeWritten) -> Built:
     keys = sorted(node.keys)
     cypher = (
         f"UNWIND $rows AS r MERGE {_pattern('n', node.label, keys, 'r.keys')} "
-        f"SET n += r.props, {_stamp('n')}, n._stub = null, "
+        f"SET n += r.props, {_stamp('n')}, n._stub = null{_scoped('n', written.scope)}, "
         "n._schema_remap_from = coalesce(r.remap, n._schema_remap_from), "
         "n._resolved_from = coalesce(r.resolved, n._resolved_from)"
     )
@@ -92,19 +104,30 @@ def _node_written(event: EventCore, written: NodeWritten) -> Built:
         "remap": node.remapped_from,
         "resolved": written.resolved_from,  # the identity the writer named (entity resolution)
     }
-    return ("node", node.label, tuple(keys)), cypher, row
+    return ("node", node.label, tuple(keys), written.scope), cypher, row
 
 
 def _relationship_written(event: EventCore, written: RelationshipWritten) -> Built:
     start, end = written.from_node, written.to_node
     start_keys, end_keys = sorted(start.keys), sorted(end.keys)
-    key = ("rel", written.type, start.label, tuple(start_keys), end.label, tuple(end_keys))
+    ends = written.scopes or {}
+    start_scope, end_scope = ends.get(start.identity), ends.get(end.identity)
+    key = (
+        "rel",
+        written.type,
+        start.label,
+        tuple(start_keys),
+        start_scope,
+        end.label,
+        tuple(end_keys),
+        end_scope,
+    )
     cypher = (
         f"UNWIND $rows AS r "
         f"MERGE {_pattern('a', start.label, start_keys, 'r.from')} "
-        f"ON CREATE SET a._stub = true, {_stamp('a')} "
+        f"ON CREATE SET a._stub = true, {_stamp('a')}{_scoped('a', start_scope)} "
         f"MERGE {_pattern('b', end.label, end_keys, 'r.to')} "
-        f"ON CREATE SET b._stub = true, {_stamp('b')} "
+        f"ON CREATE SET b._stub = true, {_stamp('b')}{_scoped('b', end_scope)} "
         f"MERGE (a)-[x:{quoted(written.type)}]->(b) "
         f"SET x += r.props, {_stamp('x')}, "
         "x._schema_remap_from = coalesce(r.remap, x._schema_remap_from), "
