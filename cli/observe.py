@@ -41,6 +41,7 @@ EXCERPT = 120  # characters of an observation's text a table shows
     "--said-at", callback=parse_time, help="When it was said or valid (default: when recorded)."
 )
 @click.option("--session", help="The conversation or session it belongs to.")
+@click.option("--scope", help="The scope it is kept in (default: the implicit one).")
 @click.option("--idempotency-key", help="Retrying with the same key appends nothing.")
 @write_format
 @pass_ctx
@@ -52,6 +53,7 @@ def observe(
     reliability: float | None,
     said_at: datetime | None,
     session: str | None,
+    scope: str | None,
     idempotency_key: str | None,
     fmt: str,
     as_json: bool,
@@ -73,6 +75,7 @@ def observe(
             reliability=reliability,
             said_at=said_at,
             session=session,
+            scope=scope,
             idempotency_key=idempotency_key,
         )
     if fmt == "json" or as_json or not isinstance(result, ObservationResult):

@@ -170,6 +170,7 @@ def write() -> None:
     type=click.Choice(("new",)),
     help="new: not any of the POSSIBLE_DUPLICATE candidates a refusal named; create it.",
 )
+@click.option("--scope", help="The scope to put it in, one its label allows (another moves it).")
 @provenance_options
 @valid_time_options
 @cites_option

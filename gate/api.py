@@ -52,6 +52,7 @@ from writegate.gate.writing import (
     Writer,
 )
 from writegate.projections.state import StateProjection
+from writegate.projections.state.scoped import ScopedState
 
 POLICY_ENV = "WRITE_GATE_UNKNOWN_LABEL_POLICY"
 POLICIES = ("remap", "reject")
@@ -219,9 +220,12 @@ class Gate(WriteOperations, FeedbackOperations):
         searching = nearest or self.nearest
         return GraphReader(self.log, self.state, self._half_lives, config, searching)
 
-    def observation_reader(self) -> ObservationReader:
+    def observation_reader(self, scopes: Scopes = ALL) -> ObservationReader:
         """The reads of observations (``gate.reads.observations``): found by their words,
-        opened by id; every face gets them here."""
+        opened by id; every face gets them here. A caller granted ``scopes`` finds only
+        the observations kept in them (one outside is not found, as one never kept)."""
+        if scopes.granted is not None:
+            return ObservationReader(self.log, ScopedState(scopes.granted))
         return ObservationReader(self.log, self.state)
 
     def _half_lives(self) -> Mapping[str, timedelta]:

@@ -138,6 +138,13 @@ class WriteNodeRequest(Provenanced, ValidTime):
         description="new: this is not any of the POSSIBLE_DUPLICATE candidates; create it.",
     )
     observations: Cited = cites()
+    scope: StrictStr | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="The scope to put the node in, one its label allows (default: the one "
+        "it is in, else the label's); naming another moves it.",
+    )
 
 
 class WriteRelationshipRequest(Provenanced, ValidTime):

@@ -5,7 +5,9 @@ retry answered from the log, the provenance computed against the schema snapshot
 one write transaction in which the transport's write guard sees what would be appended.
 The observation's id is its content's (``language.observations``): recording one the
 read model already holds appends nothing and answers ``unchanged``, with the event that
-recorded it. A refusal appends nothing and is recorded in the rejections table.
+recorded it. An observation is kept in a scope the schema names (the implicit one unless
+the writer names another): only readers granted it find it. A refusal appends nothing and
+is recorded in the rejections table.
 """
 
 from __future__ import annotations
@@ -22,8 +24,11 @@ from writegate.gate.limits import check_request, check_text
 from writegate.gate.models import Declared, Rejected, parse_request
 from writegate.gate.results import REFUSALS
 from writegate.gate.schema import LoadedSchema
+from writegate.gate.scopes import check_known_scope
 from writegate.gate.writing import WriteGuard, Writer
 from writegate.language import (
+    DEFAULT_SCOPE,
+    IDENTIFIER,
     ObservationRecorded,
     draft,
     observation_id,
@@ -48,6 +53,12 @@ class RecordObservationRequest(Declared):
         min_length=1,
         max_length=200,
         description="The conversation or session it belongs to, as you name it.",
+    )
+    scope: StrictStr | None = Field(
+        default=None,
+        pattern=f"^{IDENTIFIER.pattern}$",
+        description="The scope it is kept in, one the schema names (default: the implicit "
+        "one); only readers granted it find it.",
     )
     idempotency_key: StrictStr | None = Field(
         default=None,
@@ -92,14 +103,17 @@ class Observations:
             if earlier is not None:
                 return _recorded(earlier)
             said = format_timestamp(request.said_at) if request.said_at is not None else None
+            scope = None if request.scope == DEFAULT_SCOPE else request.scope
             observed = ObservationRecorded(
-                observation=observation_id(request.text, request.source, said),
+                observation=observation_id(request.text, request.source, said, scope),
                 text=request.text,
                 said_at=said,
                 session=request.session,
+                scope=scope,
             )
 
             def plan(snapshot: LoadedSchema) -> Any:
+                check_known_scope(snapshot, request.scope)
                 provenance = writer.planner.provenance(request, snapshot)
                 event = draft(
                     observed,

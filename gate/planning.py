@@ -28,7 +28,7 @@ from writegate.gate.models import (
 from writegate.gate.resolution import endpoints, matching
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.registry import RelationshipEntry, SchemaEntry
-from writegate.gate.scopes import end_scopes, label_scope
+from writegate.gate.scopes import end_scopes, node_scope
 from writegate.gate.version import __version__
 from writegate.language import (
     NodeDeleted,
@@ -42,6 +42,7 @@ from writegate.language import (
     relationship_stream,
 )
 from writegate.projections.state import StateProjection
+from writegate.projections.state.scoping import scope_of
 
 # emits one operation's events; the int is the batch item index (None outside a batch)
 Emitter = Callable[[Transaction, int | None], None]
@@ -186,6 +187,8 @@ class Planner:
                 if still:
                     raise checks.missing(resolved.label, still, required)
             held = existing if existing is not None and not existing.stub else None
+            now = scope_of(tx.conn, target.identity)
+            scope, moved = node_scope(snapshot, target.label, request.scope, now)
             superseded = conflicts.of_properties(
                 self.state, tx.conn, held, changes, entry, provenance, hold=not self.reviewed
             )
@@ -199,7 +202,8 @@ class Planner:
                 resolution_keys=landing.keys,
                 resolved_from=landing.resolved_from or here.aliased,
                 unknown_properties=unknown or None,
-                scope=label_scope(snapshot, target.label),
+                scope=scope,
+                moved_from=moved,
                 batch_item=item,
             )
             tx.emit(

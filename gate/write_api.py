@@ -57,12 +57,14 @@ class WriteOperations:
         valid_from: datetime | None = None,
         valid_to: datetime | None = None,
         observations: Sequence[str] | None = None,
+        scope: str | None = None,
         idempotency_key: str | None = None,
         actor: Actor | None = None,
         guard: WriteGuard | None = None,
     ) -> WriteNodeResult | ProposedResult | Rejected:
         """Create or update (merge) one node on its canonical label and merge keys;
-        ``observations`` are the ids of the observations it was extracted from."""
+        ``observations`` are the ids of the observations it was extracted from; ``scope``
+        one its label allows (``gate.scopes``: naming another than its own moves it)."""
         arguments = _given(
             label=label,
             merge_keys=merge_keys,
@@ -76,6 +78,7 @@ class WriteOperations:
             valid_from=_moment(valid_from),
             valid_to=_moment(valid_to),
             observations=list(observations) if observations is not None else None,
+            scope=scope,
             idempotency_key=idempotency_key,
         )
         return self.writer.single(WRITE_NODE, arguments, actor or self.default_actor, guard)
@@ -191,12 +194,14 @@ class WriteOperations:
         reliability: float | None = None,
         said_at: datetime | None = None,
         session: str | None = None,
+        scope: str | None = None,
         idempotency_key: str | None = None,
         actor: Actor | None = None,
         guard: WriteGuard | None = None,
     ) -> ObservationResult | Rejected:
         """Keep the text an agent read or heard as an observation (``gate.observations``):
-        its id, which writes cite, is its content's, so recording it again is ``unchanged``."""
+        its id, which writes cite, is its content's, so recording it again is ``unchanged``;
+        ``scope`` is the one it is kept in (default: the implicit one)."""
         arguments = _given(
             text=text,
             source=source,
@@ -204,6 +209,7 @@ class WriteOperations:
             reliability=reliability,
             said_at=_moment(said_at),
             session=session,
+            scope=scope,
             idempotency_key=idempotency_key,
         )
         actor = actor or self.default_actor

@@ -46,6 +46,8 @@ class NodeWritten(GraphPayload):
     # the node's scope (``language.scopes``), set when its label declares one; unset: the
     # scope the node has, or the implicit one for a new node
     scope: str | None = Field(default=None, exclude_if=unset)
+    # the scope a write that moved the node took it from (its label allows several)
+    moved_from: str | None = Field(default=None, exclude_if=unset)
 
     @property
     def subject(self) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from writegate.eventlog import EventCore
 from writegate.eventlog.events import format_timestamp
 from writegate.language import (
+    DEFAULT_SCOPE,
     GraphPayload,
     NodeDeleted,
     NodeRef,
@@ -48,8 +49,14 @@ def scope_label(scope: str) -> str:
 
 
 def _scoped(variable: str, scope: str | None) -> str:
-    """The ``SET`` item giving a node its scope's label (none while the scope is unset)."""
-    return f", {variable}:{scope_label(scope)}" if scope is not None else ""
+    """The ``SET`` item giving a node its scope's label (none while the scope is unset or
+    the implicit one)."""
+    return f", {variable}:{scope_label(scope)}" if scope not in (None, DEFAULT_SCOPE) else ""
+
+
+def _unscoped(variable: str, moved_from: str | None) -> str:
+    """The ``REMOVE`` of the scope label a node that moved left (nothing: it did not)."""
+    return f" REMOVE {variable}:{scope_label(moved_from)}" if moved_from is not None else ""
 
 
 def _pattern(variable: str, label: str, keys: Sequence[str], source: str) -> str:
@@ -96,6 +103,7 @@ def _node_written(event: EventCore, written: NodeWritten) -> Built:
         f"SET n += r.props, {_stamp('n')}, n._stub = null{_scoped('n', written.scope)}, "
         "n._schema_remap_from = coalesce(r.remap, n._schema_remap_from), "
         "n._resolved_from = coalesce(r.resolved, n._resolved_from)"
+        f"{_unscoped('n', written.moved_from)}"
     )
     row = {
         **_common(event),
@@ -104,7 +112,7 @@ def _node_written(event: EventCore, written: NodeWritten) -> Built:
         "remap": node.remapped_from,
         "resolved": written.resolved_from,  # the identity the writer named (entity resolution)
     }
-    return ("node", node.label, tuple(keys), written.scope), cypher, row
+    return ("node", node.label, tuple(keys), written.scope, written.moved_from), cypher, row
 
 
 def _relationship_written(event: EventCore, written: RelationshipWritten) -> Built:

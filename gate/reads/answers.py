@@ -9,7 +9,7 @@ what the command line's NODE takes), ``source`` its ``{label, merge_keys}``, wha
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from writegate.gate.models import NodeRef
@@ -104,3 +104,6 @@ class QueryResult(BaseModel):
     observations: list[ObservationMatch]
     expansion: str  # how the neighbourhood was ranked (bfs or ppr)
     truncated: bool  # a bound (seeds, neighbours, nodes per hop, triplets) left some out
+    # a scoped read's relationships leading from the nodes it names (seeds, triplets' ends)
+    # into scopes the caller cannot see, per scope (``gate.reads.scoped``); absent unscoped
+    withheld: dict[str, int] | None = Field(default=None, exclude_if=lambda v: v is None)

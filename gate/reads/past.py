@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
+from writegate.gate.reads.past_scopes import PastScopes
 from writegate.gate.reads.timeline import (
     Spell,
     State,
@@ -198,22 +199,35 @@ def _missing(identity: str, state: State) -> RelationshipAsOf:
 
 
 def subgraph_then(
-    log: Log, identities: list[str], *, as_of: datetime, valid_at: datetime | None, cap: int
+    log: Log,
+    identities: list[str],
+    *,
+    as_of: datetime,
+    valid_at: datetime | None,
+    cap: int,
+    scopes: PastScopes | None = None,
 ) -> Subgraph:
     """``open_nodes`` at a past time: the nodes present then, their relationships then (at
     most ``cap``, else ``truncated``) with their valid time, and the nodes at their other
-    ends (one with no fact valid at ``valid_at`` as the log knew it at ``as_of``)."""
+    ends (one with no fact valid at ``valid_at`` as the log knew it at ``as_of``). Given
+    a caller's ``scopes``, only the nodes in them then, and what was withheld."""
     nodes: dict[str, NodeView] = {}
     edges: dict[str, EdgeView] = {}
     truncated = False
     with log.snapshot():
         for identity in identities:
+            if scopes is not None and not scopes.sees(identity):
+                continue
             if (view := node_view_then(log, identity, as_of, valid_at)) is not None:
                 nodes[identity] = view
         touched = touching_many(log, list(nodes), as_of)
         for rid in dict.fromkeys(rid for rids in touched.values() for rid in rids):
             state, spell = relationship_at(log, rid, as_of=as_of, valid_at=valid_at)
             if state != "present" or spell is None:
+                continue
+            if scopes is not None and not all(
+                scopes.sees(end) for end in (spell.from_identity, spell.to_identity)
+            ):
                 continue
             if len(edges) == cap:
                 truncated = True
@@ -227,7 +241,13 @@ def subgraph_then(
                     seen = node_view_then(log, end, as_of, None)
                 if seen is not None:
                     nodes[end] = seen
-    return Subgraph(nodes=list(nodes.values()), edges=list(edges.values()), truncated=truncated)
+        withheld = scopes.withheld(nodes, valid_at) if scopes is not None else None
+    return Subgraph(
+        nodes=list(nodes.values()),
+        edges=list(edges.values()),
+        truncated=truncated,
+        withheld=withheld,
+    )
 
 
 def node_view_then(

@@ -48,6 +48,7 @@ from writegate.gate.reads.answers import (
 )
 from writegate.gate.reads.expansion import Expansion, Ranked, expand, gather, ranked_links
 from writegate.gate.reads.fusion import rrf
+from writegate.gate.reads.past_scopes import PastScopes
 from writegate.gate.reads.query_graphs import Past, Present, QueryGraph, Words
 from writegate.gate.reads.recall import Nearest
 from writegate.gate.reads.views import Decay, ref_of
@@ -139,6 +140,7 @@ class Asked:
     valid_at: datetime | None = None
     config: QueryConfig = field(default_factory=lambda: DEFAULT)
     nearest: Nearest | None = None  # the embedder's search, when one is configured
+    past_scopes: PastScopes | None = None  # a caller's grant, in a past read
 
 
 def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) -> QueryResult:
@@ -154,7 +156,7 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
         if asked.as_of is None and asked.valid_at is None:
             graph = Present(log, conn, state)
         else:
-            graph = Past(log, asked.as_of or datetime.now(UTC), asked.valid_at)
+            graph = Past(log, asked.as_of or datetime.now(UTC), asked.valid_at, asked.past_scopes)
         wanted = query_words(asked.query)
         found_said = recall.observations(
             conn,

@@ -7,6 +7,8 @@ model, each question an index probe; ``Past`` rebuilds the graph at a record tim
 (``as_of``) or a valid time (``valid_at``) from the log, as ``gate.reads.past`` does for
 ``open_nodes``: a past relationship's nodes are found by reading the log's relationship
 writes since the node first appeared, which makes a past query an auditor's question.
+Given a caller's grant (``PastScopes``), the past graph holds only the nodes then in it,
+and the relationships between them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from writegate.eventlog.events import format_timestamp
 from writegate.eventlog.sql import Sql
 from writegate.gate.reads.expansion import Link
 from writegate.gate.reads.past import node_view_then
+from writegate.gate.reads.past_scopes import PastScopes
 from writegate.gate.reads.timeline import relationship_at, touching_many
 from writegate.projections.state import StateProjection
 
@@ -85,13 +88,23 @@ class Past:
     """The graph at record time ``as_of`` or, given ``valid_at``, as true then (as known at
     ``as_of``), rebuilt from the log."""
 
-    def __init__(self, log: Log, as_of: datetime, valid_at: datetime | None) -> None:
+    def __init__(
+        self,
+        log: Log,
+        as_of: datetime,
+        valid_at: datetime | None,
+        scopes: PastScopes | None = None,
+    ) -> None:
         self._log, self._as_of, self._valid_at = log, as_of, valid_at
+        self._scopes = scopes  # a caller's grant: nodes outside it then are not there
         self._words: dict[str, Words | None] = {}
         self._events: dict[int, Event] = {}
 
     def _node(self, identity: str) -> Words | None:
         if identity not in self._words:
+            if self._scopes is not None and not self._scopes.sees(identity):
+                self._words[identity] = None
+                return None
             view = node_view_then(self._log, identity, self._as_of, self._valid_at)
             self._words[identity] = (view.label, view.properties) if view else None
         return self._words[identity]
@@ -112,6 +125,10 @@ class Past:
                 if state != "present" or spell is None:
                     continue
                 if relationship_type is not None and spell.type != relationship_type:
+                    continue
+                if self._scopes is not None and not all(
+                    map(self._scopes.sees, (spell.from_identity, spell.to_identity))
+                ):
                     continue
                 if len(found[identity]) == cap:
                     more = True

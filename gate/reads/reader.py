@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from writegate.eventlog import Log
+from writegate.eventlog import Event, Log
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.identifiers import check_identifier
@@ -339,9 +339,13 @@ class GraphReader:
             raise _not_found(identity)
         return NodeHistory(
             node=ref_of(identity),
-            entries=[history_entry(e) for e in page.events],
+            entries=[history_entry(e) for e in self._shown(identity, page.events)],
             next_cursor=str(page.next_after) if page.next_after is not None else None,
         )
+
+    def _shown(self, identity: str, events: list[Event]) -> list[Event]:
+        """The events of a node's trail this reader shows (a scoped one: fewer)."""
+        return events
 
     def whole_graph(self, max_nodes: int = WHOLE_GRAPH_NODES) -> Subgraph:
         """Every node and relationship, or ``LIMIT_EXCEEDED`` when there are more than

@@ -7,7 +7,10 @@ the same session (``CONTEXT_SHARES``: a half one place away, a quarter two): a q
 often answered by the turn next to the one that repeats its words ("what did she adopt?" —
 "a puppy!" answers "I went to the shelter on Saturday"). Observations rank by the sum,
 ties to the one said first. The nodes the best of them were cited by are a seed ranking of
-their own (``citing_seeds``). Every step is a bounded probe of an index.
+their own (``citing_seeds``). Every step is a bounded probe of an index (the context of
+every hit in one statement), and every step keeps to the scopes of the state it is given
+(``projections.state.scoped``): an observation lends only to what the reader may see, and
+a node it was cited by seeds only when the reader may see it.
 """
 
 from __future__ import annotations
@@ -62,20 +65,23 @@ def observations(
     fused = rrf(list(rankings.values()), recall.rrf_k)
     rows = {r.id: r for r in state.observations(conn, [i for i, _ in fused])}
     cutoff = format_timestamp(as_of) if as_of is not None else None
+    kept = [
+        (rank, row)
+        for rank, (identity, _) in enumerate(fused)
+        if (row := rows.get(identity)) is not None and (cutoff is None or row.recorded_at <= cutoff)
+    ]
+    around = state.beside(conn, [row for _, row in kept], len(recall.shares))
     score: dict[str, float] = {}
     lent: dict[str, tuple[str, int]] = {}  # what was found only beside a hit: next to which
-    for rank, (identity, _) in enumerate(fused):
-        row = rows.get(identity)
-        if row is None or (cutoff is not None and row.recorded_at > cutoff):
-            continue
+    for rank, row in kept:
         share = 1.0 / (1 + rank)
-        score[identity] = score.get(identity, 0.0) + share
-        for places, other in state.beside(conn, row, len(recall.shares)):
+        score[row.id] = score.get(row.id, 0.0) + share
+        for places, other in around.get(row.id, []):
             if cutoff is not None and other.recorded_at > cutoff:
                 continue
             rows.setdefault(other.id, other)
             score[other.id] = score.get(other.id, 0.0) + share * recall.shares[places - 1]
-            lent.setdefault(other.id, (identity, places))
+            lent.setdefault(other.id, (row.id, places))
     best = sorted(score, key=lambda i: (-score[i], rows[i].said_at, rows[i].seq))[: recall.top]
     return [_match(rows[i], score[i], rankings, lent, matched) for i in best]
 

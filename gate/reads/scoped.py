@@ -2,24 +2,37 @@
 read model with the grant in every SQL question, ``projections.state.scoped``), so a
 search, a lookup, a walk or a path never meets what lies outside the grant. Each answer
 of nodes says what it withheld: per hidden scope, how many relationships lead there from
-the nodes shown — no ids, no names. Reads that cannot be filtered yet (the past, read
-from the log; the vectors' nearest search; the old substring search) answer nothing
-rather than leak.
+the nodes shown — no ids, no names. A past read (``as_of`` / ``valid_at``, read from the
+log) keeps to each node's scope then (``gate.reads.past_scopes``). Reads that cannot be
+filtered (the vectors' nearest search; the old substring search) answer nothing rather
+than leak.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from writegate.eventlog import Log
+from writegate.eventlog import Event, Log
 from writegate.eventlog.sql import Sql
 from writegate.gate.reads.answers import QueryResult
-from writegate.gate.reads.query import QueryConfig
-from writegate.gate.reads.reader import GraphReader, NodeHistory, Subgraph, _not_found
+from writegate.gate.reads.past import subgraph_then
+from writegate.gate.reads.past_scopes import PastScopes
+from writegate.gate.reads.query import Asked, QueryConfig, answer
+from writegate.gate.reads.reader import (
+    MAX_DEPTH,
+    MAX_EDGES,
+    MAX_LIMIT,
+    GraphReader,
+    NodeHistory,
+    PathResult,
+    Subgraph,
+    _not_found,
+)
 from writegate.gate.reads.views import NodeView
 from writegate.gate.schema import LoadedSchema
+from writegate.language import RelationshipWritten, payload_of
 from writegate.projections.state.scoped import ScopedState
 
 
@@ -60,12 +73,24 @@ class ScopedReader(GraphReader):
         as_of: datetime | None = None,
         valid_at: datetime | None = None,
     ) -> Subgraph:
-        if as_of is not None or valid_at is not None:  # the past is read from the log
-            for ref in refs:  # the references are still checked
-                self.identity(ref, schema)
-            return Subgraph(nodes=[], edges=[], withheld={})
+        if as_of is not None or valid_at is not None:  # the graph then, by its scopes then
+            if not 1 <= len(refs) <= MAX_LIMIT:
+                return super().open_nodes(refs, schema)  # refused as any read is
+            scopes = self._past(as_of)
+            identities = [self.identity(ref, schema) for ref in refs]
+            return subgraph_then(
+                self._log,
+                identities,
+                as_of=scopes.as_of,
+                valid_at=valid_at,
+                cap=MAX_EDGES,
+                scopes=scopes,
+            )
         self._following = None
         return self._told(super().open_nodes(refs, schema))
+
+    def _past(self, as_of: datetime | None) -> PastScopes:
+        return PastScopes(self._log, as_of or datetime.now(UTC), self._scoped.visible)
 
     def neighbors(
         self,
@@ -84,6 +109,29 @@ class ScopedReader(GraphReader):
         )
         return self._told(found)
 
+    def find_path(
+        self,
+        start_ref: Mapping[str, Any],
+        end_ref: Mapping[str, Any],
+        *,
+        max_depth: int = MAX_DEPTH,
+        relationship_type: str | None = None,
+        schema: LoadedSchema | None = None,
+    ) -> PathResult:
+        """A path inside the grant (one leaving it is no path); a hidden end is not found."""
+        self._following = (
+            None if relationship_type is None else self.relationship_type(relationship_type, schema)
+        )
+        self._withheld = {}
+        found = super().find_path(
+            start_ref,
+            end_ref,
+            max_depth=max_depth,
+            relationship_type=relationship_type,
+            schema=schema,
+        )
+        return found.model_copy(update={"withheld": dict(self._withheld)})
+
     def graph_query(
         self,
         query: str,
@@ -95,13 +143,34 @@ class ScopedReader(GraphReader):
         valid_at: datetime | None = None,
         schema: LoadedSchema | None = None,
     ) -> QueryResult:
-        if as_of is not None or valid_at is not None:  # the past is read from the log
-            return QueryResult(
-                triplets=[], seeds=[], observations=[], expansion="", truncated=False
-            )
-        return super().graph_query(
-            query, top_k=top_k, depth=depth, relationship_type=relationship_type, schema=schema
+        """``GraphReader.graph_query`` inside the grant — now, or as the graph then stood,
+        by each node's scope then — and what it withheld from the nodes it names."""
+        rtype = (
+            None if relationship_type is None else self.relationship_type(relationship_type, schema)
         )
+        past = self._past(as_of) if as_of is not None or valid_at is not None else None
+        asked = Asked(
+            query,
+            rtype,
+            past.as_of if past is not None else None,
+            valid_at,
+            self._query.asked(top_k, depth),
+            None,  # the vectors' nearest search keeps no scopes
+            past,
+        )
+        with self._read() as conn:
+            found = answer(self._log, self._scoped, self._decay(), asked)
+            named = [
+                *(s.entity for s in found.seeds),
+                *(e for t in found.triplets for e in (t.source_entity, t.target_entity)),
+            ]
+            shown = list(dict.fromkeys(named))
+            withheld = (
+                past.withheld(shown, valid_at, rtype)
+                if past is not None
+                else self._scoped.withheld(conn, shown, rtype)
+            )
+        return found.model_copy(update={"withheld": withheld})
 
     def node_history(
         self,
@@ -112,9 +181,31 @@ class ScopedReader(GraphReader):
         schema: LoadedSchema | None = None,
     ) -> NodeHistory:
         """A node's trail, when the caller may see the node now (a node gone or hidden is
-        not found, the same answer either way)."""
+        not found, the same answer either way), but the writes that name a node it may not
+        see now (a relationship to one, a merge with one)."""
         identity = self.identity(ref, schema)
         with self._read() as conn:
             if not self._scoped.node_exists(conn, identity):
                 raise _not_found(identity)
-        return super().node_history(ref, limit=limit, cursor=cursor, schema=schema)
+            trail = super().node_history(ref, limit=limit, cursor=cursor, schema=schema)
+            withheld = self._scoped.withheld(conn, [identity])
+        return trail.model_copy(update={"withheld": withheld})
+
+    def _shown(self, identity: str, events: list[Event]) -> list[Event]:
+        with self._read() as conn:
+            named = {e.event_id: _named(e, identity) for e in events}
+            seen = set(
+                self._scoped.visible_identities(conn, {n for v in named.values() for n in v})
+            )
+        return [e for e in events if named[e.event_id] <= seen]
+
+
+def _named(event: Event, identity: str) -> set[str]:
+    """The nodes other than ``identity`` an event of its trail names."""
+    named = {s.partition(":")[2] for s in event.streams if s.startswith("node:")}
+    match payload_of(event):
+        case RelationshipWritten(from_node=start, to_node=end):
+            named |= {start.identity, end.identity}
+        case _:
+            pass
+    return named - {identity}

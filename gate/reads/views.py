@@ -111,6 +111,9 @@ class PathResult(BaseModel):
     length: int | None  # edges on the path
     nodes: list[NodeView]
     edges: list[EdgeView]
+    # a scoped read's relationships leading from the path's nodes into scopes the caller
+    # cannot see, per scope; absent for an unscoped read
+    withheld: dict[str, int] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class HistoryEntry(BaseModel):
@@ -138,6 +141,10 @@ class NodeHistory(BaseModel):
     node: NodeRef
     entries: list[HistoryEntry]
     next_cursor: str | None = None
+    # a scoped read's relationships leading from the node into scopes the caller cannot
+    # see, per scope (the entries of writes naming a node there are left out); absent
+    # for an unscoped read
+    withheld: dict[str, int] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Stats(BaseModel):

@@ -18,7 +18,7 @@ import copy
 import hashlib
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -157,8 +157,19 @@ class NodeTypeDoc(BaseModel):
     # writes whose computed confidence is below this are held for a reviewer
     review_below: float | None = Field(default=None, ge=0, le=1, exclude_if=_unset)
     resolution: ResolutionDoc | None = Field(default=None, exclude_if=_unset)
-    # the scope its nodes belong to (``language.scopes``; unset: the implicit one)
+    # the scope its nodes belong to (``language.scopes``; unset: the implicit one), or
+    # with ``scopes`` the one a write that names none puts a new node in
     scope: str | None = Field(default=None, pattern=f"^{IDENTIFIER.pattern}$", exclude_if=_unset)
+    # the scopes a write may choose among (``scope``, else the first, is the default)
+    scopes: list[Annotated[str, Field(pattern=f"^{IDENTIFIER.pattern}$")]] | None = Field(
+        default=None, min_length=1, exclude_if=_unset
+    )
+
+    @model_validator(mode="after")
+    def _scope_among_scopes(self) -> Self:
+        if self.scope is not None and self.scopes is not None and self.scope not in self.scopes:
+            raise ValueError(f"scope {self.scope!r} must be one of scopes {self.scopes}")
+        return self
 
 
 class RelationshipTypeDoc(BaseModel):

@@ -51,6 +51,7 @@ class SchemaEntry:
     group: Mapping[str, ResolutionDoc] = field(default_factory=dict)
     review_rules: tuple[ReviewRule, ...] = ()  # the document's rules that cover it
     scope: str | None = None  # the scope its nodes belong to (None: the implicit one)
+    scopes: tuple[str, ...] = ()  # the scopes a write may choose among (none: only ``scope``)
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,7 @@ class Schema:
                 group=groups.get(label, {}),
                 review_rules=_rules_for(document, label),
                 scope=n.scope,
+                scopes=tuple(n.scopes or ()),
             )
             for label, n in document.nodes.items()
         }

@@ -5,7 +5,8 @@ A backend's test subclasses ``TextIndexContractTestCase`` and says how to make a
 of its database with the state read model inline (which keeps the index). The case copies a
 recorded history into it (``projections.testing``: the 0.1 history, or the truth over time
 with supersessions, reviews, a merge and its undoing) and checks that the index says what
-the state tables say, equals a replay, and answers any string by relevance, page by page.
+the state tables say, equals a replay, answers any string by relevance, page by page, and
+keeps each search inside the scopes it is given.
 Plain ``unittest`` plus hypothesis.
 """
 
@@ -160,6 +161,41 @@ class TextIndexContractTestCase(unittest.TestCase):
         self.assertEqual(found, [Document(observed.observation, "observation", text)])
         self.assertEqual(list(self.index.documents(self.conn)), self.expected())
         self.assertTrue(self.state.equals_replay(self.log, self.conn))
+
+    def _found(self, query: str, kind: str, visible: frozenset[str] | None) -> list[str]:
+        return [h.identity for h in self.index.search(self.conn, query, kind, _PAGE, None, visible)]
+
+    def test_a_document_is_found_only_by_a_reader_seeing_both_its_scopes(self) -> None:
+        self.index.put(
+            self.conn,
+            [
+                Document("Note{}", "node", "Note\nthe quokka", "a", "a"),
+                Document("LINK{}", "relationship", "LINK\nthe quokka", "a", "b"),
+            ],
+        )
+        for visible, nodes, relationships in (
+            (None, ["Note{}"], ["LINK{}"]),
+            (frozenset({"a"}), ["Note{}"], []),
+            (frozenset({"b"}), [], []),
+            (frozenset({"a", "b"}), ["Note{}"], ["LINK{}"]),
+            (frozenset({"b", "c"}), [], []),
+        ):
+            self.assertEqual(self._found("quokka", "node", visible), nodes, visible)
+            self.assertEqual(self._found("quokka", "relationship", visible), relationships)
+
+    def test_an_empty_grant_finds_nothing(self) -> None:
+        query = self._common_words()
+        self.assertTrue(self._found(query, "node", None))
+        for kind in ("node", "relationship", "observation"):
+            self.assertEqual(self._found(query, kind, frozenset()), [], kind)
+
+    def test_a_moved_document_is_found_only_under_its_new_scope(self) -> None:
+        self.index.put(self.conn, [Document("Note{}", "node", "Note\nthe quokka", "a", "a")])
+        self.index.put(self.conn, [Document("Note{}", "node", "Note\nthe quokka", "b", "b")])
+        self.assertEqual(self._found("quokka", "node", frozenset({"a"})), [])
+        self.assertEqual(self._found("quokka", "node", frozenset({"b"})), ["Note{}"])
+        [moved] = self.index.documents_of(self.conn, ["Note{}"])
+        self.assertEqual((moved.scope_from, moved.scope_to), ("b", "b"))
 
     # each backend's subclass runs this one method (read-only on its own log): not flaky
     @settings(

@@ -11,14 +11,22 @@ of kind ``observation`` (``projection``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from typing import Any, Literal
 
 from writegate.eventlog import EventCore
 from writegate.eventlog.events import format_timestamp
 from writegate.eventlog.sql import Sql
-from writegate.language import ObservationRecorded, cited_observations, provenance_of
+from writegate.language import (
+    ObservationRecorded,
+    cited_observations,
+    provenance_of,
+    scope_or_default,
+)
+from writegate.language.scopes import Visible
+from writegate.projections.search.contract import in_scopes
 
 CitingKind = Literal["node", "relationship"]
 MAX_CITATIONS = 1000  # rows one question returns at most (the most recent are the last)
@@ -55,8 +63,8 @@ class CitationRow:
 
 _OBSERVATION_COLUMNS = ", ".join(f.name for f in fields(ObservationRow))
 _UPSERT = (  # applied again (at-least-once): as it was
-    f"INSERT INTO state_observations ({_OBSERVATION_COLUMNS}) "
-    f"VALUES ({', '.join('?' * len(fields(ObservationRow)))}) ON CONFLICT DO NOTHING"
+    f"INSERT INTO state_observations ({_OBSERVATION_COLUMNS}, scope) "
+    f"VALUES ({', '.join('?' * (len(fields(ObservationRow)) + 1))}) ON CONFLICT DO NOTHING"
 )
 _CITE = (
     "INSERT INTO state_citations (observation, identity, kind, seq) VALUES (?, ?, ?, ?) "
@@ -69,6 +77,23 @@ _CITATIONS = (
     "LEFT JOIN state_nodes n ON c.kind = 'node' AND n.identity = c.identity "
     "LEFT JOIN state_relationships r ON c.kind = 'relationship' AND r.identity = c.identity "
 )
+# a scoped question's citations: only facts that stand, each end of a relationship visible
+_SCOPED_ENDS = (
+    "LEFT JOIN state_nodes rf ON rf.identity = r.from_identity "
+    "LEFT JOIN state_nodes rt ON rt.identity = r.to_identity "
+)
+
+
+def _seen(visible: Visible) -> tuple[str, list[str]]:
+    """The condition keeping a citation's fact inside ``visible`` (nothing: every scope)."""
+    if visible is None:
+        return "", []
+    node, nodes = in_scopes(["n.scope"], visible)
+    ends, both = in_scopes(["rf.scope", "rt.scope"], visible)
+    return (
+        f" AND ((n.identity IS NOT NULL{node}) OR (r.identity IS NOT NULL{ends}))",
+        [*nodes, *both],
+    )
 
 
 def recorded(conn: Sql, event: EventCore, observed: ObservationRecorded) -> None:
@@ -89,6 +114,7 @@ def recorded(conn: Sql, event: EventCore, observed: ObservationRecorded) -> None
             observed.said_at or at,
             at,
             event.seq,
+            scope_or_default(observed.scope),
         ),
     )
 
@@ -108,32 +134,47 @@ def _citation(row: tuple[Any, ...]) -> CitationRow:
 
 
 class ObservationQueries:
-    """The questions asked of observations and citations (``StateProjection`` has them)."""
+    """The questions asked of observations and citations (``StateProjection`` has them).
+    Each takes the scopes the asker may see (``visible``; None: every scope) into its SQL:
+    an observation is seen when its scope is, a citation when its fact is and stands."""
 
-    def observation(self, conn: Sql, observation: str) -> ObservationRow | None:
+    def observation(
+        self, conn: Sql, observation: str, visible: Visible = None
+    ) -> ObservationRow | None:
+        scoped, scopes = in_scopes(["scope"], visible)
         row = conn.execute(
-            f"SELECT {_OBSERVATION_COLUMNS} FROM state_observations WHERE id = ?",
-            (observation,),
+            f"SELECT {_OBSERVATION_COLUMNS} FROM state_observations WHERE id = ?{scoped}",
+            [observation, *scopes],
         ).fetchone()
         return ObservationRow(*row) if row is not None else None
 
-    def observations(self, conn: Sql, ids: Iterable[str]) -> list[ObservationRow]:
+    def observations(
+        self, conn: Sql, ids: Iterable[str], visible: Visible = None
+    ) -> list[ObservationRow]:
         """The observations that exist among ``ids``, in their order, each once."""
         wanted = list(dict.fromkeys(ids))
         found: dict[str, ObservationRow] = {}
+        scoped, scopes = in_scopes(["scope"], visible)
         for start in range(0, len(wanted), _CHUNK):
             chunk = wanted[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
-            query = f"SELECT {_OBSERVATION_COLUMNS} FROM state_observations WHERE id IN ({marks})"
-            for row in conn.execute(query, chunk):
+            query = (
+                f"SELECT {_OBSERVATION_COLUMNS} FROM state_observations "
+                f"WHERE id IN ({marks}){scoped}"
+            )
+            for row in conn.execute(query, [*chunk, *scopes]):
                 found[row[0]] = ObservationRow(*row)
         return [found[i] for i in wanted if i in found]
 
-    def citing(self, conn: Sql, observation: str, limit: int = MAX_CITATIONS) -> list[CitationRow]:
+    def citing(
+        self, conn: Sql, observation: str, limit: int = MAX_CITATIONS, visible: Visible = None
+    ) -> list[CitationRow]:
         """The writes that cited ``observation``, oldest first, at most ``limit``."""
+        seen, scopes = _seen(visible)
         rows = conn.execute(
-            f"{_CITATIONS}WHERE c.observation = ? ORDER BY c.seq, c.identity LIMIT ?",
-            (observation, limit),
+            f"{_CITATIONS}{_SCOPED_ENDS if seen else ''}WHERE c.observation = ?{seen} "
+            "ORDER BY c.seq, c.identity LIMIT ?",
+            [observation, *scopes, limit],
         )
         return [_citation(row) for row in rows]
 
@@ -147,20 +188,51 @@ class ObservationQueries:
         return [_citation(row) for row in rows]
 
     def beside(
-        self, conn: Sql, observation: ObservationRow, reach: int
-    ) -> list[tuple[int, ObservationRow]]:
-        """The observations of ``observation``'s session at most ``reach`` places before or
-        after it, in the order they were said (ties by seq), each with its distance: what
-        was said around it. None when it names no session."""
-        if observation.session is None or reach < 1:
-            return []
-        around: list[tuple[int, ObservationRow]] = []
-        for side, order in (("<", "DESC"), (">", "ASC")):
-            rows = conn.execute(
-                f"SELECT {_OBSERVATION_COLUMNS} FROM state_observations "
-                f"WHERE session = ? AND (said_at, seq) {side} (?, ?) "
-                f"ORDER BY said_at {order}, seq {order} LIMIT ?",
-                (observation.session, observation.said_at, observation.seq, reach),
-            )
-            around += [(distance, ObservationRow(*row)) for distance, row in enumerate(rows, 1)]
+        self,
+        conn: Sql,
+        found: Sequence[ObservationRow],
+        reach: int,
+        visible: Visible = None,
+    ) -> dict[str, list[tuple[int, ObservationRow]]]:
+        """For each of ``found`` (by id), the observations of its session at most ``reach``
+        places before or after it, each with its distance: what was said around it (none
+        when it names no session). One statement per ``_BESIDE`` of them, each side of each
+        a bounded range read of the session's index."""
+        said = [o for o in dict.fromkeys(found) if o.session is not None]
+        if reach < 1 or not said:
+            return {}
+        scoped, scopes = in_scopes(["scope"], visible)
+        around: dict[str, list[tuple[int, ObservationRow]]] = {o.id: [] for o in said}
+        for start in range(0, len(said), _BESIDE):
+            chunk = said[start : start + _BESIDE]
+            params: list[Any] = []
+            for o in chunk:
+                for _ in _SIDES:
+                    params += [o.session, o.said_at, o.seq, *scopes, reach]
+            sides: dict[tuple[int, int], list[ObservationRow]] = {}
+            for row in conn.execute(_beside_sql(len(chunk), scoped), params):
+                sides.setdefault((row[-2], row[-1]), []).append(ObservationRow(*row[:-2]))
+            for i, o in enumerate(chunk):
+                for side, (_, order) in enumerate(_SIDES):
+                    rows = sorted(sides.get((i, side), []), key=lambda r: (r.said_at, r.seq))
+                    ordered = rows[::-1] if order == "DESC" else rows
+                    around[o.id] += list(enumerate(ordered, 1))
         return around
+
+
+_BESIDE = 50  # observations whose neighbours one statement reads
+_SIDES = (("<", "DESC"), (">", "ASC"))
+
+
+@lru_cache(maxsize=64)
+def _beside_sql(count: int, scoped: str) -> str:
+    """Two bounded range reads of a session (before, after) for each of ``count``
+    observations, in one statement (SQLite and PostgreSQL both run it), each row tagged
+    with the observation's place and the side."""
+    return " UNION ALL ".join(
+        f"SELECT *, {i} AS hit, {side} AS side FROM (SELECT {_OBSERVATION_COLUMNS} "
+        f"FROM state_observations WHERE session = ? AND (said_at, seq) {op} (?, ?){scoped} "
+        f"ORDER BY said_at {order}, seq {order} LIMIT ?) AS b{i}_{side}"
+        for i in range(count)
+        for side, (op, order) in enumerate(_SIDES)
+    )

@@ -204,9 +204,9 @@ _TEXT_SOURCES: dict[str, tuple[str, str, Callable[[tuple[Any, ...]], str]]] = {
         _entity,
     ),
     "rel": ("relationship", _ENDS, _entity),
-    "obs": (  # observations are in the implicit scope (until one is recorded with a scope)
+    "obs": (
         "observation",
-        f"SELECT text, '{DEFAULT_SCOPE}', '{DEFAULT_SCOPE}' FROM state_observations WHERE id = ?",
+        "SELECT text, scope, scope FROM state_observations WHERE id = ?",
         _said,
     ),
 }

@@ -15,6 +15,7 @@ from writegate.eventlog.sql import Sql
 from writegate.language.scopes import Visible
 from writegate.projections.search import Hit, TextIndex
 from writegate.projections.search.contract import in_scopes
+from writegate.projections.state.observations import MAX_CITATIONS, CitationRow, ObservationRow
 from writegate.projections.state.projection import StateProjection
 from writegate.projections.state.queries import (
     _EDGE_READ,
@@ -23,7 +24,7 @@ from writegate.projections.state.queries import (
     StateCounts,
     _edge,
 )
-from writegate.projections.state.tables import SCOPES_LAYOUT
+from writegate.projections.state.tables import OBSERVATION_SCOPES_LAYOUT, SCOPES_LAYOUT
 
 _CHUNK = 400
 _ENDS = (
@@ -162,6 +163,32 @@ class ScopedState(StateProjection):
         return ScopedIndex(
             super().text_index(conn), self.visible if not self._blind(conn) else frozenset()
         )
+
+    # -- observations: seen in their scope; a citation when its fact is ---------------------
+
+    def _sees_observations(self, conn: Sql) -> frozenset[str]:
+        """The grant, or none where the read model keeps no observation's scope."""
+        return self.visible if self.layout(conn) >= OBSERVATION_SCOPES_LAYOUT else frozenset()
+
+    def observation(
+        self, conn: Sql, observation: str, visible: Visible = None
+    ) -> ObservationRow | None:
+        return super().observation(conn, observation, self._sees_observations(conn))
+
+    def observations(
+        self, conn: Sql, ids: Iterable[str], visible: Visible = None
+    ) -> list[ObservationRow]:
+        return super().observations(conn, ids, self._sees_observations(conn))
+
+    def citing(
+        self, conn: Sql, observation: str, limit: int = MAX_CITATIONS, visible: Visible = None
+    ) -> list[CitationRow]:
+        return super().citing(conn, observation, limit, self._sees_observations(conn))
+
+    def beside(
+        self, conn: Sql, found: Sequence[ObservationRow], reach: int, visible: Visible = None
+    ) -> dict[str, list[tuple[int, ObservationRow]]]:
+        return super().beside(conn, found, reach, self._sees_observations(conn))
 
     def counts(self, conn: Sql) -> StateCounts:
         if self._blind(conn):

@@ -1,6 +1,7 @@
 """Each node's scope in the read model (``language.scopes``), kept with the write.
 
-``state_nodes.scope`` holds a node's scope; the text index holds each document's scopes (a
+``state_nodes.scope`` holds a node's scope, ``state_observations.scope`` an observation's;
+the text index holds each document's scopes (a
 relationship's are its ends'), so a scoped search filters in its probe. When a node
 changes scope its relationships' documents are written again in the same transaction, so
 the index never names a relationship under scopes it has left.
@@ -24,11 +25,13 @@ _RELATIONSHIP_DOCUMENTS = (
 
 
 def add_scope_column(conn: Sql) -> None:
-    """``state_nodes.scope``, added to a read model made before it (rebuilt then)."""
-    if not has_column(conn, "state_nodes", "scope"):
-        conn.execute(
-            f"ALTER TABLE state_nodes ADD COLUMN scope TEXT NOT NULL DEFAULT '{DEFAULT_SCOPE}'"
-        )
+    """``state_nodes.scope`` and ``state_observations.scope``, added to a read model made
+    before them (rebuilt then)."""
+    for table in ("state_nodes", "state_observations"):
+        if not has_column(conn, table, "scope"):
+            conn.execute(
+                f"ALTER TABLE {table} ADD COLUMN scope TEXT NOT NULL DEFAULT '{DEFAULT_SCOPE}'"
+            )
 
 
 def written_scope(conn: Sql, written: NodeWritten) -> str:

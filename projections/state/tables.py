@@ -97,7 +97,8 @@ CREATE TABLE IF NOT EXISTS state_observations (
     session TEXT,
     said_at TEXT NOT NULL,
     recorded_at TEXT NOT NULL,
-    seq INTEGER NOT NULL
+    seq INTEGER NOT NULL,
+    scope TEXT NOT NULL DEFAULT 'default'
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS state_citations (
     observation TEXT NOT NULL,
@@ -119,10 +120,12 @@ TEXT_LAYOUT = 8  # the first layout with the text index (``projections.search``)
 FEEDBACK_LAYOUT = 9  # the first with the feedback weights
 OBSERVATIONS_LAYOUT = 10  # the first with observations and the writes citing them
 SCOPES_LAYOUT = 12  # the first with each node's scope
-LAYOUT = 12  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+OBSERVATION_SCOPES_LAYOUT = 13  # the first with each observation's scope
+LAYOUT = 13  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
 # index; 9: the feedback weights; 10: observations and the writes citing them (and their
 # words in the text index); 11: the text index stems its words (``projections.search``);
-# 12: each node's scope, and both ends' in the text index (``scoping``)
+# 12: each node's scope, and both ends' in the text index (``scoping``); 13: each
+# observation's scope, in its row and its document
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),

@@ -1,9 +1,11 @@
 """Scoped reads, on SQLite and on PostgreSQL: a node's scope comes from its label, the
 read model and the text index keep it, and a caller granted some scopes never meets a node,
-relationship, label or word of another — only how many relationships lead there."""
+relationship, label, word or observation of another — in a search, a lookup, a walk, a
+query, a path or a trail — only how many relationships lead there, counted exactly."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import AGENT
-from writegate.gate import Gate, GateRejection
+from writegate.gate import Gate, GateRejection, ObservationResult
+from writegate.gate.reads.answers import QueryResult
+from writegate.gate.reads.observations import ObservationPage, ObservationView
+from writegate.gate.reads.views import NodeHistory
 from writegate.gate.scopes import Scopes
 from writegate.language import node_identity
 
@@ -47,10 +52,14 @@ def word(scope: str, n: int) -> str:
     return f"{scope}word{n}"
 
 
-def write(gate: Gate, scope: str, n: int) -> None:
+def write(gate: Gate, scope: str, n: int, **more: Any) -> None:
     name = word(scope, n)
     result = gate.write_node(
-        label=LABELS[scope], merge_keys={"name": name}, properties={"note": f"{name} said"}, **WRITE
+        label=LABELS[scope],
+        merge_keys={"name": name},
+        properties={"note": f"{name} said"},
+        **WRITE,
+        **more,
     )
     assert result.status == "written", result
 
@@ -139,6 +148,35 @@ class Model:
         return dict(sorted(counts.items()))
 
 
+def shown_by(found: Any) -> set[str]:
+    """The nodes an answer names, whose relationships its withheld counts."""
+    if isinstance(found, QueryResult):
+        ends = {e for t in found.triplets for e in (t.source_entity, t.target_entity)}
+        return {s.entity for s in found.seeds} | ends
+    if isinstance(found, NodeHistory):
+        return {node_identity(found.node.label, found.node.merge_keys)}
+    return {node_identity(n.label, n.merge_keys) for n in found.nodes}
+
+
+def keep_said(gate: Gate, scope: str, n: int, salt: int) -> str:
+    kept = gate.record_observation(
+        text=f"{word(scope, n)} heard", source="test", extraction_method="manual",
+        scope=scope, session=f"s{salt}",
+    )  # fmt: skip
+    assert isinstance(kept, ObservationResult), kept
+    return kept.observation_id
+
+
+def hidden_or_answered(visible: bool, read: Callable[[], Any], code: str) -> list[Any]:
+    """The answer of a read about something visible; a hidden one is not found."""
+    if visible:
+        return [read()]
+    with pytest.raises(GateRejection) as refused:
+        read()
+    assert refused.value.code.value == code
+    return []
+
+
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -149,8 +187,10 @@ def test_a_scoped_caller_never_meets_another_scope(
     scopes, links, grant, asked = graph
     model = _MODELS.setdefault(id(scoped_gate), Model())
     nodes = [(scope, salt * 10 + i) for i, scope in enumerate(scopes)]
+    said: dict[tuple[str, int], str] = {}
     for scope, n in nodes:
-        write(scoped_gate, scope, n)
+        said[scope, n] = keep_said(scoped_gate, scope, n, salt)
+        write(scoped_gate, scope, n, observations=[said[scope, n]])
         model.scope[node_identity(LABELS[scope], {"name": word(scope, n)})] = scope
     for i, j in links:
         if i < len(nodes) and j < len(nodes):
@@ -160,21 +200,30 @@ def test_a_scoped_caller_never_meets_another_scope(
                     node_identity(LABELS[s], {"name": word(s, n)}) for s, n in (nodes[i], nodes[j])
                 )
             )
-    target = nodes[asked % len(nodes)]
-    ref = {"label": LABELS[target[0]], "merge_keys": {"name": word(*target)}}
+    target, other = nodes[asked % len(nodes)], nodes[(asked + 1) % len(nodes)]
+    ref, other_ref = (
+        {"label": LABELS[s], "merge_keys": {"name": word(s, n)}} for s, n in (target, other)
+    )
     reader = scoped_gate.reader(scopes=Scopes(granted=frozenset(grant)))
+    observations = scoped_gate.observation_reader(scopes=Scopes(granted=frozenset(grant)))
     hidden = [s for s in SCOPES if s not in grant]
+    every_word = f"{word(*target)} {' '.join(word(s, salt) for s in SCOPES)}"
     answers: list[Any] = [
-        reader.search_nodes(f"{word(*target)} {' '.join(word(s, salt) for s in SCOPES)}"),
+        reader.search_nodes(every_word),
         reader.open_nodes([ref]),
         reader.graph_query(word(*target), depth=2),
+        reader.graph_query(every_word, depth=3),
+        observations.search_observations(f"{every_word} heard"),
     ]
-    if target[0] in grant:
-        answers.append(reader.neighbors(ref, depth=2))
-    else:
-        with pytest.raises(GateRejection) as refused:
-            reader.neighbors(ref, depth=2)
-        assert refused.value.code.value == "NODE_NOT_FOUND"
+    seen = target[0] in grant
+    answers += hidden_or_answered(seen, lambda: reader.neighbors(ref, depth=2), "NODE_NOT_FOUND")
+    answers += hidden_or_answered(seen, lambda: reader.node_history(ref), "NODE_NOT_FOUND")
+    answers += hidden_or_answered(
+        seen and other[0] in grant, lambda: reader.find_path(ref, other_ref), "NODE_NOT_FOUND"
+    )
+    answers += hidden_or_answered(
+        seen, lambda: observations.open_observation(said[target]), "OBSERVATION_NOT_FOUND"
+    )
     for found in answers:
         text = orjson.dumps(found.model_dump(mode="json", by_alias=True)).decode()
         for scope in hidden:
@@ -182,8 +231,9 @@ def test_a_scoped_caller_never_meets_another_scope(
             assert LABELS[scope] not in text
         withheld = getattr(found, "withheld", None)
         if withheld is not None:
-            shown = {node_identity(n.label, n.merge_keys) for n in found.nodes}
-            assert withheld == model.withheld(shown, grant)
+            assert withheld == model.withheld(shown_by(found), grant)
+        elif not isinstance(found, ObservationPage | ObservationView):
+            raise AssertionError(f"{type(found).__name__} says nothing of what it withheld")
 
 
 _MODELS: dict[int, Model] = {}

@@ -72,3 +72,15 @@ def test_a_stub_a_relationship_creates_takes_its_labels_scope(
     assert written.status == "written", written
     labels = labels_by_name(scoped_gate, bolt)
     assert labels == {"Ada": ["Employee", "scope:hr"], "billing": ["Service", "scope:eng"]}
+
+
+def test_a_node_that_moves_leaves_its_old_scopes_label(db_path: Path, bolt: BoltTarget) -> None:
+    chosen = {"name": "chosen", "nodes": {"Note": {"merge_keys": ["name"], "scopes": ["a", "b"]}}}
+    with Gate.open(db_path, default_actor=AGENT) as gate:
+        assert gate.publish_schema(chosen).status == "published"
+        for scope in ("a", "b"):
+            written = gate.write_node(
+                label="Note", merge_keys={"name": "memo"}, scope=scope, **WRITE
+            )
+            assert written.status == "written", written
+        assert labels_by_name(gate, bolt) == {"memo": ["Note", "scope:b"]}
