@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from writegate.gate.models import Rejected
 from writegate.gate.observations import ObservationResult, Observations, RecordObservationRequest
 from writegate.gate.reads.observations import ObservationPage, ObservationView
+from writegate.gate.scopes import Scopes
 from writegate.gate.server.tools import ToolCall, ToolSpec, tool
 
 _ARGS = ConfigDict(extra="forbid", frozen=True)
@@ -54,16 +55,16 @@ def search_observations(call: ToolCall, args: SearchObservationsArgs) -> Observa
     """Observations whose words begin with any word of the query, most relevant first
     (BM25), each with its source, time and the facts extracted from it, paged by cursor.
     The query is plain words, never search syntax."""
-    # scoped by branch scopedreads
-    return call.gate.observation_reader().search_observations(args.query, args.limit, args.cursor)
+    reader = call.gate.observation_reader(Scopes(granted=call.scopes))
+    return reader.search_observations(args.query, args.limit, args.cursor)
 
 
 @tool("read", read_only=True)
 def open_observation(call: ToolCall, args: OpenObservationArgs) -> ObservationView:
     """One observation by its id: its text, source, time, and the facts extracted from it
     that stand now."""
-    # scoped by branch scopedreads
-    return call.gate.observation_reader().open_observation(args.observation_id)
+    reader = call.gate.observation_reader(Scopes(granted=call.scopes))
+    return reader.open_observation(args.observation_id)
 
 
 OBSERVATION_TOOLS: tuple[ToolSpec, ...] = (

@@ -4,10 +4,12 @@ scope and nothing else).
 
 Two checks, one before and one inside the write:
 
-* ``labels_outside``, before a write tool runs: the labels its arguments name (and the
-  nodes graph_improve names) are in their schema scopes; one outside the grant is refused
-  before the gate looks anything up, so no answer about a node there — not found,
-  conflicting, has relationships — can reach the caller;
+* ``labels_outside``, before a write tool runs: the nodes its arguments name (and those
+  graph_improve names) are in the scope the write asks for or their label's, and one that
+  is there in its own; one outside the grant is refused before the gate plans anything, so
+  no answer about a node there — conflicting, has relationships — can reach the caller
+  (that a node of those keys is there, outside, is all the refusal says: an identity is
+  the same in every scope);
 * ``WriteScopes``, the write guard's part, inside the append transaction: the scopes of
   exactly the events the write would append. Node and relationship writes record theirs
   (``gate.scopes.Scopes.refused``); deletions, feedback and held writes record none, so
@@ -35,6 +37,7 @@ from writegate.language import (
     NodeDeleted,
     RelationshipDeleted,
     WriteProposed,
+    node_identity,
     parse_node_identity,
     payload_of,
     scope_or_default,
@@ -129,15 +132,33 @@ def _labels(arguments: Mapping[str, Any]) -> Iterable[str]:
             yield label.removeprefix(":")
 
 
-def _named_labels(spec: ToolSpec, raw: Mapping[str, Any]) -> Iterable[str]:
-    """The labels a write tool's arguments name: its own (a per-label tool), the generic
-    tools' fields, each batch item's, and the nodes feedback names by identity."""
-    yield from spec.labels
-    yield from _labels(raw)
+_ENDS = (("label", "merge_keys"), ("from_label", "from_keys"), ("to_label", "to_keys"))
+Named = tuple[str, Mapping[str, Any] | None, str | None]  # (label, keys, the scope asked)
+
+
+def _nodes(arguments: Mapping[str, Any]) -> Iterable[Named]:
+    """The nodes one write's arguments name: label, keys, and the scope it asks its node in."""
+    asked = arguments.get("scope")
+    for label_field, keys_field in _ENDS:
+        if isinstance(label := arguments.get(label_field), str):
+            keys = arguments.get(keys_field)
+            yield (
+                label.removeprefix(":"),
+                keys if isinstance(keys, Mapping) else None,
+                asked if label_field == "label" and isinstance(asked, str) else None,
+            )
+
+
+def _named(spec: ToolSpec, raw: Mapping[str, Any]) -> Iterable[Named]:
+    """The nodes a write tool's arguments name: its own label's (a per-label tool), the
+    generic tools' fields, each batch item's, and the nodes feedback names by identity."""
+    for label in spec.labels:
+        yield label, None, raw.get("scope") if isinstance(raw.get("scope"), str) else None
+    yield from _nodes(raw)
     items = raw.get("items")
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict):
-            yield from _labels(item)
+            yield from _nodes(item)
     used = raw.get("usedNodeIds")
     identities = list(used) if isinstance(used, list) else []
     edges = raw.get("usedEdgeKeys")
@@ -147,19 +168,37 @@ def _named_labels(spec: ToolSpec, raw: Mapping[str, Any]) -> Iterable[str]:
     for identity in identities:
         if isinstance(identity, str):
             try:
-                yield parse_node_identity(identity)[0]
+                label, keys = parse_node_identity(identity)
             except ValueError:
                 continue  # not an identity: the tool refuses it itself
+            yield label, keys, None
+
+
+def _outside(call: ToolCall, spec: ToolSpec, writes: frozenset[str]) -> set[str]:
+    """The scopes outside ``writes`` that the named nodes are or would be in: the scope a
+    write asks for, else its label's; and for a node that is there, the one it is in (so a
+    write never meets, and so never answers about, a node outside the grant)."""
+    snapshot = _schema(call.gate)
+    outside: set[str] = set()
+    with call.gate.log.snapshot() as conn:
+        for label, keys, asked in _named(spec, call.raw):
+            outside.add(asked or _scope_of_label(snapshot, label))
+            if keys is not None:
+                try:
+                    there = scope_of(conn, node_identity(label, keys))
+                except (TypeError, ValueError):
+                    there = None  # keys that are no identity: the tool refuses them itself
+                if there is not None:
+                    outside.add(there)
+    return outside - writes
 
 
 def labels_outside(spec: ToolSpec, call: ToolCall) -> Rejected | None:
-    """A write naming a label whose scope is outside the call's grant, refused (and
-    recorded as refused) before it runs; None when every label is inside."""
+    """A write naming a node whose scope is outside the call's grant, refused (and
+    recorded as refused) before it runs; None when every one is inside."""
     if call.writes is None:
         return None
-    snapshot = _schema(call.gate)
-    scopes = {_scope_of_label(snapshot, label) for label in _named_labels(spec, call.raw)}
-    outside = scopes - call.writes
+    outside = _outside(call, spec, call.writes)
     if not outside:
         return None
     exc = refusal(call.actor.agent, spec.name, outside)

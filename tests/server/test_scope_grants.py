@@ -31,6 +31,7 @@ SCHEMA: dict[str, Any] = {
         "Orchard": {"merge_keys": ["name"], "scope": "a"},
         "Bramble": {"merge_keys": ["name"], "scope": "b"},
         "Plain": {"merge_keys": ["name"]},
+        "Shared": {"merge_keys": ["name"], "scopes": ["a", "b"]},  # a write chooses
     },
     "relationships": {"LINK": {}},
 }
@@ -312,3 +313,58 @@ def test_a_token_made_without_grants_grants_the_implicit_scope_as_old_records_do
         None,
         IMPLICIT,
     ]
+
+
+async def test_a_node_of_a_shared_label_kept_in_b_is_refused_to_a_before_anything_is_compared(
+    served: tuple[HttpServer, Tokens],
+) -> None:
+    server, tokens = served
+    shared = {"label": "Shared", "merge_keys": {"name": "gate"}, **PROVENANCE}
+    async with caller(server, tokens.every) as operator:
+        error, wrote = await operator.call(
+            "write_node", {**shared, "scope": "b", "properties": {"note": "thicket"}}
+        )
+        assert not error, wrote
+    with Gate.open(server.db, create=False) as gate:
+        head = gate.log.head()
+    async with caller(server, tokens.a) as a:
+        for arguments in (
+            # answers that would say what is there: its version, that it exists
+            {**shared, "if_version": 7, "properties": {"note": "mine"}},
+            {**shared, "create_only": True, "properties": {"note": "mine"}},
+            {**shared, "scope": "a", "properties": {"note": "mine"}},  # would move it into a
+        ):
+            error, refused = await a.call("write_node", arguments)
+            assert error
+            assert refused["error_code"] == "POLICY_DENIED", refused
+            assert refused["details"]["scopes"] == ["b"]
+        error, wrote = await a.call(
+            "write_node", {**shared, "merge_keys": {"name": "door"}, "properties": {"note": "x"}}
+        )
+        assert not error, wrote  # a Shared of its own lands in a, the label's first scope
+        assert a.answers.leaked() == []
+    with Gate.open(server.db, create=False) as gate:
+        assert gate.log.head()[0] == head[0] + 1
+
+
+async def test_an_observation_kept_in_b_is_neither_found_nor_opened_by_a(
+    served: tuple[HttpServer, Tokens],
+) -> None:
+    server, tokens = served
+    said = {"source": "chat", "extraction_method": "manual", "reliability": 0.9}
+    async with caller(server, tokens.every) as operator:
+        error, kept = await operator.call(
+            "record_observation", {"text": "the thicket by the hedgerow", "scope": "b", **said}
+        )
+        assert not error, kept
+        error, found = await operator.call("search_observations", {"query": "thicket"})
+        assert [o["observation_id"] for o in found["observations"]] == [kept["observation_id"]]
+    async with caller(server, tokens.a) as a:
+        _, found = await a.call("search_observations", {"query": "thicket hedgerow"})
+        assert found["observations"] == []
+        error, opened = await a.call(
+            "open_observation", {"observation_id": kept["observation_id"]}, keep=False
+        )
+        assert error
+        assert opened["error_code"] == "OBSERVATION_NOT_FOUND"
+        assert a.answers.leaked() == []
