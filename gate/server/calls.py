@@ -19,6 +19,7 @@ from writegate.gate.errors import GateRejection
 from writegate.gate.jobs import Jobs
 from writegate.gate.models import Rejected
 from writegate.gate.scopes import Scopes
+from writegate.gate.server.audit_scopes import whole_log
 from writegate.gate.server.grants import CallGrant, call_grant
 from writegate.gate.server.policy import Policy, Principal
 from writegate.gate.server.tools import ToolCall, ToolSpec
@@ -65,6 +66,8 @@ def run(spec: ToolSpec, call: ToolCall) -> BaseModel:
     try:
         if spec.group == "write" and (outside := labels_outside(spec, call)) is not None:
             return outside  # before anything is looked up: what lies outside stays unseen
+        if spec.group == "review":  # merges and held writes of any scope: every scope's work
+            whole_log(call, spec.name)
         return scrubbed(spec.invoke(call), call.scopes)
     except GateRejection as exc:
         return Rejected(error_code=exc.code, message=exc.message, details=exc.details)

@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from writegate.gate.schema import LoadedSchema
+from writegate.gate.scopes import known_scopes
 from writegate.language import DEFAULT_SCOPE, IDENTIFIER
 
 SCOPE_CLAIM = "writegate:scope:"
@@ -63,11 +64,7 @@ class Disabled(BaseModel):
 
 def declared_scopes(snapshot: LoadedSchema | None) -> frozenset[str]:
     """The scopes a schema's labels declare (the implicit one aside)."""
-    if snapshot is None:
-        return frozenset()
-    registry = snapshot.registry
-    entries = (registry.get_entry(label) for label in registry.all_canonical_labels())
-    return frozenset(e.scope for e in entries if e is not None and e.scope)
+    return frozenset(known_scopes(snapshot)) - {DEFAULT_SCOPE}  # a write's choices among them
 
 
 @dataclass(frozen=True)

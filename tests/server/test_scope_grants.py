@@ -368,3 +368,56 @@ async def test_an_observation_kept_in_b_is_neither_found_nor_opened_by_a(
         assert error
         assert opened["error_code"] == "OBSERVATION_NOT_FOUND"
         assert a.answers.leaked() == []
+
+
+async def test_reviewing_needs_every_scope(any_db: str | Path, tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    some = create_token(path, "reviewer-a", ("reviewer",), scopes=frozenset({"a"}))
+    every = create_token(path, "reviewer", ("reviewer",), scopes=None)
+    db = scoped_log(any_db)
+    merge = {
+        "label": "Bramble", "survivor_keys": {"name": "blackthorn"},
+        "duplicate_keys": {"name": "sloe"}, "reason": "same bush", **PROVENANCE,
+    }  # fmt: skip
+    with http_server(db, extra=("--tokens", str(path))) as server:
+        async with caller(server, some) as a:
+            for tool, arguments in (
+                ("merge_nodes", merge),
+                ("unmerge_nodes", {"merge": "m1", "reason": "undo", **PROVENANCE}),
+                ("review_queue", {}),
+            ):
+                error, refused = await a.call(tool, arguments)
+                assert error, tool
+                assert refused["error_code"] == "POLICY_DENIED", (tool, refused)
+            assert a.answers.leaked() == []
+        async with caller(server, every) as operator:
+            error, queue = await operator.call("review_queue", {})
+            assert not error, queue
+
+
+async def test_a_scope_named_only_as_a_labels_choice_is_still_withheld(
+    any_db: str | Path, tmp_path: Path
+) -> None:
+    """No label is in b by default; b is only a choice a write may make. A caller granted
+    every other scope still does not see the whole graph."""
+    path = tmp_path / "tokens.json"
+    a = create_token(path, "agent-a", ("writer",), scopes=frozenset({"a", "default"}))
+    with Gate.open(any_db, default_actor=AGENT) as gate:
+        schema = {
+            "name": "choice",
+            "nodes": {"Shared": {"merge_keys": ["name"], "scopes": ["a", "b"]}},
+        }
+        assert gate.publish_schema(schema).status == "published"
+        for name, scope in (("apple one", "a"), ("blackthorn", "b")):
+            written = gate.write_node(
+                label="Shared", merge_keys={"name": name}, scope=scope,
+                properties={"note": "hedgerow" if scope == "b" else "orchard"}, **PROVENANCE,
+            )  # fmt: skip
+            assert written.status == "written", written
+    with http_server(any_db, extra=("--tokens", str(path))) as server:
+        async with caller(server, a) as agent:
+            _, found = await agent.call("search_nodes", {"query": "apple blackthorn hedgerow"})
+            assert names(found) == {"apple one"}
+            stats = await agent.stats()
+            assert stats["labels"] == {"Shared": 1}
+            assert agent.answers.leaked() == []
