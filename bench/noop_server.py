@@ -3,9 +3,9 @@
 ``python bench/noop_server.py`` serves it over stdio on the SDK's transport; ``--pipes`` on
 writegate's (``gate.server.pipes``: the event loop's own pipes, no worker threads), so
 writegate can be compared with the floor of either; ``--http PORT`` over Streamable HTTP
-(uvicorn, as the SDK's runner, no authentication). Its tool takes the arguments of
-writegate's ``write_node`` and answers a small typed result: the request costs what a
-write's does, with no work behind it.
+(uvicorn, as the SDK's runner, no authentication). Its tool ``noop`` takes the arguments
+of writegate's ``write_node`` and answers a small typed result: the request costs what a
+write's does, with no work behind it; ``noop_read`` does the same for a question.
 """
 
 from __future__ import annotations
@@ -38,6 +38,17 @@ def noop(
 ) -> Noted:
     """Accept a node and do nothing with it."""
     return Noted(status="noted", label=label)
+
+
+class Asked(BaseModel):
+    status: str
+    query: str
+
+
+@server.tool()
+def noop_read(query: str) -> Asked:
+    """Accept a question and answer nothing."""
+    return Asked(status="ok", query=query)
 
 
 def main() -> None:

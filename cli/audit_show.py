@@ -71,7 +71,7 @@ def show_observation(ctx: Context, observation_id: str, fmt: str) -> None:
 
     with opened(ctx, readonly=True) as gate:
         try:
-            found = gate.observation_reader().open_observation(observation_id)
+            found = gate.observation_reader(ctx.reads).open_observation(observation_id)
         except GateRejection as exc:
             fail(f"{exc.code}: {exc.message}")
     observe.show_observation(found, fmt)

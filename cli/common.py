@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # loaded when a command opens the log, not for --help
     from writegate.cli.config import Settings
     from writegate.eventlog import Actor
     from writegate.gate import Gate
+    from writegate.gate.scopes import Scopes
 
 DB_ENV = "WRITEGATE_DB"
 DEFAULT_CONFIG = Path("writegate.toml")  # read by ``cli.config`` when no --config is given
@@ -41,12 +42,25 @@ SETTINGS_ENV = (  # the variables ``cli.config.Settings`` reads
 
 class Context:
     def __init__(
-        self, db: str, schema_file: Path | None, operator: str | None, config: Path | None = None
+        self,
+        db: str,
+        schema_file: Path | None,
+        operator: str | None,
+        config: Path | None = None,
+        scopes: frozenset[str] | None = None,
     ) -> None:
         self.db = db  # a file, or a postgresql:// address: ``eventlog.open_log`` tells them apart
         self.schema_file = schema_file
         self.config = config
+        self.scopes = scopes  # the reads' grant (``--scope``; None: every scope)
         self.operator = operator or os.environ.get("WRITEGATE_OPERATOR") or _os_user()
+
+    @property
+    def reads(self) -> Scopes:
+        """What this command's reads may see (``--scope``)."""
+        from writegate.gate.scopes import Scopes
+
+        return Scopes(granted=self.scopes)
 
     @property
     def db_file(self) -> Path | None:

@@ -173,6 +173,13 @@ def _shorten(text: str, limit: int) -> str:
     envvar="WRITEGATE_CONFIG",
     help="Projections and schema source (default: ./writegate.toml if present).",
 )
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    metavar="NAME",
+    help="Read as an agent granted only these scopes (repeat it; default: every scope).",
+)
 @click.pass_context
 def cli(
     click_ctx: click.Context,
@@ -180,9 +187,10 @@ def cli(
     schema_file: Path | None,
     operator: str | None,
     config: Path | None,
+    scopes: tuple[str, ...],
 ) -> None:
     """writegate: schema-checked, provenance-stamped writes to a shared graph memory."""
-    click_ctx.obj = Context(db, schema_file, operator, config)
+    click_ctx.obj = Context(db, schema_file, operator, config, frozenset(scopes) or None)
 
 
 def main() -> None:

@@ -92,7 +92,7 @@ def search_observations(ctx: Context, text: str, limit: int, cursor: str | None,
 
     with opened(ctx, readonly=True) as gate:
         try:
-            page = gate.observation_reader().search_observations(text, limit, cursor)
+            page = gate.observation_reader(ctx.reads).search_observations(text, limit, cursor)
         except GateRejection as exc:
             fail(f"{exc.code}: {exc.message}")
     show_observations(page, fmt)

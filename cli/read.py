@@ -49,7 +49,7 @@ def reading(ctx: Context) -> Iterator[tuple[Gate, GraphReader]]:
     """The log opened read-only and its reader; a refused read is one line and exit 1."""
     with opened(ctx, readonly=True) as gate:
         try:
-            yield gate, gate.reader()
+            yield gate, gate.reader(scopes=ctx.reads)
         except GateRejection as exc:
             fail(f"{exc.code}: {exc.message}")
 

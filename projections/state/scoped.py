@@ -156,8 +156,17 @@ class ScopedState(StateProjection):
         return [(Attached(*row[:4]), row[4]) for row in rows[:cap]], len(rows) > cap
 
     def search(self, conn: Sql, text: str, after: str, limit: int) -> list[str]:
-        """The old substring search (a read model before the text index) keeps no scopes."""
-        return []
+        """Every node the caller sees, in identity order (``""``, the whole graph's
+        question); the old substring search of anything else (a read model before the
+        text index) keeps no scopes, so it finds nothing."""
+        if text or self._blind(conn):
+            return []
+        scoped, scopes = self._nodes_in("n")
+        sql = (
+            f"SELECT n.identity FROM state_nodes n WHERE n.identity > ?{scoped} "
+            "ORDER BY n.identity LIMIT ?"
+        )
+        return [row[0] for row in conn.execute(sql, [after, *scopes, limit])]
 
     def text_index(self, conn: Sql) -> Any:
         return ScopedIndex(
