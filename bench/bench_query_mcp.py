@@ -17,6 +17,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,10 @@ def in_process(db: Path, asked: list[str]) -> dict[str, list[float]]:
     spent: dict[str, list[float]] = {tool: [] for tool in TOOLS}
     with Gate.open(db, readonly=True) as gate:
         reader = gate.reader()
-        calls = {"graph_query": reader.graph_query, "search_nodes": reader.search_nodes}
+        calls: dict[str, Callable[[str], object]] = {
+            "graph_query": reader.graph_query,
+            "search_nodes": reader.search_nodes,
+        }
         for tool, call in calls.items():
             call(asked[0])
             for q in asked:
