@@ -23,7 +23,7 @@ from writegate.gate.server.audit_scopes import whole_log
 from writegate.gate.server.grants import CallGrant, call_grant
 from writegate.gate.server.policy import Policy, Principal
 from writegate.gate.server.tools import ToolCall, ToolSpec
-from writegate.gate.server.write_scopes import WriteScopes, labels_outside, scrubbed
+from writegate.gate.server.write_scopes import WriteScopes, outside_grant, scrubbed
 
 
 class Calls:
@@ -64,7 +64,7 @@ class Calls:
 def run(spec: ToolSpec, call: ToolCall) -> BaseModel:
     """The tool's outcome, a rejection as a result."""
     try:
-        if spec.group == "write" and (outside := labels_outside(spec, call)) is not None:
+        if spec.group == "write" and (outside := outside_grant(spec, call)) is not None:
             return outside  # before anything is looked up: what lies outside stays unseen
         if spec.group == "review":  # merges and held writes of any scope: every scope's work
             whole_log(call, spec.name)

@@ -4,12 +4,13 @@ scope and nothing else).
 
 Two checks, one before and one inside the write:
 
-* ``labels_outside``, before a write tool runs: the nodes its arguments name (and those
+* ``outside_grant``, before a write tool runs: the nodes its arguments name (and those
   graph_improve names) are in the scope the write asks for or their label's, and one that
   is there in its own; one outside the grant is refused before the gate plans anything, so
   no answer about a node there — conflicting, has relationships — can reach the caller
   (that a node of those keys is there, outside, is all the refusal says: an identity is
-  the same in every scope);
+  the same in every scope); an observation it cites that is kept outside is not found,
+  as one never kept;
 * ``WriteScopes``, the write guard's part, inside the append transaction: the scopes of
   exactly the events the write would append. Node and relationship writes record theirs
   (``gate.scopes.Scopes.refused``); deletions, feedback and held writes record none, so
@@ -193,15 +194,45 @@ def _outside(call: ToolCall, spec: ToolSpec, writes: frozenset[str]) -> set[str]
     return outside - writes
 
 
-def labels_outside(spec: ToolSpec, call: ToolCall) -> Rejected | None:
-    """A write naming a node whose scope is outside the call's grant, refused (and
-    recorded as refused) before it runs; None when every one is inside."""
+def _cited(raw: Mapping[str, Any]) -> list[str]:
+    """The observations a write cites: its own and each batch item's."""
+    items = raw.get("items")
+    cited: list[str] = []
+    for source in (
+        [raw, *(i for i in items if isinstance(i, dict))] if isinstance(items, list) else [raw]
+    ):
+        named = source.get("observations")
+        cited += [o for o in named if isinstance(o, str)] if isinstance(named, list) else []
+    return cited
+
+
+def _unseen(call: ToolCall, writes: frozenset[str]) -> GateRejection | None:
+    """A cited observation kept outside the grant: not found, as one never kept."""
+    cited = _cited(call.raw)
+    if not cited:
+        return None
+    with call.gate.log.snapshot() as conn:
+        seen = {row.id for row in call.gate.state.observations(conn, cited, writes)}
+    if not (missing := [o for o in dict.fromkeys(cited) if o not in seen]):
+        return None
+    return GateRejection(
+        ErrorCode.OBSERVATION_NOT_FOUND,
+        f"no observation {', '.join(missing)}: record it first (record_observation)",
+        {"missing": missing},
+    )
+
+
+def outside_grant(spec: ToolSpec, call: ToolCall) -> Rejected | None:
+    """A write naming a node whose scope is outside the call's grant, or citing an
+    observation kept outside it, refused (and recorded as refused) before it runs; None
+    when everything it names is inside."""
     if call.writes is None:
         return None
-    outside = _outside(call, spec, call.writes)
-    if not outside:
+    exc = _unseen(call, call.writes)
+    if exc is None and (outside := _outside(call, spec, call.writes)):
+        exc = refusal(call.actor.agent, spec.name, outside)
+    if exc is None:
         return None
-    exc = refusal(call.actor.agent, spec.name, outside)
     return call.gate.writer.refused(call.actor, spec.name, exc, call.raw)
 
 

@@ -367,6 +367,16 @@ async def test_an_observation_kept_in_b_is_neither_found_nor_opened_by_a(
         )
         assert error
         assert opened["error_code"] == "OBSERVATION_NOT_FOUND"
+        never = "obs_" + "0" * 32
+        answers = []
+        for cited in (kept["observation_id"], never):
+            error, refused = await a.call(
+                "write_node", {**A1, **PROVENANCE, "observations": [cited]}, keep=False
+            )
+            assert error
+            answers.append(orjson.dumps(refused).decode().replace(cited, "ID"))
+        assert answers[0] == answers[1]  # citing it is answered as citing one never kept
+        assert "OBSERVATION_NOT_FOUND" in answers[0]
         assert a.answers.leaked() == []
 
 
