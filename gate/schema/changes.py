@@ -35,6 +35,7 @@ ChangeKind = Literal[
     "review_rule_added",  # writes held for a reviewer by who sent them and how
     "review_rule_removed",
     "identity_group_changed",
+    "scope_changed",  # where a label's new nodes go, or the scopes a write may choose
     "description_changed",  # no write changes; said, so a new version is never "no change"
     "changed",  # a field without wording of its own (see the module docstring)
 ]
@@ -133,6 +134,9 @@ _WORDING: dict[str, Callable[[JsonValue, JsonValue], str]] = {
     "review_rule_added": lambda b, a: "new rule " + rule_text(a),
     "review_rule_removed": lambda b, a: "rule removed that " + rule_text(b),
     "identity_group_changed": lambda b, a: f"labels {_text(b)} -> {_text(a)}",
+    "scope_changed": lambda b, a: (
+        f"scope {_text(b, 'default')} -> {_text(a, 'default')} (nodes there stay where they are)"
+    ),
     "description_changed": lambda b, a: "description changed (no write changes)",
     "changed": lambda b, a: f"{_text(b)} -> {_text(a)}",
 }

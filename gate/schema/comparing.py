@@ -254,6 +254,8 @@ FIELDS: dict[tuple[type[BaseModel], str], Compare] = {
     },
     (NodeTypeDoc, "merge_keys"): _whole("merge_keys_changed"),
     (NodeTypeDoc, "resolution"): _resolution,
+    (NodeTypeDoc, "scope"): _whole("scope_changed"),
+    (NodeTypeDoc, "scopes"): _whole("scope_changed"),
     (RelationshipTypeDoc, "from_labels"): _whole("from_changed"),
     (RelationshipTypeDoc, "to_labels"): _whole("to_changed"),
     (RelationshipTypeDoc, "functional"): _policy,

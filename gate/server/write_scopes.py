@@ -43,6 +43,7 @@ from writegate.language import (
     payload_of,
     scope_or_default,
 )
+from writegate.language.observations import OBSERVATION_ID
 from writegate.projections.state.scoping import scope_of
 
 _LABEL_FIELDS = ("label", "from_label", "to_label")
@@ -202,7 +203,8 @@ def _cited(raw: Mapping[str, Any]) -> list[str]:
         [raw, *(i for i in items if isinstance(i, dict))] if isinstance(items, list) else [raw]
     ):
         named = source.get("observations")
-        cited += [o for o in named if isinstance(o, str)] if isinstance(named, list) else []
+        if isinstance(named, list):  # a malformed id is the tool's to refuse
+            cited += [o for o in named if isinstance(o, str) and OBSERVATION_ID.fullmatch(o)]
     return cited
 
 

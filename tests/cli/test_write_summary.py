@@ -88,10 +88,10 @@ def test_token_list_shows_each_token_but_never_the_token(tmp_path: Path) -> None
     assert secret not in listed.stdout
     lines = listed.stdout.splitlines()
     assert lines[0] == f"2 tokens in {db}.tokens.json"
-    assert lines[1].startswith("ingest-bot  roles writer  created ")
+    assert lines[1].startswith("ingest-bot  roles writer  scopes default  created ")
     assert lines[1].endswith("  (nightly)")
     assert lines[2] == f"  id {hashlib.sha256(secret.encode()).hexdigest()}"
-    assert lines[3].startswith("auditor-1  roles auditor  created ")
+    assert lines[3].startswith("auditor-1  roles auditor  scopes default  created ")
     shown = json.loads(writegate(db, "token", "list", "--format", "json").stdout)
     assert [(t["agent"], t["roles"], t["note"]) for t in shown["tokens"]] == [
         ("ingest-bot", ["writer"], "nightly"),

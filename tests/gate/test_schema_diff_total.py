@@ -51,6 +51,8 @@ RICH = yaml.safe_load(
         additional_properties: false
         conflict: reject
         review_below: 0.3
+        scope: staff
+        scopes: [staff, guests]
         resolution: {policy: propose, name: name, kind: person, identity: [email], auto_threshold: 0.97, propose_threshold: 0.7, stop_suffixes: [jr]}
         properties:
           name: {type: string}
@@ -167,6 +169,8 @@ CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (NodeTypeDoc, "additional_properties"): _set(_person, "additional_properties", True),
     (NodeTypeDoc, "conflict"): _set(_person, "conflict", "supersede"),
     (NodeTypeDoc, "review_below"): _set(_person, "review_below", 0.5),
+    (NodeTypeDoc, "scope"): _set(_person, "scope", "guests"),
+    (NodeTypeDoc, "scopes"): _set(_person, "scopes", ["staff", "crew"]),
     (NodeTypeDoc, "resolution"): lambda doc: doc["nodes"]["Organization"].update(
         resolution={"policy": "auto", "kind": "organisation"}
     ),
