@@ -133,7 +133,7 @@ def test_the_asking_commands_work_as_pasted(tmp_path: Path) -> None:
     [init] = [c for c in commands(section("## First log, first agent")) if "init" in c]
     (tmp_path / "fixtures").symlink_to(ROOT / "fixtures")
     assert run(*init[1:], cwd=tmp_path).returncode == 0
-    [script] = blocks(section("## Asking the graph"), "sh")
+    script, scoped = blocks(section("## Asking the graph"), "sh")
     path = f"{Path(WRITEGATE).parent}:/usr/bin:/bin"
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env={"PATH": path},
@@ -146,3 +146,9 @@ def test_the_asking_commands_work_as_pasted(tmp_path: Path) -> None:
     assert "moved the weights of 0 nodes and 1 relationship" in said
     assert "cites" in said  # the trail names the observation the write cited
     assert "Lisbon" in said
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", scoped], cwd=tmp_path, env={"PATH": path},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Initech" not in done.stdout  # asked as an agent granted hr: nothing of default
