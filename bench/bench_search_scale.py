@@ -31,8 +31,8 @@ from writegate.projections.search.contract import search_words  # noqa: E402
 from writegate.projections.search.sqlite import SqliteTextIndex, phrase, scored  # noqa: E402
 
 _FULL = (  # every document holding any word scored, as the index searched before
-    "SELECT d.identity, bm25(search_fts) AS s FROM search_fts JOIN search_documents d "
-    "ON d.rowid = search_fts.rowid WHERE search_fts MATCH ? AND d.kind = 'node' "
+    "SELECT d.identity, bm25(search_fts_node) AS s FROM search_fts_node JOIN search_documents d "
+    "ON d.rowid = search_fts_node.rowid WHERE search_fts_node MATCH ? "
     "ORDER BY s, d.identity LIMIT 25"
 )
 

@@ -1,11 +1,13 @@
 """The text index on SQLite: FTS5 with BM25, kept by triggers in the writing transaction.
 
-``search_documents`` holds each entity's text; ``search_fts`` is an external-content FTS5
-index over it, which the triggers keep (the layout ``sqlite-utils``' ``enable_fts`` makes).
-sqlite-utils itself is not used: ``enable_fts`` runs ``executescript``, which commits the
-caller's open transaction, and the index must be created inside the log's install
-transaction and written inside each append's; its ``quote_fts`` ANDs the words and leaves a
-query of bare quotes empty, which FTS5 refuses. The statements are few and all here.
+``search_documents`` holds each entity's text; ``search_fts_<kind>`` is an external-content
+FTS5 index over the documents of one kind (a view of them), which the triggers keep (the
+layout ``sqlite-utils``' ``enable_fts`` makes, once per kind: a search of one kind then never
+reads past the documents of another). sqlite-utils itself is not used: ``enable_fts`` runs
+``executescript``, which commits the caller's open transaction, and the index must be
+created inside the log's install transaction and written inside each append's; its
+``quote_fts`` ANDs the words and leaves a query of bare quotes empty, which FTS5 refuses.
+The statements are few and all here.
 
 Words are stemmed (FTS5's ``porter`` over ``unicode61``): on a public long-conversation
 benchmark (``bench/bench_recall.py``) stems with the query's stop words left out found a
@@ -23,7 +25,8 @@ from writegate.language.scopes import Visible
 from writegate.projections.search.contract import DocumentRows, Hit, parse_cursor, search_words
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
-TABLES = """
+KINDS = ("node", "relationship", "observation")  # one FTS5 table each: a later kind, one more
+DOCUMENTS = """
 CREATE TABLE IF NOT EXISTS search_documents (
     rowid INTEGER PRIMARY KEY,
     identity TEXT NOT NULL UNIQUE,
@@ -32,36 +35,66 @@ CREATE TABLE IF NOT EXISTS search_documents (
     scope_from TEXT NOT NULL DEFAULT 'default',
     scope_to TEXT NOT NULL DEFAULT 'default'
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5 (
-    text, content = 'search_documents', content_rowid = 'rowid',
+"""
+_PER_KIND = """
+CREATE VIEW IF NOT EXISTS search_documents_{kind} AS
+    SELECT rowid, text FROM search_documents WHERE kind = '{kind}';
+CREATE VIRTUAL TABLE IF NOT EXISTS search_fts_{kind} USING fts5 (
+    text, content = 'search_documents_{kind}', content_rowid = 'rowid',
     tokenize = '{tokenizer}'
 );
-CREATE TRIGGER IF NOT EXISTS search_documents_ai AFTER INSERT ON search_documents BEGIN
-    INSERT INTO search_fts (rowid, text) VALUES (new.rowid, new.text);
+CREATE TRIGGER IF NOT EXISTS search_{kind}_ai AFTER INSERT ON search_documents
+WHEN new.kind = '{kind}' BEGIN
+    INSERT INTO search_fts_{kind} (rowid, text) VALUES (new.rowid, new.text);
 END;
-CREATE TRIGGER IF NOT EXISTS search_documents_ad AFTER DELETE ON search_documents BEGIN
-    INSERT INTO search_fts (search_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+CREATE TRIGGER IF NOT EXISTS search_{kind}_ad AFTER DELETE ON search_documents
+WHEN old.kind = '{kind}' BEGIN
+    INSERT INTO search_fts_{kind} (search_fts_{kind}, rowid, text)
+    VALUES ('delete', old.rowid, old.text);
 END;
-CREATE TRIGGER IF NOT EXISTS search_documents_au AFTER UPDATE ON search_documents BEGIN
-    INSERT INTO search_fts (search_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-    INSERT INTO search_fts (rowid, text) VALUES (new.rowid, new.text);
+CREATE TRIGGER IF NOT EXISTS search_{kind}_au AFTER UPDATE ON search_documents BEGIN
+    INSERT INTO search_fts_{kind} (search_fts_{kind}, rowid, text)
+    SELECT 'delete', old.rowid, old.text WHERE old.kind = '{kind}';
+    INSERT INTO search_fts_{kind} (rowid, text)
+    SELECT new.rowid, new.text WHERE new.kind = '{kind}';
 END;
-""".replace("{tokenizer}", TOKENIZER)
+"""
+TABLES = DOCUMENTS + "".join(
+    _PER_KIND.replace("{kind}", kind).replace("{tokenizer}", TOKENIZER) for kind in KINDS
+)
+# the layout before: one FTS5 table of every kind, kept by these triggers
+_ONE_TABLE = ("search_fts", "search_documents_ai", "search_documents_ad", "search_documents_au")
 
 COMMON = 256  # a word in more documents (of the kind searched) than this is a common one
 _FROM = (
-    "FROM search_fts JOIN search_documents d ON d.rowid = search_fts.rowid "
-    "WHERE search_fts MATCH ? AND d.kind = ?{scoped}"
+    "FROM {fts} JOIN search_documents d ON d.rowid = {fts}.rowid "
+    "WHERE {fts} MATCH ? AND d.kind = ?{scoped}"
 )
-_HOLDING = "SELECT count(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?)"
-_SCORED = f"SELECT d.identity, bm25(search_fts) {_FROM}"
-_RECENT = f"{_SCORED} ORDER BY search_fts.rowid DESC LIMIT ?"
+_HOLDING = "SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT ?)"
+_SCORED = f"SELECT d.identity, bm25({{fts}}) {_FROM}"
+_RECENT = f"{_SCORED} ORDER BY {{fts}}.rowid DESC LIMIT ?"
 
 
 def phrase(word: str, begins: bool = False) -> str:
     """FTS5's phrase for one of an agent's words: quoted (a quote inside doubled), matching
     the word's stem, or (``begins``) the words it begins."""
     return '"' + word.replace('"', '""') + ('"*' if begins else '"')
+
+
+def fts_table(conn: Sql, kind: str) -> str | None:
+    """The FTS5 table holding ``kind``'s documents: its own, or on a read-only copy of the
+    layout before, the one table of every kind; None for a kind never indexed."""
+    if kind not in KINDS:
+        return None
+    names = [f"search_fts_{kind}", "search_fts"]
+    marks = ", ".join("?" * len(names))
+    found = {
+        row[0]
+        for row in conn.execute(
+            f"SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({marks})", names
+        )
+    }
+    return next((name for name in names if name in found), None)
 
 
 def scored(
@@ -80,15 +113,21 @@ def scored(
     documents holding only common words, the ``common`` most recent holding all of the
     words and the ``common`` most recent holding any are scored, exactly too (one there
     with a rare word takes its score from the rare pass). Never looked at: an older document
-    holding common words only, and not all of them."""
+    holding common words only, and not all of them. Each kind has an FTS5 table of its own,
+    so neither the bound nor the reading ever passes over documents of another kind."""
+    fts = fts_table(conn, kind)
+    if fts is None:
+        return {}
     where, scopes = DocumentRows.scoped(visible)
     head = [kind, *scopes]
 
     def rows(sql: str, match: str, *tail: object) -> list[tuple[str, float]]:
-        return conn.execute(sql.replace("{scoped}", where), [match, *head, *tail]).fetchall()
+        made = sql.replace("{fts}", fts).replace("{scoped}", where)
+        return conn.execute(made, [match, *head, *tail]).fetchall()
 
-    def holding(match: str) -> int:  # of any kind: a bound, never a filter
-        return int(conn.execute(_HOLDING, (match, common + 1)).fetchone()[0])
+    def holding(match: str) -> int:  # of the table's documents: a bound, never a filter
+        sql = _HOLDING.replace("{fts}", fts)
+        return int(conn.execute(sql, (match, common + 1)).fetchone()[0])
 
     rare: list[str] = []
     frequent: list[str] = []
@@ -120,17 +159,27 @@ def scored(
 class SqliteTextIndex(DocumentRows):
     """The text index in a SQLite log's file."""
 
-    tables: tuple[str, ...] = ("search_documents", "search_fts")
+    tables: tuple[str, ...] = ("search_documents", *(f"search_fts_{kind}" for kind in KINDS))
 
     def install(self, conn: Sql) -> None:
-        made = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'search_fts'").fetchone()
-        outdated = made is not None and f"'{TOKENIZER}'" not in made[0]
-        if outdated:  # another tokenizer's index: made again, from the documents it indexed
-            conn.execute("DROP TABLE search_fts")
+        made = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'search_fts_node'"
+        ).fetchone()
+        one_table = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'search_fts'").fetchone()
+        outdated = one_table is not None or (made is not None and f"'{TOKENIZER}'" not in made[0])
+        if outdated:  # one table of every kind, or another tokenizer: made again, from the
+            for name in _ONE_TABLE:  # documents they indexed
+                kind = "TABLE" if name == "search_fts" else "TRIGGER"
+                conn.execute(f"DROP {kind} IF EXISTS {name}")
+            for kind in KINDS:
+                conn.execute(f"DROP TABLE IF EXISTS search_fts_{kind}")
         run_script(conn, TABLES)
         self.add_scopes(conn)
         if outdated:
-            conn.execute("INSERT INTO search_fts (search_fts) VALUES ('rebuild')")
+            for kind in KINDS:
+                conn.execute(
+                    f"INSERT INTO search_fts_{kind} (search_fts_{kind}) VALUES ('rebuild')"
+                )
 
     def search(
         self,
@@ -150,9 +199,13 @@ class SqliteTextIndex(DocumentRows):
         return [Hit(identity, score) for score, identity in hits[:limit]]
 
     def intact(self, conn: Sql) -> bool:
-        """Whether the FTS5 index agrees with the documents it indexes."""
+        """Whether each FTS5 table agrees with the documents it indexes."""
         try:
-            conn.execute("INSERT INTO search_fts (search_fts, rank) VALUES ('integrity-check', 1)")
+            for kind in KINDS:
+                conn.execute(
+                    f"INSERT INTO search_fts_{kind} (search_fts_{kind}, rank) "
+                    "VALUES ('integrity-check', 1)"
+                )
         except sqlite3.DatabaseError:  # "database disk image is malformed"
             return False
         return True

@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS state_relationships (
     updated_at TEXT NOT NULL,
     updated_by TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS state_rel_from ON state_relationships (from_identity);
+DROP INDEX IF EXISTS state_rel_from;
+CREATE INDEX IF NOT EXISTS state_rel_from_ordered ON state_relationships (from_identity, identity);
 CREATE TABLE IF NOT EXISTS state_facts (
     identity TEXT NOT NULL,
     property TEXT NOT NULL,
@@ -73,7 +74,8 @@ CREATE TABLE IF NOT EXISTS state_resolution_keys (
     PRIMARY KEY (key, identity)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS state_resolution_keys_identity ON state_resolution_keys (identity);
-CREATE INDEX IF NOT EXISTS state_rel_to ON state_relationships (to_identity);
+DROP INDEX IF EXISTS state_rel_to;
+CREATE INDEX IF NOT EXISTS state_rel_to_ordered ON state_relationships (to_identity, identity);
 CREATE TABLE IF NOT EXISTS state_aliases (
     alias TEXT PRIMARY KEY,
     identity TEXT NOT NULL,
@@ -121,11 +123,13 @@ FEEDBACK_LAYOUT = 9  # the first with the feedback weights
 OBSERVATIONS_LAYOUT = 10  # the first with observations and the writes citing them
 SCOPES_LAYOUT = 12  # the first with each node's scope
 OBSERVATION_SCOPES_LAYOUT = 13  # the first with each observation's scope
-LAYOUT = 13  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+LAYOUT = 14  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
 # index; 9: the feedback weights; 10: observations and the writes citing them (and their
 # words in the text index); 11: the text index stems its words (``projections.search``);
 # 12: each node's scope, and both ends' in the text index (``scoping``); 13: each
-# observation's scope, in its row and its document
+# observation's scope, in its row and its document; 14: a node's relationships indexed in
+# identity order (a walk's bounded step reads no more than it keeps), and on SQLite one
+# FTS5 table per kind of document
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),

@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import AGENT, SEED_SCHEMA, person
 from writegate.gate import Gate, GateRejection
 from writegate.gate.reads.reader import GraphReader
+from writegate.projections.search.sqlite import KINDS
 from writegate.projections.state.tables import TEXT_LAYOUT
 
 
@@ -67,7 +68,9 @@ def test_a_log_from_before_the_index_is_indexed_when_opened(tmp_path: Path) -> N
         gate.publish_schema(SEED_SCHEMA)
         gate.write_node(**person("Frank Older"))
     conn = sqlite3.connect(path, isolation_level=None)  # as the layout before the index left it
-    conn.execute("DROP TABLE search_fts")
+    for kind in KINDS:
+        conn.execute(f"DROP TABLE search_fts_{kind}")
+        conn.execute(f"DROP VIEW search_documents_{kind}")
     conn.execute("DROP TABLE search_documents")
     conn.execute(
         "UPDATE projection_checkpoints SET seq = ? WHERE name = 'state.layout'", (TEXT_LAYOUT - 1,)

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.postgres import Server
 from writegate.eventlog import EventLog, Log
 from writegate.eventlog.postgres import PostgresEventLog
+from writegate.eventlog.sql import run_script
 from writegate.projections.search import Document, PostgresTextIndex
-from writegate.projections.search.sqlite import SqliteTextIndex
+from writegate.projections.search.sqlite import KINDS, TOKENIZER, SqliteTextIndex
 from writegate.projections.search.testing import TextIndexContractTestCase
 from writegate.projections.state import StateProjection
 from writegate.projections.testing import TRUTH_HISTORY
@@ -61,18 +63,49 @@ def _stemmed_search_finds(log: Log) -> bool:
     return "Note{}" in [h.identity for h in index.search(conn, "ponies", "node", 10)]
 
 
-def test_an_sqlite_index_of_unstemmed_words_is_made_again_on_install(tmp_path: Path) -> None:
+ONE_TABLE = """
+CREATE VIRTUAL TABLE search_fts USING fts5 (
+    text, content = 'search_documents', content_rowid = 'rowid', tokenize = '{tokenizer}'
+);
+CREATE TRIGGER search_documents_ai AFTER INSERT ON search_documents BEGIN
+    INSERT INTO search_fts (rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TRIGGER search_documents_ad AFTER DELETE ON search_documents BEGIN
+    INSERT INTO search_fts (search_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+CREATE TRIGGER search_documents_au AFTER UPDATE ON search_documents BEGIN
+    INSERT INTO search_fts (search_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+    INSERT INTO search_fts (rowid, text) VALUES (new.rowid, new.text);
+END;
+"""
+
+
+def one_table(conn: Any, tokenizer: str) -> None:
+    """The index as the layouts before made it: one FTS5 table of every kind."""
+    for kind in KINDS:
+        conn.execute(f"DROP TABLE search_fts_{kind}")  # its triggers stay, writing nowhere:
+        for change in ("ai", "ad", "au"):  # so they go too
+            conn.execute(f"DROP TRIGGER search_{kind}_{change}")
+        conn.execute(f"DROP VIEW search_documents_{kind}")
+    run_script(conn, ONE_TABLE.replace("{tokenizer}", tokenizer))
+
+
+@pytest.mark.parametrize("tokenizer", ["unicode61 remove_diacritics 2", TOKENIZER])
+def test_an_sqlite_index_of_one_table_is_made_again_per_kind_on_install(
+    tmp_path: Path, tokenizer: str
+) -> None:
+    """Before stems, and before a table per kind: a read-only copy searches the one table;
+    a writer's install makes the tables again from the documents, stemmed."""
     log = EventLog(tmp_path / "log.db", inline=[StateProjection()])
     conn = log.connection()
-    conn.execute("DROP TABLE search_fts")  # the index as the layout before stems made it
-    conn.execute(
-        "CREATE VIRTUAL TABLE search_fts USING fts5 (text, content = 'search_documents', "
-        "content_rowid = 'rowid', tokenize = 'unicode61 remove_diacritics 2')"
-    )
-    assert not _stemmed_search_finds(log)
+    one_table(conn, tokenizer)
+    assert _stemmed_search_finds(log) == (tokenizer == TOKENIZER)
     SqliteTextIndex().install(conn)
     assert SqliteTextIndex().intact(conn)
     assert _stemmed_search_finds(log)
+    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    assert "search_fts" not in names
+    assert {f"search_fts_{kind}" for kind in KINDS} <= names
     log.close()
 
 

@@ -35,8 +35,8 @@ def full_bm25(conn: sqlite3.Connection, query: str) -> dict[str, float]:
     """FTS5's own BM25 over every document holding any of the words: what was scored before."""
     words = " OR ".join(phrase(w) for w in query.split())
     sql = (
-        "SELECT d.identity, bm25(search_fts) FROM search_fts JOIN search_documents d "
-        "ON d.rowid = search_fts.rowid WHERE search_fts MATCH ? AND d.kind = 'node'"
+        "SELECT d.identity, bm25(search_fts_node) FROM search_fts_node JOIN search_documents d "
+        "ON d.rowid = search_fts_node.rowid WHERE search_fts_node MATCH ?"
     )
     return dict(conn.execute(sql, (words,)).fetchall())
 
