@@ -81,7 +81,9 @@ bench: $(DEV) $(PEERS) postgres
 	$(BIN)/python bench/bench_mcp_floor.py
 	$(BIN)/python bench/bench_search.py
 	$(BIN)/python bench/bench_search_floor.py
+	$(BIN)/python bench/bench_search_scale.py
 	$(BIN)/python bench/bench_query.py
+	$(BIN)/python bench/bench_query_mcp.py
 	$(BIN)/python bench/bench_recall.py
 	$(BIN)/python bench/bench_embeddings.py
 
