@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import importlib
 import math
+from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
 from writegate.gate.errors import ErrorCode, GateRejection
 
 ENTRY_POINT_GROUP = "writegate.formula_providers"
+# the most independent support can make a fact: corroboration never makes it certain
+CORROBORATION_CAP = 0.99
 
 
 @runtime_checkable
@@ -17,6 +20,30 @@ class FormulaProvider(Protocol):
     def allowed_extraction_methods(self) -> set[str]: ...
 
     def compute(self, reliability: float, extraction_method: str) -> float: ...
+
+
+@runtime_checkable
+class Corroborating(Protocol):
+    """A provider's own rule for a fact several independent sources support (optional:
+    a provider without one gets ``noisy_or``). ``confidences`` holds one number per
+    distinct source, each that source's best confidence for the fact."""
+
+    def corroborate(self, confidences: Sequence[float]) -> float: ...
+
+
+def noisy_or(confidences: Sequence[float]) -> float:
+    """``1 - prod(1 - c)`` over independent sources, capped at ``CORROBORATION_CAP`` — but
+    never below the best single source (one source alone is its own confidence, so a
+    corroboration never lowers what a fact was)."""
+    if not confidences:
+        return 0.0
+    best = max(confidences)
+    if len(confidences) == 1:
+        return best
+    doubt = 1.0
+    for confidence in confidences:
+        doubt *= 1.0 - confidence
+    return max(best, min(CORROBORATION_CAP, 1.0 - doubt))
 
 
 class DefaultFormulaProvider:
@@ -35,6 +62,9 @@ class DefaultFormulaProvider:
 
     def compute(self, reliability: float, extraction_method: str) -> float:
         return reliability * self.WEIGHTS[extraction_method]
+
+    def corroborate(self, confidences: Sequence[float]) -> float:
+        return noisy_or(confidences)
 
 
 def formula_name(provider: FormulaProvider) -> str:
@@ -97,6 +127,32 @@ def compute_confidence(provider: FormulaProvider, reliability: float, method: st
         raise GateRejection(
             ErrorCode.FORMULA_INVALID_OUTPUT,
             f"formula provider returned {value!r}; confidence must be a number in [0.0, 1.0]",
+            {"formula": formula_name(provider), "returned": repr(value)},
+        )
+    return float(value)
+
+
+def corroborated(provider: FormulaProvider, confidences: Sequence[float]) -> float:
+    """A fact's confidence with the support of several sources (one number a source), by
+    the provider's ``corroborate`` or ``noisy_or``; guarded as ``compute`` is."""
+    rule = provider.corroborate if isinstance(provider, Corroborating) else noisy_or
+    try:
+        value = rule(list(confidences))
+    except Exception as exc:  # a plug-in's failure is its output being invalid, not our crash
+        raise GateRejection(
+            ErrorCode.FORMULA_INVALID_OUTPUT,
+            f"formula provider failed to corroborate: {type(exc).__name__}: {exc}",
+            {"formula": formula_name(provider)},
+        ) from exc
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0.0 <= value <= 1.0
+    ):
+        raise GateRejection(
+            ErrorCode.FORMULA_INVALID_OUTPUT,
+            f"formula provider corroborated to {value!r}; confidence must be in [0.0, 1.0]",
             {"formula": formula_name(provider), "returned": repr(value)},
         )
     return float(value)

@@ -202,10 +202,16 @@ class NodeRef(BaseModel):
     merge_keys: dict[str, Any]
 
 
+# written: a new version; unchanged: the fact as held, said again by a support it had
+# (nothing appended); corroborated: said again by a new agent, source or method (one
+# corroboration event, no new version: ``gate.corroboration``)
+WriteStatus = Literal["written", "unchanged", "corroborated"]
+
+
 class WriteNodeResult(BaseModel):
     model_config = _RESULT
 
-    status: Literal["written"] = "written"
+    status: WriteStatus = "written"
     label: str  # canonical (may differ if remapped)
     merge_keys: dict[str, Any]
     confidence: float
@@ -222,6 +228,8 @@ class WriteNodeResult(BaseModel):
     resolved_from: str | None = Field(default=None, exclude_if=_empty)
     # properties the schema does not declare, accepted as the label allows (left out: none)
     unknown_properties: list[str] = Field(default_factory=list, exclude_if=_empty)
+    # a corroboration's: the fact's confidence with its support now (left out: none)
+    corroborated_confidence: float | None = Field(default=None, exclude_if=_empty)
 
 
 class _RelationshipResult(BaseModel):
@@ -235,7 +243,7 @@ class _RelationshipResult(BaseModel):
 
 
 class WriteRelationshipResult(_RelationshipResult):
-    status: Literal["written"] = "written"
+    status: WriteStatus = "written"
     confidence: float
     write_gate_version: str
     remapped_from: str | None
@@ -251,6 +259,7 @@ class WriteRelationshipResult(_RelationshipResult):
     resolved_from: dict[str, str] | None = Field(default=None, exclude_if=_empty)
     # properties the schema does not declare, accepted as the type allows (left out: none)
     unknown_properties: list[str] = Field(default_factory=list, exclude_if=_empty)
+    corroborated_confidence: float | None = Field(default=None, exclude_if=_empty)
 
 
 class DeleteNodeResult(BaseModel):

@@ -16,6 +16,7 @@ from typing import Any
 
 from writegate.eventlog import Transaction
 from writegate.gate import checks, citations, conflicts, review
+from writegate.gate import corroboration as heard
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.formula import FormulaProvider, compute_confidence
 from writegate.gate.models import (
@@ -189,6 +190,10 @@ class Planner:
             held = existing if existing is not None and not existing.stub else None
             now = scope_of(tx.conn, target.identity)
             scope, moved = node_scope(snapshot, target.label, request.scope, now)
+            said = heard.Saying(changes, valid, provenance, expected, request_json, item)
+            aliased = landing.resolved_from or here.aliased
+            if held and not moved and heard.node(self, tx, held, target, said, scope, aliased):
+                return
             superseded = conflicts.of_properties(
                 self.state, tx.conn, held, changes, entry, provenance, hold=not self.reviewed
             )
@@ -200,7 +205,7 @@ class Planner:
                 superseded=superseded or None,
                 **valid,
                 resolution_keys=landing.keys,
-                resolved_from=landing.resolved_from or here.aliased,
+                resolved_from=aliased,
                 unknown_properties=unknown or None,
                 scope=scope,
                 moved_from=moved,
@@ -250,6 +255,10 @@ class Planner:
                 raise checks.missing(
                     rtype.type, statically_missing, entry.required_properties, "relationship"
                 )
+            said = heard.Saying(changes, valid, provenance, expected, request_json, item)
+            scopes = end_scopes(tx.conn, snapshot, (head, tail))
+            if held and not absent and heard.relationship(self, tx, held, said, scopes):
+                return
             superseded = conflicts.of_properties(
                 self.state, tx.conn, held, changes, entry, provenance, hold=not self.reviewed
             )
@@ -271,7 +280,7 @@ class Planner:
                 stub_keys=ends.stub_keys or None,
                 resolved_from=ends.resolved_from or None,
                 unknown_properties=unknown or None,
-                scopes=end_scopes(tx.conn, snapshot, (head, tail)),
+                scopes=scopes,
                 batch_item=item,
             )
             streams = [written.stream, *(ref.stream for ref in absent)]

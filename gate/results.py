@@ -7,7 +7,7 @@ the first attempt back from the log — returns the identical result. A refusal 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from writegate.eventlog import Event, IdempotencyKeyReused, LogUnavailable, VersionConflict
 from writegate.gate.errors import ErrorCode, GateRejection
@@ -24,8 +24,10 @@ from writegate.gate.models import (
 )
 from writegate.language import (
     GraphPayload,
+    NodeCorroborated,
     NodeDeleted,
     NodeWritten,
+    RelationshipCorroborated,
     RelationshipDeleted,
     RelationshipWritten,
     WriteProposed,
@@ -33,6 +35,8 @@ from writegate.language import (
     provenance_of,
 )
 from writegate.language import NodeRef as PayloadRef
+
+_Sequenced = WriteNodeResult | WriteRelationshipResult
 
 # the failures an operation turns into a ``Rejected`` result
 REFUSALS = (GateRejection, VersionConflict, IdempotencyKeyReused, LogUnavailable)
@@ -88,6 +92,34 @@ def result_of(events: Sequence[Event]) -> ItemResult:
                 resolved_from=written.resolved_from,
                 unknown_properties=written.unknown_properties or [],
             )
+        case NodeCorroborated() as heard:
+            return WriteNodeResult(
+                **common,
+                status="corroborated",
+                label=heard.node.label,
+                merge_keys=heard.node.keys,
+                confidence=provenance.confidence,
+                remapped_from=heard.node.remapped_from,
+                created=False,
+                version=heard.version,
+                schema_version=provenance.schema_version,
+                corroborated_confidence=heard.corroborated_confidence,
+            )
+        case RelationshipCorroborated() as heard:
+            return WriteRelationshipResult(
+                **common,
+                status="corroborated",
+                type=heard.type,
+                from_node=_parsed(heard.from_identity),
+                to_node=_parsed(heard.to_identity),
+                confidence=provenance.confidence,
+                remapped_from=None,
+                stubs_created=[],
+                created=False,
+                version=heard.version,
+                schema_version=provenance.schema_version,
+                corroborated_confidence=heard.corroborated_confidence,
+            )
         case NodeDeleted() as deleted:
             return DeleteNodeResult(
                 **common,
@@ -114,18 +146,27 @@ def result_of(events: Sequence[Event]) -> ItemResult:
     raise ValueError(f"no result shape for event type {last.type!r}")
 
 
-def batch_result(events: Sequence[Event]) -> BatchResult:
-    """One result per batch item, from the events each item appended."""
+def batch_result(
+    events: Sequence[Event], unchanged: Mapping[int, ItemResult] | None = None
+) -> BatchResult:
+    """One result per batch item, from the events each item appended, or for an item that
+    changed nothing its ``unchanged`` answer (a batch appending nothing spans the seqs of
+    the events its answers name)."""
     by_item: dict[int, list[Event]] = {}
     for event in events:
         payload = payload_of(event)
         if isinstance(payload, GraphPayload | WriteProposed) and payload.batch_item is not None:
             by_item.setdefault(payload.batch_item, []).append(event)
-    results = [result_of(by_item[index]) for index in sorted(by_item)]
+    quiet = dict(unchanged or {})
+    results = [
+        quiet[index] if index in quiet else result_of(by_item[index])
+        for index in sorted({*by_item, *quiet})
+    ]
+    seqs = [e.seq for e in events] or [r.seq for r in results if isinstance(r, _Sequenced)]
     return BatchResult(
         results=results,
-        first_seq=events[0].seq,
-        last_seq=events[-1].seq,
+        first_seq=seqs[0] if events else min(seqs),
+        last_seq=seqs[-1] if events else max(seqs),
         resolved=sum(1 for r in results if isinstance(r, WriteNodeResult) and r.resolved_from),
     )
 

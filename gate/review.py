@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from writegate.eventlog import Actor, Event, Transaction, VersionConflict
 from writegate.eventlog.events import format_timestamp
 from writegate.gate.conflicts import Held
+from writegate.gate.corroboration import SINGLE, Unchanged, answered, quietly
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import ItemResult, Rejected, parse_request
 from writegate.gate.results import REFUSALS, rejected, result_of
@@ -201,10 +202,13 @@ class Reviews:
             request = parse_request(operation.request, held.arguments)
             planner = writer.planner.approving()
 
+            quiet: dict[int, Unchanged] = {}  # approved, it changed nothing: nothing appended
+
             def approving(snapshot: LoadedSchema) -> Any:
-                emit = operation.plan(planner, request, snapshot, held.arguments)
+                emit = quietly(operation.plan(planner, request, snapshot, held.arguments), quiet)
 
                 def decide(tx: Transaction) -> None:
+                    quiet.clear()
                     tx.emit(record)
                     emit(tx, None)
 
@@ -216,7 +220,9 @@ class Reviews:
                 proposal=proposal,
                 reviewer=reviewer.agent,
                 seq=outcome.events[0].seq,
-                result=result_of(outcome.events[1:]),
+                result=answered(self.log, quiet[SINGLE])
+                if quiet
+                else result_of(outcome.events[1:]),
             )
         except VersionConflict:
             return rejected(_not_pending(proposal, "it was decided meanwhile"))

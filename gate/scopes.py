@@ -21,9 +21,11 @@ from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.schema import LoadedSchema
 from writegate.language import (
+    NodeCorroborated,
     NodeRef,
     NodeWritten,
     ObservationRecorded,
+    RelationshipCorroborated,
     RelationshipWritten,
     payload_of,
 )
@@ -140,5 +142,11 @@ def _written_scopes(events: Iterable[Event]) -> Iterable[str]:
                     yield scope_or_default(ends.get(ref.identity))
             case ObservationRecorded() as observed:
                 yield scope_or_default(observed.scope)
+            case NodeCorroborated() as heard:  # a write, too: where the node is
+                yield scope_or_default(heard.scope)
+            case RelationshipCorroborated() as heard:
+                ends = heard.scopes or {}
+                for identity in (heard.from_identity, heard.to_identity):
+                    yield scope_or_default(ends.get(identity))
             case _:
                 pass

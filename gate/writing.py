@@ -27,6 +27,7 @@ from writegate.eventlog import (
     VersionConflict,
     canonical_json,
 )
+from writegate.gate.corroboration import SINGLE, Unchanged, answered, answers, quietly
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.limits import Limits, check_request
 from writegate.gate.models import (
@@ -131,17 +132,22 @@ class Writer:
             if earlier is not None:
                 return _as(operation.result, result_of(earlier))
 
+            quiet: dict[int, Unchanged] = {}  # a write that changed nothing: nothing appended
+
             def plan(snapshot: LoadedSchema) -> Decide:
                 emit = operation.plan(self.planner, request, snapshot, raw)
 
                 def decide(tx: Transaction) -> None:
-                    emit(tx, None)
+                    quiet.clear()
+                    quietly(emit, quiet)(tx, None)
                     if guard is not None:
                         guard(actor, tx.events)
 
                 return decide
 
             outcome = self.append_planned(plan, actor, key, raw)
+            if not outcome.events and quiet:
+                return _as(operation.result, answered(self.log, quiet[SINGLE]))
             return _as(operation.result, result_of(outcome.events))
         except REFUSALS as exc:
             return self.refused(actor, operation.name, exc, arguments)
@@ -191,6 +197,8 @@ class Writer:
             if earlier is not None:
                 return batch_result(earlier)
 
+            quiet: dict[int, Unchanged] = {}  # the items that changed nothing
+
             def plan(snapshot: LoadedSchema) -> Decide:
                 emitters: list[Emitter] = []
                 for index, item in enumerate(items):
@@ -198,9 +206,10 @@ class Writer:
                         emitters.append(self._plan_item(item, snapshot))
 
                 def decide(tx: Transaction) -> None:
+                    quiet.clear()
                     for index, (emit, item) in enumerate(zip(emitters, items, strict=True)):
                         with _Item(index, item):
-                            emit(tx, index)
+                            quietly(emit, quiet)(tx, index)
                     if guard is not None:
                         guard(actor, tx.events)
                     if dry_run:
@@ -211,8 +220,8 @@ class Writer:
             try:
                 outcome = self.append_planned(plan, actor, key, request)
             except _DryRun as rehearsal:
-                return batch_result(rehearsal.events)
-            return batch_result(outcome.events)
+                return batch_result(rehearsal.events, answers(self.log, quiet))
+            return batch_result(outcome.events, answers(self.log, quiet))
         except REFUSALS as exc:
             if dry_run:
                 return rejected(exc)

@@ -9,6 +9,12 @@ payload by string key or compares event-type strings outside this package.
 """
 
 from writegate.language.base import GraphPayload, Payload, Superseded, WriteProvenance
+from writegate.language.corroborations import (
+    Corroborated,
+    NodeCorroborated,
+    RelationshipCorroborated,
+    corroboration_stream,
+)
 from writegate.language.feedback import (
     INITIAL_WEIGHT,
     OUTCOMES,
@@ -71,10 +77,12 @@ __all__ = [
     "OBSERVATION_ID",
     "OUTCOMES",
     "TARGETS",
+    "Corroborated",
     "FactRecord",
     "FeedbackGiven",
     "GraphPayload",
     "MovedRelationship",
+    "NodeCorroborated",
     "NodeDeleted",
     "NodeRef",
     "NodeWritten",
@@ -84,6 +92,7 @@ __all__ = [
     "Outcome",
     "Payload",
     "ProposalDecided",
+    "RelationshipCorroborated",
     "RelationshipDeleted",
     "RelationshipWritten",
     "SchemaPublished",
@@ -93,6 +102,7 @@ __all__ = [
     "WriteProposed",
     "WriteProvenance",
     "cited_observations",
+    "corroboration_stream",
     "draft",
     "feedback_stream",
     "is_identifier",

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from writegate.eventlog import Actor, DraftEvent, EventCore
 from writegate.eventlog.events import trusted
 from writegate.language.base import GraphPayload, Payload, Superseded, WriteProvenance, unset
+from writegate.language.corroborations import NodeCorroborated, RelationshipCorroborated
 from writegate.language.feedback import FeedbackGiven
 from writegate.language.identities import NodeRef, relationship_stream
 from writegate.language.merges import NodesMerged, NodesUnmerged
@@ -216,6 +217,8 @@ ALL_PAYLOADS: tuple[type[Payload], ...] = (
     NodesUnmerged,
     ObservationRecorded,
     FeedbackGiven,
+    NodeCorroborated,
+    RelationshipCorroborated,
 )
 PAYLOADS: dict[str, type[Payload]] = {model.event_type: model for model in ALL_PAYLOADS}
 EVENT_TYPES: tuple[str, ...] = tuple(PAYLOADS)

@@ -34,8 +34,10 @@ from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.language import (
     DEFAULT_SCOPE,
     FeedbackGiven,
+    NodeCorroborated,
     NodeDeleted,
     NodeWritten,
+    RelationshipCorroborated,
     RelationshipDeleted,
     RelationshipWritten,
     parse_node_identity,
@@ -237,8 +239,10 @@ def _touched(events: Sequence[Event]) -> Iterable[tuple[str, str]]:
     re-weight (feedback moves a fact's weight: a write to it, as the policy sees it)."""
     for event in events:
         match payload_of(event):
-            case NodeWritten(node=node) | NodeDeleted(node=node):
+            case NodeWritten(node=node) | NodeDeleted(node=node) | NodeCorroborated(node=node):
                 yield "Label", node.label
+            case RelationshipCorroborated() as heard:  # a corroboration is a write
+                yield "RelationshipType", heard.type
             case RelationshipWritten() as written:
                 yield "RelationshipType", written.type
                 for stub in written.stubs_created:

@@ -4,7 +4,8 @@ This package owns the ``state_*`` tables: ``tables`` (their DDL), ``changes`` (h
 event changes them), ``queries`` (every question asked of them) and ``projection`` (the
 inline projector the log runs in each append's transaction); ``feedback`` keeps the
 weights feedback gives facts and answers what a ranking asks of them; ``observations``
-keeps and answers those of observations and the writes citing them.
+keeps and answers those of observations and the writes citing them; ``support`` keeps
+the writes supporting each fact's current version (its writer and its corroborations).
 """
 
 from writegate.projections.state.changes import apply_to_state, merge_properties
@@ -20,6 +21,7 @@ from writegate.projections.state.queries import (
     StateCounts,
     StateReader,
 )
+from writegate.projections.state.support import Support, SupportQueries, sources
 
 __all__ = [
     "DEFAULT_FLOOR",
@@ -34,8 +36,11 @@ __all__ = [
     "StateCounts",
     "StateProjection",
     "StateReader",
+    "Support",
+    "SupportQueries",
     "apply_to_state",
     "feedback_weights",
     "merge_properties",
     "rank_factor",
+    "sources",
 ]

@@ -15,6 +15,7 @@ from writegate.eventlog.events import format_timestamp
 from writegate.eventlog.sql import Sql
 from writegate.language import (
     FeedbackGiven,
+    NodeCorroborated,
     NodeDeleted,
     NodeRef,
     NodesMerged,
@@ -22,13 +23,21 @@ from writegate.language import (
     NodeWritten,
     ObservationRecorded,
     ProposalDecided,
+    RelationshipCorroborated,
     RelationshipDeleted,
     RelationshipWritten,
     WriteProposed,
     payload_of,
     writer_of,
 )
-from writegate.projections.state import blocking, feedback, merging, observations, scoping
+from writegate.projections.state import (
+    blocking,
+    feedback,
+    merging,
+    observations,
+    scoping,
+    support,
+)
 from writegate.projections.state.tables import UPSERT_FACT, UPSERT_NODE, UPSERT_RELATIONSHIP
 
 
@@ -75,6 +84,7 @@ def _forget(conn: Sql, table: str, identity: str) -> None:
     conn.execute(f"DELETE FROM {table} WHERE identity = ?", (identity,))
     conn.execute("DELETE FROM state_facts WHERE identity = ?", (identity,))
     conn.execute("DELETE FROM state_resolution_keys WHERE identity = ?", (identity,))
+    support.forget(conn, identity)
 
 
 def _index(conn: Sql, identity: str, keys: list[str], *, created: bool) -> None:
@@ -175,6 +185,9 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
                 conn, event, written.node, written.properties, stub=False, by=by, scope=scope
             )
             _record_facts(conn, event, written.node.identity, written.properties, by)
+            valid = (written.valid_from, written.valid_to)
+            version = event.streams[written.node.stream]
+            support.written(conn, event, written.node.identity, version, by, valid)
             observations.cite(conn, event, written.node.identity, "node")
             if written.resolution_keys is not None:
                 _index(
@@ -184,11 +197,16 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
             by = writer_of(event, written)
             _relationship_written(conn, event, written, by)
             _record_facts(conn, event, written.identity, written.properties, by)
+            valid = (written.valid_from, written.valid_to)
+            version = event.streams[written.stream]
+            support.written(conn, event, written.identity, version, by, valid)
             observations.cite(conn, event, written.identity, "relationship")
         case NodeDeleted(node=node):
             _forget(conn, "state_nodes", node.identity)
         case RelationshipDeleted(identity=identity):
             _forget(conn, "state_relationships", identity)
+        case NodeCorroborated() | RelationshipCorroborated() as corroboration:
+            support.corroborated(conn, event, corroboration)
         case WriteProposed(proposal=proposal):  # applied again (at-least-once): as it was
             conn.execute(
                 "INSERT INTO state_proposals (proposal, seq, status) VALUES (?, ?, 'pending') "

@@ -21,6 +21,7 @@ from writegate.projections.state import scoping
 from writegate.projections.state.changes import apply_to_state
 from writegate.projections.state.observations import ObservationQueries
 from writegate.projections.state.queries import StateReader
+from writegate.projections.state.support import SupportQueries
 from writegate.projections.state.tables import (
     FEEDBACK_LAYOUT,
     LAYOUT,
@@ -37,7 +38,7 @@ from writegate.projections.state.tables import (
 _SCRATCH_CACHE_KIB = 32 * 1024  # the replay's page cache: bounded, whatever the log's length
 
 
-class StateProjection(StateReader, ObservationQueries):
+class StateProjection(StateReader, ObservationQueries, SupportQueries):
     name = "state"
     tables = (*STATE_TABLES, "projection_checkpoints", *SqliteTextIndex.tables)
 

@@ -17,6 +17,8 @@ from writegate.eventlog.sql import Sql
 # state_observations: the texts agents kept (``language.observations``), one row each;
 # state_citations: each write that cited an observation, by the fact it wrote (its identity
 # and kind) and its seq, kept when the fact is deleted: where a write came from stays said
+# state_support: the writes supporting each fact's current version (``support``): the one
+# that wrote it and each corroboration since, with who, from what, how and how sure
 TABLES = """
 CREATE TABLE IF NOT EXISTS state_nodes (
     identity TEXT PRIMARY KEY,
@@ -111,6 +113,23 @@ CREATE TABLE IF NOT EXISTS state_citations (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS state_citations_identity ON state_citations (identity, seq);
 CREATE INDEX IF NOT EXISTS state_observations_said ON state_observations (session, said_at, seq);
+CREATE TABLE IF NOT EXISTS state_support (
+    identity TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    agent TEXT NOT NULL,
+    source TEXT NOT NULL,
+    method TEXT NOT NULL,
+    reliability DOUBLE PRECISION NOT NULL,
+    confidence DOUBLE PRECISION NOT NULL,
+    corroborated DOUBLE PRECISION NOT NULL,
+    observations TEXT NOT NULL,
+    valid_from TEXT,
+    valid_to TEXT,
+    occurred_at TEXT NOT NULL,
+    PRIMARY KEY (identity, seq)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
     name TEXT PRIMARY KEY,
     seq INTEGER NOT NULL
@@ -123,13 +142,14 @@ FEEDBACK_LAYOUT = 9  # the first with the feedback weights
 OBSERVATIONS_LAYOUT = 10  # the first with observations and the writes citing them
 SCOPES_LAYOUT = 12  # the first with each node's scope
 OBSERVATION_SCOPES_LAYOUT = 13  # the first with each observation's scope
-LAYOUT = 14  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+SUPPORT_LAYOUT = 16  # the first with each fact's supporting writes (corroboration)
+LAYOUT = 16  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
 # index; 9: the feedback weights; 10: observations and the writes citing them (and their
 # words in the text index); 11: the text index stems its words (``projections.search``);
 # 12: each node's scope, and both ends' in the text index (``scoping``); 13: each
 # observation's scope, in its row and its document; 14: a node's relationships indexed in
 # identity order (a walk's bounded step reads no more than it keeps), and on SQLite one
-# FTS5 table per kind of document
+# FTS5 table per kind of document; 16: the writes supporting each fact (``support``)
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),
@@ -142,6 +162,7 @@ STATE_TABLES = {  # every table of the read model (but its checkpoints), by its 
     "state_feedback": ("identity",),
     "state_observations": ("id",),
     "state_citations": ("observation", "identity", "seq"),
+    "state_support": ("identity", "seq"),
 }
 LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model of each has
     1: ("state_nodes", "state_relationships"),
@@ -181,7 +202,8 @@ LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model 
         "state_relationships",
         "state_resolution_keys",
     ),
-    OBSERVATIONS_LAYOUT: tuple(STATE_TABLES),
+    OBSERVATIONS_LAYOUT: tuple(t for t in STATE_TABLES if t != "state_support"),
+    SUPPORT_LAYOUT: tuple(STATE_TABLES),
 }
 
 
