@@ -68,8 +68,27 @@ def _trail(trail: Trail, fmt: str) -> None:
             changes or e.type,
         )
     console().print(table)
+    if len(trail.supported_by) > 1:  # corroborated: each write supporting it now
+        console().print(_support_table(trail))
     if trail.relationships:
         console().print(_relationships_table(trail))
+
+
+def _support_table(trail: Trail) -> Table:
+    last = trail.supported_by[-1]
+    table = Table(title=f"supported by (confidence {plain(last.corroborated_confidence)})")
+    for column in ("seq", "time", "how", "agent", "source / method", "conf"):
+        table.add_column(column, overflow="fold")
+    for s in trail.supported_by:
+        table.add_row(
+            str(s.seq),
+            s.occurred_at[:19],
+            s.kind,
+            s.agent,
+            f"{s.source} / {s.extraction_method}",
+            plain(s.confidence),
+        )
+    return table
 
 
 def _relationships_table(trail: Trail) -> Table:

@@ -2,7 +2,9 @@
 changed and who said so — and, for a node, every event of the relationships that started or
 ended at it, so a functional relationship a later one replaced stays findable from its node
 (``audit node``), with its provenance and what replaced it. Each write names the
-observations it cited, with the start of their text.
+observations it cited, with the start of their text. Corroborations (``gate.corroboration``)
+are entries too, changing nothing; ``supported_by`` lists the writes supporting the current
+version: the one that wrote it and each corroboration since.
 """
 
 from __future__ import annotations
@@ -16,13 +18,16 @@ from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
 from writegate.gate.reads.timeline import stub_keys, touching
 from writegate.language import (
+    NodeCorroborated,
     NodeDeleted,
     NodeWritten,
     ObservationRecorded,
     Payload,
+    RelationshipCorroborated,
     RelationshipDeleted,
     RelationshipWritten,
     WriteProvenance,
+    corroboration_stream,
     node_stream,
     observation_stream,
     payload_of,
@@ -94,6 +99,21 @@ class RelationshipEntry(TrailEntry):
     cascade_of: str | None  # a deletion: the node whose deletion detached it
 
 
+class Support(BaseModel):
+    """One write supporting the current version: who said it, from what, how, how sure."""
+
+    model_config = _OUT
+
+    seq: int
+    occurred_at: str
+    kind: Literal["written", "corroborated"]
+    agent: str
+    source: str
+    extraction_method: str
+    confidence: float  # this write's own
+    corroborated_confidence: float  # the fact's with this support (the provider's rule)
+
+
 class Trail(BaseModel):
     model_config = _OUT
 
@@ -103,6 +123,8 @@ class Trail(BaseModel):
     entries: list[TrailEntry]
     # a node's: the events of its relationships (both directions), oldest first
     relationships: list[RelationshipEntry] = []
+    # the writes supporting the current version, oldest first (left out: none)
+    supported_by: list[Support] = Field(default_factory=list, exclude_if=lambda v: not v)
 
 
 def trail(log: Log, identity: str, kind: Kind = "node") -> Trail:
@@ -110,7 +132,13 @@ def trail(log: Log, identity: str, kind: Kind = "node") -> Trail:
     stream = node_stream(identity) if kind == "node" else relationship_stream(identity)
     cited = _Excerpts(log)
     with log.snapshot():
-        entries = list(_entries(log, stream, identity, kind, cited))
+        entries = sorted(
+            [
+                *_entries(log, stream, identity, kind, cited),
+                *_entries(log, corroboration_stream(stream), identity, kind, cited),
+            ],
+            key=lambda found: found[0].seq,
+        )
         related = (
             sorted(
                 (
@@ -126,18 +154,48 @@ def trail(log: Log, identity: str, kind: Kind = "node") -> Trail:
             else []
         )
     exists = False
-    for _, _, payload in entries:
-        if isinstance(payload, NodeWritten | RelationshipWritten):
-            exists = True
-        elif isinstance(payload, NodeDeleted | RelationshipDeleted):
-            exists = False
+    supports: list[Support] = []
+    for entry, _, payload in entries:
+        match payload:
+            case NodeWritten():
+                exists, supports = True, _support(entry, "written", None)
+            case RelationshipWritten():  # in a node's stream: it was created as a stub
+                exists = True
+                supports = _support(entry, "written", None) if kind == "relationship" else []
+            case NodeDeleted() | RelationshipDeleted():
+                exists, supports = False, []
+            case NodeCorroborated() | RelationshipCorroborated():
+                supports += _support(entry, "corroborated", payload.corroborated_confidence)
+            case _:
+                pass
     return Trail(
         kind=kind,
         identity=identity,
         exists=exists,
         entries=[entry for entry, _, _ in entries],
         relationships=related,
+        supported_by=supports,
     )
+
+
+def _support(
+    entry: TrailEntry, kind: Literal["written", "corroborated"], corroborated: float | None
+) -> list[Support]:
+    """The entry as a support (none: a write that records no provenance)."""
+    if entry.source is None or entry.extraction_method is None or entry.confidence is None:
+        return []
+    return [
+        Support(
+            seq=entry.seq,
+            occurred_at=entry.occurred_at,
+            kind=kind,
+            agent=entry.written_by or entry.agent,
+            source=entry.source,
+            extraction_method=entry.extraction_method,
+            confidence=entry.confidence,
+            corroborated_confidence=entry.confidence if corroborated is None else corroborated,
+        )
+    ]
 
 
 class _Excerpts:
@@ -189,7 +247,11 @@ def _entries(
             seq=event.seq,
             occurred_at=format_timestamp(event.occurred_at),
             type=event.type,
-            version=event.streams[stream],
+            version=(
+                payload.version
+                if isinstance(payload, NodeCorroborated | RelationshipCorroborated)
+                else event.streams[stream]  # a corroboration makes no version: it names one
+            ),
             agent=event.actor.agent,
             session=event.actor.session,
             transport=event.actor.transport,

@@ -34,6 +34,10 @@ class TripletProvenance(BaseModel):
     recorded_at: str  # record time: when the log learned it
     valid_from: str | None  # valid time, as stated by the writer (a past read: as computed)
     valid_to: str | None
+    # corroborated (``gate.corroboration``): its confidence with the support of its distinct
+    # sources, by the formula provider's rule (left out: none, or a read at a past time)
+    corroborated_confidence: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    sources: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Why(BaseModel):

@@ -57,8 +57,10 @@ from writegate.language.payloads import writer_of
 from writegate.projections.state import (
     DEFAULT_FLOOR,
     StateProjection,
+    Support,
     feedback_weights,
     rank_factor,
+    sources,
 )
 
 MAX_TOP_K = 50
@@ -188,8 +190,13 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
             [*seeds, *(e for r in kept for e in (r.link.from_identity, r.link.to_identity))]
         )
         meets = {identity: matched(wanted, _node_words(w)) for identity, w in said.items()}
+        heard = state.corroborations(conn, [r.link.identity for r in kept])
         triplets = [
-            _triplet(r, graph.event(r.link.seq), meets, wanted, decay, weight, floor) for r in kept
+            _heard(
+                _triplet(r, graph.event(r.link.seq), meets, wanted, decay, weight, floor),
+                heard.get(r.link.identity, []) if isinstance(graph, Present) else [],
+            )
+            for r in kept
         ]
     return QueryResult(
         triplets=triplets,
@@ -291,6 +298,20 @@ def observation_ids(provenance: WriteProvenance | None) -> list[str]:
     them; none in a log from before they were kept."""
     cited = getattr(provenance, "observations", None)
     return [str(o) for o in cited] if isinstance(cited, list) else []
+
+
+def _heard(triplet: Triplet, heard: list[Support]) -> Triplet:
+    """The triplet with its relationship's corroborations now (none: as it was)."""
+    if not heard:
+        return triplet
+    said = triplet.provenance
+    corroborated = said.model_copy(
+        update={
+            "corroborated_confidence": heard[-1].corroborated,
+            "sources": list(dict.fromkeys([said.source, *sources(heard)])),
+        }
+    )
+    return triplet.model_copy(update={"provenance": corroborated})
 
 
 def _triplet(

@@ -32,10 +32,10 @@ from writegate.gate.reads.views import (
     Provenance,
     Stats,
     Subgraph,
-    edge_view,
+    edge_views,
     history_entry,
     index_page,
-    node_view,
+    node_views,
     ref_of,
 )
 from writegate.gate.schema import LoadedSchema
@@ -137,8 +137,7 @@ class GraphReader:
     # -- node lookups -----------------------------------------------------------------
 
     def _nodes(self, conn: Sql, identities: Iterable[str]) -> list[NodeView]:
-        decay = self._decay()
-        return [node_view(row, decay) for row in self._state.nodes(conn, identities)]
+        return node_views(self._state, conn, self._state.nodes(conn, identities), self._decay())
 
     def _with_neighbours(self, conn: Sql, identities: list[str], cursor: str | None) -> Subgraph:
         """Seed 001 §4.5: the nodes asked for, their immediate neighbours, and the edges between."""
@@ -153,7 +152,7 @@ class GraphReader:
         ]
         return Subgraph(
             nodes=self._nodes(conn, [*identities, *neighbour_ids]),
-            edges=[edge_view(row, decay) for row in edges],
+            edges=edge_views(self._state, conn, edges, decay),
             next_cursor=cursor,
             truncated=truncated,
         )
@@ -264,7 +263,7 @@ class GraphReader:
                     break
             return Subgraph(
                 nodes=self._nodes(conn, seen),
-                edges=[edge_view(row, decay) for row in edges.values()],
+                edges=edge_views(self._state, conn, edges.values(), decay),
                 truncated=truncated,
             )
 
@@ -313,7 +312,7 @@ class GraphReader:
                 found=True,
                 length=len(edge_rows),
                 nodes=self._nodes(conn, path),
-                edges=[edge_view(row, decay) for row in edge_rows],
+                edges=edge_views(self._state, conn, edge_rows, decay),
             )
 
     def node_history(
@@ -368,7 +367,7 @@ class GraphReader:
             rows, _ = self._state.edges_touching(conn, identities, None, max_edges)
             return Subgraph(
                 nodes=self._nodes(conn, identities),
-                edges=[edge_view(row, decay) for row in rows],
+                edges=edge_views(self._state, conn, rows, decay),
             )
 
     def stats(self, head: tuple[int, str], schema_version: str | None) -> Stats:

@@ -7,7 +7,7 @@ state model's rows (``projections.state``) and the log's events.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,7 +28,7 @@ from writegate.language import (
     payload_of,
     provenance_of,
 )
-from writegate.projections.state import EdgeRow, NodeRow, StateProjection
+from writegate.projections.state import EdgeRow, NodeRow, StateProjection, Support, sources
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
 
@@ -48,6 +48,11 @@ class Provenance(BaseModel):
     decayed_confidence: float | None = Field(default=None, exclude_if=lambda v: v is None)
     # the observations the write cited: what it was extracted from (left out: none)
     observations: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    # corroborated (``gate.corroboration``): the fact's confidence with the independent
+    # support of its distinct ``sources``, by the formula provider's rule when the last
+    # corroboration landed (left out: the fact has none)
+    corroborated_confidence: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    sources: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 @dataclass(frozen=True)
@@ -167,8 +172,27 @@ def provenance_of_event(event: Event) -> Provenance:
     )
 
 
-def _of_row(row: NodeRow | EdgeRow, decay: Decay | None) -> Provenance:
-    return _provenance(row.provenance, row.updated_by, row.updated_at, row.updated_seq, decay)
+def _of_row(
+    row: NodeRow | EdgeRow, decay: Decay | None, heard: Sequence[Support] = ()
+) -> Provenance:
+    seen = _provenance(row.provenance, row.updated_by, row.updated_at, row.updated_seq, decay)
+    return corroborated(seen, row.provenance, heard)
+
+
+def corroborated(
+    seen: Provenance, written: WriteProvenance | None, heard: Sequence[Support]
+) -> Provenance:
+    """``seen`` with the fact's corroborations (none: as it was)."""
+    if not heard:
+        return seen
+    return seen.model_copy(
+        update={
+            "corroborated_confidence": heard[-1].corroborated,
+            "sources": list(
+                dict.fromkeys([*([written.source] if written else []), *sources(heard)])
+            ),
+        }
+    )
 
 
 def _provenance(
@@ -193,7 +217,7 @@ def ref_of(identity: str) -> NodeRef:
     return NodeRef(label=parsed.label, merge_keys=parsed.keys)
 
 
-def node_view(row: NodeRow, decay: Decay | None = None) -> NodeView:
+def node_view(row: NodeRow, decay: Decay | None = None, heard: Sequence[Support] = ()) -> NodeView:
     return NodeView(
         label=row.label,
         merge_keys=row.keys,
@@ -201,18 +225,18 @@ def node_view(row: NodeRow, decay: Decay | None = None) -> NodeView:
         version=row.version,
         stub=row.stub,
         remapped_from=row.remapped_from,
-        provenance=_of_row(row, decay),
+        provenance=_of_row(row, decay, heard),
     )
 
 
-def edge_view(row: EdgeRow, decay: Decay | None = None) -> EdgeView:
+def edge_view(row: EdgeRow, decay: Decay | None = None, heard: Sequence[Support] = ()) -> EdgeView:
     return EdgeView(
         type=row.type,
         from_node=ref_of(row.from_identity),
         to_node=ref_of(row.to_identity),
         properties=row.properties,
         version=row.version,
-        provenance=_of_row(row, decay),
+        provenance=_of_row(row, decay, heard),
     )
 
 
@@ -260,3 +284,21 @@ def index_page(
         ) from None
     page = hits[:limit]
     return [h.identity for h in page], page[-1].cursor if len(hits) > limit else None
+
+
+def node_views(
+    state: StateProjection, conn: Sql, rows: Iterable[NodeRow], decay: Decay | None
+) -> list[NodeView]:
+    """The nodes of ``rows``, each with its corroborations (one lookup for them all)."""
+    found = list(rows)
+    heard = state.corroborations(conn, [row.identity for row in found])
+    return [node_view(row, decay, heard.get(row.identity, ())) for row in found]
+
+
+def edge_views(
+    state: StateProjection, conn: Sql, rows: Iterable[EdgeRow], decay: Decay | None
+) -> list[EdgeView]:
+    """``node_views`` for relationships."""
+    found = list(rows)
+    heard = state.corroborations(conn, [row.identity for row in found])
+    return [edge_view(row, decay, heard.get(row.identity, ())) for row in found]
