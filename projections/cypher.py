@@ -4,7 +4,9 @@ Consecutive events that need the same statement (same kind, label or type, key n
 one ``UNWIND $rows`` call. Labels, relationship types and property names reach the text
 only after passing the identifier check and inside backticks; every value is a parameter.
 A node's scope (``language.scopes``) is a label too, `` `scope:<name>` `` (no schema label
-can hold a colon), so a graph store's own label-based access control can keep to it.
+can hold a colon), so a graph store's own label-based access control can keep to it. A
+corroborated node or relationship carries ``_supported_by`` (its distinct sources) and
+``_corroborated_confidence``; a new version clears both (it has only its writer's support).
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from writegate.eventlog.events import format_timestamp
 from writegate.language import (
     DEFAULT_SCOPE,
     GraphPayload,
+    NodeCorroborated,
     NodeDeleted,
     NodeRef,
     NodeWritten,
+    RelationshipCorroborated,
     RelationshipDeleted,
     RelationshipWritten,
     is_identifier,
@@ -67,7 +71,8 @@ def _pattern(variable: str, label: str, keys: Sequence[str], source: str) -> str
 _STAMP = (
     "{v}.confidence = r.confidence, {v}.source = r.source, "
     "{v}.extraction_method = r.extraction_method, {v}.write_gate_version = r.write_gate_version, "
-    "{v}.last_updated = datetime(r.at)"
+    "{v}.last_updated = datetime(r.at), "
+    "{v}._supported_by = null, {v}._corroborated_confidence = null"
 )
 
 
@@ -174,8 +179,42 @@ def _relationship_deleted(deleted: RelationshipDeleted) -> Built:
     return key, cypher, {"from": start.keys, "to": end.keys}
 
 
+_HEARD = "SET {v}._supported_by = r.sources, {v}._corroborated_confidence = r.confidence"
+
+
+def _node_corroborated(heard: NodeCorroborated) -> Built:
+    node = heard.node
+    keys = sorted(node.keys)
+    match = _pattern("n", node.label, keys, "r.keys")
+    cypher = f"UNWIND $rows AS r MATCH {match} {_HEARD.format(v='n')}"
+    row = {"keys": node.keys, "sources": heard.sources, "confidence": heard.corroborated_confidence}
+    return ("heardnode", node.label, tuple(keys)), cypher, row
+
+
+def _relationship_corroborated(heard: RelationshipCorroborated) -> Built:
+    start, end = NodeRef.parse(heard.from_identity), NodeRef.parse(heard.to_identity)
+    start_keys, end_keys = sorted(start.keys), sorted(end.keys)
+    key = ("heardrel", heard.type, start.label, tuple(start_keys), end.label, tuple(end_keys))
+    cypher = (
+        f"UNWIND $rows AS r MATCH {_pattern('a', start.label, start_keys, 'r.from')}"
+        f"-[x:{quoted(heard.type)}]->{_pattern('b', end.label, end_keys, 'r.to')} "
+        f"{_HEARD.format(v='x')}"
+    )
+    row = {
+        "from": start.keys,
+        "to": end.keys,
+        "sources": heard.sources,
+        "confidence": heard.corroborated_confidence,
+    }
+    return key, cypher, row
+
+
 def _build(event: EventCore, payload: GraphPayload) -> Built:
     match payload:
+        case NodeCorroborated():
+            return _node_corroborated(payload)
+        case RelationshipCorroborated():
+            return _relationship_corroborated(payload)
         case NodeWritten():
             return _node_written(event, payload)
         case RelationshipWritten():
@@ -199,19 +238,29 @@ def statements(events: Sequence[EventCore]) -> Iterator[Statement]:
     endpoint as a stub, and a later (or, reordered, earlier) write of that node clears the
     stub flag and stamps it either way. Runs of deletions are grouped the same way (a
     relationship deleted before or after its endpoint's detaching delete is gone either
-    way); writes never cross a deletion.
+    way); writes never cross a deletion, nor a corroboration.
     """
     segment: list[Graphed] = []
-    writing = True
+    kind = "write"
     for event in events:
         payload = payload_of(event)
         if not isinstance(payload, GraphPayload):
             continue  # schema events: nothing to project into the graph
-        if isinstance(payload, NodeWritten | RelationshipWritten) != writing:
+        if _kind(payload) != kind:
             yield from _grouped(segment)
-            segment, writing = [], not writing
+            segment, kind = [], _kind(payload)
         segment.append((event, payload))
     yield from _grouped(segment)
+
+
+def _kind(payload: GraphPayload) -> str:
+    """Writes, deletions and corroborations each group with their own kind only (a
+    corroboration supports the version written before it, never one written after)."""
+    if isinstance(payload, NodeWritten | RelationshipWritten):
+        return "write"
+    if isinstance(payload, NodeCorroborated | RelationshipCorroborated):
+        return "heard"
+    return "delete"
 
 
 def _grouped(events: Sequence[Graphed]) -> Iterator[Statement]:

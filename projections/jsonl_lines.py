@@ -63,6 +63,14 @@ def origin_lines(
     return [f"{display_name(k)}: {text(v)}" for k, v in fields.items() if v is not None]
 
 
+def heard_lines(confidence: float, sources: list[str]) -> list[str]:
+    """``Key: Value`` strings saying a node's current facts are corroborated, and by what."""
+    return [
+        f"{display_name('corroborated_confidence')}: {text(confidence)}",
+        f"{display_name('supported_by')}: {text(sources)}",
+    ]
+
+
 def plain_name(keys: dict[str, Any], identity: str) -> str:
     """The name both formats give a node, before a clash qualifies it with the label: the
     ``name`` key's value, else the single key's, else (several keys) the whole identity."""

@@ -28,9 +28,11 @@ import orjson
 
 from writegate.eventlog import EventCore
 from writegate.language import (
+    NodeCorroborated,
     NodeDeleted,
     NodeRef,
     NodeWritten,
+    RelationshipCorroborated,
     RelationshipDeleted,
     RelationshipWritten,
     WriteProvenance,
@@ -39,7 +41,12 @@ from writegate.language import (
     writer_of,
 )
 from writegate.projections.files import make_private
-from writegate.projections.jsonl_lines import origin_lines, plain_name, property_lines
+from writegate.projections.jsonl_lines import (
+    heard_lines,
+    origin_lines,
+    plain_name,
+    property_lines,
+)
 from writegate.projections.state import merge_properties
 
 CACHE_KIB = 32 * 1024  # SQLite's page cache: what the model may hold in memory
@@ -53,7 +60,8 @@ CREATE TABLE IF NOT EXISTS jsonl_nodes (
     remapped_from TEXT,
     stub INTEGER NOT NULL,
     lines BLOB NOT NULL,        -- JSON: the metadata (observation) strings, rendered
-    resolved_from TEXT          -- the identity a write entity resolution landed here named
+    resolved_from TEXT,         -- the identity a write entity resolution landed here named
+    heard BLOB                  -- JSON: its corroboration's strings (NULL: none since written)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS jsonl_edges (
     identity TEXT PRIMARY KEY,
@@ -75,7 +83,8 @@ CLASH = (
     "EXISTS (SELECT 1 FROM jsonl_nodes d WHERE d.name = {0}.name AND d.identity <> {0}.identity)"
 )
 NODE_ROWS = (
-    f"SELECT n.name, n.label, n.lines, {CLASH.format('n')} FROM jsonl_nodes n ORDER BY n.identity"
+    f"SELECT n.name, n.label, n.lines, n.heard, {CLASH.format('n')} FROM jsonl_nodes n "
+    "ORDER BY n.identity"
 )
 EDGE_ROWS = (
     f"SELECT e.identity, e.type, e.weight, s.name, s.label, {CLASH.format('s')}, "
@@ -100,6 +109,7 @@ class NodeRecord:
     resolved_from: str | None
     updated_at: datetime
     updated_by: str
+    heard: list[str] | None = None  # its corroboration's strings (``heard_lines``)
 
 
 @dataclass(slots=True)
@@ -158,6 +168,7 @@ class GraphModel:
         self._checkpoint: int = self.conn.execute("SELECT seq FROM jsonl_checkpoint").fetchone()[0]
         self.nodes: dict[str, NodeRecord | None] = {}  # pending: written, not yet stored
         self.edges: dict[str, EdgeRecord | None] = {}  # (None: deleted)
+        self.heard: dict[str, list[str]] = {}  # corroborations of nodes stored, not pending
 
     def checkpoint(self) -> int:
         """The last seq applied (stored, or pending while building aside)."""
@@ -192,6 +203,18 @@ class GraphModel:
                     merge_properties(current or {}, written.properties),
                     provenance.confidence if provenance else None,
                 )
+            case NodeCorroborated(node=node) as heard:
+                said = heard_lines(heard.corroborated_confidence, heard.sources)
+                record = self.nodes.get(node.identity)
+                if record is not None:
+                    record.heard = said
+                elif node.identity not in self.nodes:
+                    self.heard[node.identity] = said
+            case RelationshipCorroborated(identity=identity) as heard:
+                edge = self._edge(identity)
+                if edge is not None:  # its weight: the corroborated confidence
+                    edge.confidence = heard.corroborated_confidence
+                    self.edges[identity] = edge
             case NodeDeleted(node=node):
                 self.nodes[node.identity] = None
             case RelationshipDeleted(identity=identity):
@@ -212,6 +235,7 @@ class GraphModel:
     ) -> None:
         current = self._node(ref.identity)
         base, remapped_from, resolved_from = current if current else ({}, None, None)
+        self.heard.pop(ref.identity, None)  # a new version: what corroborated the old is gone
         self.nodes[ref.identity] = NodeRecord(
             ref.label,
             ref.keys,
@@ -236,6 +260,18 @@ class GraphModel:
             (identity,),
         ).fetchone()
         return None if row is None else (orjson.loads(row[0]), row[1], row[2])
+
+    def _edge(self, identity: str) -> EdgeRecord | None:
+        if identity in self.edges:
+            return self.edges[identity]
+        row = self.conn.execute(
+            "SELECT type, start_node, end_node, properties, weight FROM jsonl_edges "
+            "WHERE identity = ?",
+            (identity,),
+        ).fetchone()
+        if row is None:
+            return None
+        return EdgeRecord(row[0], row[1], row[2], orjson.loads(row[3]), orjson.loads(row[4]))
 
     def _edge_properties(self, identity: str) -> dict[str, Any] | None:
         if identity in self.edges:
@@ -278,8 +314,10 @@ class GraphModel:
                     int(node.stub),
                     dumps(property_lines(node.properties, node.keys) + lines),
                     node.resolved_from,
+                    None if node.heard is None else dumps(node.heard),
                 )
             )
+        heard = [(dumps(said), identity) for identity, said in self.heard.items()]
         edges = [
             (identity, e.type, e.start, e.end, dumps(e.properties), dumps(e.confidence))
             for identity, e in self.edges.items()
@@ -290,7 +328,10 @@ class GraphModel:
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.executemany("DELETE FROM jsonl_nodes WHERE identity = ?", deletes)
-            conn.executemany("INSERT OR REPLACE INTO jsonl_nodes VALUES (?,?,?,?,?,?,?,?)", upserts)
+            conn.executemany(
+                "INSERT OR REPLACE INTO jsonl_nodes VALUES (?,?,?,?,?,?,?,?,?)", upserts
+            )
+            conn.executemany("UPDATE jsonl_nodes SET heard = ? WHERE identity = ?", heard)
             conn.executemany("DELETE FROM jsonl_edges WHERE identity = ?", gone)
             conn.executemany("INSERT OR REPLACE INTO jsonl_edges VALUES (?,?,?,?,?,?)", edges)
             conn.execute("UPDATE jsonl_checkpoint SET seq = ?", (self._checkpoint,))
@@ -302,16 +343,19 @@ class GraphModel:
             raise
         self.nodes.clear()
         self.edges.clear()
+        self.heard.clear()
 
     def discard(self) -> None:
         """Forget the pending rows (a batch that failed half way): back to what is stored."""
         self.nodes.clear()
         self.edges.clear()
+        self.heard.clear()
         self._checkpoint = self.conn.execute("SELECT seq FROM jsonl_checkpoint").fetchone()[0]
 
     def reset(self) -> None:
         self.nodes.clear()
         self.edges.clear()
+        self.heard.clear()
         self.conn.execute("BEGIN IMMEDIATE")
         self.conn.execute("DELETE FROM jsonl_nodes")
         self.conn.execute("DELETE FROM jsonl_edges")
@@ -340,8 +384,9 @@ class GraphModel:
 
     def node_rows(self) -> Iterator[NodeRow]:
         """Nodes in identity order, with the names they show and whether another node has
-        the same name."""
-        return self.conn.execute(NODE_ROWS)
+        the same name (a corroborated node's strings end with its corroboration's)."""
+        for name, label, lines, heard, clash in self.conn.execute(NODE_ROWS):
+            yield name, label, lines if heard is None else lines[:-1] + b"," + heard[1:], clash
 
     def edge_rows(self) -> Iterator[EdgeRow]:
         """Relationships in identity order, with their endpoints' names (None: missing)."""

@@ -15,6 +15,11 @@ Mapping (instances under ``urn:writegate:``, extra terms in the ``writegate:`` n
   ``writegate:confidence``, ``writegate:extractionMethod``, ``writegate:reliability``,
   ``writegate:schemaVersion``, ``writegate:label``/``writegate:type``,
   ``writegate:remappedFrom`` and ``writegate:changes`` (the property delta, as JSON);
+* a corroboration (the same version said again by a new agent, source or method) is an
+  activity too: the version it supports is ``prov:wasAttributedTo`` its agent as well (one
+  attribution per supporting agent), ``prov:wasDerivedFrom`` its source (and the
+  observations it cited) and ``writegate:corroboratedBy`` the activity, which carries the
+  write's provenance literals and ``writegate:corroboratedConfidence``;
 * a deletion ``prov:wasInvalidatedBy`` the deleting activity, at its time;
 * an observation is a ``prov:Entity`` (``observation/<id>``) with its text as
   ``prov:value``, ``prov:hadPrimarySource`` its source, ``writegate:saidAt`` the time it was

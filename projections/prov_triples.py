@@ -17,11 +17,13 @@ import orjson
 from writegate.eventlog import EventCore
 from writegate.eventlog.events import parse_timestamp
 from writegate.language import (
+    NodeCorroborated,
     NodeDeleted,
     NodeWritten,
     ObservationRecorded,
     Payload,
     ProposalDecided,
+    RelationshipCorroborated,
     RelationshipDeleted,
     RelationshipWritten,
     SchemaPublished,
@@ -64,11 +66,15 @@ LABEL_OF, TYPE_OF, REMAPPED_FROM, CHANGES, PROPOSAL = (
 )
 VALUE, PRIMARY_SOURCE = (f"<{nt.PROV}{name}>" for name in ("value", "hadPrimarySource"))
 SAID_AT, OBSERVATION_SESSION = (f"<{WG_NS}{name}>" for name in ("saidAt", "observationSession"))
+CORROBORATED_BY, CORROBORATED_CONFIDENCE = (
+    f"<{WG_NS}{name}>" for name in ("corroboratedBy", "corroboratedConfidence")
+)
 CITED = tuple(
     f"<{WG_NS}{name}>"
     for name in ("confidence", "reliability", "extractionMethod", "schemaVersion", "formula")
 )
 
+_Heard = NodeCorroborated | RelationshipCorroborated
 Declare = Callable[[str], bool]  # True the first time a shared resource's IRI is seen
 
 
@@ -136,7 +142,7 @@ class Lines:
         activity = self._header(shared("agent", event.actor.agent), event.actor.agent, declare)
         if informed_by is not None:
             out.append(f"{activity} {INFORMED_BY} {informed_by} .\n")
-            if isinstance(payload, NodeWritten | RelationshipWritten):
+            if isinstance(payload, NodeWritten | RelationshipWritten | _Heard):
                 self.informed_by = None  # the approved write, applied
         if event.actor.session:
             out.append(f"{activity} {SESSION} {nt.string(event.actor.session)} .\n")
@@ -214,6 +220,10 @@ class Lines:
                         (TO, f"<{entity('node', written.to_node.identity)}>"),
                     ),
                 )
+            case NodeCorroborated() as heard:
+                self._corroborated(entity("node", heard.node.identity), heard)
+            case RelationshipCorroborated() as heard:
+                self._corroborated(entity("relationship", heard.identity), heard)
             case NodeDeleted(node=node):
                 self._invalidate(entity("node", node.identity), node.stream)
             case RelationshipDeleted() as deleted:
@@ -278,6 +288,25 @@ class Lines:
             out.append(f"{kept} {OBSERVATION_SESSION} {nt.string(observed.session)} .\n")
         for predicate, value in zip(CITED, self.cited, strict=False):
             out.append(f"{kept} {predicate} {value} .\n")
+
+    def _corroborated(self, iri: str, heard: NodeCorroborated | RelationshipCorroborated) -> None:
+        """A corroboration: the version it supports is attributed to its agent too, derived
+        from its source (and the observations it cited), and names the corroborating
+        activity, which carries the write's provenance and the confidence it brought."""
+        version, activity = f"<{iri}/v{heard.version}>", self.activity
+        out = self.out
+        out += (
+            f"{version} {ATTRIBUTED} {self.agent} .\n",
+            f"{version} {CORROBORATED_BY} {activity} .\n",
+            f"{activity} {CORROBORATED_CONFIDENCE} {nt.literal(heard.corroborated_confidence)} .\n",
+        )
+        provenance = provenance_of(self.event)
+        if provenance is not None:
+            out.append(f"{version} {DERIVED} {shared('source', provenance.source)} .\n")
+        for predicate, value in zip(CITED, self.cited, strict=False):
+            out.append(f"{activity} {predicate} {value} .\n")
+        for observation in self.derived:
+            out.append(f"{version} {DERIVED} {observation} .\n")
 
     def _invalidate(self, iri: str, stream: str) -> None:
         last = f"<{iri}/v{self.event.streams[stream] - 1}>"
