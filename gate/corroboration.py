@@ -166,6 +166,7 @@ def node(
         corroborated_confidence=heard.confidence,
         sources=heard.sources,
         scope=scope,
+        resolved_from=resolved_from,
         batch_item=saying.item,
     )
     tx.emit(draft(payload, [payload.stream], provenance=saying.provenance, request=saying.request))
@@ -178,6 +179,7 @@ def relationship(
     fact: EdgeRow,
     saying: Saying,
     scopes: dict[str, str] | None,
+    resolved_from: dict[str, str] | None,
 ) -> bool:
     """``node`` for a relationship (one whose ends both exist)."""
     try:
@@ -198,6 +200,7 @@ def relationship(
                 schema_version=saying.provenance.schema_version,
                 seq=quiet.seq,
                 event_id="",
+                resolved_from=resolved_from,
             )
         ) from None
     if heard is None:
@@ -212,6 +215,7 @@ def relationship(
         corroborated_confidence=heard.confidence,
         sources=heard.sources,
         scopes=scopes,
+        resolved_from=resolved_from,
         batch_item=saying.item,
     )
     tx.emit(draft(payload, [payload.stream], provenance=saying.provenance, request=saying.request))

@@ -184,8 +184,7 @@ class Planner:
                 )
             if statically_missing:
                 stored = existing.properties if existing else {}
-                still = checks.missing_required(statically_missing, keys, changes, stored)
-                if still:
+                if still := checks.missing_required(statically_missing, keys, changes, stored):
                     raise checks.missing(resolved.label, still, required)
             held = existing if existing is not None and not existing.stub else None
             now = scope_of(tx.conn, target.identity)
@@ -257,7 +256,8 @@ class Planner:
                 )
             said = heard.Saying(changes, valid, provenance, expected, request_json, item)
             scopes = end_scopes(tx.conn, snapshot, (head, tail))
-            if held and not absent and heard.relationship(self, tx, held, said, scopes):
+            resolved = ends.resolved_from or None
+            if held and not absent and heard.relationship(self, tx, held, said, scopes, resolved):
                 return
             superseded = conflicts.of_properties(
                 self.state, tx.conn, held, changes, entry, provenance, hold=not self.reviewed
@@ -278,7 +278,7 @@ class Planner:
                 superseded=superseded or None,
                 **valid,
                 stub_keys=ends.stub_keys or None,
-                resolved_from=ends.resolved_from or None,
+                resolved_from=resolved,
                 unknown_properties=unknown or None,
                 scopes=scopes,
                 batch_item=item,

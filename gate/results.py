@@ -103,6 +103,7 @@ def result_of(events: Sequence[Event]) -> ItemResult:
                 created=False,
                 version=heard.version,
                 schema_version=provenance.schema_version,
+                resolved_from=heard.resolved_from,
                 corroborated_confidence=heard.corroborated_confidence,
             )
         case RelationshipCorroborated() as heard:
@@ -118,6 +119,7 @@ def result_of(events: Sequence[Event]) -> ItemResult:
                 created=False,
                 version=heard.version,
                 schema_version=provenance.schema_version,
+                resolved_from=heard.resolved_from,
                 corroborated_confidence=heard.corroborated_confidence,
             )
         case NodeDeleted() as deleted:

@@ -41,6 +41,8 @@ class NodeCorroborated(GraphPayload):
     corroborated_confidence: float
     sources: list[str]
     scope: str | None = Field(default=None, exclude_if=unset)  # the node's, as NodeWritten's
+    # the identity the writer named, when the write landed on this node (entity resolution)
+    resolved_from: str | None = Field(default=None, exclude_if=unset)
 
     @property
     def stream(self) -> str:
@@ -66,6 +68,8 @@ class RelationshipCorroborated(GraphPayload):
     sources: list[str]
     # each end's scope by identity, set when an end is outside the implicit scope
     scopes: dict[str, str] | None = Field(default=None, exclude_if=unset)
+    # the identity the writer named for an end ("from"/"to") that landed on another node
+    resolved_from: dict[str, str] | None = Field(default=None, exclude_if=unset)
 
     @property
     def stream(self) -> str:
