@@ -61,7 +61,7 @@ def write(gate: Gate, scope: str, n: int, **more: Any) -> None:
         **WRITE,
         **more,
     )
-    assert result.status == "written", result
+    assert result.status in ("written", "unchanged"), result  # written before: unchanged
 
 
 def link(gate: Gate, one: tuple[str, int], other: tuple[str, int]) -> None:
@@ -73,7 +73,7 @@ def link(gate: Gate, one: tuple[str, int], other: tuple[str, int]) -> None:
         to_keys={"name": word(*other)},
         **WRITE,
     )
-    assert result.status == "written", result
+    assert result.status in ("written", "unchanged"), result  # a link drawn twice: unchanged
 
 
 def test_a_node_is_in_its_labels_scope_and_its_relationships_in_both_ends(

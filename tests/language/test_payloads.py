@@ -61,6 +61,8 @@ NEWER = {
     "nodes.unmerged",
     "observation.recorded",
     "feedback.given",
+    "node.corroborated",
+    "relationship.corroborated",
 }  # after the old log
 
 
