@@ -6,6 +6,8 @@ Prints, for the same pragmas (WAL, synchronous=NORMAL unless --durability full):
   * single ``write_node`` calls (each its own transaction) on logs of 1k/10k/100k nodes,
     with p50/p99 latency;
   * ``write_batch`` of 1,000 nodes, in events/s;
+  * a ``write_node`` to an existing node that changes it, that changes nothing (unchanged:
+    nothing appended) and that a new source corroborates (one event, no version);
   * ``verify`` in events/s;
   * the gate's own SQL, bare: the statements one accepted ``write_node`` runs (traced from a
     real call and printed), replayed with no validation, JSON or hashing around them. It is
@@ -65,6 +67,43 @@ def bench_single(gate: Gate, calls: int, prefix: str) -> tuple[float, float, flo
         assert result.status == "written", result
     elapsed = time.perf_counter() - started
     return calls / elapsed, percentile(latencies, 50) * 1e6, percentile(latencies, 99) * 1e6
+
+
+def bench_saying_again(gate: Gate, calls: int, prefix: str) -> dict[str, tuple[float, float]]:
+    """p50/p99 µs of a write_node to an existing node that changes it (a version), that
+    says it again from its own source (unchanged: nothing appended) and from a new source
+    (one corroboration, no version) — the same nodes, written once first."""
+    names = [f"{prefix}{i}" for i in range(calls)]
+    populate_named(gate, names)
+    kinds = {
+        "changing": lambda name, i: {**node(name), "properties": {"age": 43 + i % 2}},
+        "unchanged": lambda name, i: {**node(name), "properties": {"age": 43 + i % 2}},
+        "corroborating": lambda name, i: {
+            **node(name),
+            "properties": {"age": 43 + i % 2},
+            "source": f"second-{i}",
+        },
+    }
+    out = {}
+    for kind, arguments in kinds.items():
+        latencies = []
+        for i, name in enumerate(names):
+            t = time.perf_counter()
+            result = gate.write_node(**arguments(name, i))
+            latencies.append(time.perf_counter() - t)
+            expected = (
+                "written" if kind == "changing" else kind.replace("corroborating", "corroborated")
+            )
+            assert result.status == expected, result
+        out[kind] = (percentile(latencies, 50) * 1e6, percentile(latencies, 99) * 1e6)
+    return out
+
+
+def populate_named(gate: Gate, names: list[str]) -> None:
+    for start in range(0, len(names), 1000):
+        items = [{"op": "write_node", **node(n)} for n in names[start : start + 1000]]
+        result = gate.write_batch(items=items)
+        assert result.status == "written", result
 
 
 def bench_batch(gate: Gate, batches: int, prefix: str) -> float:
@@ -221,6 +260,10 @@ def main() -> None:
             )
         batch_rate = bench_batch(gate, args.batches, "batch-")
         print(f"  write_batch of 1,000:                  {batch_rate:>9,.0f} events/s")
+        for kind, (p50, p99) in bench_saying_again(gate, args.calls, "again-").items():
+            print(
+                f"  write_node of an existing node, {kind:<13}  p50 {p50:6.0f} µs   p99 {p99:6.0f} µs"
+            )
         head = gate.log.head()[0]
         started = time.perf_counter()
         report = gate.log.verify()

@@ -116,6 +116,18 @@ def test_audit_node(audited: Path) -> None:
                 {"age": (30, 31), "skills": (["go", "sql"], None)},
             ),
         ],
+        "supported_by": [  # the current version: its writer alone (nothing corroborated it)
+            {
+                "seq": 7,
+                "occurred_at": at(5),
+                "kind": "written",
+                "agent": "ada-bot",
+                "source": "hr.csv",
+                "extraction_method": "api",
+                "confidence": 1.0,
+                "corroborated_confidence": 1.0,
+            }
+        ],
     }
 
 

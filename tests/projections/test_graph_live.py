@@ -156,9 +156,13 @@ def test_a_resolved_write_leaves_its_breadcrumb(db_path: Path, bolt: BoltTarget)
     the identity the writer named, on the node the write landed on."""
     with Gate.open(db_path) as gate:
         gate.publish_schema(ORGANISATIONS)
-        for name in ("Acme Corp", "Acme Corporation"):
-            landed = gate.write_node(
-                label="Organization", merge_keys={"name": name}, source="s", extraction_method="api"
+        for name, city in (("Acme Corp", None), ("Acme Corporation", "Springfield")):
+            landed = gate.write_node(  # resolved, the second says something new (a city)
+                label="Organization",
+                merge_keys={"name": name},
+                properties={"city": city} if city else {},
+                source="s",
+                extraction_method="api",
             )
         assert isinstance(landed, WriteNodeResult)
         assert landed.resolved_from == 'Organization{"name":"Acme Corporation"}'

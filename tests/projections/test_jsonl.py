@@ -271,8 +271,11 @@ RESOLVED = 'Resolved From: Organization{"name":"Acme Corporation"}'
 def write_resolved(gate: Gate) -> None:
     """Acme Corporation resolved to Acme Corp, then Ada working for Acme Corp, then Globex."""
     gate.publish_schema(RESOLVING)
-    for name in ("Acme Corp", "Acme Corporation"):
-        gate.write_node(label="Organization", merge_keys={"name": name}, **COMMON)
+    for name, city in (("Acme Corp", None), ("Acme Corporation", "Springfield")):
+        properties = {"city": city} if city else {}  # resolved, it says something new
+        gate.write_node(
+            label="Organization", merge_keys={"name": name}, properties=properties, **COMMON
+        )
     gate.write_node(
         label="Organization", merge_keys={"name": "Acme Corp"}, properties={"x": 1}, **COMMON
     )

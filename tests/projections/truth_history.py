@@ -2,8 +2,8 @@
 type the gate writes beyond 0.1 — supersessions (a property, a functional relationship),
 valid time, a write held for review then approved and another rejected, entity resolution
 landing a write on an existing node, a merge and its undoing, a detached deletion, an
-observation and the writes citing it, feedback on an answer — written through the real gate, a step a minute on a
-frozen clock.
+observation and the writes citing it, feedback on an answer, a fact said again (unchanged,
+and corroborated) — written through the real gate, a step a minute on a frozen clock.
 
 Recorded once (``python -m tests.projections.truth_history FILE``; steps added later are
 appended with ``--extend FILE STEP``, so the events recorded before keep their ids), shipped
@@ -270,8 +270,30 @@ def write_feedback(gate: Gate, step: Callable[[], None]) -> None:
     step()
 
 
+def write_corroborations(gate: Gate, step: Callable[[], None]) -> None:
+    """The step added with corroboration: Grace's KNOWS relationship to Ada said again by
+    its writer (unchanged: nothing appended), then by Ada's bot from another source, and
+    Ada Lovelace said again from the navy's records (each a corroboration, no version)."""
+    chat = prov("chat", "llm", 0.7)
+    knows: dict[str, Any] = {
+        "type": "KNOWS",
+        "from_label": "Person",
+        "from_keys": {"name": "Grace Hopper"},
+        "to_label": "Person",
+        "to_keys": {"name": "Ada Lovelace"},
+    }
+    assert gate.write_relationship(**knows, actor=BOB, **chat).status == "unchanged"
+    heard = gate.write_relationship(**knows, actor=ADA, **prov("letters", "parsed", 0.8))
+    assert heard.status == "corroborated", heard
+    step()
+    ada: dict[str, Any] = {"label": "Person", "merge_keys": {"name": "Ada Lovelace"}}
+    again = gate.write_node(**ada, actor=ADA, properties={"role": "programmer"}, **prov("navy"))
+    assert again.status == "corroborated", again
+    step()
+
+
 # steps added after the first recording, in order: ``--extend FILE NAME`` appends one
-LATER_STEPS = (write_observations, write_feedback)
+LATER_STEPS = (write_observations, write_feedback, write_corroborations)
 
 
 def extend(path: Path, name: str) -> None:
