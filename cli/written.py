@@ -113,11 +113,23 @@ def item_lines(result: ItemResult) -> list[str]:
         return [f"deleted {what}{also} at seq {result.seq} (event {result.event_id})"]
     if isinstance(result, DeleteRelationshipResult):
         return [f"deleted {what} at seq {result.seq} (event {result.event_id})"]
-    made = "created" if result.created else f"updated to version {result.version}"
-    lines = [
-        f"wrote {what} ({made}) at seq {result.seq}, confidence {plain(result.confidence)} "
-        f"(event {result.event_id})"
-    ]
+    if result.status == "unchanged":  # nothing appended: the event that wrote it
+        return [
+            f"unchanged {what}: version {result.version} holds these values, as written at "
+            f"seq {result.seq} (event {result.event_id}); nothing appended"
+        ]
+    if result.status == "corroborated":
+        lines = [
+            f"corroborated {what} (still version {result.version}) at seq {result.seq}, "
+            f"confidence {plain(result.confidence)}, now {plain(result.corroborated_confidence)} "
+            f"with its support (event {result.event_id})"
+        ]
+    else:
+        made = "created" if result.created else f"updated to version {result.version}"
+        lines = [
+            f"wrote {what} ({made}) at seq {result.seq}, confidence {plain(result.confidence)} "
+            f"(event {result.event_id})"
+        ]
     if result.remapped_from:
         lines.append(f"  remapped from {result.remapped_from}")
     if isinstance(result, WriteNodeResult):
@@ -173,14 +185,17 @@ def _kind(item: ItemResult) -> str:
         DeleteRelationshipResult,
         ProposedResult,
         WriteNodeResult,
+        WriteRelationshipResult,
     )
 
     if isinstance(item, ProposedResult):
         return "held write"
     if isinstance(item, WriteNodeResult):
-        return "node write"
+        return {"written": "node write"}.get(item.status, f"node {item.status}")
     if isinstance(item, DeleteNodeResult):
         return "node deletion"
     if isinstance(item, DeleteRelationshipResult):
         return "relationship deletion"
+    if isinstance(item, WriteRelationshipResult) and item.status != "written":
+        return f"relationship {item.status}"
     return "relationship write"

@@ -70,7 +70,9 @@ class NoArgs(BaseModel):
 def write_node(call: ToolCall, args: WriteNodeArgs) -> WriteNodeResult | ProposedResult | Rejected:
     """Create or update one node (merged on its label and merge keys). The label is checked
     against the schema (synonyms are remapped), properties are type-checked, and the
-    provenance (confidence from reliability and extraction_method) is computed, not taken."""
+    provenance (confidence from reliability and extraction_method) is computed, not taken.
+    The values it already has append nothing (status unchanged), unless from a new agent,
+    source or method: then corroborated (no new version; its confidence rises)."""
     return call.gate.writer.single(WRITE_NODE, call.raw, call.actor, call.guard)
 
 
@@ -79,7 +81,8 @@ def write_relationship(
     call: ToolCall, args: WriteRelationshipArgs
 ) -> WriteRelationshipResult | ProposedResult | Rejected:
     """Create or update one relationship between two nodes named by label and keys;
-    endpoint_policy merge_endpoints creates missing endpoints as stub nodes."""
+    endpoint_policy merge_endpoints creates missing endpoints as stub nodes. Said again, it
+    is unchanged or corroborated as write_node is."""
     return call.gate.writer.single(WRITE_RELATIONSHIP, call.raw, call.actor, call.guard)
 
 

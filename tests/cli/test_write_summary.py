@@ -26,7 +26,13 @@ def test_a_write_says_what_it_wrote_superseded_and_remapped(tmp_path: Path) -> N
     assert "(updated to version 2) at seq 3" in again.stdout
     assert again.stdout.splitlines()[1].startswith("  superseded age: 36 (set by operator:")
     as_json = json.loads(writegate(db, "write", "node", "Person:name=Ada", *CLAIM, "--json").stdout)
-    assert (as_json["status"], as_json["version"]) == ("written", 3)
+    assert (as_json["status"], as_json["version"]) == ("unchanged", 2)  # said again: nothing new
+    same_text = writegate(db, "write", "node", "Person:name=Ada", *CLAIM).stdout
+    assert same_text.startswith('unchanged Person{"name":"Ada"}: version 2 holds these values')
+    other = writegate(
+        db, "write", "node", "Person:name=Ada", "--source", "crm", "--method", "parsed"
+    )
+    assert other.stdout.startswith('corroborated Person{"name":"Ada"} (still version 2) at seq 4')
     same = json.loads(
         writegate(db, "write", "node", "Person:name=Ada", *CLAIM, "--format", "json").stdout
     )
