@@ -207,6 +207,10 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
             _forget(conn, "state_relationships", identity)
         case NodeCorroborated() | RelationshipCorroborated() as corroboration:
             support.corroborated(conn, event, corroboration)
+            if isinstance(corroboration, NodeCorroborated):  # what it cited, as a write's
+                observations.cite(conn, event, corroboration.subject, "node")
+            else:
+                observations.cite(conn, event, corroboration.subject, "relationship")
         case WriteProposed(proposal=proposal):  # applied again (at-least-once): as it was
             conn.execute(
                 "INSERT INTO state_proposals (proposal, seq, status) VALUES (?, ?, 'pending') "

@@ -13,7 +13,7 @@ from freezegun import freeze_time
 
 from tests.conftest import ROOT, person, relationship
 from writegate.eventlog import Actor
-from writegate.gate import BatchResult, Gate, Rejected, WriteNodeResult, dump
+from writegate.gate import BatchResult, Gate, ObservationResult, Rejected, WriteNodeResult, dump
 from writegate.gate.audit.auditor import Auditor
 from writegate.gate.formula import CORROBORATION_CAP, DefaultFormulaProvider, noisy_or
 from writegate.gate.models import ProposedResult
@@ -271,3 +271,21 @@ def test_a_repeated_write_held_for_review_is_held_and_approved_unchanged(
         assert isinstance(decided, ReviewDecision)
         assert decided.result is not None
         assert decided.result.status == "unchanged"
+
+
+def test_a_corroboration_cites_what_it_was_read_from(gate: Gate) -> None:
+    gate.write_node(**person())
+    kept = gate.record_observation(
+        text="Alice is thirty.", source="registry", extraction_method="api"
+    )
+    assert isinstance(kept, ObservationResult)
+    cited = [kept.observation_id]
+    heard = gate.write_node(**person(source="registry", observations=cited))
+    assert heard.status == "corroborated"
+    [event] = gate.log.read(after_seq=heard.seq - 1, limit=1).events
+    assert event.provenance is not None
+    assert event.provenance["observations"] == cited
+    with gate.log.snapshot() as conn:
+        assert [c.observation for c in gate.state.cited_by(conn, ALICE)] == cited
+    again = gate.write_node(**person(source="registry", observations=cited))
+    assert again.status == "unchanged"  # the same support, citing nothing new
