@@ -15,6 +15,10 @@ and a number, a short bio of common words), each knowing two others and working 
     tell that middle from either person's other friends.
 
 usage: python bench/bench_query.py [--sizes 10000,100000] [--queries 300] [--questions 200]
+                                   [--keep DIR]
+
+``--keep DIR`` keeps each built log in DIR and reuses it on the next run (building 1M
+people through the gate takes over an hour here).
 """
 
 from __future__ import annotations
@@ -180,13 +184,22 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--keep", type=Path, default=None, help="keep and reuse built logs")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     table: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for nodes in sizes:
-            db = Path(scratch) / f"log-{nodes}.db"
-            build(db, nodes)
+            db = (args.keep or Path(scratch)) / f"log-{nodes}.db"
+            built = db.with_suffix(".built")  # written once the build finished
+            if not built.exists():
+                db.parent.mkdir(parents=True, exist_ok=True)
+                for stale in db.parent.glob(f"{db.name}*"):
+                    stale.unlink()
+                build(db, nodes)
+                built.touch()
+            else:
+                print(f"  (reusing {db})")
             measured = {
                 **latency(db, nodes, args.queries),
                 **ranking(db, nodes, args.questions),

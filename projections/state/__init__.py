@@ -12,7 +12,6 @@ from writegate.projections.state.feedback import DEFAULT_FLOOR, feedback_weights
 from writegate.projections.state.observations import CitationRow, ObservationQueries, ObservationRow
 from writegate.projections.state.projection import StateProjection
 from writegate.projections.state.queries import (
-    Attached,
     EdgeRow,
     EndedEdge,
     Fact,
@@ -20,6 +19,7 @@ from writegate.projections.state.queries import (
     StateCounts,
     StateReader,
 )
+from writegate.projections.state.walk import Attached
 
 __all__ = [
     "DEFAULT_FLOOR",
