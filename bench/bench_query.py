@@ -102,6 +102,21 @@ def build(db: Path, nodes: int) -> None:
     )
 
 
+def log_of(nodes: int, keep: Path | None, scratch: Path) -> Path:
+    """A log of ``nodes`` people: built in ``scratch``, or kept in ``keep`` and reused."""
+    db = (keep or scratch) / f"log-{nodes}.db"
+    built = db.with_suffix(".built")  # written once the build finished
+    if keep is not None and built.exists():
+        print(f"  (reusing {db})")
+        return db
+    db.parent.mkdir(parents=True, exist_ok=True)
+    for stale in db.parent.glob(f"{db.name}*"):
+        stale.unlink()
+    build(db, nodes)
+    built.touch()
+    return db
+
+
 def questions(nodes: int, count: int) -> list[str]:
     rng = random.Random(7)
     made = []
@@ -190,16 +205,7 @@ def main() -> None:
     table: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for nodes in sizes:
-            db = (args.keep or Path(scratch)) / f"log-{nodes}.db"
-            built = db.with_suffix(".built")  # written once the build finished
-            if not built.exists():
-                db.parent.mkdir(parents=True, exist_ok=True)
-                for stale in db.parent.glob(f"{db.name}*"):
-                    stale.unlink()
-                build(db, nodes)
-                built.touch()
-            else:
-                print(f"  (reusing {db})")
+            db = log_of(nodes, args.keep, Path(scratch))
             measured = {
                 **latency(db, nodes, args.queries),
                 **ranking(db, nodes, args.questions),

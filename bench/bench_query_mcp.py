@@ -7,7 +7,7 @@ what the transport adds beyond the protocol's own cost. Nothing asserts.
 The log is ``bench_query.py``'s (people who know two others and work for one of 200
 organisations), built through the gate's batches.
 
-usage: python bench/bench_query_mcp.py [--nodes 10000] [--calls 300]
+usage: python bench/bench_query_mcp.py [--nodes 10000] [--calls 300] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_mcp_floor import alternate, noop_stdio  # noqa: E402
-from bench.bench_query import build, questions  # noqa: E402
+from bench.bench_query import log_of, questions  # noqa: E402
 from tests.server.harness import stdio_agent  # noqa: E402
 from writegate.gate import Gate  # noqa: E402
 
@@ -79,10 +79,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=10_000)
     parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--keep", type=Path, default=None, help="keep and reuse built logs")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
-        db = Path(scratch) / "log.db"
-        build(db, args.nodes)
+        db = log_of(args.nodes, args.keep, Path(scratch))
         asked = questions(args.nodes, args.calls)
         local = in_process(db, asked)
         remote = anyio.run(over_mcp, db, asked)

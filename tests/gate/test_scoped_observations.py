@@ -12,24 +12,14 @@ import orjson
 import pytest
 from freezegun import freeze_time
 
-from tests.conftest import AGENT
-from tests.gate.test_scopes import SCHEMA, WRITE
+from tests.gate.scoped import WRITE, only
 from writegate.gate import Gate, GateRejection, ObservationResult, Rejected
-from writegate.gate.scopes import Scopes
 from writegate.language import node_identity, observation_id
 
 
 @pytest.fixture
 def db_path(any_db: str | Path) -> str | Path:
     return any_db
-
-
-@pytest.fixture
-def scoped_gate(db_path: str | Path) -> Any:
-    g = Gate.open(db_path, default_actor=AGENT)
-    assert g.publish_schema(SCHEMA).status == "published"
-    yield g
-    g.close()
 
 
 def keep(gate: Gate, text: str, scope: str | None, minute: int = 0, **more: Any) -> str:
@@ -40,10 +30,6 @@ def keep(gate: Gate, text: str, scope: str | None, minute: int = 0, **more: Any)
         )  # fmt: skip
     assert isinstance(kept, ObservationResult), kept
     return kept.observation_id
-
-
-def only(*scopes: str) -> Scopes:
-    return Scopes(granted=frozenset(scopes))
 
 
 def test_an_observation_is_kept_in_the_scope_named(scoped_gate: Gate) -> None:
