@@ -144,3 +144,38 @@ def test_the_context_of_many_hits_is_read_as_each_alone(scoped_gate: Gate) -> No
         assert scoped_gate.state.beside(conn, rows, 2, frozenset({"b"})) == {
             row.id: [] for row in rows
         }
+
+
+def test_a_visible_fact_never_names_the_hidden_observation_it_cites(scoped_gate: Gate) -> None:
+    """A writer granted a and b may cite b's words in a fact of a; a reader of a sees the
+    fact and the observations it may see, never the id of one it may not (an id is the
+    hash of the words: a guess could be confirmed against it)."""
+    seen = keep(scoped_gate, "Ann said she likes the harbour", "a")
+    hidden = keep(scoped_gate, "Bea said Ann likes the harbour", "b", minute=1)
+    for name in ("ann", "cy"):
+        written = scoped_gate.write_node(
+            label="Alpha", merge_keys={"name": name}, properties={"likes": "harbour"},
+            observations=[seen, hidden], **WRITE,
+        )  # fmt: skip
+        assert written.status == "written", written
+    linked = scoped_gate.write_relationship(
+        type="LINK", from_label="Alpha", from_keys={"name": "ann"}, to_label="Alpha",
+        to_keys={"name": "cy"}, observations=[seen, hidden], **WRITE,
+    )  # fmt: skip
+    assert linked.status == "written", linked
+    reader = scoped_gate.reader(scopes=only("a"))
+    ann = {"label": "Alpha", "merge_keys": {"name": "ann"}}
+    answers = [
+        reader.search_nodes("ann"),
+        reader.open_nodes([ann]),
+        reader.neighbors(ann),
+        reader.find_path(ann, {"label": "Alpha", "merge_keys": {"name": "cy"}}),
+        reader.node_history(ann),
+        reader.graph_query("ann harbour"),
+    ]
+    for answer in answers:
+        said = orjson.dumps(answer.model_dump(mode="json", by_alias=True)).decode()
+        assert seen in said, type(answer).__name__
+        assert hidden not in said, type(answer).__name__
+    everyone = scoped_gate.reader().open_nodes([ann])
+    assert everyone.nodes[0].provenance.observations == [seen, hidden]
