@@ -186,4 +186,4 @@ def posterior(weight: float) -> float:
     """The probability of a total weight (bits of odds)."""
     if weight > 60:
         return 1.0
-    return 1.0 / (1.0 + 2.0 ** (-weight))
+    return 1.0 / (1.0 + math.pow(2.0, -weight))

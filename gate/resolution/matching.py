@@ -250,9 +250,9 @@ def _scored(
         ranked = process.extract(written.text, texts, scorer=fuzz.ratio, limit=MAX_SCORED)
         texts = {identity: text for text, _, identity in ranked}
     if rules.evidence is not None:  # every candidate weighed, its name one field of several
-        found = [*same, *(identity for identity in texts if identity not in same)]
+        probed = [*same, *(identity for identity in texts if identity not in same)]
         facts = (written, reading, properties)
-        return weighed(state, conn, rules, labels, ref, facts, found, _name_of_row)
+        return weighed(state, conn, rules, labels, ref, facts, probed, _name_of_row)
     scored: list[Scored] = [
         (1.0, "same", NodeRef.parse(identity), [f"the same {', '.join(props)}"], [])
         for identity, props in same.items()
