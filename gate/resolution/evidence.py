@@ -32,7 +32,7 @@ Outcome = Literal["agree", "near", "disagree", "missing"]
 NameLevel = Literal["equal", "close", "like", "far", "different"]
 
 M: dict[str, dict[Outcome, float]] = {
-    "exact": {"agree": 0.95, "near": 0.0, "disagree": 0.05},
+    "exact": {"agree": 0.92, "near": 0.05, "disagree": 0.03},
     "date": {"agree": 0.90, "near": 0.07, "disagree": 0.03},
     "similar": {"agree": 0.85, "near": 0.10, "disagree": 0.05},
     "numeric": {"agree": 0.90, "near": 0.05, "disagree": 0.05},
@@ -40,9 +40,9 @@ M: dict[str, dict[Outcome, float]] = {
 }
 """How often two records of one thing show each outcome, by kind of comparison: typed dates
 and codes are rarely wrong, places are spelled several ways, a second phone number is common."""
-NEIGHBOURS = {"date": 20, "similar": 5, "numeric": 10}
-"""About how many distinct values count as near one value (a digit's typo in a date, a
-spelling of a place): a near miss's ``u`` is this many over the population. The counts
+NEIGHBOURS = {"exact": 30, "date": 20, "similar": 5, "numeric": 10}
+"""About how many distinct values count as near one value (a code's typo, a digit's typo in
+a date, a spelling of a place): a near miss's ``u`` is this many over the population. The counts
 index equal values only, so this one is a documented constant, not a frequency."""
 MIN_POPULATION = 100
 """Frequencies from fewer nodes are read as from this many: a value seen once among five
@@ -63,6 +63,9 @@ SIMILAR = 0.90
 """A ``similar`` field nearly agrees at this Jaro-Winkler similarity or more."""
 NEAR_NUMERIC = 10
 """A ``numeric`` field nearly agrees within this many tolerances (or units, at 0)."""
+MIN_TYPO = 4
+"""An ``exact`` value this long or longer is nearly agreed with by a one-character typo;
+a shorter one ("nsw"/"vic", "B"/"C") disagrees."""
 _MAX_U = 0.5
 
 
@@ -135,8 +138,12 @@ def compare(doc: EvidenceDoc, a: object, b: object) -> Outcome:
             return "near" if typo or swapped == second else "disagree"
     if one == two:
         return "agree"
-    if doc.compare == "exact":
-        return "disagree"
+    if doc.compare == "exact":  # a typo (one character wrong, or two swapped) is a near miss
+        return (
+            "near"
+            if min(len(one), len(two)) >= MIN_TYPO and OSA.distance(one, two) <= 1
+            else "disagree"
+        )
     close = JaroWinkler.similarity(one, two) >= SIMILAR or Levenshtein.distance(one, two) <= 1
     return "near" if close else "disagree"
 
