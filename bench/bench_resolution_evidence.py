@@ -18,9 +18,9 @@ label's ``resolution`` policy ``auto`` and then ``propose``, names-only (today) 
 evidence fields, four logs a set. A refused write is then written with ``resolution: new``
 (the graph grows as if a reviewer said "another"); a node stands for the entity of the record
 that created it. Printed per run: landed writes and the precision of those landings (the
-node's entity is the record's), refusals and the share naming a right candidate, and recall
+node's entity is the record's), refusals and the share naming a right candidate, recall
 of duplicates (of the writes whose entity already had a node: those landed right or refused
-naming a right candidate). Targets: ``auto`` precision at least 0.99 on both sets, ``propose``'s
+naming a right candidate), and the p50 of a record's first write (landed, created or refused). Targets: ``auto`` precision at least 0.99 on both sets, ``propose``'s
 refusals naming a right candidate at least 70% of the time, recall no lower than names-only.
 The evidence constants are the gate's own (``gate.resolution.evidence``), not tuned here;
 a missed target is printed with what missed it.
@@ -33,10 +33,12 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -81,6 +83,10 @@ class Tally:
     duplicates: int = 0
     found: int = 0
     wrong: list[str] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)  # each record's first write
+
+    def p50(self) -> float:
+        return statistics.median(self.seconds) * 1e6 if self.seconds else 0.0
 
     def precision(self) -> float:
         return self.landed_right / self.landed if self.landed else 1.0
@@ -208,7 +214,9 @@ def run(data: DataSet, policy: str, with_evidence: bool) -> Tally:
             }
             duplicate = record.entity in seen
             tally.duplicates += duplicate
+            began = time.perf_counter()
             out = gate.write_node(**args)
+            tally.seconds.append(time.perf_counter() - began)
             if isinstance(out, WriteNodeResult) and out.resolved_from is not None:
                 right = entity_of[str(out.merge_keys["key"])] == record.entity
                 tally.landed += 1
@@ -244,7 +252,7 @@ def main() -> None:
         print(f"\n{data.name}: {len(records)} records of {len({r.entity for r in records})}")
         print(
             f"{'scorer':<11}{'policy':<9}{'landed':>7}{'precision':>10}{'refused':>8}"
-            f"{'named right':>12}{'recall':>8}"
+            f"{'named right':>12}{'recall':>8}{'p50 µs':>8}"
         )
         results: dict[tuple[str, str], Tally] = {}
         for policy in ("auto", "propose"):
@@ -253,7 +261,7 @@ def main() -> None:
                 results[scorer, policy] = t
                 print(
                     f"{scorer:<11}{policy:<9}{t.landed:>7}{t.precision():>10.3f}{t.refused:>8}"
-                    f"{t.named():>12.3f}{t.recall():>8.3f}"
+                    f"{t.named():>12.3f}{t.recall():>8.3f}{t.p50():>8.0f}"
                 )
         verdicts(results)
 
