@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from tests.readme import blocks, section
 from writegate.eventlog import Actor
 from writegate.gate import Gate, Rejected, WriteNodeResult
 from writegate.gate.schema import parse_document
@@ -156,3 +158,36 @@ def test_an_evidence_field_must_be_a_property_of_its_label() -> None:
     first = str(raised.value).split(";")[0]
     assert "nodes.Person" in first
     assert "evidence field 'dob' is not a property" in first
+
+
+def test_the_guides_evidence_example_is_a_schema_that_weighs_each_field(tmp_path: Path) -> None:
+    [text] = blocks(section("#### Evidence fields"), "yaml")
+    document = yaml.safe_load(text)
+    resolution = parse_document(document).nodes["Person"].resolution
+    assert resolution is not None
+    assert resolution.evidence is not None
+    kinds = {field: doc.compare for field, doc in resolution.evidence.items()}
+    assert kinds == {"dob": "date", "postcode": "exact", "suburb": "similar",
+                     "street": "similar", "lat": "numeric"}  # fmt: skip
+    with Gate.open(tmp_path / "log.db", default_actor=Actor(agent="a")) as g:
+        assert g.publish_schema(document).status == "published"
+        home = {"dob": "1912-06-23", "postcode": "W9", "street": "2 Warrington Crescent"}
+        first = g.write_node(
+            label="Person",
+            merge_keys={"id": "p1"},
+            source="s",
+            extraction_method="api",
+            properties={"name": "Alan Turing", **home},
+        )
+        moved = {**home, "street": "43 Adlington Road"}  # people move: no veto
+        again = g.write_node(
+            label="Person",
+            merge_keys={"id": "p2"},
+            source="s",
+            extraction_method="api",
+            properties={"name": "Alan Turing", **moved},
+        )
+    assert isinstance(first, WriteNodeResult)
+    assert isinstance(again, WriteNodeResult)
+    assert again.merge_keys == {"id": "p1"}
+    assert again.resolved_from == 'Person{"id":"p2"}'
