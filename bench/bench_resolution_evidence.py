@@ -139,7 +139,7 @@ def febrl(archive: Path) -> DataSet:
         )
         for row in rows
     ]
-    evidence = {
+    evidence: dict[str, dict[str, Any]] = {
         "dob": {"compare": "date"},
         "postcode": {"compare": "exact"},
         "suburb": {"compare": "similar"},
