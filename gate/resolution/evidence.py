@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import date, datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -105,15 +106,22 @@ def value_key(doc: EvidenceDoc, value: object) -> str | None:
     """The value as it is compared and counted (None: missing)."""
     if value is None or value == "":
         return None
-    if doc.compare == "numeric":
+    if isinstance(value, date):
+        return (value.date() if isinstance(value, datetime) else value).isoformat()
+    return _value_key(doc.compare, doc.tolerance, str(value))
+
+
+@lru_cache(maxsize=65_536)
+def _value_key(kind: str, tolerance: float, value: str) -> str | None:
+    if kind == "numeric":
         try:
-            number = float(str(value))
+            number = float(value)
         except ValueError:
             return None
         if not math.isfinite(number):
             return None
-        return str(round(number / doc.tolerance)) if doc.tolerance else repr(number)
-    if doc.compare == "date" and (day := _date(value)) is not None:
+        return str(round(number / tolerance)) if tolerance else repr(number)
+    if kind == "date" and (day := _date(value)) is not None:
         return day.isoformat()
     return _text(value) or None
 
