@@ -135,7 +135,7 @@ def compare(doc: EvidenceDoc, a: object, b: object) -> Outcome:
         distance = abs(float(str(a)) - float(str(b)))
         if distance <= doc.tolerance:
             return "agree"
-        return "near" if distance <= NEAR_NUMERIC * max(doc.tolerance, 1.0) else "disagree"
+        return "near" if distance <= NEAR_NUMERIC * (doc.tolerance or 1.0) else "disagree"
     if doc.compare == "date":
         first, second = _date(a), _date(b)
         if first is not None and second is not None:

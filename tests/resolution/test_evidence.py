@@ -14,7 +14,9 @@ import yaml
 from tests.readme import blocks, section
 from writegate.eventlog import Actor
 from writegate.gate import Gate, Rejected, WriteNodeResult
+from writegate.gate.resolution.evidence import compare
 from writegate.gate.schema import parse_document
+from writegate.gate.schema.document import EvidenceDoc
 from writegate.projections.state import StateProjection
 from writegate.projections.state.valuecounts import value_counts
 
@@ -191,3 +193,35 @@ def test_the_guides_evidence_example_is_a_schema_that_weighs_each_field(tmp_path
     assert isinstance(again, WriteNodeResult)
     assert again.merge_keys == {"id": "p1"}
     assert again.resolved_from == 'Person{"id":"p2"}'
+
+
+def test_a_phone_several_nodes_hold_is_ordinary_evidence(gate: Gate) -> None:
+    write(gate, "Place", "Grand Hotel Europa", phone="4312345")
+    write(gate, "Place", "Cafe Mozart", phone="4312345", new=True)
+    out = write(gate, "Place", "Blue Bar", phone="4312345")
+    assert isinstance(out, WriteNodeResult)  # not proposed for the number alone
+    assert out.created
+
+
+@pytest.mark.parametrize(
+    ("doc", "a", "b", "outcome"),
+    [
+        (EvidenceDoc(compare="date"), "1912-06-23", "19120623", "agree"),
+        (EvidenceDoc(compare="date"), "1912-06-23", "1912-06-28", "near"),  # a digit's typo
+        (EvidenceDoc(compare="date"), "1912-06-03", "1912-03-06", "near"),  # day and month
+        (EvidenceDoc(compare="date"), "1912-06-23", "1954-06-07", "disagree"),
+        (EvidenceDoc(compare="date", tolerance_days=7), "1912-06-23", "1912-06-28", "agree"),
+        (EvidenceDoc(compare="exact"), "2086", "2068", "near"),  # two digits swapped
+        (EvidenceDoc(compare="exact"), "nsw", "vic", "disagree"),
+        (EvidenceDoc(compare="exact"), "nsw", None, "missing"),
+        (EvidenceDoc(compare="similar"), "Los Angeles", "los angles", "near"),
+        (EvidenceDoc(compare="similar"), "Los Angeles", "New York", "disagree"),
+        (EvidenceDoc(compare="numeric", tolerance=0.01), 51.501, 51.505, "agree"),
+        (EvidenceDoc(compare="numeric", tolerance=0.01), 51.5, 51.6, "near"),
+        (EvidenceDoc(compare="numeric", tolerance=0.01), 51.5, 48.8, "disagree"),
+    ],
+)
+def test_each_kind_of_comparison_tells_agreement_a_near_miss_and_disagreement(
+    doc: EvidenceDoc, a: object, b: object, outcome: str
+) -> None:
+    assert compare(doc, a, b) == outcome
