@@ -217,7 +217,7 @@ def test_a_phone_several_nodes_hold_is_ordinary_evidence(gate: Gate) -> None:
         (EvidenceDoc(compare="similar"), "Los Angeles", "los angles", "near"),
         (EvidenceDoc(compare="similar"), "Los Angeles", "New York", "disagree"),
         (EvidenceDoc(compare="numeric", tolerance=0.01), 51.501, 51.505, "agree"),
-        (EvidenceDoc(compare="numeric", tolerance=0.01), 51.5, 51.6, "near"),
+        (EvidenceDoc(compare="numeric", tolerance=0.01), 51.5, 51.58, "near"),
         (EvidenceDoc(compare="numeric", tolerance=0.01), 51.5, 48.8, "disagree"),
     ],
 )
