@@ -17,6 +17,7 @@ from writegate.eventlog.sql import Sql
 # state_observations: the texts agents kept (``language.observations``), one row each;
 # state_citations: each write that cited an observation, by the fact it wrote (its identity
 # and kind) and its seq, kept when the fact is deleted: where a write came from stays said
+# state_value_counts: how many nodes hold each value a label weighs as evidence (``valuecounts``)
 TABLES = """
 CREATE TABLE IF NOT EXISTS state_nodes (
     identity TEXT PRIMARY KEY,
@@ -111,6 +112,10 @@ CREATE TABLE IF NOT EXISTS state_citations (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS state_citations_identity ON state_citations (identity, seq);
 CREATE INDEX IF NOT EXISTS state_observations_said ON state_observations (session, said_at, seq);
+CREATE TABLE IF NOT EXISTS state_value_counts (
+    key TEXT PRIMARY KEY,
+    count INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
     name TEXT PRIMARY KEY,
     seq INTEGER NOT NULL
@@ -123,13 +128,14 @@ FEEDBACK_LAYOUT = 9  # the first with the feedback weights
 OBSERVATIONS_LAYOUT = 10  # the first with observations and the writes citing them
 SCOPES_LAYOUT = 12  # the first with each node's scope
 OBSERVATION_SCOPES_LAYOUT = 13  # the first with each observation's scope
-LAYOUT = 14  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+VALUE_COUNTS_LAYOUT = 15  # the first with the value counts of evidence fields
+LAYOUT = 15  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
 # index; 9: the feedback weights; 10: observations and the writes citing them (and their
 # words in the text index); 11: the text index stems its words (``projections.search``);
 # 12: each node's scope, and both ends' in the text index (``scoping``); 13: each
 # observation's scope, in its row and its document; 14: a node's relationships indexed in
 # identity order (a walk's bounded step reads no more than it keeps), and on SQLite one
-# FTS5 table per kind of document
+# FTS5 table per kind of document; 15: the value counts of evidence fields
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),
@@ -142,6 +148,7 @@ STATE_TABLES = {  # every table of the read model (but its checkpoints), by its 
     "state_feedback": ("identity",),
     "state_observations": ("id",),
     "state_citations": ("observation", "identity", "seq"),
+    "state_value_counts": ("key",),
 }
 LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model of each has
     1: ("state_nodes", "state_relationships"),
@@ -181,7 +188,8 @@ LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model 
         "state_relationships",
         "state_resolution_keys",
     ),
-    OBSERVATIONS_LAYOUT: tuple(STATE_TABLES),
+    OBSERVATIONS_LAYOUT: tuple(t for t in STATE_TABLES if t != "state_value_counts"),
+    VALUE_COUNTS_LAYOUT: tuple(STATE_TABLES),
 }
 
 
