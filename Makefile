@@ -84,6 +84,7 @@ bench: $(DEV) $(PEERS) postgres
 	$(BIN)/python bench/bench_search_scale.py
 	$(BIN)/python bench/bench_query.py
 	$(BIN)/python bench/bench_query_mcp.py
+	$(BIN)/python bench/bench_resolution_evidence.py
 	$(BIN)/python bench/bench_recall.py
 	$(BIN)/python bench/bench_embeddings.py
 

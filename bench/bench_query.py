@@ -15,6 +15,10 @@ and a number, a short bio of common words), each knowing two others and working 
     tell that middle from either person's other friends.
 
 usage: python bench/bench_query.py [--sizes 10000,100000] [--queries 300] [--questions 200]
+                                   [--keep DIR]
+
+``--keep DIR`` keeps each built log in DIR and reuses it on the next run (building 1M
+people through the gate takes over an hour here).
 """
 
 from __future__ import annotations
@@ -96,6 +100,21 @@ def build(db: Path, nodes: int) -> None:
         f"  (built {nodes:,} people, {3 * nodes:,} relationships in "
         f"{time.perf_counter() - started:.0f} s)"
     )
+
+
+def log_of(nodes: int, keep: Path | None, scratch: Path) -> Path:
+    """A log of ``nodes`` people: built in ``scratch``, or kept in ``keep`` and reused."""
+    db = (keep or scratch) / f"log-{nodes}.db"
+    built = db.with_suffix(".built")  # written once the build finished
+    if keep is not None and built.exists():
+        print(f"  (reusing {db})")
+        return db
+    db.parent.mkdir(parents=True, exist_ok=True)
+    for stale in db.parent.glob(f"{db.name}*"):
+        stale.unlink()
+    build(db, nodes)
+    built.touch()
+    return db
 
 
 def questions(nodes: int, count: int) -> list[str]:
@@ -180,13 +199,13 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--keep", type=Path, default=None, help="keep and reuse built logs")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     table: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for nodes in sizes:
-            db = Path(scratch) / f"log-{nodes}.db"
-            build(db, nodes)
+            db = log_of(nodes, args.keep, Path(scratch))
             measured = {
                 **latency(db, nodes, args.queries),
                 **ranking(db, nodes, args.questions),

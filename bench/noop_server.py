@@ -5,7 +5,9 @@ writegate's (``gate.server.pipes``: the event loop's own pipes, no worker thread
 writegate can be compared with the floor of either; ``--http PORT`` over Streamable HTTP
 (uvicorn, as the SDK's runner, no authentication). Its tool ``noop`` takes the arguments
 of writegate's ``write_node`` and answers a small typed result: the request costs what a
-write's does, with no work behind it; ``noop_read`` does the same for a question.
+write's does, with no work behind it; ``noop_read`` does the same for a question, and
+``noop_sized`` answers it with ``size`` bytes of JSON (records of a few fields, the shape of
+a query's answer): what the SDK itself pays to send and check an answer that large.
 """
 
 from __future__ import annotations
@@ -49,6 +51,25 @@ class Asked(BaseModel):
 def noop_read(query: str) -> Asked:
     """Accept a question and answer nothing."""
     return Asked(status="ok", query=query)
+
+
+class Record(BaseModel):
+    entity: str
+    score: float
+    seq: int
+
+
+class Sized(BaseModel):
+    status: str
+    records: list[Record]
+
+
+@server.tool()
+def noop_sized(query: str, size: int) -> Sized:
+    """Accept a question and answer about ``size`` bytes of JSON that mean nothing."""
+    one = Record(entity=query.ljust(48, "."), score=0.123456789, seq=123456)
+    count = max(1, size // len(one.model_dump_json()))
+    return Sized(status="ok", records=[one] * count)
 
 
 def main() -> None:

@@ -199,6 +199,10 @@ class LogContractTestCase(unittest.TestCase):
         self.assertEqual(len(self.log.read(types=["test.noted"]).events), 7)
         self.assertEqual(self.log.read(types=["other"]).events, [])
         self.assertEqual([e.seq for e in self.log.iter_events(after_seq=5)], [6, 7])
+        scattered = self.log.read_seqs([6, 2, 2, 99])
+        self.assertEqual(sorted(scattered), [2, 6])
+        self.assertEqual(scattered[6], self.log.read_range(6, 6)[0])
+        self.assertEqual(self.log.read_seqs([]), {})
 
     def test_replays_read_the_cores_of_the_events(self) -> None:
         self.append(note("a", "s"), note("b"))

@@ -8,7 +8,7 @@ pydantic models so the CLI's ``--format json`` is stable for scripts.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -153,9 +153,11 @@ class Auditor:
         stream: str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
+        shown: Callable[[list[Event]], list[Event]] | None = None,
     ) -> AuditEvents:
         """One page of the log, filtered: every accepted write with its actor, provenance
-        and hash; continue with ``next_cursor``."""
+        and hash; continue with ``next_cursor``. ``shown`` leaves out, whole, the events a
+        caller may not read (a scoped auditor's: ``gate.server.audit_scopes``)."""
         page = self.log.read(
             after_seq=after,
             limit=limit,
@@ -178,7 +180,7 @@ class Auditor:
                     provenance=e.provenance,
                     hash=e.hash,
                 )
-                for e in page.events
+                for e in (shown(page.events) if shown else page.events)
             ],
             next_cursor=str(page.next_after) if page.next_after is not None else None,
         )

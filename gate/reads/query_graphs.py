@@ -45,8 +45,8 @@ class QueryGraph(Protocol):
         """What each existing node among ``identities`` says: label and properties."""
         ...
 
-    def event(self, seq: int) -> Event:
-        """The event of ``seq`` (one that wrote a relationship ``links`` gave)."""
+    def events(self, seqs: Iterable[int]) -> dict[int, Event]:
+        """The events of ``seqs`` (those that wrote relationships ``links`` gave)."""
         ...
 
 
@@ -63,14 +63,13 @@ class Present:
     def links(
         self, identities: list[str], relationship_type: str | None, cap: int
     ) -> tuple[dict[str, list[Link]], bool]:
-        found: dict[str, list[Link]] = {}
-        more = False
-        for identity in identities:
-            rows, capped = self._state.links_touching(self._conn, identity, relationship_type, cap)
-            more |= capped
-            found[identity] = [
+        step, more = self._state.links_touching(self._conn, identities, relationship_type, cap)
+        found = {
+            identity: [
                 Link(a.identity, a.type, a.from_identity, a.to_identity, seq) for a, seq in rows
             ]
+            for identity, rows in step.items()
+        }
         return found, more
 
     def words(self, identities: Iterable[str]) -> dict[str, Words]:
@@ -80,8 +79,8 @@ class Present:
             self._words[row.identity] = (row.label, row.properties)
         return {i: self._words[i] for i in wanted if i in self._words}
 
-    def event(self, seq: int) -> Event:
-        return self._log.read(after_seq=seq - 1, limit=1, to_seq=seq).events[0]
+    def events(self, seqs: Iterable[int]) -> dict[int, Event]:
+        return self._log.read_seqs(seqs)
 
 
 class Past:
@@ -150,5 +149,5 @@ class Past:
     def words(self, identities: Iterable[str]) -> dict[str, Words]:
         return {i: w for i in dict.fromkeys(identities) if (w := self._node(i)) is not None}
 
-    def event(self, seq: int) -> Event:
-        return self._events[seq]
+    def events(self, seqs: Iterable[int]) -> dict[int, Event]:
+        return {seq: self._events[seq] for seq in seqs}

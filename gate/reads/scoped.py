@@ -5,7 +5,7 @@ of nodes says what it withheld: per hidden scope, how many relationships lead th
 the nodes shown — no ids, no names. A past read (``as_of`` / ``valid_at``, read from the
 log) keeps to each node's scope then (``gate.reads.past_scopes``). Reads that cannot be
 filtered (the vectors' nearest search; the old substring search) answer nothing rather
-than leak.
+than leak. Provenance names only the observations the caller may see (``gate.reads.cited``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 from writegate.eventlog import Event, Log
 from writegate.eventlog.sql import Sql
 from writegate.gate.reads.answers import QueryResult
+from writegate.gate.reads.cited import keep_seen
 from writegate.gate.reads.past import subgraph_then
 from writegate.gate.reads.past_scopes import PastScopes
 from writegate.gate.reads.query import Asked, QueryConfig, answer
@@ -32,8 +33,9 @@ from writegate.gate.reads.reader import (
 )
 from writegate.gate.reads.views import NodeView
 from writegate.gate.schema import LoadedSchema
-from writegate.language import RelationshipWritten, payload_of
+from writegate.language import RelationshipWritten, payload_of, provenance_of
 from writegate.projections.state.scoped import ScopedState
+from writegate.projections.state.tables import OBSERVATION_SCOPES_LAYOUT
 
 
 class ScopedReader(GraphReader):
@@ -59,7 +61,15 @@ class ScopedReader(GraphReader):
         return super()._nodes(conn, shown)
 
     def _told(self, page: Subgraph) -> Subgraph:
-        return page.model_copy(update={"withheld": dict(self._withheld)})
+        return keep_seen(page.model_copy(update={"withheld": dict(self._withheld)}), self._seen)
+
+    def _seen(self, ids: Iterable[str]) -> set[str]:
+        """The observations among ``ids`` the caller may see (none, where the read model
+        keeps no observation's scope: fail closed)."""
+        with self._read() as conn:
+            if self._scoped.layout(conn) < OBSERVATION_SCOPES_LAYOUT:
+                return set()
+            return {o.id for o in self._scoped.observations(conn, ids, self._scoped.visible)}
 
     def search_nodes(self, query: str, limit: int = 25, cursor: str | None = None) -> Subgraph:
         self._following = None
@@ -78,7 +88,7 @@ class ScopedReader(GraphReader):
                 return super().open_nodes(refs, schema)  # refused as any read is
             scopes = self._past(as_of)
             identities = [self.identity(ref, schema) for ref in refs]
-            return subgraph_then(
+            then = subgraph_then(
                 self._log,
                 identities,
                 as_of=scopes.as_of,
@@ -86,6 +96,7 @@ class ScopedReader(GraphReader):
                 cap=MAX_EDGES,
                 scopes=scopes,
             )
+            return keep_seen(then, self._seen)
         self._following = None
         return self._told(super().open_nodes(refs, schema))
 
@@ -130,7 +141,7 @@ class ScopedReader(GraphReader):
             relationship_type=relationship_type,
             schema=schema,
         )
-        return found.model_copy(update={"withheld": dict(self._withheld)})
+        return keep_seen(found.model_copy(update={"withheld": dict(self._withheld)}), self._seen)
 
     def graph_query(
         self,
@@ -170,7 +181,7 @@ class ScopedReader(GraphReader):
                 if past is not None
                 else self._scoped.withheld(conn, shown, rtype)
             )
-        return found.model_copy(update={"withheld": withheld})
+        return keep_seen(found.model_copy(update={"withheld": withheld}), self._seen)
 
     def node_history(
         self,
@@ -189,7 +200,15 @@ class ScopedReader(GraphReader):
                 raise _not_found(identity)
             trail = super().node_history(ref, limit=limit, cursor=cursor, schema=schema)
             withheld = self._scoped.withheld(conn, [identity])
-        return trail.model_copy(update={"withheld": withheld})
+        return keep_seen(trail.model_copy(update={"withheld": withheld}), self._seen)
+
+    def readable(self, identity: str, events: list[Event]) -> list[Event]:
+        """The events of a node's trail the caller may read whole: those naming no node and
+        citing no observation outside the grant (an audit shows an event as recorded, or
+        not at all; a history shows the rest of a write, ``gate.reads.cited``)."""
+        named = {o for e in events for o in _cited(e)}
+        seen = self._seen(named) if named else set()
+        return [e for e in self._shown(identity, events) if _cited(e) <= seen]
 
     def _shown(self, identity: str, events: list[Event]) -> list[Event]:
         with self._read() as conn:
@@ -198,6 +217,11 @@ class ScopedReader(GraphReader):
                 self._scoped.visible_identities(conn, {n for v in named.values() for n in v})
             )
         return [e for e in events if named[e.event_id] <= seen]
+
+
+def _cited(event: Event) -> set[str]:
+    provenance = provenance_of(event)
+    return set(provenance.observations or ()) if provenance is not None else set()
 
 
 def _named(event: Event, identity: str) -> set[str]:

@@ -20,11 +20,11 @@ from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.formulas.decay import decayed
 from writegate.gate.models import NodeRef
-from writegate.language import NodeRef as PayloadRef
 from writegate.language import (
     NodeWritten,
     RelationshipWritten,
     WriteProvenance,
+    parse_node_identity,
     payload_of,
     provenance_of,
 )
@@ -213,8 +213,8 @@ def _provenance(
 
 
 def ref_of(identity: str) -> NodeRef:
-    parsed = PayloadRef.parse(identity)
-    return NodeRef(label=parsed.label, merge_keys=parsed.keys)
+    label, keys = parse_node_identity(identity)
+    return NodeRef(label=label, merge_keys=keys)
 
 
 def node_view(row: NodeRow, decay: Decay | None = None, heard: Sequence[Support] = ()) -> NodeView:

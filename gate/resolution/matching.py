@@ -27,10 +27,12 @@ from rapidfuzz import fuzz, process
 
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.resolution.evidence import Contribution
 from writegate.gate.resolution.keys import keys_of, probes_of
 from writegate.gate.resolution.normalize import NormalizedName, normalize_with, rules_for
 from writegate.gate.resolution.score import Thresholds, decide, score_normalized, score_value
 from writegate.gate.resolution.vocabulary import NameRules
+from writegate.gate.resolution.weighing import evidence_keys, weighed
 from writegate.gate.schema.document import ResolutionDoc
 from writegate.gate.schema.registry import SchemaEntry
 from writegate.language import NodeRef, parse_node_identity
@@ -139,6 +141,7 @@ def keys_for(
     nodes only."""
     keys = set(keys_of(normal_name(rules, name), rules.kind, name_rules(rules))) if name else set()
     keys.update(_identity_keys(rules, properties))
+    keys.update(evidence_keys(rules, properties))
     return sorted(f"{label}/{key}" for key in keys)
 
 
@@ -173,7 +176,7 @@ def resolve(
     if not scored:
         return Resolved(ref, None, None, keys)
     scored.sort(key=lambda item: (-item[0], item[2].identity))
-    best_score, best_verdict, best, _ = scored[0]
+    best_score, best_verdict, best, _, _ = scored[0]
     own = best.label == ref.label
     landing = rules.policy == "auto" and own and may_land
     existing = None
@@ -198,13 +201,18 @@ def resolve(
                     "verdict": v,
                     "reasons": reasons,
                 }
-                for value, v, node, reasons in scored[:10]
+                | (
+                    {"evidence": [c.model_dump() for c in said]}
+                    if rules.evidence is not None
+                    else {}
+                )
+                for value, v, node, reasons, said in scored[:10]
             ]
         },
     )
 
 
-Scored = tuple[float, str, NodeRef, list[str]]
+Scored = tuple[float, str, NodeRef, list[str], list[Contribution]]
 
 
 def _scored(
@@ -238,13 +246,17 @@ def _scored(
             same.setdefault(identity, []).append(key.partition("/id:")[2].partition("=")[0])
         elif identity not in same:
             texts.setdefault(identity, text)
-    scored: list[Scored] = [
-        (1.0, "same", NodeRef.parse(identity), [f"the same {', '.join(props)}"])
-        for identity, props in same.items()
-    ]
     if len(texts) > MAX_SCORED:
         ranked = process.extract(written.text, texts, scorer=fuzz.ratio, limit=MAX_SCORED)
         texts = {identity: text for text, _, identity in ranked}
+    if rules.evidence is not None:  # every candidate weighed, its name one field of several
+        probed = [*same, *(identity for identity in texts if identity not in same)]
+        facts = (written, reading, properties)
+        return weighed(state, conn, rules, labels, ref, facts, probed, _name_of_row)
+    scored: list[Scored] = [
+        (1.0, "same", NodeRef.parse(identity), [f"the same {', '.join(props)}"], [])
+        for identity, props in same.items()
+    ]
     thresholds = Thresholds(auto=rules.auto_threshold, propose=rules.propose_threshold)
     near: list[tuple[str, dict[str, Any], ResolutionDoc]] = []  # identity, keys, its rules
     for identity, text in texts.items():
@@ -267,5 +279,9 @@ def _scored(
         )
         judged = decide(match, thresholds)
         if judged != "different":
-            scored.append((match.score, judged, NodeRef.parse(identity), list(match.reasons)))
+            scored.append((match.score, judged, NodeRef.parse(identity), list(match.reasons), []))
     return scored, rows
+
+
+def _name_of_row(rules: ResolutionDoc, row: NodeRow) -> NormalizedName:
+    return normal_name(rules, name_of(rules, row.properties, row.keys))

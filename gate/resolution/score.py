@@ -28,6 +28,9 @@ Veto = Literal[
     "initials",
     "nickname",
     "word_count",
+    "names_differ",
+    "field_disagrees",
+    "identity_disputed",
 ]
 Verdict = Literal["same", "possible", "different"]
 
@@ -53,7 +56,13 @@ _VETO_REASONS: dict[Veto, str] = {
     "initials": "an initial standing for a name",
     "nickname": "a nickname standing for a name",
     "word_count": "a word one name has and the other lacks",
+    "names_differ": "names less alike than 0.80, whatever else agrees",
+    "field_disagrees": "a declared field that disagrees (a different date of birth, city…)",
+    "identity_disputed": "an identity value only this node holds, beside a name or a "
+    "declared field that differs (a hotel's switchboard number on its restaurant)",
 }
+VETO_REASONS = _VETO_REASONS
+"""Each veto's reason sentence (the evidence weighing explains with them too)."""
 
 
 class Match(BaseModel):

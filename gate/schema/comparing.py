@@ -19,6 +19,7 @@ from pydantic import BaseModel, JsonValue, TypeAdapter
 from writegate.gate.limits import Limits
 from writegate.gate.schema.changes import Change, ChangeKind, Of
 from writegate.gate.schema.document import (
+    EvidenceDoc,
     NodeTypeDoc,
     PropertyDoc,
     RelationshipRef,
@@ -270,4 +271,4 @@ FIELDS: dict[tuple[type[BaseModel], str], Compare] = {
 """How each field of the schema language is compared. Models compared whole (a review
 rule, a resolution policy, a relationship property's edge) are in ``WHOLE``."""
 
-WHOLE: tuple[type[BaseModel], ...] = (ReviewRule, ResolutionDoc, RelationshipRef)
+WHOLE: tuple[type[BaseModel], ...] = (ReviewRule, ResolutionDoc, EvidenceDoc, RelationshipRef)

@@ -107,6 +107,18 @@ class PropertyDoc(BaseModel):
     many: bool = Field(default=False, exclude_if=_unset)  # multi-valued: never a conflict
 
 
+class EvidenceDoc(BaseModel):
+    """One field a candidate is compared on beyond its name (``gate.resolution.evidence``):
+    how its values are compared, and whether their disagreement vetoes ``auto``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    compare: Literal["exact", "date", "similar", "numeric"]
+    tolerance_days: int = Field(default=0, ge=0)  # ``date``: days apart that still agree
+    tolerance: float = Field(default=0.0, ge=0)  # ``numeric``: distance that still agrees
+    veto: bool = True  # a disagreement (not a near miss) never auto-resolves
+
+
 class ResolutionDoc(BaseModel):
     """How a write that would create a node looks for the node it may duplicate
     (``gate.resolution.matching``)."""
@@ -121,6 +133,8 @@ class ResolutionDoc(BaseModel):
     propose_threshold: float = Field(default=0.70, ge=0, le=1)
     # words dropped from the end of a name beyond the kind's own ("holding", "gruppe")
     stop_suffixes: list[str] | None = Field(default=None, exclude_if=_unset)
+    # fields weighed beside the name, by property (unset: the name and identity alone)
+    evidence: dict[str, EvidenceDoc] | None = Field(default=None, exclude_if=_unset)
 
     @field_validator("stop_suffixes")
     @classmethod
@@ -164,6 +178,17 @@ class NodeTypeDoc(BaseModel):
     scopes: list[Annotated[str, Field(pattern=f"^{IDENTIFIER.pattern}$")]] | None = Field(
         default=None, min_length=1, exclude_if=_unset
     )
+
+    @model_validator(mode="after")
+    def _evidence_declared(self) -> Self:
+        fields = (self.resolution.evidence or {}) if self.resolution else {}
+        for field in fields if not self.additional_properties else ():
+            if field not in self.properties and field not in self.merge_keys:
+                raise ValueError(
+                    f"resolution evidence field {field!r} is not a property of this label "
+                    "(declare it, or allow additional properties)"
+                )
+        return self
 
     @model_validator(mode="after")
     def _scope_among_scopes(self) -> Self:

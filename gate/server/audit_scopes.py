@@ -10,8 +10,11 @@ a grant of every scope: anything less is ``POLICY_DENIED``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+from writegate.eventlog import Event
 from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.reads.scoped import ScopedReader
 from writegate.gate.server.tools import ToolCall
 from writegate.language import NodeRef
 
@@ -26,6 +29,17 @@ def whole_log(call: ToolCall, tool: str) -> None:
             f"{tool} reads the whole log: agent {call.actor.agent!r} needs a grant of every scope",
             {"agent": call.actor.agent, "tool": tool},
         )
+
+
+def readable(call: ToolCall, stream: str | None) -> Callable[[list[Event]], list[Event]] | None:
+    """For a caller granted some scopes, what of a node's events it may read
+    (``ScopedReader.readable``); None: everything (an audit of the whole log needs every
+    scope, ``whole_log``)."""
+    reader = call.reader
+    if call.scopes is None or stream is None or not isinstance(reader, ScopedReader):
+        return None
+    identity = stream.removeprefix("node:")
+    return lambda events: reader.readable(identity, events)
 
 
 def must_see(call: ToolCall, identity: str) -> None:

@@ -19,7 +19,7 @@ from writegate.gate.audit.duplicates import DuplicateAudit
 from writegate.gate.audit.duplicates import audit_duplicates as duplicates_of
 from writegate.gate.audit.report import Report, gate_report
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.gate.server.audit_scopes import must_see, whole_log
+from writegate.gate.server.audit_scopes import must_see, readable, whole_log
 from writegate.gate.server.read_tools import NodeRefArgs, schema_or_none
 from writegate.gate.server.tools import ToolCall, ToolSpec, tool
 from writegate.gate.server.write_tools import NoArgs
@@ -98,6 +98,7 @@ def audit_events(call: ToolCall, args: AuditEventsArgs) -> AuditEvents:
         stream=stream,
         since=_moment(args.since, "since"),
         until=_moment(args.until, "until"),
+        shown=readable(call, stream),
     )
 
 

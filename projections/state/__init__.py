@@ -13,7 +13,6 @@ from writegate.projections.state.feedback import DEFAULT_FLOOR, feedback_weights
 from writegate.projections.state.observations import CitationRow, ObservationQueries, ObservationRow
 from writegate.projections.state.projection import StateProjection
 from writegate.projections.state.queries import (
-    Attached,
     EdgeRow,
     EndedEdge,
     Fact,
@@ -22,6 +21,7 @@ from writegate.projections.state.queries import (
     StateReader,
 )
 from writegate.projections.state.support import Support, SupportQueries, sources
+from writegate.projections.state.walk import Attached
 
 __all__ = [
     "DEFAULT_FLOOR",

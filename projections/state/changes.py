@@ -37,6 +37,7 @@ from writegate.projections.state import (
     observations,
     scoping,
     support,
+    valuecounts,
 )
 from writegate.projections.state.tables import UPSERT_FACT, UPSERT_NODE, UPSERT_RELATIONSHIP
 
@@ -83,6 +84,7 @@ def _record_facts(
 def _forget(conn: Sql, table: str, identity: str) -> None:
     conn.execute(f"DELETE FROM {table} WHERE identity = ?", (identity,))
     conn.execute("DELETE FROM state_facts WHERE identity = ?", (identity,))
+    valuecounts.rekey(conn, identity, [])
     conn.execute("DELETE FROM state_resolution_keys WHERE identity = ?", (identity,))
     support.forget(conn, identity)
 
@@ -91,12 +93,15 @@ def _index(conn: Sql, identity: str, keys: list[str], *, created: bool) -> None:
     """The node's blocking keys, as its latest write computed them (a node this write
     created has none to delete: deleting and merging it away forgot them — unless the
     event is applied again, at-least-once, hence the conflict clause); keys of an earlier
-    layout, as this layout would have them (``blocking.from_legacy``)."""
+    layout, as this layout would have them (``blocking.from_legacy``); the value counts
+    follow (``valuecounts``)."""
+    keys = blocking.from_legacy(keys)
+    valuecounts.rekey(conn, identity, keys, read_old=not created)
     if not created:
         conn.execute("DELETE FROM state_resolution_keys WHERE identity = ?", (identity,))
     conn.executemany(
         "INSERT INTO state_resolution_keys (key, identity) VALUES (?, ?) ON CONFLICT DO NOTHING",
-        [(key, identity) for key in blocking.from_legacy(keys)],
+        [(key, identity) for key in keys],
     )
 
 

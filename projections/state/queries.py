@@ -18,6 +18,7 @@ import orjson
 from writegate.eventlog.sql import Sql
 from writegate.language import FactRecord, WriteProvenance
 from writegate.projections.state.tables import STATE_TABLES, ordered_selects
+from writegate.projections.state.walk import Attached, Step, links_step
 
 _NODE_READ = (
     "identity, label, keys, properties, provenance, version, stub, remapped_from, "
@@ -58,16 +59,6 @@ class EdgeRow:
     updated_seq: int
     updated_at: str
     updated_by: str
-
-
-@dataclass(frozen=True)
-class Attached:
-    """A relationship as seen from one of its nodes."""
-
-    identity: str
-    type: str
-    from_identity: str
-    to_identity: str
 
 
 @dataclass(frozen=True)
@@ -323,21 +314,11 @@ class StateReader:
         return list(rows.values()), False
 
     def links_touching(
-        self, conn: Sql, identity: str, relationship_type: str | None, cap: int
-    ) -> tuple[list[tuple[Attached, int]], bool]:
-        """The node's relationships (of one type, if given) and the seq that last wrote each,
-        at most ``cap`` (the flag: there were more): a walk's step, no properties decoded."""
-        typed = " AND type = ?" if relationship_type else ""
-        one = (
-            "SELECT * FROM (SELECT identity, type, from_identity, to_identity, updated_seq "
-            f"FROM state_relationships WHERE {{}} = ?{typed} ORDER BY identity LIMIT ?) AS {{}}"
-        )
-        sql = " UNION ".join(
-            one.format(c, f"r{i}") for i, c in enumerate(("from_identity", "to_identity"))
-        )
-        params = [identity, *([relationship_type] if relationship_type else []), cap + 1] * 2
-        rows = conn.execute(sql + " ORDER BY 1", params).fetchall()
-        return [(Attached(*row[:4]), row[4]) for row in rows[:cap]], len(rows) > cap
+        self, conn: Sql, identities: Sequence[str], relationship_type: str | None, cap: int
+    ) -> Step:
+        """Each node's relationships (of one type, if given) and the seq that last wrote
+        each, at most ``cap`` a node: a walk's step, one statement, no properties decoded."""
+        return links_step(conn, identities, relationship_type, cap)
 
     def search(self, conn: Sql, text: str, after: str, limit: int) -> list[str]:
         """Identities of nodes whose label, keys or properties contain ``text`` (any case),

@@ -19,12 +19,12 @@ from writegate.projections.state.observations import MAX_CITATIONS, CitationRow,
 from writegate.projections.state.projection import StateProjection
 from writegate.projections.state.queries import (
     _EDGE_READ,
-    Attached,
     EdgeRow,
     StateCounts,
     _edge,
 )
 from writegate.projections.state.tables import OBSERVATION_SCOPES_LAYOUT, SCOPES_LAYOUT
+from writegate.projections.state.walk import Attached, Step, links_step
 
 _CHUNK = 400
 _ENDS = (
@@ -144,16 +144,14 @@ class ScopedState(StateProjection):
         return [found[k] for k in sorted(found)]
 
     def links_touching(
-        self, conn: Sql, identity: str, relationship_type: str | None, cap: int
-    ) -> tuple[list[tuple[Attached, int]], bool]:
-        what = "r.identity, r.type, r.from_identity, r.to_identity, r.updated_seq"
-        found = {
-            row[0]: row
-            for column in ("from_identity", "to_identity")
-            for row in self._touching(conn, column, identity, relationship_type, cap + 1, what)
-        }
-        rows = [found[k] for k in sorted(found)]
-        return [(Attached(*row[:4]), row[4]) for row in rows[:cap]], len(rows) > cap
+        self, conn: Sql, identities: Sequence[str], relationship_type: str | None, cap: int
+    ) -> Step:
+        if self._blind(conn):
+            return {identity: [] for identity in identities}, False
+        scoped, scopes = self._ends()
+        return links_step(
+            conn, identities, relationship_type, cap, ends=f" {_ENDS}", scoped=scoped, scopes=scopes
+        )
 
     def search(self, conn: Sql, text: str, after: str, limit: int) -> list[str]:
         """Every node the caller sees, in identity order (``""``, the whole graph's

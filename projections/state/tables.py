@@ -17,6 +17,7 @@ from writegate.eventlog.sql import Sql
 # state_observations: the texts agents kept (``language.observations``), one row each;
 # state_citations: each write that cited an observation, by the fact it wrote (its identity
 # and kind) and its seq, kept when the fact is deleted: where a write came from stays said
+# state_value_counts: how many nodes hold each value a label weighs as evidence (``valuecounts``)
 # state_support: the writes supporting each fact's current version (``support``): the one
 # that wrote it and each corroboration since, with who, from what, how and how sure
 TABLES = """
@@ -113,6 +114,10 @@ CREATE TABLE IF NOT EXISTS state_citations (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS state_citations_identity ON state_citations (identity, seq);
 CREATE INDEX IF NOT EXISTS state_observations_said ON state_observations (session, said_at, seq);
+CREATE TABLE IF NOT EXISTS state_value_counts (
+    key TEXT PRIMARY KEY,
+    count INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS state_support (
     identity TEXT NOT NULL,
     seq INTEGER NOT NULL,
@@ -142,6 +147,7 @@ FEEDBACK_LAYOUT = 9  # the first with the feedback weights
 OBSERVATIONS_LAYOUT = 10  # the first with observations and the writes citing them
 SCOPES_LAYOUT = 12  # the first with each node's scope
 OBSERVATION_SCOPES_LAYOUT = 13  # the first with each observation's scope
+VALUE_COUNTS_LAYOUT = 15  # the first with the value counts of evidence fields
 SUPPORT_LAYOUT = 16  # the first with each fact's supporting writes (corroboration)
 LAYOUT = 16  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
 # index; 9: the feedback weights; 10: observations and the writes citing them (and their
@@ -149,7 +155,8 @@ LAYOUT = 16  # 7: the resolution index's keys are ranges' rows (``blocking``); 8
 # 12: each node's scope, and both ends' in the text index (``scoping``); 13: each
 # observation's scope, in its row and its document; 14: a node's relationships indexed in
 # identity order (a walk's bounded step reads no more than it keeps), and on SQLite one
-# FTS5 table per kind of document; 16: the writes supporting each fact (``support``)
+# FTS5 table per kind of document; 15: the value counts of evidence fields; 16: the writes
+# supporting each fact (``support``)
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),
@@ -162,6 +169,7 @@ STATE_TABLES = {  # every table of the read model (but its checkpoints), by its 
     "state_feedback": ("identity",),
     "state_observations": ("id",),
     "state_citations": ("observation", "identity", "seq"),
+    "state_value_counts": ("key",),
     "state_support": ("identity", "seq"),
 }
 LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model of each has
@@ -202,7 +210,10 @@ LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model 
         "state_relationships",
         "state_resolution_keys",
     ),
-    OBSERVATIONS_LAYOUT: tuple(t for t in STATE_TABLES if t != "state_support"),
+    OBSERVATIONS_LAYOUT: tuple(
+        t for t in STATE_TABLES if t not in ("state_value_counts", "state_support")
+    ),
+    VALUE_COUNTS_LAYOUT: tuple(t for t in STATE_TABLES if t != "state_support"),
     SUPPORT_LAYOUT: tuple(STATE_TABLES),
 }
 

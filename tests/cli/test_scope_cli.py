@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.cli.conftest import as_json, writegate
+from tests.gate.scoped import SCHEMA
 from tests.gate.test_scope_choice import SCHEMA as CHOSEN
-from tests.gate.test_scopes import SCHEMA
 from tests.server.test_scope_grants import SECRETS, scoped_log
 from writegate.gate import Gate
 

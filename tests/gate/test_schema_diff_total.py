@@ -20,6 +20,7 @@ from writegate.gate.limits import Limits
 from writegate.gate.schema import parse_document
 from writegate.gate.schema.comparing import FIELDS, WHOLE, diff_documents
 from writegate.gate.schema.document import (
+    EvidenceDoc,
     NodeTypeDoc,
     PropertyDoc,
     RelationshipRef,
@@ -53,7 +54,7 @@ RICH = yaml.safe_load(
         review_below: 0.3
         scope: staff
         scopes: [staff, guests]
-        resolution: {policy: propose, name: name, kind: person, identity: [email], auto_threshold: 0.97, propose_threshold: 0.7, stop_suffixes: [jr]}
+        resolution: {policy: propose, name: name, kind: person, identity: [email], auto_threshold: 0.97, propose_threshold: 0.7, stop_suffixes: [jr], evidence: {role: {compare: numeric, tolerance: 0.5, tolerance_days: 1, veto: false}}}
         properties:
           name: {type: string}
           email: {type: string, conflict: review}
@@ -114,6 +115,11 @@ def _knows(doc: Doc) -> Doc:
 def _resolution(doc: Doc) -> Doc:
     resolution: Doc = _person(doc)["resolution"]
     return resolution
+
+
+def _evidence(doc: Doc) -> Doc:
+    evidence: Doc = _resolution(doc)["evidence"]["role"]
+    return evidence
 
 
 def _rule(doc: Doc) -> Doc:
@@ -198,6 +204,11 @@ CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (ResolutionDoc, "auto_threshold"): _set(_resolution, "auto_threshold", 0.99),
     (ResolutionDoc, "propose_threshold"): _set(_resolution, "propose_threshold", 0.8),
     (ResolutionDoc, "stop_suffixes"): _set(_resolution, "stop_suffixes", ["sr"]),
+    (ResolutionDoc, "evidence"): _set(_resolution, "evidence", {"email": {"compare": "exact"}}),
+    (EvidenceDoc, "compare"): _set(_evidence, "compare", "similar"),
+    (EvidenceDoc, "tolerance"): _set(_evidence, "tolerance", 1.0),
+    (EvidenceDoc, "tolerance_days"): _set(_evidence, "tolerance_days", 2),
+    (EvidenceDoc, "veto"): _set(_evidence, "veto", True),
     (ReviewRule, "extraction_methods"): _set(_rule, "extraction_methods", ["llm", "manual"]),
     (ReviewRule, "labels"): _set(_rule, "labels", None),
     (ReviewRule, "until_approved"): _set(_rule, "until_approved", 3),

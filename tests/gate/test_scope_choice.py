@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import AGENT
-from tests.gate.test_scopes import WRITE
+from tests.gate.scoped import WRITE
 from writegate.eventlog import Event
 from writegate.gate import Gate, Rejected
 from writegate.gate.scopes import Scopes

@@ -12,10 +12,8 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.conftest import AGENT
-from tests.gate.test_scopes import LABELS, SCHEMA, WRITE, link, word, write
+from tests.gate.scoped import LABELS, WRITE, link, only, word, write
 from writegate.gate import Gate, GateRejection
-from writegate.gate.scopes import Scopes
 from writegate.language import node_identity
 
 
@@ -24,20 +22,8 @@ def db_path(any_db: str | Path) -> str | Path:
     return any_db
 
 
-@pytest.fixture
-def scoped_gate(db_path: str | Path) -> Any:
-    g = Gate.open(db_path, default_actor=AGENT)
-    assert g.publish_schema(SCHEMA).status == "published"
-    yield g
-    g.close()
-
-
 def ref(scope: str, n: int) -> dict[str, Any]:
     return {"label": LABELS[scope], "merge_keys": {"name": word(scope, n)}}
-
-
-def only(*scopes: str) -> Scopes:
-    return Scopes(granted=frozenset(scopes))
 
 
 def as_json(answer: Any) -> str:

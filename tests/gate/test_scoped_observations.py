@@ -12,24 +12,14 @@ import orjson
 import pytest
 from freezegun import freeze_time
 
-from tests.conftest import AGENT
-from tests.gate.test_scopes import SCHEMA, WRITE
+from tests.gate.scoped import WRITE, only
 from writegate.gate import Gate, GateRejection, ObservationResult, Rejected
-from writegate.gate.scopes import Scopes
 from writegate.language import node_identity, observation_id
 
 
 @pytest.fixture
 def db_path(any_db: str | Path) -> str | Path:
     return any_db
-
-
-@pytest.fixture
-def scoped_gate(db_path: str | Path) -> Any:
-    g = Gate.open(db_path, default_actor=AGENT)
-    assert g.publish_schema(SCHEMA).status == "published"
-    yield g
-    g.close()
 
 
 def keep(gate: Gate, text: str, scope: str | None, minute: int = 0, **more: Any) -> str:
@@ -40,10 +30,6 @@ def keep(gate: Gate, text: str, scope: str | None, minute: int = 0, **more: Any)
         )  # fmt: skip
     assert isinstance(kept, ObservationResult), kept
     return kept.observation_id
-
-
-def only(*scopes: str) -> Scopes:
-    return Scopes(granted=frozenset(scopes))
 
 
 def test_an_observation_is_kept_in_the_scope_named(scoped_gate: Gate) -> None:
@@ -158,3 +144,38 @@ def test_the_context_of_many_hits_is_read_as_each_alone(scoped_gate: Gate) -> No
         assert scoped_gate.state.beside(conn, rows, 2, frozenset({"b"})) == {
             row.id: [] for row in rows
         }
+
+
+def test_a_visible_fact_never_names_the_hidden_observation_it_cites(scoped_gate: Gate) -> None:
+    """A writer granted a and b may cite b's words in a fact of a; a reader of a sees the
+    fact and the observations it may see, never the id of one it may not (an id is the
+    hash of the words: a guess could be confirmed against it)."""
+    seen = keep(scoped_gate, "Ann said she likes the harbour", "a")
+    hidden = keep(scoped_gate, "Bea said Ann likes the harbour", "b", minute=1)
+    for name in ("ann", "cy"):
+        written = scoped_gate.write_node(
+            label="Alpha", merge_keys={"name": name}, properties={"likes": "harbour"},
+            observations=[seen, hidden], **WRITE,
+        )  # fmt: skip
+        assert written.status == "written", written
+    linked = scoped_gate.write_relationship(
+        type="LINK", from_label="Alpha", from_keys={"name": "ann"}, to_label="Alpha",
+        to_keys={"name": "cy"}, observations=[seen, hidden], **WRITE,
+    )  # fmt: skip
+    assert linked.status == "written", linked
+    reader = scoped_gate.reader(scopes=only("a"))
+    ann = {"label": "Alpha", "merge_keys": {"name": "ann"}}
+    answers = [
+        reader.search_nodes("ann"),
+        reader.open_nodes([ann]),
+        reader.neighbors(ann),
+        reader.find_path(ann, {"label": "Alpha", "merge_keys": {"name": "cy"}}),
+        reader.node_history(ann),
+        reader.graph_query("ann harbour"),
+    ]
+    for answer in answers:
+        said = orjson.dumps(answer.model_dump(mode="json", by_alias=True)).decode()
+        assert seen in said, type(answer).__name__
+        assert hidden not in said, type(answer).__name__
+    everyone = scoped_gate.reader().open_nodes([ann])
+    assert everyone.nodes[0].provenance.observations == [seen, hidden]

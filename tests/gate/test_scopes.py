@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import AGENT
+from tests.gate.scoped import LABELS, SCOPES, WRITE, link, word, write
 from writegate.gate import Gate, GateRejection, ObservationResult
 from writegate.gate.reads.answers import QueryResult
 from writegate.gate.reads.observations import ObservationPage, ObservationView
@@ -22,58 +22,10 @@ from writegate.gate.reads.views import NodeHistory
 from writegate.gate.scopes import Scopes
 from writegate.language import node_identity
 
-SCOPES = ("a", "b", "c")
-LABELS = {"a": "Alpha", "b": "Beta", "c": "Gamma"}
-SCHEMA: dict[str, Any] = {
-    "name": "scoped",
-    "nodes": {
-        **{label: {"merge_keys": ["name"], "scope": scope} for scope, label in LABELS.items()},
-        "Plain": {"merge_keys": ["name"]},
-    },
-    "relationships": {"LINK": {}},
-}
-WRITE: dict[str, Any] = {"source": "test", "extraction_method": "manual", "reliability": 0.9}
-
 
 @pytest.fixture
 def db_path(any_db: str | Path) -> str | Path:
     return any_db
-
-
-@pytest.fixture
-def scoped_gate(db_path: str | Path) -> Any:
-    g = Gate.open(db_path, default_actor=AGENT)
-    assert g.publish_schema(SCHEMA).status == "published"
-    yield g
-    g.close()
-
-
-def word(scope: str, n: int) -> str:
-    return f"{scope}word{n}"
-
-
-def write(gate: Gate, scope: str, n: int, **more: Any) -> None:
-    name = word(scope, n)
-    result = gate.write_node(
-        label=LABELS[scope],
-        merge_keys={"name": name},
-        properties={"note": f"{name} said"},
-        **WRITE,
-        **more,
-    )
-    assert result.status in ("written", "unchanged"), result  # written before: unchanged
-
-
-def link(gate: Gate, one: tuple[str, int], other: tuple[str, int]) -> None:
-    result = gate.write_relationship(
-        type="LINK",
-        from_label=LABELS[one[0]],
-        from_keys={"name": word(*one)},
-        to_label=LABELS[other[0]],
-        to_keys={"name": word(*other)},
-        **WRITE,
-    )
-    assert result.status in ("written", "unchanged"), result  # a link drawn twice: unchanged
 
 
 def test_a_node_is_in_its_labels_scope_and_its_relationships_in_both_ends(

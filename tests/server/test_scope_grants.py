@@ -431,3 +431,38 @@ async def test_a_scope_named_only_as_a_labels_choice_is_still_withheld(
             stats = await agent.stats()
             assert stats["labels"] == {"Shared": 1}
             assert agent.answers.leaked() == []
+
+
+async def test_a_fact_of_a_citing_words_of_b_never_shows_them_to_a(
+    served: tuple[HttpServer, Tokens],
+) -> None:
+    """An operator may cite b's words in a fact of a: a caller granted a reads the fact, and
+    neither the words nor the id of what it cites (an id is the hash of the words)."""
+    server, tokens = served
+    said = {"source": "chat", "extraction_method": "manual", "reliability": 0.9}
+    async with caller(server, tokens.every) as operator:
+        error, kept = await operator.call(
+            "record_observation", {"text": "the thicket by the hedgerow", "scope": "b", **said}
+        )
+        assert not error, kept
+        hidden = kept["observation_id"]
+        error, written = await operator.call(
+            "write_node",
+            {**A1, "properties": {"note": "seen from the lane"}, **PROVENANCE,
+             "observations": [hidden]},
+        )  # fmt: skip
+        assert not error, written
+    async with caller(server, tokens.a) as a:
+        for tool, arguments in (
+            ("open_nodes", {"nodes": [A1]}),
+            ("search_nodes", {"query": "apple lane"}),
+            ("node_history", {"node": A1}),
+            ("audit_events", {"node": A1}),
+            ("graph_query", {"query": "apple one lane"}),
+        ):
+            error, answer = await a.call(tool, arguments)
+            assert not error, (tool, answer)
+        assert a.answers.leaked() == []
+        assert not [r for r in a.answers.raw if hidden in r]
+        _, trail = await a.call("audit_events", {"node": A1})
+        assert [e["seq"] for e in trail["events"]]  # the writes it may see are there
