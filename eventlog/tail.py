@@ -9,7 +9,8 @@ process, so the cost is constant in the log's length: the newest ``TAIL_EVENTS``
 hashes, and the links (seq and ``prev_hash``) back past as many bytes of events as the
 ``-wal`` holds — every commit it can have added, and where a stranger's history meets this
 one's — plus the link to the event before them. A 4 MB ``-wal`` (a busy server's) costs a
-few tens of milliseconds.
+few tens of milliseconds. A stranger's ``-wal`` whose frames hold only its read model's
+newest pages leaves this chain whole but the read model ahead of it: that is refused too.
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ from writegate.eventlog.verify import hash_matches
 TAIL_EVENTS = 8
 _NEWEST = f"SELECT {EVENT_COLUMNS} FROM events WHERE seq <= ? ORDER BY seq DESC LIMIT ?"
 _HASH_AT = "SELECT hash FROM events WHERE seq = ?"
+_HAS_CHECKPOINTS = (
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'projection_checkpoints'"
+)
+_AHEAD = (
+    "SELECT max(seq) FROM projection_checkpoints WHERE name NOT LIKE '%.layout' HAVING max(seq) > ?"
+)
 
 
 def check_tail(
@@ -80,6 +87,22 @@ def _problem(
     return None
 
 
+def _no_read_model_ahead(conn: Sql, where: str, head: int) -> None:
+    """Refuse a file whose read models (kept beside the log, each with the seq it has
+    applied) are past its head: a stranger's ``-wal`` may hold only the read model's newest
+    pages, leaving this log's chain whole and its read model another's. The layout marks
+    (``….layout``) count versions, not events."""
+    if conn.execute(_HAS_CHECKPOINTS).fetchone() is None:
+        return
+    ahead = conn.execute(_AHEAD, (head,)).fetchone()
+    if ahead is not None:
+        raise EventLogError(
+            f"{where}: the read model has applied seq {ahead[0]}, past the log's head {head}: "
+            "a -wal of another log beside this file? nothing was written "
+            "(`writegate verify` checks the whole file)"
+        )
+
+
 def _verdict(where: str, head: tuple[int, str], broken: tuple[int, str] | None) -> tuple[int, str]:
     if broken is not None:
         raise ChainBroken(where, *broken)
@@ -108,7 +131,9 @@ def tail_before_writing(path: Path, busy_timeout: float) -> tuple[int, str] | No
             return None
         conn.execute("BEGIN")  # one snapshot for the whole walk
         back = wal.stat().st_size if wal.exists() else 0
-        return check_tail(conn, str(path), back_bytes=back)
+        head = check_tail(conn, str(path), back_bytes=back)
+        _no_read_model_ahead(conn, str(path), head[0])
+        return head
     except sqlite3.DatabaseError as exc:  # "database disk image is malformed"
         raise EventLogError(
             f"{path}: its newest events cannot be read ({one_line(exc)}); nothing was "
