@@ -105,7 +105,7 @@ class EventLog(Appending):
         self._lock = threading.Lock()
         self.private_copy: Path | None = None  # where a read-only log is read from, if not here
         if not readonly:  # before anything can write or checkpoint a stray -wal
-            self._tail_seen = tail_before_writing(self.path, self.busy_timeout)
+            self._tail_seen = tail_before_writing(self.path, self.busy_timeout, self.inline)
         self._install()
 
     # -- connections -----------------------------------------------------------------

@@ -24,17 +24,12 @@ from writegate.eventlog.canonical import GENESIS_HASH
 from writegate.eventlog.errors import ChainBroken, EventLogError, one_line
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import EVENT_COLUMNS, file_format
+from writegate.eventlog.transaction import InlineProjector
 from writegate.eventlog.verify import hash_matches
 
 TAIL_EVENTS = 8
 _NEWEST = f"SELECT {EVENT_COLUMNS} FROM events WHERE seq <= ? ORDER BY seq DESC LIMIT ?"
 _HASH_AT = "SELECT hash FROM events WHERE seq = ?"
-_HAS_CHECKPOINTS = (
-    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'projection_checkpoints'"
-)
-_AHEAD = (
-    "SELECT max(seq) FROM projection_checkpoints WHERE name NOT LIKE '%.layout' HAVING max(seq) > ?"
-)
 
 
 def check_tail(
@@ -87,20 +82,23 @@ def _problem(
     return None
 
 
-def _no_read_model_ahead(conn: Sql, where: str, head: int) -> None:
-    """Refuse a file whose read models (kept beside the log, each with the seq it has
-    applied) are past its head: a stranger's ``-wal`` may hold only the read model's newest
-    pages, leaving this log's chain whole and its read model another's. The layout marks
-    (``….layout``) count versions, not events."""
-    if conn.execute(_HAS_CHECKPOINTS).fetchone() is None:
-        return
-    ahead = conn.execute(_AHEAD, (head,)).fetchone()
-    if ahead is not None:
-        raise EventLogError(
-            f"{where}: the read model has applied seq {ahead[0]}, past the log's head {head}: "
-            "a -wal of another log beside this file? nothing was written "
-            "(`writegate verify` checks the whole file)"
-        )
+def _no_read_model_ahead(
+    conn: Sql, where: str, head: int, inline: Sequence[InlineProjector]
+) -> None:
+    """Refuse a file whose read models (kept in it, each with the seq it has applied) are
+    past its head: a stranger's ``-wal`` may hold only a read model's newest pages, leaving
+    this log's chain whole and its read model another's."""
+    for projector in inline:
+        try:
+            applied = projector.checkpoint(conn)
+        except sqlite3.OperationalError:  # not installed in this file yet
+            continue
+        if applied > head:
+            raise EventLogError(
+                f"{where}: the read model has applied seq {applied}, past the log's head "
+                f"{head}: a -wal of another log beside this file? nothing was written "
+                "(`writegate verify` checks the whole file)"
+            )
 
 
 def _verdict(where: str, head: tuple[int, str], broken: tuple[int, str] | None) -> tuple[int, str]:
@@ -109,7 +107,9 @@ def _verdict(where: str, head: tuple[int, str], broken: tuple[int, str] | None) 
     return head
 
 
-def tail_before_writing(path: Path, busy_timeout: float) -> tuple[int, str] | None:
+def tail_before_writing(
+    path: Path, busy_timeout: float, inline: Sequence[InlineProjector] = ()
+) -> tuple[int, str] | None:
     """A SQLite log's head, once its tail verifies, read before anything can write to it or
     checkpoint a stray ``-wal`` into it: on a read-only connection of its own (which never
     checkpoints), so a refusal leaves the file and the ``-wal`` as they were. Back past the
@@ -132,7 +132,7 @@ def tail_before_writing(path: Path, busy_timeout: float) -> tuple[int, str] | No
         conn.execute("BEGIN")  # one snapshot for the whole walk
         back = wal.stat().st_size if wal.exists() else 0
         head = check_tail(conn, str(path), back_bytes=back)
-        _no_read_model_ahead(conn, str(path), head[0])
+        _no_read_model_ahead(conn, str(path), head[0], inline)
         return head
     except sqlite3.DatabaseError as exc:  # "database disk image is malformed"
         raise EventLogError(
