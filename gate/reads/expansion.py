@@ -22,8 +22,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-import numpy as np
-
 
 class Expansion(StrEnum):
     BFS = "bfs"
@@ -109,7 +107,10 @@ def personalised_pagerank(
     a node with no relationship here sends its walk back to the seeds.
 
     On arrays: a neighbourhood holds hundreds of relationships, and a step over them in
-    Python cost most of a query (5 ms at 100k people, ``bench/bench_query.py``)."""
+    Python cost most of a query (5 ms at 100k people, ``bench/bench_query.py``). numpy is
+    imported here, not with the module: its import starts OpenBLAS's threads, which only a
+    process that answers a query needs."""
+    import numpy as np  # noqa: PLC0415
     nodes = list(hood.reached)
     at = {node: k for k, node in enumerate(nodes)}
     restart = np.array([seeds.get(n, 0.0) for n in nodes], dtype=np.float64)
