@@ -118,6 +118,11 @@ def compute_confidence(provider: FormulaProvider, reliability: float, method: st
             f"formula provider failed: {type(exc).__name__}: {exc}",
             {"formula": formula_name(provider)},
         ) from exc
+    return _confidence(provider, value, "returned")
+
+
+def _confidence(provider: FormulaProvider, value: object, said: str) -> float:
+    """A provider's output, if it is a confidence; else ``FORMULA_INVALID_OUTPUT``."""
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
@@ -126,7 +131,7 @@ def compute_confidence(provider: FormulaProvider, reliability: float, method: st
     ):
         raise GateRejection(
             ErrorCode.FORMULA_INVALID_OUTPUT,
-            f"formula provider returned {value!r}; confidence must be a number in [0.0, 1.0]",
+            f"formula provider {said} {value!r}; confidence must be a number in [0.0, 1.0]",
             {"formula": formula_name(provider), "returned": repr(value)},
         )
     return float(value)
@@ -144,15 +149,4 @@ def corroborated(provider: FormulaProvider, confidences: Sequence[float]) -> flo
             f"formula provider failed to corroborate: {type(exc).__name__}: {exc}",
             {"formula": formula_name(provider)},
         ) from exc
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or not 0.0 <= value <= 1.0
-    ):
-        raise GateRejection(
-            ErrorCode.FORMULA_INVALID_OUTPUT,
-            f"formula provider corroborated to {value!r}; confidence must be in [0.0, 1.0]",
-            {"formula": formula_name(provider), "returned": repr(value)},
-        )
-    return float(value)
+    return _confidence(provider, value, "corroborated to")
