@@ -51,7 +51,10 @@ CREATE TABLE IF NOT EXISTS state_relationships (
     updated_by TEXT NOT NULL
 );
 DROP INDEX IF EXISTS state_rel_from;
-CREATE INDEX IF NOT EXISTS state_rel_from_ordered ON state_relationships (from_identity, identity);
+DROP INDEX IF EXISTS state_rel_from_ordered;
+-- a walk's step reads a node's relationships from these alone (``walk``)
+CREATE INDEX IF NOT EXISTS state_rel_from_walk
+    ON state_relationships (from_identity, identity, type, to_identity);
 CREATE TABLE IF NOT EXISTS state_facts (
     identity TEXT NOT NULL,
     property TEXT NOT NULL,
@@ -78,7 +81,9 @@ CREATE TABLE IF NOT EXISTS state_resolution_keys (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS state_resolution_keys_identity ON state_resolution_keys (identity);
 DROP INDEX IF EXISTS state_rel_to;
-CREATE INDEX IF NOT EXISTS state_rel_to_ordered ON state_relationships (to_identity, identity);
+DROP INDEX IF EXISTS state_rel_to_ordered;
+CREATE INDEX IF NOT EXISTS state_rel_to_walk
+    ON state_relationships (to_identity, identity, type, from_identity);
 CREATE TABLE IF NOT EXISTS state_aliases (
     alias TEXT PRIMARY KEY,
     identity TEXT NOT NULL,
@@ -160,7 +165,8 @@ LAYOUT = 17  # 7: the resolution index's keys are ranges' rows (``blocking``); 8
 # observation's scope, in its row and its document; 14: a node's relationships indexed in
 # identity order (a walk's bounded step reads no more than it keeps), and on SQLite one
 # FTS5 table per kind of document; 15: the value counts of evidence fields; 16: the writes
-# supporting each fact (``support``); 17: the corroborations indexed on their own
+# supporting each fact (``support``); 17: the corroborations indexed on their own, and a
+# node's relationships indexed with what a walk reads of them (``walk``)
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),
