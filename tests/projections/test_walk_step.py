@@ -4,6 +4,7 @@ node-by-node read gives, and the flag that a hub had more."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -83,10 +84,11 @@ def test_a_step_on_sqlite_reads_indexes_alone(tmp_path: Path) -> None:
     """The table's rows carry properties and provenance, scattered over the file: a step
     reads what it needs from the two walk indexes, never a row."""
     with Gate.open(tmp_path / "log.db") as gate, gate.log.snapshot() as conn:
+        assert isinstance(conn, sqlite3.Connection)
         asked: list[str] = []
-        conn.set_trace_callback(asked.append)  # type: ignore[union-attr]
+        conn.set_trace_callback(asked.append)
         StateProjection().links_touching(conn, [who("Ann")], None, 10)
-        conn.set_trace_callback(None)  # type: ignore[union-attr]
+        conn.set_trace_callback(None)
         (sql,) = [q for q in asked if "state_relationships" in q]
         plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}")]
     searches = [step for step in plan if step.startswith("SEARCH")]
