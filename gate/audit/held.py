@@ -1,21 +1,30 @@
 """What the log holds about a node beyond its trail, for ``gate.audit.subject``: the merges
-and unmerges that named it, the observations its writes cite (whole), and the writes held
-for review that would have written it or one of its relationships, with their decisions.
+and unmerges that named it, the observations its writes cite (whole), the writes held for
+review that would have written it or one of its relationships, with their decisions, and
+the refused requests that named it (the rejections table keeps each as it was sent).
 
 The log keeps no index of these by node, so merges and proposals are read by event type
-(as ``audit duplicates`` and the review queue read them) and observations by their streams.
+(as ``audit duplicates`` and the review queue read them), observations by their streams,
+and refusals by reading the (bounded) rejections table through: a request names the node
+where it gives its label (any case, a leading colon or not) and exactly its merge keys, as
+a node, an end of a relationship, or a merge's survivor or duplicate, at any depth (a
+batch's items). A request cut at 64 KiB no longer parses and is not matched; one naming the
+node by a synonym label is not either.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
+from writegate.gate.rejections import RejectionLog
 from writegate.language import (
+    NodeRef,
     NodesMerged,
     NodesUnmerged,
     ObservationRecorded,
@@ -91,6 +100,91 @@ class HeldProposal(BaseModel):
     decision: Literal["pending", "approved", "rejected"]
     decided_by: str | None
     decided_seq: int | None
+
+
+class HeldRefusal(BaseModel):
+    """A refused request that named the node, as the rejections table keeps it."""
+
+    model_config = _OUT
+
+    at: str
+    agent: str
+    session: str | None
+    transport: str
+    operation: str
+    error_code: str
+    message: str
+    request: str  # canonical JSON, as sent (cut at 64 KiB)
+
+
+class _Names(BaseModel):
+    """The ways one object of a request names nodes (any other key is ignored)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    label: str | None = None
+    merge_keys: dict[str, JsonValue] | None = None
+    from_label: str | None = None
+    from_keys: dict[str, JsonValue] | None = None
+    to_label: str | None = None
+    to_keys: dict[str, JsonValue] | None = None
+    survivor_keys: dict[str, JsonValue] | None = None
+    duplicate_label: str | None = None
+    duplicate_keys: dict[str, JsonValue] | None = None
+
+    def nodes(self) -> Iterator[tuple[str, dict[str, JsonValue]]]:
+        pairs = (
+            (self.label, self.merge_keys),
+            (self.from_label, self.from_keys),
+            (self.to_label, self.to_keys),
+            (self.label, self.survivor_keys),
+            (self.duplicate_label or self.label, self.duplicate_keys),
+        )
+        for label, keys in pairs:
+            if label is not None and keys is not None:
+                yield label.removeprefix(":").lower(), keys
+
+
+def refusals(log: Log, identity: str) -> list[HeldRefusal]:
+    """Every refused request that named the node, oldest first."""
+    ref = NodeRef.parse(identity)
+    wanted = (ref.label.lower(), dict(ref.keys))
+    return [
+        HeldRefusal(
+            at=r.at,
+            agent=r.agent,
+            session=r.session,
+            transport=r.transport,
+            operation=r.operation,
+            error_code=r.error_code,
+            message=r.message,
+            request=r.request,
+        )
+        for r in RejectionLog(log).read()
+        if any(named == wanted for named in _named(r.request))
+    ]
+
+
+def _named(request: str) -> Iterator[tuple[str, dict[str, JsonValue]]]:
+    try:
+        parsed: JsonValue = orjson.loads(request)
+    except orjson.JSONDecodeError:
+        return
+    for found in _objects(parsed):
+        try:
+            yield from _Names.model_validate(found).nodes()
+        except ValidationError:
+            continue  # refused, maybe, for this very shape
+
+
+def _objects(value: JsonValue) -> Iterator[dict[str, JsonValue]]:
+    if isinstance(value, dict):
+        yield value
+        for inner in value.values():
+            yield from _objects(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _objects(inner)
 
 
 def merges(log: Log, identity: str) -> list[tuple[MergeEvent, Event]]:

@@ -7,8 +7,9 @@ provenance and what it changed), the state read model's current values and who s
 (a merge keeps them), and the log for what a trail leaves out — each event's id and stated
 valid time, the values a write superseded, the name a resolved write used, the merges and
 unmerges that folded nodes into this one or this one into another, the histories of the
-duplicates merged into it, and the full text of every observation those writes cite.
-``event_seqs`` lists every event the document was read from: the PROV-O rendering
+duplicates merged into it, its relationships' corroborations, the full text of every
+observation those writes cite, and the held writes and refused requests naming it
+(``gate.audit.held``). ``event_seqs`` lists every event the document was read from: the PROV-O rendering
 (``projections.prov_subject``) maps exactly those, as the PROV-O projection would.
 """
 
@@ -20,12 +21,13 @@ from pydantic import BaseModel, ConfigDict
 
 from writegate.eventlog import Event, Log
 from writegate.gate.audit import held
-from writegate.gate.audit.held import HeldObservation, HeldProposal, MergeEvent
+from writegate.gate.audit.held import HeldObservation, HeldProposal, HeldRefusal, MergeEvent
 from writegate.gate.audit.trail import RelationshipEntry, Support, Trail, TrailEntry, trail
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.language import (
     NodeRef,
     NodeWritten,
+    RelationshipCorroborated,
     RelationshipWritten,
     Superseded,
     WriteProvenance,
@@ -122,7 +124,9 @@ class SubjectExport(BaseModel):
     merged_in: list[MergedHistory]
     observations: list[HeldObservation]
     proposals: list[HeldProposal]
-    agents: list[str]  # every agent that wrote, corroborated, merged, recorded or proposed
+    refusals: list[HeldRefusal]
+    agents: list[str]  # every agent that wrote, corroborated, merged, recorded, proposed or
+    # was refused
     event_seqs: list[int]  # every event read: what the PROV-O rendering maps
 
 
@@ -137,27 +141,31 @@ def export_subject(log: Log, state: StateProjection, identity: str) -> SubjectEx
                 {"label": ref.label, "keys": ref.keys},
             )
         head = log.head()[0]
-        lives = [trail(log, identity)]
         current = _current(state, conn, identity)
-        lives += [trail(log, alias) for alias in (current.aliases if current else [])]
+        lives = [
+            (life, _relationships(log, life))
+            for life in [trail(log, n) for n in [identity, *(current.aliases if current else [])]]
+        ]
         merged = held.merges(log, identity)
         held_writes = held.proposals(log, identity)
+        refused = held.refusals(log, identity)
         seqs = {
-            *(e.seq for life in lives for e in [*life.entries, *life.relationships]),
+            *(e.seq for life, related in lives for e in [*life.entries, *related]),
             *(m.seq for m, _ in merged),
             *(p.seq for p in held_writes),
             *(p.decided_seq for p in held_writes if p.decided_seq is not None),
         }
         events = log.read_seqs(seqs)
         cited = held.observations(log, events.values())
-    (versions, relationships), *others = [_life(life, events) for life in lives]
+    (versions, relationships), *others = [_life(life, related, events) for life, related in lives]
     agents = {
-        *(e.written_by or e.agent for life in lives for e in life.entries),
-        *(e.agent for life in lives for e in [*life.entries, *life.relationships]),
+        *(e.written_by or e.agent for life, related in lives for e in [*life.entries, *related]),
+        *(e.agent for life, related in lives for e in [*life.entries, *related]),
         *(m.agent for m, _ in merged),
         *(o.agent for o in cited),
         *(p.agent for p in held_writes),
         *(p.decided_by for p in held_writes if p.decided_by),
+        *(r.agent for r in refused),
     }
     ref = NodeRef.parse(identity)
     return SubjectExport(
@@ -165,30 +173,49 @@ def export_subject(log: Log, state: StateProjection, identity: str) -> SubjectEx
         label=ref.label,
         keys=dict(ref.keys),
         head_seq=head,
-        exists=lives[0].exists,
+        exists=lives[0][0].exists,
         current=current,
         versions=versions,
-        supported_by=lives[0].supported_by,
+        supported_by=lives[0][0].supported_by,
         relationships=relationships,
         merges=[m for m, _ in merged],
         merged_in=[
             MergedHistory(identity=life.identity, versions=v, relationships=r)
-            for life, (v, r) in zip(lives[1:], others, strict=True)
+            for (life, _), (v, r) in zip(lives[1:], others, strict=True)
         ],
         observations=cited,
         proposals=held_writes,
+        refusals=refused,
         agents=sorted(agents),
         event_seqs=sorted(seqs | {o.seq for o in cited}),
     )
 
 
-def _life(life: Trail, events: dict[int, Event]) -> tuple[list[Version], list[RelationshipVersion]]:
+def _relationships(log: Log, life: Trail) -> list[RelationshipEntry]:
+    """The events of the node's relationships, with their corroborations (a node's trail
+    leaves those out: each is on its relationship's corroboration stream), oldest first."""
+    first: dict[str, RelationshipEntry] = {}
+    for entry in life.relationships:
+        first.setdefault(entry.relationship, entry)
+    unstated = {"valid_from": None, "valid_to": None, "superseded_by": None, "cascade_of": None}
+    heard = [
+        RelationshipEntry(**{**first[rid].model_dump(), **entry.model_dump(), **unstated})
+        for rid in first
+        for entry in trail(log, rid, "relationship").entries
+        if entry.type == RelationshipCorroborated.event_type
+    ]
+    return sorted([*life.relationships, *heard], key=lambda e: e.seq)
+
+
+def _life(
+    life: Trail, related: list[RelationshipEntry], events: dict[int, Event]
+) -> tuple[list[Version], list[RelationshipVersion]]:
     """A node's trail with what the log adds to each entry."""
     return (
         [_version(e, events[e.seq]) for e in life.entries],
         [
             RelationshipVersion(**e.model_dump(by_alias=True), recorded=_recorded(events[e.seq]))
-            for e in life.relationships
+            for e in related
         ],
     )
 

@@ -165,8 +165,9 @@ def export_subject(call: ToolCall, args: ExportSubjectArgs) -> SubjectExport:
     current values and who set each, every version with its provenance (agent, source,
     method, reliability, confidence, record and valid time, event), what each superseded,
     corroborations, merges and resolutions, its relationships' events, the full text of
-    the observations cited, and the writes held for review that name it. It names other
-    nodes and observations of any scope, so it needs a grant of every scope."""
+    the observations cited, the writes held for review and the refused requests that name
+    it. It names other nodes and observations of any scope, so it needs a grant of every
+    scope."""
     whole_log(call, "export_subject")
     identity = call.reader.identity(args.node.ref(), schema_or_none(call))
     return Auditor(call.gate.log, call.gate.state).export_subject(identity)

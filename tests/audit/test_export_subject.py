@@ -17,7 +17,7 @@ from tests.cli.conftest import as_json, writegate
 from tests.conftest import FIXTURES
 from tests.server.harness import stdio_agent
 from writegate.eventlog import Actor
-from writegate.gate import Gate
+from writegate.gate import Gate, Rejected
 from writegate.gate.audit.auditor import Auditor
 from writegate.gate.audit.subject import SubjectExport
 from writegate.gate.errors import GateRejection
@@ -26,7 +26,7 @@ from writegate.language import node_identity
 from writegate.projections.prov import iri
 
 pytestmark = pytest.mark.anyio
-ANN, BOB, CY, DAN, REV = (Actor(agent=a) for a in ("ann", "bob", "cy", "dan", "rev"))
+ANN, BOB, CY, DAN, EVE, REV = (Actor(agent=a) for a in ("ann", "bob", "cy", "dan", "eve", "rev"))
 ADA = node_identity("Person", {"name": "Ada Lovelace"})
 DUP = node_identity("Person", {"name": "ada lovelace"})
 LETTER = "Dear Charles, I am settled in Paris and at work on the notes. Ada"
@@ -45,8 +45,9 @@ def written(result: Any) -> None:
 def subject(any_db: str | Path) -> str:
     """Ann writes Ada from a letter she keeps; Bob moves her to London from the census
     (Paris superseded) and she works for the Engine; Cy says London again from a register
-    (a corroboration) and writes her twin, whose email a reviewer merges into her; Dan's
-    unsure guess at her role is held for review."""
+    (a corroboration, of her employer too) and writes her twin, whose email a reviewer merges into her; Dan's
+    unsure guess at her role is held for review, and Eve's gossip about her (and about
+    Charles alone, and Charles knowing her, in a batch) is refused."""
     with Gate.open(any_db) as gate:
         schema = yaml.safe_load((FIXTURES / "conflict_schema.yaml").read_text())
         schema["nodes"]["Person"]["review_below"] = 0.3  # Dan's guess waits for a reviewer
@@ -87,6 +88,13 @@ def subject(any_db: str | Path) -> str:
                 actor=CY,
             )
         )  # fmt: skip
+        works: dict[str, Any] = {
+            "type": "WORKS_FOR", "from_label": "Person", "from_keys": {"name": "Ada Lovelace"},
+            "to_label": "Organization", "to_keys": {"name": "Analytical Engine"},
+        }  # fmt: skip
+        written(
+            gate.write_relationship(**works, source="register", extraction_method="api", actor=CY)
+        )
         written(
             gate.write_node(
                 label="Person", merge_keys={"name": "ada lovelace"},
@@ -106,6 +114,19 @@ def subject(any_db: str | Path) -> str:
             reliability=0.2, actor=DAN,
         )  # fmt: skip
         assert held.status == "proposed", held
+        for name, email in (("Ada Lovelace", "lady@example.org"), ("Charles Babbage", "cb@x")):
+            refused = gate.write_node(
+                label="Person", merge_keys={"name": name}, properties={"email": email},
+                source="gossip", extraction_method="guess", actor=EVE,
+            )  # fmt: skip
+            assert isinstance(refused, Rejected), refused
+        knows = {
+            "op": "write_relationship", "type": "KNOWS", "from_label": "Person",
+            "from_keys": {"name": "Charles Babbage"}, "to_label": ":person",
+            "to_keys": {"name": "Ada Lovelace"}, "source": "gossip", "extraction_method": "guess",
+        }  # fmt: skip
+        assert isinstance(gate.write_batch(items=[knows], actor=EVE), Rejected)
+        assert gate.rejections.drained(10)
     return str(any_db)
 
 
@@ -157,9 +178,10 @@ def test_every_value_is_exported_with_its_provenance(subject: str) -> None:
         "one person",
     )
     assert merge.merged_properties["email"] == "ada@example.org"
-    assert {(r.relationship_type, r.direction, r.agent) for r in held.relationships} == {
-        ("WORKS_FOR", "out", "bob")
-    }
+    assert [(r.relationship_type, r.direction, r.agent, r.type) for r in held.relationships] == [
+        ("WORKS_FOR", "out", "bob", "relationship.written"),
+        ("WORKS_FOR", "out", "cy", "relationship.corroborated"),
+    ]
     (letter,) = held.observations
     assert (letter.text, letter.source, letter.conversation, letter.agent) == (
         LETTER, "letters", "s-1", "ann",
@@ -168,7 +190,13 @@ def test_every_value_is_exported_with_its_provenance(subject: str) -> None:
     (guess,) = held.proposals
     assert (guess.agent, guess.decision, guess.target) == ("dan", "pending", ADA)
     assert guess.arguments["properties"] == {"role": "poet"}
-    assert held.agents == ["ann", "bob", "cy", "dan", "rev"]
+    gossip, knows = held.refusals  # the write about Charles alone is not hers
+    assert (gossip.agent, gossip.operation, gossip.error_code) == (
+        "eve", "write_node", "INVALID_EXTRACTION_METHOD",
+    )  # fmt: skip
+    assert "lady@example.org" in gossip.request
+    assert (knows.agent, knows.operation) == ("eve", "write_batch")
+    assert held.agents == ["ann", "bob", "cy", "dan", "eve", "rev"]
     assert {letter.seq, merge.seq} <= set(held.event_seqs)
 
 
