@@ -51,6 +51,7 @@ def subject(any_db: str | Path) -> str:
     with Gate.open(any_db) as gate:
         schema = yaml.safe_load((FIXTURES / "conflict_schema.yaml").read_text())
         schema["nodes"]["Person"]["review_below"] = 0.3  # Dan's guess waits for a reviewer
+        schema["nodes"]["Organization"]["scope"] = "firms"  # her employer is kept apart
         assert gate.publish_schema(schema, actor=REV).status == "published"
         letter = gate.record_observation(
             text=LETTER, source="letters", extraction_method="manual", session="s-1", actor=ANN
@@ -228,12 +229,18 @@ async def test_the_cli_json_is_the_auditor_tool_answer(subject: str, tmp_path: P
         )
     async with stdio_agent(subject, "w-1", ("writer",), tokens) as writer:
         assert "export_subject" not in await writer.tool_names()
+    scoped = ("--scope", "default")  # it would name her employer, outside this grant
+    async with stdio_agent(subject, "audit-2", ("auditor",), tokens, extra=scoped) as auditor:
+        denied = await auditor.call(
+            "export_subject", {"node": {"label": "Person", "merge_keys": {"name": "Ada Lovelace"}}}
+        )
     assert not answer.is_error, answer.data
     assert answer.data == exported(subject).model_dump(mode="json")
     for spelling in (["Person:name=Ada Lovelace"], ["Person", "name=Ada Lovelace"]):
         assert as_json(subject, "export", "subject", *spelling) == answer.data
     assert missing.is_error
     assert missing.data["error_code"] == "NODE_NOT_FOUND"
+    assert denied.data["error_code"] == "POLICY_DENIED"
 
 
 def test_an_unknown_node_is_one_line_and_a_refusal(subject: str) -> None:
