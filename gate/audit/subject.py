@@ -9,8 +9,8 @@ valid time, the values a write superseded, the name a resolved write used, the m
 unmerges that folded nodes into this one or this one into another, the histories of the
 duplicates merged into it, its relationships' corroborations, the full text of every
 observation those writes cite, and the held writes and refused requests naming it
-(``gate.audit.held``). ``event_seqs`` lists every event the document was read from: the PROV-O rendering
-(``projections.prov_subject``) maps exactly those, as the PROV-O projection would.
+(``gate.audit.held``). ``event_seqs`` lists every event the document was read from: the
+PROV-O rendering (``projections.prov_subject``) maps exactly those, as the projection would.
 """
 
 from __future__ import annotations
