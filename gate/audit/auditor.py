@@ -8,7 +8,7 @@ pydantic models so the CLI's ``--format json`` is stable for scripts.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -202,7 +202,7 @@ class Auditor:
         to_seq: int | None = None,
         agent: str | None = None,
         types: list[str] | None = None,
-        stream: str | None = None,
+        stream: str | Sequence[str] | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
     ) -> NewestEvents:
