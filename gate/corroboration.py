@@ -160,7 +160,6 @@ def node(
     resolved_from: str | None,
 ) -> bool:
     """``_said_again`` of a node."""
-    p = saying.provenance
     return _said_again(
         by,
         tx,
@@ -168,18 +167,11 @@ def node(
         target.identity,
         saying,
         lambda version, seq: WriteNodeResult(
-            status="unchanged",
             label=target.label,
             merge_keys=target.keys,
-            confidence=p.confidence,
-            write_gate_version=p.write_gate_version,
             remapped_from=target.remapped_from,
-            created=False,
-            version=version,
-            schema_version=p.schema_version,
-            seq=seq,
-            event_id="",
             resolved_from=resolved_from,
+            **_unchanged(saying.provenance, version, seq),
         ),
         lambda heard: NodeCorroborated(
             node=target,
@@ -203,7 +195,6 @@ def relationship(
     resolved_from: dict[str, str] | None,
 ) -> bool:
     """``_said_again`` of a relationship (one whose ends both exist)."""
-    p = saying.provenance
     return _said_again(
         by,
         tx,
@@ -211,20 +202,13 @@ def relationship(
         fact.identity,
         saying,
         lambda version, seq: WriteRelationshipResult(
-            status="unchanged",
             type=fact.type,
             from_node=_ref(fact.from_identity),
             to_node=_ref(fact.to_identity),
-            confidence=p.confidence,
-            write_gate_version=p.write_gate_version,
             remapped_from=fact.remapped_from,
             stubs_created=[],
-            created=False,
-            version=version,
-            schema_version=p.schema_version,
-            seq=seq,
-            event_id="",
             resolved_from=resolved_from,
+            **_unchanged(saying.provenance, version, seq),
         ),
         lambda heard: RelationshipCorroborated(
             identity=fact.identity,
@@ -240,6 +224,21 @@ def relationship(
             batch_item=saying.item,
         ),
     )
+
+
+def _unchanged(p: WriteProvenance, version: int, seq: int) -> dict[str, Any]:
+    """What an unchanged answer says of any fact: the version held and the event that
+    wrote it (its id filled in once the transaction is over: ``answered``)."""
+    return {
+        "status": "unchanged",
+        "confidence": p.confidence,
+        "write_gate_version": p.write_gate_version,
+        "created": False,
+        "version": version,
+        "schema_version": p.schema_version,
+        "seq": seq,
+        "event_id": "",
+    }
 
 
 def _ref(identity: str) -> ResultRef:
