@@ -283,6 +283,8 @@ def _serve_stdio(server: Any, options: dict[str, Any]) -> None:
 
 
 def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -> None:
+    from writegate.gate.desk import Desk, desk_routes
+    from writegate.gate.desk.sessions import bearer
     from writegate.gate.server.http import (
         LOOPBACK,
         HostPolicy,
@@ -321,6 +323,7 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
             max_body=server.gate.limits().max_request_bytes,
             oauth=oauth,
             session_idle_timeout=options["session_idle_timeout"],
+            desk=desk_routes(Desk.signed(server, bearer(tokens))),
         )
     except (OSError, ValueError) as exc:  # [serve.oauth]'s key file unreadable or too short
         fail(f"[serve.oauth]: {exc}")
