@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,14 +115,15 @@ def desk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desk]:
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 
-def signed_in(desk: Desk, role: str) -> tuple[httpx2.Client, str]:
+@contextmanager
+def signed_in(desk: Desk, role: str) -> Iterator[tuple[httpx2.Client, str]]:
     """A client signed in as ``role``'s person, and its session's CSRF token."""
-    client = httpx2.Client(base_url=desk.url, follow_redirects=True, timeout=30)
-    form = client.get("/signin")
-    check = CSRF.search(form.text)
-    assert check is not None, form.text
-    home = client.post("/signin", data={"csrf": check.group(1), "token": desk.tokens[role]})
-    assert home.status_code == 200, home.text
-    session = CSRF.search(home.text)
-    assert session is not None
-    return client, session.group(1)
+    with httpx2.Client(base_url=desk.url, follow_redirects=True, timeout=30) as client:
+        form = client.get("/signin")
+        check = CSRF.search(form.text)
+        assert check is not None, form.text
+        home = client.post("/signin", data={"csrf": check.group(1), "token": desk.tokens[role]})
+        assert home.status_code == 200, home.text
+        session = CSRF.search(home.text)
+        assert session is not None
+        yield client, session.group(1)

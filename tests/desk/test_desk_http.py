@@ -1,0 +1,93 @@
+"""The desk's guards, asked over HTTP of ``writegate serve --http``: who signs in, what a
+reader sees, which POSTs are refused (appending nothing), and how an agent's markup comes
+out. The browser tests (``test_desk_browser``) show the same from a real page."""
+
+from __future__ import annotations
+
+import re
+
+import httpx2
+
+from tests.desk.conftest import HOSTILE, SCRIPT, Desk, signed_in
+
+
+def test_a_page_asks_a_stranger_to_sign_in_first(desk: Desk) -> None:
+    answer = httpx2.get(desk.url + "/", follow_redirects=False)
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/desk/signin"
+
+
+def test_a_token_signs_in_into_an_httponly_strict_cookie(desk: Desk) -> None:
+    with signed_in(desk, "auditor") as (client, _):
+        cookie = next(c for c in client.cookies.jar if c.name == "wg_desk")
+        assert cookie.has_nonstandard_attr("HttpOnly")
+        assert cookie.get_nonstandard_attr("SameSite") == "strict"
+        assert "auditor-person" in client.get("/").text
+
+
+def test_an_unknown_token_signs_nobody_in(desk: Desk) -> None:
+    with httpx2.Client(base_url=desk.url, timeout=30) as client:
+        form = client.get("/signin").text
+        check = re.search(r'name="csrf" value="([^"]+)"', form)
+        assert check is not None
+        answer = client.post("/signin", data={"csrf": check.group(1), "token": "wg_not-a-token"})
+        assert answer.status_code == 401
+        assert "wg_desk" not in {c.name for c in client.cookies.jar}
+
+
+def test_a_reader_sees_no_review_controls_and_no_queue(desk: Desk) -> None:
+    with signed_in(desk, "reader") as (client, _):
+        home = client.get("/").text
+        assert "/desk/review" not in home
+        assert client.get("/review").status_code == 404
+        node = client.get("/node", params={"label": "Person", "keys": '{"name":"Ada"}'})
+        assert node.status_code == 200
+        assert "Approve" not in node.text
+
+
+def test_a_readers_decision_is_refused_and_appends_nothing(desk: Desk) -> None:
+    with signed_in(desk, "reviewer") as (reviewer, _):
+        proposal = re.search(r'action="/desk/review/([0-9a-f]+)"', reviewer.get("/review").text)
+    assert proposal is not None
+    before = desk.head()
+    with signed_in(desk, "reader") as (client, csrf):
+        answer = client.post(
+            f"/review/{proposal.group(1)}",
+            data={"csrf": csrf, "decision": "approve", "note": "looks fine"},
+        )
+    assert answer.status_code == 403
+    assert desk.head() == before
+
+
+def test_a_decision_without_the_csrf_token_is_refused_and_appends_nothing(desk: Desk) -> None:
+    before = desk.head()
+    with signed_in(desk, "reviewer") as (client, csrf):
+        proposal = re.search(r'action="/desk/review/([0-9a-f]+)"', client.get("/review").text)
+        assert proposal is not None
+        target = f"/review/{proposal.group(1)}"
+        missing = client.post(target, data={"decision": "approve", "note": "forged"})
+        wrong = client.post(target, data={"csrf": csrf[::-1], "decision": "approve"})
+        elsewhere = client.post(
+            target,
+            data={"csrf": csrf, "decision": "approve"},
+            headers={"Origin": "http://evil.example"},
+        )
+    assert (missing.status_code, wrong.status_code, elsewhere.status_code) == (403, 403, 403)
+    assert desk.head() == before
+
+
+def test_an_agents_markup_comes_out_as_text(desk: Desk) -> None:
+    with signed_in(desk, "auditor") as (client, _):
+        pages = [
+            client.get("/search", params={"q": "onerror"}),
+            client.get("/node", params={"label": "Person", "keys": '{"name":"Ada"}'}),
+            client.get("/node", params={"label": "Person", "keys": f'{{"name":"{HOSTILE}"}}'}),
+            client.get("/log"),
+        ]
+    for page in pages:
+        assert page.status_code == 200, page.text
+        assert "<img src=x" not in page.text
+        assert "<script>alert" not in page.text
+        assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert "&lt;img src=x onerror=alert(1)&gt;" in pages[0].text
+    assert SCRIPT.replace("<", "&lt;").replace(">", "&gt;") in pages[2].text
