@@ -70,7 +70,7 @@ def build_log(db: Path, schema_dir: Path) -> None:
             **HR,
         )
         assert knows.status == "written", knows
-        for name, role in (("Ada", "engineer"), ("Bob", "spy")):
+        for name, role in (("Ada", "engineer"), ("Bob", "spy"), ("Cy", "intern")):
             held = gate.write_node(
                 label="Person",
                 merge_keys={"name": name},
@@ -106,7 +106,7 @@ def desk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desk]:
     tokens_file = Path(str(db) + ".tokens.json")
     tokens = {
         role: create_token(tokens_file, f"{role}-person", (role,))
-        for role in ("reviewer", "reader", "auditor")
+        for role in ("reviewer", "reader", "auditor", "admin")
     }
     with http_server(db) as server:
         yield Desk(server, db, tokens)
