@@ -32,7 +32,7 @@ CHAT: dict[str, Any] = {
 SAID = "Ada said she moved to Lisbon last spring."
 
 
-def build_log(db: Path, schema_dir: Path) -> None:
+def build_log(db: Path | str, schema_dir: Path) -> None:
     """People are held for review below confidence 0.5 (the review lane's test schema)."""
     document = yaml.safe_load((ROOT / "fixtures" / "conflict_schema.yaml").read_text())
     document["nodes"]["Person"]["review_below"] = 0.5

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
@@ -85,9 +84,7 @@ def test_a_reviewer_approves_a_held_write_and_the_node_shows_it_with_provenance(
     page.context.close()
 
 
-def test_a_reviewer_rejects_a_held_write_and_it_never_appears(
-    browser: Browser, desk: Desk
-) -> None:
+def test_a_reviewer_rejects_a_held_write_and_it_never_appears(browser: Browser, desk: Desk) -> None:
     page = sign_in(browser, desk, "reviewer")
     page.goto(desk.url + "/review")
     article = page.locator("article.proposal", has_text='Person{"name":"Bob"}')
@@ -115,9 +112,7 @@ def test_an_auditor_goes_from_a_search_hit_to_the_event_and_observation_in_three
     page.context.close()
 
 
-def test_a_node_named_with_markup_fires_no_dialog_on_any_page(
-    browser: Browser, desk: Desk
-) -> None:
+def test_a_node_named_with_markup_fires_no_dialog_on_any_page(browser: Browser, desk: Desk) -> None:
     page = sign_in(browser, desk, "admin")
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
