@@ -167,7 +167,7 @@ async def decide(desk: Desk, request: Request) -> Response:
     try:
         args = ReviewDecideArgs(
             proposal=str(request.path_params["proposal"]),
-            decision=form.get("decision", ""),  # type: ignore[arg-type]
+            decision=form.get("decision", ""),
             note=form.get("note", ""),
         )
     except ValidationError:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
 
 from tests.conftest import ROOT
 from tests.desk.conftest import HOSTILE, SAID, Desk
@@ -115,7 +115,12 @@ def test_an_auditor_goes_from_a_search_hit_to_the_event_and_observation_in_three
 def test_a_node_named_with_markup_fires_no_dialog_on_any_page(browser: Browser, desk: Desk) -> None:
     page = sign_in(browser, desk, "admin")
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def heard(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", heard)
     pages = ["/", "/search?q=onerror", "/log", "/review"]
     for path in pages:
         page.goto(desk.url + path)

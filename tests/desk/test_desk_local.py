@@ -9,6 +9,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import httpx2
 import pytest
@@ -34,11 +35,11 @@ def local_desk(any_db: str | Path, tmp_path: Path) -> Iterator[str]:
             stop(process)
 
 
-def _url(process: subprocess.Popen[bytes], said: object) -> str:
+def _url(process: subprocess.Popen[bytes], said: IO[bytes]) -> str:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        said.seek(0)  # type: ignore[attr-defined]
-        text = said.read().decode()  # type: ignore[attr-defined]
+        said.seek(0)
+        text = said.read().decode()
         if "writegate desk on " in text:
             return text.split("writegate desk on ", 1)[1].split()[0].rstrip("/")
         assert process.poll() is None, text
