@@ -323,7 +323,7 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
             max_body=server.gate.limits().max_request_bytes,
             oauth=oauth,
             session_idle_timeout=options["session_idle_timeout"],
-            desk=desk_routes(Desk.signed(server, bearer(tokens))),
+            desk=desk_routes(Desk.signed(server, bearer(tokens), _checkpoints(ctx, server.gate))),
         )
     except (OSError, ValueError) as exc:  # [serve.oauth]'s key file unreadable or too short
         fail(f"[serve.oauth]: {exc}")

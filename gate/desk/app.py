@@ -22,10 +22,12 @@ from jinja2 import Environment, FileSystemLoader
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from writegate.gate.audit.report import ProjectionLag
 from writegate.gate.desk.asks import Asker
 from writegate.gate.desk.sessions import COOKIE, Sessions, SignedIn, Verify
 from writegate.gate.server.app import WritegateServer
 from writegate.gate.server.audit_tools import IntegrityView
+from writegate.gate.server.observe import Checkpoints
 from writegate.gate.server.policy import Principal
 
 HERE = Path(__file__).resolve().parent
@@ -67,11 +69,25 @@ class Desk:
     local: Principal | None = None  # who everyone is on a local desk
     env: Environment = field(default_factory=_environment)
     verified: IntegrityView | None = None  # the last verify run here
+    checkpoints: Checkpoints | None = None  # the configured projections' (``serve``'s)
+
+    def lag(self, head: int) -> list[ProjectionLag]:
+        """Each projection's checkpoint and lag behind ``head``: the state read model is
+        kept in each append's transaction (never behind); the configured ones are asked."""
+        rows = [ProjectionLag(name="state (inline)", checkpoint=head, lag=0)]
+        if self.checkpoints is not None:
+            for name, seq in self.checkpoints.read().items():
+                lag = None if seq is None else max(head - seq, 0)
+                error = "unreachable" if seq is None else None
+                rows.append(ProjectionLag(name=name, checkpoint=seq, lag=lag, error=error))
+        return rows
 
     @classmethod
-    def signed(cls, server: WritegateServer, verify: Verify) -> Desk:
+    def signed(
+        cls, server: WritegateServer, verify: Verify, checkpoints: Checkpoints | None = None
+    ) -> Desk:
         """A desk behind ``serve --http``: sign in with a token that ``verify`` knows."""
-        return cls(Asker(server), Sessions(verify))
+        return cls(Asker(server), Sessions(verify), checkpoints=checkpoints)
 
     @classmethod
     def local_copy(cls, server: WritegateServer, agent: str = "desk") -> Desk:

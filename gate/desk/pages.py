@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -52,23 +53,33 @@ def bad(desk: Desk, request: Request, who: SignedIn | Principal, why: str) -> Re
 
 
 async def overview(desk: Desk, request: Request) -> Response:
-    """The head, the counts, the projections' lag and the last verify."""
+    """The head, the counts, the projections' lag and the last verify: what the state read
+    model and the checkpoints answer at once (the report, which reads the whole log, is a
+    page of its own)."""
     if (who := await desk.who(request)) is None:
         return RedirectResponse(PREFIX + "/signin", 303)
-    principal = principal_of(who)
-    report: Report | Refused | None = None
-    if desk.asker.may(principal, "report"):
-        report = await desk.asker.ask(principal, "report", NoArgs(), Report)
-    stats = await desk.asker.stats(principal)
+    stats = await desk.asker.stats(principal_of(who))
+    lag = await anyio.to_thread.run_sync(desk.lag, stats.events) if stats is not None else []
     return desk.render(
         request,
         "overview.html",
         who,
         title="Overview",
-        report=report,
         stats=stats,
+        lag=lag,
         verified=desk.verified,
     )
+
+
+async def report(desk: Desk, request: Request) -> Response:
+    """The report tool's page: writers, refusals, methods, confidences, held writes."""
+    if (who := await desk.who(request)) is None:
+        return RedirectResponse(PREFIX + "/signin", 303)
+    try:
+        made = await desk.asker.ask(principal_of(who), "report", NoArgs(), Report)
+    except NotPermitted:
+        return missing(desk, request, who)
+    return desk.render(request, "report.html", who, title="Report", report=made)
 
 
 async def verify(desk: Desk, request: Request) -> Response:

@@ -31,6 +31,7 @@ def desk_routes(desk: Desk) -> list[BaseRoute]:
         Route(PREFIX, lambda _: RedirectResponse(PREFIX + "/", 307), methods=["GET"]),
         Route(PREFIX + "/", bound(pages.overview), methods=["GET"]),
         Route(PREFIX + "/verify", bound(pages.verify), methods=["GET"]),
+        Route(PREFIX + "/report", bound(pages.report), methods=["GET"]),
         Route(PREFIX + "/search", bound(pages.search), methods=["GET"]),
         Route(PREFIX + "/node", bound(pages.node), methods=["GET"]),
         Route(PREFIX + "/event/{seq:int}", bound(pages.event), methods=["GET"]),

@@ -168,6 +168,7 @@ def test_every_page_has_a_title_and_landmarks_and_is_shot_at_two_widths(
     pages = {
         "overview": "/",
         "verify": "/verify",
+        "report": "/report",
         "search": "/search?q=Ada",
         "node": node_url(desk, "Ada").removeprefix(desk.url),
         "log": "/log",
