@@ -141,8 +141,13 @@ async def node(desk: Desk, request: Request) -> Response:
     depth = _depth(request)
     rtype = request.query_params.get("type") or None
     ask = desk.asker.ask
+    moment = {k: v for k in ("as_of", "valid_at") if (v := request.query_params.get(k))}
     try:
-        opened = await ask(principal, "open_nodes", OpenNodesArgs(nodes=[ref]), Subgraph)
+        asked = OpenNodesArgs.model_validate({"nodes": [ref], **moment})
+    except ValidationError:
+        return bad(desk, request, who, "a time is ISO 8601 with a zone, e.g. 2026-01-31T12:00Z")
+    try:
+        opened = await ask(principal, "open_nodes", asked, Subgraph)
         around = await ask(
             principal,
             "neighbors",
@@ -171,6 +176,7 @@ async def node(desk: Desk, request: Request) -> Response:
         history=history,
         depth=depth,
         rtype=rtype or "",
+        moment=moment,
         max_depth=MAX_DEPTH,
         graph=_graph(around) if isinstance(around, Subgraph) else None,
     )
@@ -203,6 +209,7 @@ def _graph(subgraph: Subgraph) -> dict[str, list[dict[str, Any]]]:
                 "source": key(e.from_node.label, dict(e.from_node.merge_keys)),
                 "target": key(e.to_node.label, dict(e.to_node.merge_keys)),
                 "name": e.type,
+                "href": f"{PREFIX}/event/{e.provenance.seq}",
             }
         }
         for i, e in enumerate(subgraph.edges)

@@ -91,3 +91,19 @@ def test_an_agents_markup_comes_out_as_text(desk: Desk) -> None:
         assert "script-src 'self'" in page.headers["content-security-policy"]
     assert "&lt;img src=x onerror=alert(1)&gt;" in pages[0].text
     assert SCRIPT.replace("<", "&lt;").replace(">", "&gt;") in pages[2].text
+
+
+def test_a_node_page_shows_the_facts_as_they_stood_at_a_moment(desk: Desk) -> None:
+    ada = {"label": "Person", "keys": '{"name":"Ada"}'}
+    with signed_in(desk, "auditor") as (client, _):
+        now = client.get("/node", params=ada)
+        before = client.get("/node", params={**ada, "as_of": "2000-01-01T00:00:00Z"})
+        later = client.get("/node", params={**ada, "as_of": "2999-01-01T00:00:00Z"})
+        unreadable = client.get("/node", params={**ada, "as_of": "yesterday"})
+    assert now.status_code == 200
+    assert "Lisbon" in now.text
+    assert before.status_code == 404  # Ada was not yet written
+    assert later.status_code == 200
+    assert "as the log knew them at 2999-01-01T00:00:00Z" in later.text
+    assert "Lisbon" in later.text
+    assert unreadable.status_code == 400

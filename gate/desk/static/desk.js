@@ -1,5 +1,5 @@
 // Draws a node's neighbourhood from the JSON the page carries (text only: cytoscape
-// paints names on a canvas, so an agent's markup is never parsed). A click opens a node.
+// paints names on a canvas, so an agent's markup is never parsed).
 (function () {
   "use strict";
   var holder = document.getElementById("graph");
@@ -15,8 +15,9 @@
       { selector: "edge", style: { "label": "data(name)", "font-size": 8, "curve-style": "bezier", "target-arrow-shape": "triangle", "width": 1.5 } }
     ]
   });
-  cy.on("tap", "node", function (event) {
+  // a node opens its page; an edge, the event that wrote it (its provenance)
+  cy.on("tap", "node, edge", function (event) {
     var href = event.target.data("href");
-    if (typeof href === "string" && href.indexOf("/desk/node?") === 0) { window.location.assign(href); }
+    if (typeof href === "string" && href.indexOf("/desk/") === 0) { window.location.assign(href); }
   });
 })();
