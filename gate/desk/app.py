@@ -43,7 +43,15 @@ HEADERS = {
     "Cache-Control": "no-store",
 }
 # the tools whose controls a page may offer (asked per person: ``Asker.may``)
-CONTROLS = ("review_queue", "review_decide", "audit_events", "integrity_report", "report")
+CONTROLS = (
+    "review_queue",
+    "review_decide",
+    "audit_events",
+    "audit_conflicts",
+    "audit_duplicates",
+    "integrity_report",
+    "report",
+)
 
 
 def node_href(label: str, merge_keys: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from writegate.gate.desk import pages
+from writegate.gate.desk import audits, pages
 from writegate.gate.desk.app import HERE, PREFIX, Desk
 
 Handler = Callable[[Desk, Request], Awaitable[Response]]
@@ -32,6 +32,8 @@ def desk_routes(desk: Desk) -> list[BaseRoute]:
         Route(PREFIX + "/", bound(pages.overview), methods=["GET"]),
         Route(PREFIX + "/verify", bound(pages.verify), methods=["GET"]),
         Route(PREFIX + "/report", bound(pages.report), methods=["GET"]),
+        Route(PREFIX + "/conflicts", bound(audits.conflicts), methods=["GET"]),
+        Route(PREFIX + "/duplicates", bound(audits.duplicates), methods=["GET"]),
         Route(PREFIX + "/search", bound(pages.search), methods=["GET"]),
         Route(PREFIX + "/node", bound(pages.node), methods=["GET"]),
         Route(PREFIX + "/event/{seq:int}", bound(pages.event), methods=["GET"]),

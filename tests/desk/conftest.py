@@ -70,6 +70,15 @@ def build_log(db: Path | str, schema_dir: Path) -> None:
             **HR,
         )
         assert knows.status == "written", knows
+        for city in ("Porto", "Faro"):  # the second supersedes the first (city: supersede)
+            moved = gate.write_node(
+                label="Person",
+                merge_keys={"name": "Dee"},
+                properties={"city": city},
+                actor=hr,
+                **HR,
+            )
+            assert moved.status == "written", moved
         for name, role in (("Ada", "engineer"), ("Bob", "spy"), ("Cy", "intern")):
             held = gate.write_node(
                 label="Person",

@@ -172,6 +172,8 @@ def test_every_page_has_a_title_and_landmarks_and_is_shot_at_two_widths(
         "search": "/search?q=Ada",
         "node": node_url(desk, "Ada").removeprefix(desk.url),
         "log": "/log",
+        "conflicts": "/conflicts",
+        "duplicates": "/duplicates",
         "review": "/review",
         "event": "/event/3",
     }

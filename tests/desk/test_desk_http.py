@@ -107,3 +107,24 @@ def test_a_node_page_shows_the_facts_as_they_stood_at_a_moment(desk: Desk) -> No
     assert "as the log knew them at 2999-01-01T00:00:00Z" in later.text
     assert "Lisbon" in later.text
     assert unreadable.status_code == 400
+
+
+def test_an_auditor_sees_a_superseded_value_beside_who_had_held_it(desk: Desk) -> None:
+    with signed_in(desk, "auditor") as (client, _):
+        home = client.get("/").text
+        page = client.get("/conflicts")
+        duplicates = client.get("/duplicates")
+    assert "/desk/conflicts" in home
+    assert page.status_code == 200
+    row = next(r for r in page.text.split("<tr>") if "Porto" in r)
+    assert "superseded" in row
+    assert "hr-import" in row
+    assert duplicates.status_code == 200
+
+
+def test_a_reader_has_no_audit_pages(desk: Desk) -> None:
+    with signed_in(desk, "reader") as (client, _):
+        home = client.get("/").text
+        answers = [client.get(p).status_code for p in ("/conflicts", "/duplicates", "/log")]
+    assert "/desk/conflicts" not in home
+    assert answers == [404, 404, 404]
