@@ -5,10 +5,12 @@ out. The browser tests (``test_desk_browser``) show the same from a real page.""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import httpx2
 
 from tests.desk.conftest import HOSTILE, SCRIPT, Desk, signed_in
+from writegate.gate.server.tokens import create_token, revoke_agent
 
 
 def test_a_page_asks_a_stranger_to_sign_in_first(desk: Desk) -> None:
@@ -128,3 +130,23 @@ def test_a_reader_has_no_audit_pages(desk: Desk) -> None:
         answers = [client.get(p).status_code for p in ("/conflicts", "/duplicates", "/log")]
     assert "/desk/conflicts" not in home
     assert answers == [404, 404, 404]
+
+
+def test_signing_out_ends_the_session_for_its_cookie(desk: Desk) -> None:
+    with signed_in(desk, "auditor") as (client, csrf):
+        cookie = client.cookies.get("wg_desk")
+        assert client.post("/signout", data={"csrf": csrf}).url.path == "/desk/signin"
+        again = httpx2.get(desk.url + "/", cookies={"wg_desk": cookie or ""})
+    assert again.status_code == 303  # back to the sign-in form
+
+
+def test_a_revoked_token_signs_its_sessions_out(desk: Desk) -> None:
+    token = create_token(Path(str(desk.db) + ".tokens.json"), "short-lived", ("auditor",))
+    with httpx2.Client(base_url=desk.url, timeout=30) as client:
+        form = client.get("/signin").text
+        check = re.search(r'name="csrf" value="([^"]+)"', form)
+        assert check is not None
+        client.post("/signin", data={"csrf": check.group(1), "token": token})
+        assert client.get("/").status_code == 200
+        revoke_agent(Path(str(desk.db) + ".tokens.json"), "short-lived")
+        assert client.get("/").status_code == 303
