@@ -95,7 +95,8 @@ class Sessions:
 
 
 def bearer(verifier: TokenVerifier) -> Verify:
-    """Sign-in with the tokens ``verifier`` accepts on ``/mcp`` (the tokens file's)."""
+    """Sign-in with the tokens ``verifier`` accepts on ``/mcp``: the tokens file's, and an
+    authorization server's JWTs where ``[serve.oauth]`` is configured."""
 
     async def verify(token: str) -> Principal | None:
         return principal_from_access(await verifier.verify_token(token))
