@@ -13,11 +13,11 @@ from typing import Any
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from writegate.gate.audit.auditor import AuditEvents
 from writegate.gate.audit.report import Report
-from writegate.gate.desk.app import PREFIX, Desk, node_href
+from writegate.gate.desk.app import HEADERS, PREFIX, Desk, node_href
 from writegate.gate.desk.asks import NotPermitted, Refused
 from writegate.gate.desk.review import decide, review, signin, signin_form, signout
 from writegate.gate.desk.sessions import SignedIn
@@ -256,8 +256,20 @@ async def observation(desk: Desk, request: Request) -> Response:
 
 
 async def log(desk: Desk, request: Request) -> Response:
-    """The log, filtered by type, agent and node, a page at a time."""
+    """The log, filtered by type, agent and node, a page at a time; on its last page, the
+    events appended since arrive by themselves (``log_json``, asked by ``desk.js``)."""
+    return await _log(desk, request, json_page=False)
+
+
+async def log_json(desk: Desk, request: Request) -> Response:
+    """One page of the log as ``audit_events`` answers it (its structured result)."""
+    return await _log(desk, request, json_page=True)
+
+
+async def _log(desk: Desk, request: Request, *, json_page: bool) -> Response:
     if (who := await desk.who(request)) is None:
+        if json_page:
+            return JSONResponse({"error": "not signed in"}, status_code=401, headers=HEADERS)
         return RedirectResponse(PREFIX + "/signin", 303)
     params = request.query_params
     kind, agent = params.get("type") or None, params.get("agent") or None
@@ -275,6 +287,10 @@ async def log(desk: Desk, request: Request) -> Response:
         return missing(desk, request, who)
     except ValidationError:
         return bad(desk, request, who, "a filter is not one the log knows")
+    if json_page:
+        status = 200 if isinstance(page, AuditEvents) else 400
+        body = as_model(page) if isinstance(page, AuditEvents) else {"error": page.message}
+        return JSONResponse(body, status_code=status, headers=HEADERS)
     filters: dict[str, Any] = {
         "type": kind or "",
         "agent": agent or "",

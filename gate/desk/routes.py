@@ -39,6 +39,7 @@ def desk_routes(desk: Desk) -> list[BaseRoute]:
         Route(PREFIX + "/event/{seq:int}", bound(pages.event), methods=["GET"]),
         Route(PREFIX + "/observation/{id}", bound(pages.observation), methods=["GET"]),
         Route(PREFIX + "/log", bound(pages.log), methods=["GET"]),
+        Route(PREFIX + "/log.json", bound(pages.log_json), methods=["GET"]),
         Route(PREFIX + "/review", bound(pages.review), methods=["GET"]),
         Mount(PREFIX + "/static", StaticFiles(directory=HERE / "static"), name="desk-static"),
     ]

@@ -18,6 +18,9 @@ from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
 
 from tests.conftest import ROOT
 from tests.desk.conftest import HOSTILE, SAID, Desk
+from writegate.eventlog import Actor
+from writegate.gate import Gate
+from writegate.gate.observations import ObservationResult
 
 SHOTS = ROOT / "build" / "desk-shots"
 WIDTHS = {"desktop": (1280, 800), "narrow": (390, 844)}
@@ -109,6 +112,24 @@ def test_an_auditor_goes_from_a_search_hit_to_the_event_and_observation_in_three
     expect(page.locator("main")).to_contain_text("hr.csv")
     page.locator("main a", has_text="observation").first.click()  # 3: what was said
     expect(page.locator("blockquote.observed")).to_have_text(SAID)
+    page.context.close()
+
+
+def test_the_logs_last_page_shows_new_events_as_they_are_appended(
+    browser: Browser, desk: Desk
+) -> None:
+    page = sign_in(browser, desk, "auditor")
+    page.goto(desk.url + "/log?agent=late-agent")
+    expect(page.locator("table.log tbody tr")).to_have_count(0)
+    with Gate.open(desk.db) as gate:
+        heard = gate.record_observation(
+            text=HOSTILE, actor=Actor(agent="late-agent"), source="chat", extraction_method="llm"
+        )
+    assert isinstance(heard, ObservationResult)
+    row = page.locator("table.log tbody tr")
+    expect(row).to_have_count(1, timeout=15_000)
+    expect(row).to_contain_text("late-agent")
+    expect(row).to_contain_text(str(heard.seq))
     page.context.close()
 
 
