@@ -4,7 +4,7 @@ Mounted at ``/desk`` by ``serve --http`` (sign in with a bearer token) and serve
 read-only, by ``writegate desk``. Every page is a face over the MCP tools' answers, asked
 as the signed-in person (``asks``), rendered by autoescaping templates (``app``,
 ``routes``, ``pages``); signing in, out and a reviewer's decision are the only actions
-(``review``), each behind a session's CSRF token (``sessions``).
+(``actions``), each behind a session's CSRF token (``sessions``).
 """
 
 from writegate.gate.desk.app import Desk, node_href

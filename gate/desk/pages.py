@@ -2,7 +2,7 @@
 
 A person not signed in is sent to the sign-in form (a POST is refused instead); a page
 whose tool the person may not use is answered as a page that does not exist, as MCP
-answers a tool it may not see. The review lane's pages are in ``gate.desk.review``.
+answers a tool it may not see. Signing in and out and the review lane are in ``gate.desk.actions``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from writegate.gate.audit.auditor import AuditEvents
 from writegate.gate.audit.report import Report
 from writegate.gate.desk.app import HEADERS, PREFIX, Desk, node_href
 from writegate.gate.desk.asks import NotPermitted, Refused
-from writegate.gate.desk.review import decide, review, signin, signin_form, signout
 from writegate.gate.desk.sessions import SignedIn
 from writegate.gate.reads.observations import ObservationView
 from writegate.gate.reads.reader import MAX_DEPTH, NodeHistory, Subgraph
@@ -36,7 +35,6 @@ from writegate.gate.server.read_tools import (
 from writegate.gate.server.write_tools import NoArgs
 from writegate.language import WriteProvenance
 
-__all__ = ["decide", "review", "signin", "signin_form", "signout"]
 LOG_PAGE = 50
 
 

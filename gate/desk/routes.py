@@ -12,7 +12,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from writegate.gate.desk import audits, pages
+from writegate.gate.desk import actions, audits, pages
 from writegate.gate.desk.app import HERE, PREFIX, Desk
 
 Handler = Callable[[Desk, Request], Awaitable[Response]]
@@ -40,14 +40,14 @@ def desk_routes(desk: Desk) -> list[BaseRoute]:
         Route(PREFIX + "/observation/{id}", bound(pages.observation), methods=["GET"]),
         Route(PREFIX + "/log", bound(pages.log), methods=["GET"]),
         Route(PREFIX + "/log.json", bound(pages.log_json), methods=["GET"]),
-        Route(PREFIX + "/review", bound(pages.review), methods=["GET"]),
+        Route(PREFIX + "/review", bound(actions.review), methods=["GET"]),
         Mount(PREFIX + "/static", StaticFiles(directory=HERE / "static"), name="desk-static"),
     ]
     if desk.sessions is not None:  # a local desk has no sign-in and no action
         routes += [
-            Route(PREFIX + "/signin", bound(pages.signin_form), methods=["GET"]),
-            Route(PREFIX + "/signin", bound(pages.signin), methods=["POST"]),
-            Route(PREFIX + "/signout", bound(pages.signout), methods=["POST"]),
-            Route(PREFIX + "/review/{proposal}", bound(pages.decide), methods=["POST"]),
+            Route(PREFIX + "/signin", bound(actions.signin_form), methods=["GET"]),
+            Route(PREFIX + "/signin", bound(actions.signin), methods=["POST"]),
+            Route(PREFIX + "/signout", bound(actions.signout), methods=["POST"]),
+            Route(PREFIX + "/review/{proposal}", bound(actions.decide), methods=["POST"]),
         ]
     return routes
