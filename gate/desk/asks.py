@@ -45,6 +45,9 @@ class Asker:
     def __init__(self, server: WritegateServer, *, read_only: bool = False) -> None:
         self.server = server
         self.read_only = read_only
+        # the counts scan the state read model (linear in its size): kept while the head,
+        # the schema and the grant asking are the same (a quiet log, a copy)
+        self._counted: dict[tuple[frozenset[str] | None, tuple[int, str], str | None], Stats] = {}
 
     def may(self, principal: Principal, tool: str) -> bool:
         """Whether ``principal`` may call ``tool`` here (a page shows a control only then)."""
@@ -77,11 +80,13 @@ class Asker:
 
     async def stats(self, principal: Principal) -> Stats | None:
         """The head and the counts by label and type, as the ``writegate://stats`` resource
-        reads them (for whoever may read the schema), or None."""
+        reads them (for whoever may read the schema), or None. Counted again only once the
+        log has moved."""
         if not self.may(principal, "get_schema"):
             return None
         spec = self.server.catalog()["get_schema"]
-        call = self.server.calls.make(principal, spec, {}, self.server.grant(principal))
+        grant = self.server.grant(principal)
+        call = self.server.calls.make(principal, spec, {}, grant)
         gate = self.server.gate
 
         def counted() -> Stats:
@@ -89,6 +94,14 @@ class Asker:
                 version: str | None = gate.current_schema().version
             except SchemaSourceUnavailable:
                 version = None
-            return call.reader.stats(gate.log.head(), version)
+            head = gate.log.head()
+            key = (grant.reads, head, version)
+            if (kept := self._counted.get(key)) is not None:
+                return kept
+            stats = call.reader.stats(head, version)
+            if len(self._counted) >= 64:
+                self._counted.clear()
+            self._counted[key] = stats
+            return stats
 
         return await anyio.to_thread.run_sync(counted)
