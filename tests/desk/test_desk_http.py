@@ -9,7 +9,9 @@ from pathlib import Path
 
 import httpx2
 
-from tests.desk.conftest import HOSTILE, SCRIPT, Desk, signed_in
+from tests.desk.conftest import HOSTILE, HR, SCRIPT, Desk, signed_in
+from writegate.eventlog import Actor
+from writegate.gate import Gate
 from writegate.gate.server.tokens import create_token, revoke_agent
 
 
@@ -150,3 +152,23 @@ def test_a_revoked_token_signs_its_sessions_out(desk: Desk) -> None:
         assert client.get("/").status_code == 200
         revoke_agent(Path(str(desk.db) + ".tokens.json"), "short-lived")
         assert client.get("/").status_code == 303
+
+
+def test_the_overview_counts_again_once_the_log_has_moved(desk: Desk) -> None:
+    head = re.compile(r'id="head-seq">(\d+)<')
+    with signed_in(desk, "auditor") as (client, _):
+        before = head.search(client.get("/").text)
+        with Gate.open(desk.db) as gate:
+            written = gate.write_node(
+                label="Organization",
+                merge_keys={"name": "Initech"},
+                actor=Actor(agent="hr-import"),
+                **HR,
+            )
+        assert written.status == "written", written
+        after = client.get("/").text
+    assert before is not None
+    moved = head.search(after)
+    assert moved is not None
+    assert int(moved.group(1)) == int(before.group(1)) + 1
+    assert "<td>Organization</td><td>1</td>" in after
