@@ -1,14 +1,17 @@
-"""The desk's actions: signing in and out, and a reviewer's decision on a held write.
+"""The desk's actions: signing in and out, a reviewer's decision on a held write, and a
+reviewer's merge of duplicates (and its undo).
 
 Every POST is refused (403, nothing asked of any tool, so nothing appended) unless it
 carries the CSRF token of the session it comes from; a decision is then asked of
-``review_decide`` as the signed-in person, so a reader's session is refused by the same
+``review_decide`` (a merge of ``merge_nodes``, an undo of ``unmerge_nodes``) as the
+signed-in person, so a reader's session is refused by the same
 policy that hides the tool from the reader's agent. The sign-in form is tied to a cookie of
 its own (double submit); the browser's Origin is checked in front (``gate.server.http``).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import ValidationError
@@ -18,9 +21,11 @@ from starlette.responses import RedirectResponse, Response
 from writegate.gate.desk.app import PREFIX, Desk
 from writegate.gate.desk.asks import NotPermitted, Refused
 from writegate.gate.desk.sessions import COOKIE, SIGNIN_COOKIE, SignedIn, fresh_token, same
+from writegate.gate.merges.operations import MergeResult, UnmergeResult
 from writegate.gate.reads.reader import Subgraph
 from writegate.gate.reads.views import NodeView
 from writegate.gate.review import ReviewDecision, ReviewQueue
+from writegate.gate.server.merge_tools import MergeNodesArgs, UnmergeNodesArgs
 from writegate.gate.server.read_tools import NodeRefArgs, OpenNodesArgs
 from writegate.gate.server.review_tools import ReviewDecideArgs, ReviewQueueArgs
 from writegate.language import node_identity, parse_node_identity
@@ -177,3 +182,57 @@ async def decide(desk: Desk, request: Request) -> Response:
     except NotPermitted:
         return _refused("you may not decide held writes")
     return await review(desk, request, outcome)
+
+
+MERGED_BY = "writegate desk"  # the source a reviewer's merge at the desk declares
+
+
+async def merge(desk: Desk, request: Request) -> Response:
+    """Fold a duplicate into the node whose page the form is on (the reviewer's call)."""
+    who, form = await _signed(desk, request)
+    if who is None:
+        return _refused("not signed in, or the form has expired")
+    if not desk.asker.may(who.principal, "merge_nodes"):
+        return _refused("you may not merge nodes")
+    try:
+        args = MergeNodesArgs(
+            label=form.get("label", ""),
+            survivor_keys=json.loads(form.get("survivor_keys", "")),
+            duplicate_keys=json.loads(form.get("duplicate_keys", "")),
+            reason=form.get("reason", ""),
+            source=MERGED_BY,
+            extraction_method="manual",
+            reliability=float(form.get("reliability", "0.9")),
+        )
+    except (ValueError, ValidationError):
+        return _refused("a merge names the duplicate's merge keys as JSON, and a reason")
+    outcome = await desk.asker.ask(who.principal, "merge_nodes", args, MergeResult)
+    return desk.render(
+        request, "merged.html", who, status=_status(outcome), title="Merge", outcome=outcome
+    )
+
+
+async def unmerge(desk: Desk, request: Request) -> Response:
+    """Undo a merge: the duplicate returns with its values, relationships and writers."""
+    who, form = await _signed(desk, request)
+    if who is None:
+        return _refused("not signed in, or the form has expired")
+    if not desk.asker.may(who.principal, "unmerge_nodes"):
+        return _refused("you may not undo merges")
+    try:
+        args = UnmergeNodesArgs(
+            merge=form.get("merge", ""),
+            reason=form.get("reason", ""),
+            source=MERGED_BY,
+            extraction_method="manual",
+        )
+    except ValidationError:
+        return _refused("an undo names the merge and a reason")
+    outcome = await desk.asker.ask(who.principal, "unmerge_nodes", args, UnmergeResult)
+    return desk.render(
+        request, "merged.html", who, status=_status(outcome), title="Undo merge", outcome=outcome
+    )
+
+
+def _status(outcome: object) -> int:
+    return 409 if isinstance(outcome, Refused) else 200

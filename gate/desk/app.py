@@ -51,6 +51,8 @@ CONTROLS = (
     "audit_duplicates",
     "integrity_report",
     "report",
+    "merge_nodes",
+    "unmerge_nodes",
 )
 
 

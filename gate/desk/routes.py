@@ -49,5 +49,7 @@ def desk_routes(desk: Desk) -> list[BaseRoute]:
             Route(PREFIX + "/signin", bound(actions.signin), methods=["POST"]),
             Route(PREFIX + "/signout", bound(actions.signout), methods=["POST"]),
             Route(PREFIX + "/review/{proposal}", bound(actions.decide), methods=["POST"]),
+            Route(PREFIX + "/merge", bound(actions.merge), methods=["POST"]),
+            Route(PREFIX + "/unmerge", bound(actions.unmerge), methods=["POST"]),
         ]
     return routes

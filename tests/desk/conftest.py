@@ -79,6 +79,10 @@ def build_log(db: Path | str, schema_dir: Path) -> None:
                 **HR,
             )
             assert moved.status == "written", moved
+        eve = gate.write_node(
+            label="Person", merge_keys={"name": "Eve"}, properties={"city": "Oslo"}, actor=hr, **HR
+        )
+        assert eve.status == "written", eve
         for name, role in (("Ada", "engineer"), ("Bob", "spy"), ("Cy", "intern")):
             held = gate.write_node(
                 label="Person",

@@ -172,3 +172,34 @@ def test_the_overview_counts_again_once_the_log_has_moved(desk: Desk) -> None:
     assert moved is not None
     assert int(moved.group(1)) == int(before.group(1)) + 1
     assert "<td>Organization</td><td>1</td>" in after
+
+
+MERGE = {"label": "Person", "survivor_keys": '{"name":"Dee"}', "duplicate_keys": '{"name":"Eve"}'}
+
+
+def test_a_reviewer_merges_a_duplicate_and_undoes_it(desk: Desk) -> None:
+    with signed_in(desk, "reviewer") as (client, csrf):
+        dee = client.get("/node", params={"label": "Person", "keys": '{"name":"Dee"}'}).text
+        assert 'action="/desk/merge"' in dee
+        merged = client.post("/merge", data={**MERGE, "csrf": csrf, "reason": "the same person"})
+        assert merged.status_code == 200, merged.text
+        assert "Merged Person" in merged.text
+        undo = re.search(r'name="merge" value="([^"]+)"', merged.text)
+        assert undo is not None
+        gone = client.get("/search", params={"q": "Eve"}).text
+        back = client.post("/unmerge", data={"csrf": csrf, "merge": undo.group(1), "reason": "no"})
+        assert back.status_code == 200, back.text
+        assert "Undid merge" in back.text
+        eve = client.get("/node", params={"label": "Person", "keys": '{"name":"Eve"}'})
+    assert "Oslo" in eve.text
+    assert "Person: Eve</a>" not in gone  # folded into Dee while merged
+
+
+def test_a_readers_merge_is_refused_and_appends_nothing(desk: Desk) -> None:
+    before = desk.head()
+    with signed_in(desk, "reader") as (client, csrf):
+        dee = client.get("/node", params={"label": "Person", "keys": '{"name":"Dee"}'}).text
+        refused = client.post("/merge", data={**MERGE, "csrf": csrf, "reason": "forged"})
+    assert 'action="/desk/merge"' not in dee
+    assert refused.status_code == 403
+    assert desk.head() == before
