@@ -203,3 +203,11 @@ def test_a_readers_merge_is_refused_and_appends_nothing(desk: Desk) -> None:
     assert 'action="/desk/merge"' not in dee
     assert refused.status_code == 403
     assert desk.head() == before
+
+
+def test_the_report_draws_each_agents_writes_and_refusals(desk: Desk) -> None:
+    with signed_in(desk, "auditor") as (client, _):
+        page = client.get("/report")
+    assert page.status_code == 200, desk.server.said()[-3000:]
+    assert 'aria-label="writes by hr-import"' in page.text
+    assert 'aria-label="writes refused for hr-import"' in page.text
