@@ -8,8 +8,10 @@ import re
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from tests.desk.conftest import HOSTILE, HR, SCRIPT, Desk, signed_in
+from tests.server.harness import http_agent
 from writegate.eventlog import Actor
 from writegate.gate import Gate
 from writegate.gate.server.tokens import create_token, revoke_agent
@@ -211,3 +213,15 @@ def test_the_report_draws_each_agents_writes_and_refusals(desk: Desk) -> None:
     assert page.status_code == 200, desk.server.said()[-3000:]
     assert 'aria-label="writes by hr-import"' in page.text
     assert 'aria-label="writes refused for hr-import"' in page.text
+
+
+@pytest.mark.anyio
+async def test_the_logs_json_is_the_audit_events_tools_answer(desk: Desk) -> None:
+    """A page shows what the tool answers: the log's page, as JSON, is ``audit_events``'
+    structured result for the same token."""
+    async with http_agent(desk.server.url, desk.tokens["auditor"]) as agent:
+        outcome = await agent.call("audit_events", {"agent": "hr-import"})
+    with signed_in(desk, "auditor") as (client, _):
+        page = client.get("/log.json", params={"agent": "hr-import"})
+    assert not outcome.is_error
+    assert page.json() == outcome.data
