@@ -8,10 +8,11 @@ BIN    := $(VENV)/bin
 DEV    := $(VENV)/.dev-extras
 DEMO   := var/demo.db
 PEERS  := tests/peers/node_modules/.bin/mcp-inspector
+DESK_JS := gate/desk/static/vendor/cytoscape.min.js
 WG     := $(BIN)/writegate --db $(DEMO) --as demo-operator
 TEST_WORKERS ?= 3  # pytest-xdist workers: the suite waits on servers and processes as much as it computes
 
-.PHONY: run test lint bench docs clean postgres
+.PHONY: run test lint bench docs clean postgres chromium desk-vendor
 
 $(BIN)/writegate: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +20,7 @@ $(BIN)/writegate: pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-$(DEV): $(BIN)/writegate
+$(DEV): $(BIN)/writegate $(DESK_JS)
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
@@ -49,12 +50,27 @@ $(PEERS): tests/peers/package.json tests/peers/package-lock.json
 	npm ci --prefix tests/peers --no-audit --no-fund --loglevel=error
 	touch $@
 
+# the desk's graph drawing (cytoscape, MIT), pinned, copied into the package with its licence:
+# the desk serves it itself, nothing comes from a CDN
+$(DESK_JS): gate/desk/vendor/package.json gate/desk/vendor/package-lock.json
+	npm ci --prefix gate/desk/vendor --no-audit --no-fund --loglevel=error
+	mkdir -p $(@D)
+	cp gate/desk/vendor/node_modules/cytoscape/dist/cytoscape.min.js $@
+	cp gate/desk/vendor/node_modules/cytoscape/LICENSE $(@D)/cytoscape.LICENSE
+
+desk-vendor: $(DESK_JS)
+
+# the desk's browser tests drive Debian's Chromium (no browser is downloaded)
+chromium:
+	@command -v chromium >/dev/null 2>&1 || \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+
 # the tests start their own PostgreSQL from Debian's packages (tests/postgres.py)
 postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
 	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql)
 
-test: $(DEV) $(PEERS) postgres lint
+test: $(DEV) $(PEERS) postgres chromium lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # the generated parts of docs/ (tests/test_docs.py fails when they are stale)
@@ -90,3 +106,4 @@ bench: $(DEV) $(PEERS) postgres
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis tests/peers/node_modules
+	rm -rf gate/desk/vendor/node_modules gate/desk/static/vendor

@@ -118,6 +118,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Ask the graph a question in words: ranked facts, their provenance and why.",
     ),
     "path": ("read:path", "The shortest path between two nodes (edges taken in either direction)."),
+    "desk": (
+        "desk:desk",
+        "Open a read-only desk on the log in a browser, on loopback (no action anywhere).",
+    ),
 }
 
 

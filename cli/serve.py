@@ -293,6 +293,8 @@ def _serve_stdio(server: Any, options: dict[str, Any]) -> None:
 
 
 def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -> None:
+    from writegate.gate.desk import Desk, desk_routes
+    from writegate.gate.desk.sessions import bearer
     from writegate.gate.server.http import (
         LOOPBACK,
         HostPolicy,
@@ -301,6 +303,7 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
         oauth_resource,
         serve,
     )
+    from writegate.gate.server.oauth import OAuthVerifier
     from writegate.gate.server.observe import say
     from writegate.gate.server.tokens import TokenFileError, TokenStore
 
@@ -323,6 +326,9 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
     if oauth is not None and oauth.resource is None and options["host"] not in LOOPBACK:
         fail("[serve.oauth] needs resource (this server's public URL of /mcp) off loopback")
     try:
+        verifier = (
+            tokens if oauth is None else OAuthVerifier(oauth, oauth_resource(oauth, hosts), tokens)
+        )
         app = http_app(
             server.server.streamable_http_app,
             tokens,
@@ -331,6 +337,7 @@ def _serve_http(ctx: Context, server: Any, sock: Any, options: dict[str, Any]) -
             max_body=server.gate.limits().max_request_bytes,
             oauth=oauth,
             session_idle_timeout=options["session_idle_timeout"],
+            desk=desk_routes(Desk.signed(server, bearer(verifier), _checkpoints(ctx, server.gate))),
         )
     except (OSError, ValueError) as exc:  # [serve.oauth]'s key file unreadable or too short
         fail(f"[serve.oauth]: {exc}")

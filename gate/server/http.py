@@ -13,6 +13,8 @@
   ``HEALTH_WAIT`` seconds, "unreachable" when the log does not answer (the details go to
   the server's log, never to an unauthenticated caller).
 * ``/metrics`` (Prometheus) only when enabled.
+* ``/desk`` (``gate.desk``), given: web pages signed in with the same tokens, in a session
+  cookie; there a browser's Origin may also be this server's own (its forms post back).
 * The port is bound before the server starts, so a taken port is one clear error.
 """
 
@@ -23,7 +25,7 @@ import signal
 import socket
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -38,7 +40,7 @@ from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from writegate.eventlog.errors import one_line
@@ -105,7 +107,7 @@ class HostGuard:
                     scope, receive, send
                 )
                 return
-            if origin is not None and origin not in self.origins:
+            if origin is not None and origin not in self.origins and not _own(scope, host, origin):
                 await PlainTextResponse("Invalid Origin header", status_code=403)(
                     scope, receive, send
                 )
@@ -155,6 +157,13 @@ class Unnest:
             return
         again: deque[Message] = deque([{"type": "http.request", "body": shallow}])
         await self.app(scope, _replay(again, receive), send)
+
+
+def _own(scope: Scope, host: str | None, origin: str) -> bool:
+    """A desk page posting back to the server that served it (the Host being one this
+    server answers to, as checked just before)."""
+    desk = str(scope["path"]).startswith("/desk/")
+    return desk and host is not None and origin in (f"http://{host}", f"https://{host}")
 
 
 def _replay(received: deque[Message], receive: Receive) -> Receive:
@@ -297,13 +306,14 @@ def http_app(
     path: str = "/mcp",
     oauth: OAuthSettings | None = None,
     session_idle_timeout: float = SESSION_IDLE_TIMEOUT,
+    desk: Sequence[BaseRoute] = (),
 ) -> ASGIApp:
     """The SDK's Streamable HTTP app (``mcp_app``: the server's ``streamable_http_app``)
     with bearer tokens (and, configured, OAuth JWTs with the protected-resource metadata),
     the probes, a body limit, and the Host/Origin guard in front. A session with no
     request in flight for ``session_idle_timeout`` seconds is closed and forgotten (the SDK
     reaps it; its client gets a 404 and initializes again): a client that went away without
-    its ``DELETE`` holds nothing for long."""
+    its ``DELETE`` holds nothing for long. ``desk``: the desk's routes, beside the probes."""
     local = f"http://{_url_host(hosts.bind)}:{hosts.port}"
     auth = AuthSettings(issuer_url=local, resource_server_url=None)
     verifier: TokenVerifier = tokens
@@ -322,6 +332,7 @@ def http_app(
         token_verifier=verifier,
         custom_starlette_routes=probe_routes(probes),
     )
+    app.router.routes.extend(desk)
     if oauth is not None:
         protect(app, auth, list(oauth.scopes), path)
     return HostGuard(Unnest(app, path, max_body + HEADROOM), hosts)

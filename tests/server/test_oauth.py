@@ -352,3 +352,14 @@ def test_the_environment_configures_oauth(monkeypatch: pytest.MonkeyPatch, tmp_p
     oauth = load_settings().serve.oauth
     assert oauth is not None
     assert (oauth.issuer, oauth.audience) == ("https://as.example.org", "api://writegate")
+
+
+def test_an_issuers_jwt_signs_in_at_the_desk(issuer: Issuer, served: HttpServer) -> None:
+    desk = f"http://127.0.0.1:{served.port}/desk"
+    with httpx2.Client(base_url=desk, timeout=30) as client:
+        form = client.get("/signin").text
+        check = form.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        token = issuer.token(scope="openid writegate:reader")
+        signed = client.post("/signin", data={"csrf": check, "token": token})
+        assert signed.status_code == 303, signed.text
+        assert "Sign out" in client.get("/").text
