@@ -9,14 +9,23 @@ record, commit or roll back — is the same for both.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from writegate.eventlog.canonical import chain_hash, stored_body
 from writegate.eventlog.errors import EventLogError, LogUnavailable
-from writegate.eventlog.events import Actor, Event
+from writegate.eventlog.events import Actor, DraftEvent, Event
 from writegate.eventlog.grouping import CommitGroups, Pending
 from writegate.eventlog.reading import LogReader
+from writegate.eventlog.sealing import (
+    FORGOTTEN,
+    TABLES,
+    ForgetPlan,
+    SubjectsForgotten,
+    destroy,
+    install,
+    plan_forget,
+)
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import INSERT_EVENT, INSERT_IDEMPOTENCY, INSERT_STREAM
 from writegate.eventlog.tail import check_tail
@@ -166,6 +175,60 @@ class Appending(LogReader):
                 (actor.agent, key, member.digest, tx.events[0].seq, tx.events[-1].seq),
             )
         return AppendOutcome(tx.events)
+
+    # -- forgetting ------------------------------------------------------------------
+
+    def forget_plan(self, locators: Sequence[str]) -> ForgetPlan:
+        """What ``forget`` of these subjects would destroy, as of now (a dry run)."""
+        present = self.has_table(TABLES[0])
+        with self.snapshot() as conn:
+            return plan_forget(conn, locators, present=present)
+
+    def forget(
+        self,
+        actor: Actor,
+        locators: Sequence[str],
+        *,
+        reason: str,
+        also: Callable[[Transaction, ForgetPlan], dict[str, int]] | None = None,
+    ) -> tuple[ForgetPlan, Event | None]:
+        """Destroy the keys and clear values of the subjects ``locators`` name and append the
+        ``subject.forgotten`` receipt, in one write transaction; ``also`` forgets them in the
+        caller's own stores in that transaction and returns its counts per store, which the
+        receipt adds to the log's. Then the bytes are made to leave the database's files
+        (``_after_forget``). Subjects that never sealed a value are nothing to forget: then
+        nothing is appended."""
+        done: list[tuple[ForgetPlan, Event | None]] = []
+
+        def decide(tx: Transaction) -> None:
+            install(tx.conn)
+            self._forgetting(tx.conn)
+            plan = plan_forget(tx.conn, locators)
+            if not plan.subjects:
+                done.append((plan, None))
+                return
+            counts = plan.counts()
+            if also is not None:
+                counts.update(also(tx, plan))
+            destroy(tx.conn, plan.subjects)
+            receipt = SubjectsForgotten(
+                subjects=plan.subjects, events=plan.events, reason=reason, counts=counts
+            )
+            streams = tuple(f"forgotten:{subject}" for subject in plan.subjects)
+            event = tx.emit(DraftEvent(FORGOTTEN, receipt.model_dump(), streams))
+            done.append((plan, event))
+
+        self.append(actor, decide)
+        if done[-1][1] is not None:
+            self._after_forget()
+        return done[-1]
+
+    def _forgetting(self, conn: Sql) -> None:
+        """Set up ``conn`` so that what a forgetting deletes is overwritten, not only freed."""
+
+    def _after_forget(self) -> None:
+        """After a forgetting committed: what the database needs so that the deleted bytes
+        leave its files (SQLite: a checkpoint that truncates the WAL)."""
 
     # -- integrity -------------------------------------------------------------------
 

@@ -21,8 +21,9 @@ from writegate.eventlog.errors import LogUnavailable
 from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore
 from writegate.eventlog.grouping import CommitGroups
 from writegate.eventlog.reading import EventPage
+from writegate.eventlog.sealing import ForgetPlan
 from writegate.eventlog.sql import Sql
-from writegate.eventlog.transaction import AppendOutcome
+from writegate.eventlog.transaction import AppendOutcome, Transaction
 from writegate.eventlog.verify import VerifyReport
 
 
@@ -35,6 +36,10 @@ class LogTransaction(Protocol):
     def stream_version(self, stream: str) -> int: ...
 
     def emit(self, draft: DraftEvent) -> Event: ...
+
+    def subject(self, locator: str) -> str: ...
+
+    def seal(self, locator: str, value: Any) -> dict[str, str]: ...
 
 
 @runtime_checkable
@@ -122,6 +127,19 @@ class Log(Protocol):
     def snapshot(self) -> AbstractContextManager[Sql]: ...
 
     def verify(self, *, batch: int = ...) -> VerifyReport: ...
+
+    def forget_plan(self, locators: Sequence[str]) -> ForgetPlan: ...
+
+    def forget(
+        self,
+        actor: Actor,
+        locators: Sequence[str],
+        *,
+        reason: str,
+        also: Callable[[Transaction, ForgetPlan], dict[str, int]] | None = None,
+    ) -> tuple[ForgetPlan, Event | None]:
+        """Destroy those subjects' sealed values and keys; append the receipt (``sealing``)."""
+        ...
 
     def missing_triggers(self) -> list[str]: ...
 
