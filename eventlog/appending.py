@@ -12,6 +12,8 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import orjson
+
 from writegate.eventlog.canonical import chain_hash, stored_body
 from writegate.eventlog.errors import EventLogError, LogUnavailable
 from writegate.eventlog.events import Actor, DraftEvent, Event
@@ -21,9 +23,12 @@ from writegate.eventlog.sealing import (
     FORGOTTEN,
     TABLES,
     ForgetPlan,
+    SealBundle,
     SubjectsForgotten,
     destroy,
+    import_seals,
     install,
+    open_rows,
     plan_forget,
 )
 from writegate.eventlog.sql import Sql
@@ -232,17 +237,22 @@ class Appending(LogReader):
 
     # -- integrity -------------------------------------------------------------------
 
-    def append_existing(self, events: Iterable[Event]) -> tuple[int, str]:
+    def append_existing(
+        self, events: Iterable[Event], *, seals: SealBundle | None = None
+    ) -> tuple[int, str]:
         """Append events that already have their place in a chain — a copy of another log —
         exactly as they are, in one transaction: each must come next (its seq the head's
         plus one, its ``prev_hash`` the head's hash) and hash to its own ``hash``, so the copy's
-        chain is the original's. Inline read models follow. Returns the new head."""
+        chain is the original's. Inline read models follow. Returns the new head. Events read
+        ``sealed`` come with their log's ``seals``, added first (read models get clear values)."""
         if self.readonly:
             raise EventLogError(f"{self.describe()} is open read-only")
         conn = self.connection()
         try:
             self._begin_write(conn)
             self._check_tail_once(conn)
+            if seals is not None:
+                import_seals(conn, seals)
             seq, digest = self.head()
             for event in events:
                 if event.seq != seq + 1 or event.prev_hash != digest:
@@ -256,8 +266,9 @@ class Appending(LogReader):
                 conn.executemany(
                     INSERT_STREAM, [(s, v, event.seq) for s, v in event.streams.items()]
                 )
+                clear = _opened(conn, event, columns) if seals is not None else event
                 for projector in self.inline:
-                    projector.apply_event(conn, event)
+                    projector.apply_event(conn, clear)
                 seq, digest = event.seq, event.hash
             for projector in self.inline:
                 projector.set_checkpoint(conn, seq)
@@ -270,3 +281,15 @@ class Appending(LogReader):
                 raise fault from exc
             raise
         return seq, digest
+
+
+def _opened(conn: Sql, event: Event, columns: dict[str, Any]) -> Event:
+    """A copied event as read models see it: its sealed values put back."""
+    texts = [columns["payload"], columns["provenance"], columns["request"]]
+    opened = open_rows(conn, [texts], (0, 1, 2))[0]
+    if opened is texts:
+        return event
+    payload, provenance, request = (orjson.loads(text) for text in opened)
+    return event.model_copy(
+        update={"payload": payload, "provenance": provenance, "request": request}
+    )

@@ -21,7 +21,7 @@ from writegate.eventlog.errors import LogUnavailable
 from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore
 from writegate.eventlog.grouping import CommitGroups
 from writegate.eventlog.reading import EventPage
-from writegate.eventlog.sealing import ForgetPlan
+from writegate.eventlog.sealing import ForgetPlan, SealBundle
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.transaction import AppendOutcome, Transaction
 from writegate.eventlog.verify import VerifyReport
@@ -79,7 +79,11 @@ class Log(Protocol):
         request: Any = None,
     ) -> AppendOutcome: ...
 
-    def append_existing(self, events: Iterable[Event]) -> tuple[int, str]: ...
+    def append_existing(
+        self, events: Iterable[Event], *, seals: SealBundle | None = None
+    ) -> tuple[int, str]: ...
+
+    def export_seals(self) -> SealBundle: ...
 
     def earlier_append(
         self, actor: Actor, idempotency_key: str, request: Any = None, *, digest: str | None = None
@@ -107,6 +111,7 @@ class Log(Protocol):
         since: datetime | None = None,
         until: datetime | None = None,
         to_seq: int | None = None,
+        sealed: bool = False,
     ) -> EventPage: ...
 
     def iter_events(

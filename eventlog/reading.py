@@ -16,7 +16,7 @@ from writegate.eventlog.canonical import GENESIS_HASH
 from writegate.eventlog.errors import IdempotencyKeyReused
 from writegate.eventlog.events import Actor, Event, EventCore, format_timestamp
 from writegate.eventlog.rows import row_to_core, row_to_event
-from writegate.eventlog.sealing import SealAudit, open_rows
+from writegate.eventlog.sealing import SealAudit, SealBundle, export_seals, open_rows
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import (
     CORE_COLUMNS,
@@ -73,6 +73,12 @@ class LogReader:
         with self.snapshot() as conn:
             report = verify_rows(rows(conn))
             return report.with_seals(*audit.check(conn)) if report.ok else report
+
+    def export_seals(self) -> SealBundle:
+        """The subjects and clear values the log holds (a copy takes them with its events)."""
+        present = self.has_table("subject_keys")
+        with self.snapshot() as conn:
+            return export_seals(conn, present=present)
 
     def head(self) -> tuple[int, str]:
         """(seq, hash) of the newest event; (0, genesis) for an empty log."""
@@ -148,8 +154,10 @@ class LogReader:
         since: datetime | None = None,
         until: datetime | None = None,
         to_seq: int | None = None,
+        sealed: bool = False,
     ) -> EventPage:
-        """One page of events in seq order, filtered; continue with ``next_after``."""
+        """One page of events in seq order, filtered; continue with ``next_after``. ``sealed``:
+        as stored, personal values in their sealed form (what a copy carries)."""
         if limit < 1:
             raise ValueError("limit must be at least 1")
         where = ["e.seq > :after"]
@@ -181,7 +189,8 @@ class LogReader:
         )
         conn = self.connection()
         rows = conn.execute(sql, params).fetchall()
-        events = [row_to_event(r) for r in open_rows(conn, rows[:limit], EVENT_SEALED)]
+        page = rows[:limit] if sealed else open_rows(conn, rows[:limit], EVENT_SEALED)
+        events = [row_to_event(r) for r in page]
         more = len(rows) > limit
         return EventPage(events, events[-1].seq if more else None)
 

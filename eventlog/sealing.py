@@ -159,6 +159,36 @@ def clear_values(conn: Sql, subjects: Iterable[str]) -> dict[tuple[str, str], st
     return {(str(r[0]), str(r[1])): str(r[2]) for r in rows}
 
 
+@dataclass(frozen=True)
+class SealBundle:
+    """A log's subjects and clear values as stored, carried beside its events by a copy."""
+
+    keys: list[tuple[str, str, str]]  # subject, locator, key (hex)
+    values: list[tuple[str, str, str]]  # subject, digest, canonical JSON
+
+
+def export_seals(conn: Sql, *, present: bool = True) -> SealBundle:
+    if not present:
+        return SealBundle([], [])
+    keys = conn.execute("SELECT subject, locator, key FROM subject_keys ORDER BY subject")
+    values = conn.execute("SELECT subject, digest, value FROM sealed_values ORDER BY subject")
+    return SealBundle([tuple(r) for r in keys], [tuple(r) for r in values])
+
+
+def import_seals(conn: Sql, bundle: SealBundle) -> None:
+    """Add a copy's subjects and values (those already held are kept as they are)."""
+    install(conn)
+    conn.executemany(
+        "INSERT INTO subject_keys (subject, locator, key) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+        bundle.keys,
+    )
+    conn.executemany(
+        "INSERT INTO sealed_values (subject, digest, value) VALUES (?, ?, ?) "
+        "ON CONFLICT DO NOTHING",
+        bundle.values,
+    )
+
+
 def plan_forget(conn: Sql, locators: Sequence[str], *, present: bool = True) -> ForgetPlan:
     """What forgetting ``locators`` would destroy, read in the caller's transaction (nothing,
     if the log never sealed: not ``present``). The events are found by a scan of the log's

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from writegate.eventlog.contract import Log, LogTransaction
+from writegate.eventlog.copying import copy_log
 from writegate.eventlog.events import Actor, DraftEvent, EventCore
 from writegate.eventlog.sealing import FORGOTTEN, SubjectsForgotten
 
@@ -181,6 +182,19 @@ class ErasureContractTestCase(unittest.TestCase):
         )
         assert keys(self.log.read_range(again, again)[0]).city == "Oslo"
         assert self.log.verify().ok
+
+    def test_a_copy_carries_the_sealed_values_and_the_erasures(self) -> None:
+        ada = self.write_person("Ada", "London")
+        bob = self.write_person("Bob", "Rome")
+        self.log.forget(ADMIN, [PERSON % "Bob"], reason="asked")
+        copy = self.create_log_at("copy")
+        self.addCleanup(copy.close)
+        assert copy_log(self.log, copy) == self.log.head()
+        assert keys(copy.read_range(ada, ada)[0]) == Keys(name="Ada", city="London")
+        assert keys(copy.read_range(bob, bob)[0]) == Keys(name=None, city=None)
+        report = copy.verify()
+        assert (report.ok, report.erased) == (True, 1)
+        assert copy.forget_plan([PERSON % "Ada"]).events == [ada]
 
     # -- what verify still catches ---------------------------------------------------
 
