@@ -30,6 +30,7 @@ from writegate.eventlog.sql import Sql, run_script
 
 MARK = '{"$sealed":"'  # how every sealed value's canonical JSON starts
 _SEALED = re.compile(r'\{"\$sealed":"([0-9a-f]{32})\.([0-9a-f]{64})"\}')
+_SUBJECT = re.compile(r'\{"\$sealed":"([0-9a-f]{32})\.')
 FORGOTTEN = "subject.forgotten"  # the receipt's event type
 TABLES = ("subject_keys", "sealed_values")
 _DDL = """
@@ -37,13 +38,13 @@ CREATE TABLE IF NOT EXISTS subject_keys (
     subject TEXT PRIMARY KEY,
     locator TEXT NOT NULL UNIQUE,
     key TEXT NOT NULL
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sealed_values (
     subject TEXT NOT NULL,
     digest TEXT NOT NULL,
     value TEXT NOT NULL,
     PRIMARY KEY (subject, digest)
-);
+) WITHOUT ROWID;
 """
 
 
@@ -131,7 +132,7 @@ def open_rows(conn: Sql, rows: list[Any], columns: Sequence[int]) -> list[Any]:
     sealed = [i for i, row in enumerate(rows) if any(MARK in row[c] for c in columns)]
     if not sealed:
         return rows
-    subjects = {s for i in sealed for c in columns for s, _ in _refs(rows[i][c])}
+    subjects = {s for i in sealed for c in columns for s in _SUBJECT.findall(rows[i][c])}
     values = clear_values(conn, subjects)
 
     def put_back(found: re.Match[str]) -> str:
