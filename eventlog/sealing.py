@@ -120,6 +120,15 @@ class Seals:
         return orjson.loads(_SEALED.sub(lambda m: self.opened[m.group(0)].decode(), text))
 
 
+def forged(text: str, seals: Seals | None) -> bool:
+    """Whether a column's text holds a sealed form its transaction did not make: a payload may
+    not say ``"$sealed"`` of its own, or it could read back another subject's value."""
+    if MARK not in text:
+        return False
+    made = seals.opened if seals is not None else {}
+    return text.count(MARK) != sum(1 for m in _SEALED.finditer(text) if m.group(0) in made)
+
+
 def _refs(text: str) -> Iterator[tuple[str, str]]:
     if MARK in text:
         for found in _SEALED.finditer(text):

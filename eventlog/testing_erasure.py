@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import tempfile
 import unittest
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -26,6 +27,7 @@ from pydantic import BaseModel
 
 from writegate.eventlog.contract import Log, LogTransaction
 from writegate.eventlog.copying import copy_log
+from writegate.eventlog.errors import EventLogError
 from writegate.eventlog.events import Actor, DraftEvent, EventCore
 from writegate.eventlog.sealing import FORGOTTEN, SubjectsForgotten
 
@@ -44,6 +46,13 @@ class PersonNoted(BaseModel):
 
     keys: Keys
     note: str
+
+
+def _emitting(draft: DraftEvent) -> Callable[[LogTransaction], None]:
+    def decide(tx: LogTransaction) -> None:
+        tx.emit(draft)
+
+    return decide
 
 
 def keys(event: EventCore) -> Keys:
@@ -128,6 +137,15 @@ class ErasureContractTestCase(unittest.TestCase):
         (stream,) = core.streams
         assert self.log.latest(stream) == core
         assert self.log.verify().ok
+
+    def test_an_event_may_not_carry_a_sealed_form_it_did_not_seal(self) -> None:
+        seq = self.write_person("Ada", "London")
+        marker = self.stored(seq)[1].split('"$sealed":"')[1].split('"')[0]  # Ada's city
+        for value in ({"$sealed": marker}, {"$sealed": "short"}):
+            draft = DraftEvent("test.person", {"keys": {"name": value}, "note": "x"}, ("s",))
+            with self.assertRaisesRegex(EventLogError, "sealed"):
+                self.log.append(ADA, _emitting(draft))
+        assert self.log.head()[0] == seq
 
     def test_one_locator_is_one_subject_across_appends(self) -> None:
         first, second = self.write_person("Ada", "London"), self.write_person("Ada", "Paris")

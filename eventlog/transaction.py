@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from writegate.eventlog.canonical import GENESIS_HASH, canonical_json, chain_hash, stored_body
-from writegate.eventlog.errors import VersionConflict
+from writegate.eventlog.errors import EventLogError, VersionConflict
 from writegate.eventlog.events import (
     Actor,
     DraftEvent,
@@ -26,7 +26,7 @@ from writegate.eventlog.events import (
     parse_timestamp,
     trusted,
 )
-from writegate.eventlog.sealing import Seals
+from writegate.eventlog.sealing import Seals, forged
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import HEAD, INSERT_EVENT, INSERT_STREAM, STREAM_VERSION
 
@@ -169,6 +169,9 @@ class Transaction:
             "idempotency_key": self._idempotency_key,
             "prev_hash": self._prev_hash,
         }
+        for column in ("streams", "payload", "provenance", "request"):
+            if forged(columns[column], self._seals):
+                raise EventLogError(f"an event's {column} may not hold a '$sealed' of its own")
         digest = chain_hash(self._prev_hash, stored_body(**columns))
         self.conn.execute(INSERT_EVENT, (*columns.values(), digest))
         if streams:
