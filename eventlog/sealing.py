@@ -26,14 +26,14 @@ import orjson
 from pydantic import BaseModel, ConfigDict
 
 from writegate.eventlog.canonical import canonical_json
-from writegate.eventlog.sql import Sql, run_script
+from writegate.eventlog.sql import Sql, has_column, run_script
 
 MARK = '{"$sealed":"'  # how every sealed value's canonical JSON starts
 _SEALED = re.compile(r'\{"\$sealed":"([0-9a-f]{32})\.([0-9a-f]{64})"\}')
 _SUBJECT = re.compile(r'\{"\$sealed":"([0-9a-f]{32})\.')
 FORGOTTEN = "subject.forgotten"  # the receipt's event type
 TABLES = ("subject_keys", "sealed_values")
-_DDL = """
+DDL = """
 CREATE TABLE IF NOT EXISTS subject_keys (
     subject TEXT PRIMARY KEY,
     locator TEXT NOT NULL UNIQUE,
@@ -228,7 +228,8 @@ def plan_forget(conn: Sql, locators: Sequence[str], *, present: bool = True) -> 
 
 def install(conn: Sql) -> None:
     """The sealing tables, if the log has none yet (inside the caller's write transaction)."""
-    run_script(conn, _DDL)
+    if not has_column(conn, "sealed_values", "value"):  # CREATE needs a privilege, even if
+        run_script(conn, DDL)  # the table is there: a log made by its owner has them
 
 
 def destroy(conn: Sql, subjects: Sequence[str]) -> None:

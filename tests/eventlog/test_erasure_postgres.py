@@ -9,10 +9,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.postgres import Server
+from tests.postgres import Server, create_app_role
+from writegate.eventlog import DraftEvent, Transaction
 from writegate.eventlog.contract import Log
 from writegate.eventlog.postgres import PostgresEventLog
-from writegate.eventlog.testing_erasure import ErasureContractTestCase
+from writegate.eventlog.testing_erasure import ADA, ADMIN, PERSON, ErasureContractTestCase
 
 _NAMES = itertools.count(1)
 
@@ -55,3 +56,19 @@ class TestPostgresErasure(ErasureContractTestCase):
         assert row is not None
         folder = Path(self.server.data) / "base" / str(row[0])
         return b"".join(f.read_bytes() for f in sorted(folder.iterdir()) if f.is_file())
+
+
+def test_the_readme_role_seals_and_forgets_on_a_log_its_owner_made(pg_dsn: str) -> None:
+    """The sealed values' tables are made with the log: the servers' role, which may not
+    create tables, seals and forgets in them."""
+    PostgresEventLog(pg_dsn).close()
+    with PostgresEventLog(create_app_role(pg_dsn)) as log:
+
+        def decide(tx: Transaction) -> None:
+            tx.emit(DraftEvent("test.person", {"name": tx.seal(PERSON % "Ada", "Ada")}))
+
+        log.append(ADA, decide)
+        _, receipt = log.forget(ADMIN, [PERSON % "Ada"], reason="asked")
+        assert receipt is not None
+        assert log.read_range(1, 1)[0].payload == {"name": None}
+        assert log.verify().erased == 1
