@@ -80,6 +80,18 @@ class LogReader:
         with self.snapshot() as conn:
             return export_seals(conn, present=present)
 
+    def subject_of(self, locator: str) -> str | None:
+        """The subject id ``locator`` has (None: never sealed, or forgotten): how a read that
+        names a subject by its clear identity finds the pseudonym its streams carry."""
+        if not self.has_table("subject_keys"):
+            return None
+        row = (
+            self.connection()
+            .execute("SELECT subject FROM subject_keys WHERE locator = ?", (locator,))
+            .fetchone()
+        )
+        return str(row[0]) if row else None
+
     def head(self) -> tuple[int, str]:
         """(seq, hash) of the newest event; (0, genesis) for an empty log."""
         row = self.connection().execute(HEAD).fetchone()

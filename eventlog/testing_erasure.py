@@ -148,9 +148,10 @@ class ErasureContractTestCase(unittest.TestCase):
         assert self.log.head()[0] == seq
 
     def test_one_locator_is_one_subject_across_appends(self) -> None:
+        assert self.log.subject_of(PERSON % "Ada") is None
         first, second = self.write_person("Ada", "London"), self.write_person("Ada", "Paris")
         streams = [list(self.log.read_range(s, s)[0].streams) for s in (first, second)]
-        assert streams[0] == streams[1]
+        assert streams[0] == streams[1] == [f"node:Person~{self.log.subject_of(PERSON % 'Ada')}"]
         assert self.log.stream_version(streams[0][0]) == 2
 
     # -- forgetting ------------------------------------------------------------------
@@ -193,6 +194,7 @@ class ErasureContractTestCase(unittest.TestCase):
     def test_a_subject_written_again_after_forgetting_is_a_new_subject(self) -> None:
         first = self.write_person("Ada", "London")
         self.log.forget(ADMIN, [PERSON % "Ada"], reason="asked")
+        assert self.log.subject_of(PERSON % "Ada") is None
         again = self.write_person("Ada", "Oslo")
         assert (
             self.log.read_range(first, first)[0].streams
