@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
@@ -37,6 +37,7 @@ SETTINGS_ENV = (  # the variables ``cli.config.Settings`` reads
     "WRITEGATE_LIMITS",
     "WRITEGATE_LOG__",
     "WRITEGATE_RECALL__",
+    "WRITEGATE_REJECTIONS__",
 )
 
 
@@ -105,6 +106,11 @@ class Context:
             gate.query = replace(gate.query, rrf_k=settings.recall.rrf_k)
             if settings.embeddings is not None:  # meaning, optionally
                 gate.nearest = settings.embeddings.searcher(gate.log)
+            kept = settings.rejections
+            if kept.keep is not None:
+                gate.rejections.retention = kept.keep
+            if kept.max_age_days is not None:
+                gate.rejections.max_age = timedelta(days=kept.max_age_days)
         return gate
 
     def _gate(self, settings: Settings | None, *, create: bool, readonly: bool) -> Gate:

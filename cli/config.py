@@ -31,6 +31,10 @@ rrf_k = 60                          # graph_query fuses rankings by 1/(rrf_k + r
 [embeddings]                        # optional: vectors of meaning, made by a follower
 provider = "wordllama"              # adds the projection `vectors` (status, follow, rebuild)
 
+[rejections]
+max_age_days = 30                   # refused requests older than this are dropped (a count
+                                    # cap applies too: keep, default 100,000 rows)
+
 [scopes]
 disabled = ["hr"]                   # switched off for every agent: the graph tools answer
                                     # {disabled: true} to one left with no scope ("default":
@@ -258,6 +262,17 @@ class RecallSettings(BaseModel):
         return FeedbackSettings(alpha=self.feedback_alpha, floor=self.feedback_floor)
 
 
+class RejectionSettings(BaseModel):
+    """``[rejections]``, or ``WRITEGATE_REJECTIONS__<KEY>``: how long refused requests are
+    kept for auditors (``gate.rejections``; unset: the environment's, else 100,000 rows and
+    no age limit)."""
+
+    model_config = _STRICT
+
+    keep: int | None = Field(default=None, ge=0)  # rows (0: none)
+    max_age_days: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+
 class ScopeSettings(BaseModel):
     """``[scopes]``, or ``WRITEGATE_SCOPES__<KEY>``: scopes switched off for every caller
     of the server (seed 004's per-project gate)."""
@@ -290,6 +305,7 @@ class Settings(BaseSettings):
     recall: RecallSettings = Field(default_factory=RecallSettings)
     embeddings: EmbeddingSettings | None = None  # meaning, optionally: off unless set
     scopes: ScopeSettings = Field(default_factory=ScopeSettings)  # scopes switched off
+    rejections: RejectionSettings = Field(default_factory=RejectionSettings)
 
     @model_validator(mode="after")
     def _vectors_follow_embeddings(self) -> Settings:

@@ -1,4 +1,5 @@
-"""``writegate export …``: pictures of the graph, and the PROV-O projection re-serialized.
+"""``writegate export …``: pictures of the graph, the PROV-O projection re-serialized, and
+everything held about one subject (``export subject``, the ``export_subject`` tool's answer).
 
 ``dot``, ``graphml`` and ``mermaid`` draw what the reads return (``gate.reads.pictures``):
 around a node, the ``neighbors`` tool's answer; without ``--around``, the whole graph,
@@ -11,10 +12,13 @@ from pathlib import Path
 
 import click
 
-from writegate.cli.common import Context, fail, pass_ctx
+from writegate.cli.audit_show import identity_of
+from writegate.cli.common import Context, fail, opened, pass_ctx
 from writegate.cli.config import ProvConfig
-from writegate.cli.nodes import NodeName, node_or_old
+from writegate.cli.nodes import NodeName, node_or_old, old_name, parse_node
 from writegate.cli.read import reading, schema_or_none
+from writegate.cli.render import json_line
+from writegate.gate.audit.auditor import Auditor
 from writegate.gate.errors import GateRejection
 from writegate.gate.reads.pictures import Picture, render
 from writegate.gate.reads.reader import (
@@ -154,3 +158,40 @@ export_group.add_command(
 export_group.add_command(
     _picture_command("mermaid", "The graph (or --around a node) as a Mermaid flowchart.")
 )
+
+
+@export_group.command("subject")
+@click.argument("node", nargs=-1, required=True, metavar="NODE")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "prov"]),
+    default="json",
+    show_default=True,
+    help="json: the export_subject tool's document; prov: its events as PROV-O (Turtle).",
+)
+@click.option(
+    "--out",
+    "--output",
+    "-o",
+    "output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write here (atomically) instead of standard output.",
+)
+@pass_ctx
+def export_subject(ctx: Context, node: tuple[str, ...], fmt: str, output: Path | None) -> None:
+    """Everything held about one node (Label:key=value, or LABEL KEY=VALUE...), with its
+    provenance: for a subject access or portability request."""
+    name = parse_node(node[0]) if len(node) == 1 else old_name(node[0], node[1:], "KEY=VALUE")
+    with opened(ctx, readonly=True) as gate:
+        try:
+            held = Auditor(gate.log, gate.state).export_subject(identity_of(gate, name))
+        except GateRejection as exc:
+            fail(f"{exc.code}: {exc.message}")
+        if fmt == "prov":
+            from writegate.projections.prov_subject import prov_turtle
+
+            data = prov_turtle(gate.log.read_seqs(held.event_seqs).values())
+        else:
+            data = (json_line(held) + "\n").encode()
+    _write(data, output, "the subject's PROV-O" if fmt == "prov" else "the subject's export")

@@ -31,6 +31,7 @@ from writegate.language import (
     node_stream,
     payload_of,
     provenance_of,
+    said_of,
 )
 
 POLL_SECONDS = 0.2
@@ -83,8 +84,8 @@ def _event_types(_ctx: Any, _param: Any, values: tuple[str, ...]) -> tuple[str, 
 )
 @click.option(
     "--node",
-    help="Only events touching this node: Label:key=value or Label{json keys} (a synonym "
-    "label reads its canonical one).",
+    help="Only events touching this node (its corroborations too): Label:key=value or "
+    "Label{json keys} (a synonym label reads its canonical one).",
 )
 @click.option("--since", callback=parse_time, help="From this ISO 8601 time (UTC if no offset).")
 @click.option(
@@ -123,7 +124,7 @@ def log(
         filters: dict[str, Any] = {
             "agent": agent,
             "types": list(types) or None,
-            "stream": node_stream(identity_of(gate, named)) if named else None,
+            "stream": said_of(node_stream(identity_of(gate, named))) if named else None,
             "since": since,
         }
         if follow:

@@ -14,6 +14,7 @@ import logging
 import os
 import sys
 from contextlib import suppress
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -135,6 +136,13 @@ tokens_option = click.option(
     "(its client must initialize again; one listening for notifications is never idle) "
     "[default: 300].",
 )
+@click.option(
+    "--rejections-max-age",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="DAYS",
+    help="Drop refused requests recorded for auditors once older than this many days "
+    "[default: [rejections] max_age_days, else kept until the count cap].",
+)
 @pass_ctx
 def serve(ctx: Context, /, **flags: Any) -> None:
     """Serve the gate to agents over MCP (stdio by default, or --http with bearer tokens)."""
@@ -156,6 +164,8 @@ def serve(ctx: Context, /, **flags: Any) -> None:
     say_through(lambda message, kind: say(message, level=_LEVELS[kind]))
     sock = _bind(options) if options["http"] else None  # a taken port: one line, no banner
     with opened(ctx) as gate:  # a mistyped --db is refused, never served as a new log
+        if flags["rejections_max_age"] is not None:
+            gate.rejections.max_age = timedelta(days=flags["rejections_max_age"])
         _warn_without_schema(gate, ctx)
         from writegate.gate.server.app import WritegateServer
 

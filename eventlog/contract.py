@@ -109,7 +109,7 @@ class Log(Protocol):
         limit: int = 100,
         types: Sequence[str] | None = None,
         agent: str | None = None,
-        stream: str | None = None,
+        stream: str | Sequence[str] | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
         to_seq: int | None = None,

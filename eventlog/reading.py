@@ -162,23 +162,30 @@ class LogReader:
         limit: int = 100,
         types: Sequence[str] | None = None,
         agent: str | None = None,
-        stream: str | None = None,
+        stream: str | Sequence[str] | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
         to_seq: int | None = None,
         sealed: bool = False,
     ) -> EventPage:
-        """One page of events in seq order, filtered; continue with ``next_after``. ``sealed``:
-        as stored, personal values in their sealed form (what a copy carries)."""
+        """One page of events in seq order, filtered (``stream``: the events of one stream,
+        or of any of several, each once); continue with ``next_after``. ``sealed``: as stored,
+        personal values in their sealed form (what a copy carries)."""
         if limit < 1:
             raise ValueError("limit must be at least 1")
         where = ["e.seq > :after"]
         params: dict[str, Any] = {"after": after_seq, "limit": limit + 1}
         source = "events e"
-        if stream is not None:
+        if isinstance(stream, str):
             source = "event_streams s JOIN events e ON e.seq = s.seq"
             where.append("s.stream = :stream")
             params["stream"] = stream
+        elif stream is not None:  # an event on two of them is listed once
+            names = [f":s{i}" for i in range(len(stream))] or ["NULL"]
+            where.append(
+                f"e.seq IN (SELECT seq FROM event_streams WHERE stream IN ({', '.join(names)}))"
+            )
+            params.update({f"s{i}": name for i, name in enumerate(stream)})
         if agent is not None:
             where.append(f"{self.AGENT} = :agent")
             params["agent"] = agent

@@ -194,11 +194,18 @@ class LogContractTestCase(unittest.TestCase):
             cursor = page.next_after
         self.assertEqual(seen, list(range(1, 8)))
         self.assertEqual([e.seq for e in self.log.read(stream="s0").events], [1, 3, 5, 7])
+        self.append(note("both", "s0", "s1"))
+        both = self.log.read(stream=["s1", "s0"], after_seq=3, limit=3)
+        self.assertEqual(([e.seq for e in both.events], both.next_after), ([4, 5, 6], 6))
+        self.assertEqual(
+            [e.seq for e in self.log.read(stream=["s1", "s0"], after_seq=6).events], [7, 8]
+        )
+        self.assertEqual(self.log.read(stream=[]).events, [])
         self.assertEqual([e.seq for e in self.log.read(agent="bob").events], [1, 4, 7])
         self.assertEqual([e.seq for e in self.log.read(to_seq=2).events], [1, 2])
-        self.assertEqual(len(self.log.read(types=["test.noted"]).events), 7)
+        self.assertEqual(len(self.log.read(types=["test.noted"]).events), 8)
         self.assertEqual(self.log.read(types=["other"]).events, [])
-        self.assertEqual([e.seq for e in self.log.iter_events(after_seq=5)], [6, 7])
+        self.assertEqual([e.seq for e in self.log.iter_events(after_seq=5)], [6, 7, 8])
         scattered = self.log.read_seqs([6, 2, 2, 99])
         self.assertEqual(sorted(scattered), [2, 6])
         self.assertEqual(scattered[6], self.log.read_range(6, 6)[0])

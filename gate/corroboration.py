@@ -127,6 +127,29 @@ class _Quiet(Exception):
         self.seq = seq
 
 
+def _said_again(
+    by: Hearer,
+    tx: Transaction,
+    fact: NodeRow | EdgeRow,
+    identity: str,
+    saying: Saying,
+    unchanged: Callable[[int, int], WriteNodeResult | WriteRelationshipResult],
+    corroboration: Callable[[Heard], NodeCorroborated | RelationshipCorroborated],
+) -> bool:
+    """Whether the write said the fact's current version again: then it is corroborated
+    (one event) or ``Unchanged`` raised, answered by ``unchanged(version, seq)``; False: a
+    write as ever."""
+    try:
+        heard = _heard(by, tx, fact, identity, saying)
+    except _Quiet as quiet:
+        raise Unchanged(unchanged(quiet.version, quiet.seq)) from None
+    if heard is None:
+        return False
+    payload = corroboration(heard)
+    tx.emit(draft(payload, [payload.stream], provenance=saying.provenance, request=saying.request))
+    return True
+
+
 def node(
     by: Hearer,
     tx: Transaction,
@@ -136,41 +159,39 @@ def node(
     scope: str | None,
     resolved_from: str | None,
 ) -> bool:
-    """Whether the write said the node's current version again: then it is corroborated
-    (one event) or ``Unchanged`` raised; False: a write as ever."""
-    try:
-        heard = _heard(by, tx, fact, target.identity, saying)
-    except _Quiet as quiet:
-        raise Unchanged(
-            WriteNodeResult(
-                status="unchanged",
-                label=target.label,
-                merge_keys=target.keys,
-                confidence=saying.provenance.confidence,
-                write_gate_version=saying.provenance.write_gate_version,
-                remapped_from=target.remapped_from,
-                created=False,
-                version=quiet.version,
-                schema_version=saying.provenance.schema_version,
-                seq=quiet.seq,
-                event_id="",
-                resolved_from=resolved_from,
-            )
-        ) from None
-    if heard is None:
-        return False
-    payload = NodeCorroborated(
-        node=target,
-        version=heard.version,
-        written_seq=heard.written_seq,
-        corroborated_confidence=heard.confidence,
-        sources=heard.sources,
-        scope=scope,
-        resolved_from=resolved_from,
-        batch_item=saying.item,
+    """``_said_again`` of a node."""
+    p = saying.provenance
+    return _said_again(
+        by,
+        tx,
+        fact,
+        target.identity,
+        saying,
+        lambda version, seq: WriteNodeResult(
+            status="unchanged",
+            label=target.label,
+            merge_keys=target.keys,
+            confidence=p.confidence,
+            write_gate_version=p.write_gate_version,
+            remapped_from=target.remapped_from,
+            created=False,
+            version=version,
+            schema_version=p.schema_version,
+            seq=seq,
+            event_id="",
+            resolved_from=resolved_from,
+        ),
+        lambda heard: NodeCorroborated(
+            node=target,
+            version=heard.version,
+            written_seq=heard.written_seq,
+            corroborated_confidence=heard.confidence,
+            sources=heard.sources,
+            scope=scope,
+            resolved_from=resolved_from,
+            batch_item=saying.item,
+        ),
     )
-    tx.emit(draft(payload, [payload.stream], provenance=saying.provenance, request=saying.request))
-    return True
 
 
 def relationship(
@@ -181,45 +202,44 @@ def relationship(
     scopes: dict[str, str] | None,
     resolved_from: dict[str, str] | None,
 ) -> bool:
-    """``node`` for a relationship (one whose ends both exist)."""
-    try:
-        heard = _heard(by, tx, fact, fact.identity, saying)
-    except _Quiet as quiet:
-        raise Unchanged(
-            WriteRelationshipResult(
-                status="unchanged",
-                type=fact.type,
-                from_node=_ref(fact.from_identity),
-                to_node=_ref(fact.to_identity),
-                confidence=saying.provenance.confidence,
-                write_gate_version=saying.provenance.write_gate_version,
-                remapped_from=fact.remapped_from,
-                stubs_created=[],
-                created=False,
-                version=quiet.version,
-                schema_version=saying.provenance.schema_version,
-                seq=quiet.seq,
-                event_id="",
-                resolved_from=resolved_from,
-            )
-        ) from None
-    if heard is None:
-        return False
-    payload = RelationshipCorroborated(
-        identity=fact.identity,
-        type=fact.type,
-        from_identity=fact.from_identity,
-        to_identity=fact.to_identity,
-        version=heard.version,
-        written_seq=heard.written_seq,
-        corroborated_confidence=heard.confidence,
-        sources=heard.sources,
-        scopes=scopes,
-        resolved_from=resolved_from,
-        batch_item=saying.item,
+    """``_said_again`` of a relationship (one whose ends both exist)."""
+    p = saying.provenance
+    return _said_again(
+        by,
+        tx,
+        fact,
+        fact.identity,
+        saying,
+        lambda version, seq: WriteRelationshipResult(
+            status="unchanged",
+            type=fact.type,
+            from_node=_ref(fact.from_identity),
+            to_node=_ref(fact.to_identity),
+            confidence=p.confidence,
+            write_gate_version=p.write_gate_version,
+            remapped_from=fact.remapped_from,
+            stubs_created=[],
+            created=False,
+            version=version,
+            schema_version=p.schema_version,
+            seq=seq,
+            event_id="",
+            resolved_from=resolved_from,
+        ),
+        lambda heard: RelationshipCorroborated(
+            identity=fact.identity,
+            type=fact.type,
+            from_identity=fact.from_identity,
+            to_identity=fact.to_identity,
+            version=heard.version,
+            written_seq=heard.written_seq,
+            corroborated_confidence=heard.confidence,
+            sources=heard.sources,
+            scopes=scopes,
+            resolved_from=resolved_from,
+            batch_item=saying.item,
+        ),
     )
-    tx.emit(draft(payload, [payload.stream], provenance=saying.provenance, request=saying.request))
-    return True
 
 
 def _ref(identity: str) -> ResultRef:

@@ -2,8 +2,13 @@
 
 A rejection is not part of the graph's history, so it is not an event: it goes to its own
 table in the log's file (``rejections``), in its own small transaction after the refused
-write rolled back. The table is bounded: past ``retention`` rows the oldest are dropped
-(env ``WRITEGATE_REJECTION_RETENTION``; 0 keeps none).
+write rolled back. The table is bounded by count and, optionally, by age: past
+``retention`` rows the oldest are dropped (env ``WRITEGATE_REJECTION_RETENTION``; 0 keeps
+none), and with ``max_age`` set, rows refused longer ago than that (env
+``WRITEGATE_REJECTION_MAX_AGE_DAYS``; ``[rejections] max_age_days``): a refused request may
+hold personal data, kept no longer than an auditor needs it. Both are pruned together, in
+the transaction of the first write a process makes and then every tenth of the count cap
+(at most every thousand), by the refusal's time.
 
 A refusal is the gate's answer whether or not the table can be written now. When another
 process holds the SQLite file's write lock, the refusal is answered at once and its record
@@ -23,7 +28,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from writegate.eventlog import Actor, Log, canonical_json
@@ -34,6 +39,7 @@ from writegate.eventlog.store import EventLog, WouldWait
 
 _log = logging.getLogger(__name__)
 RETENTION_ENV = "WRITEGATE_REJECTION_RETENTION"
+MAX_AGE_ENV = "WRITEGATE_REJECTION_MAX_AGE_DAYS"
 DEFAULT_RETENTION = 100_000
 MAX_REQUEST_BYTES = 65_536
 MAX_WAITING = 10_000  # refusals kept in memory while the write lock is held elsewhere
@@ -95,11 +101,15 @@ class _Refused:
 
 
 class RejectionLog:
-    def __init__(self, log: Log, retention: int | None = None) -> None:
+    def __init__(
+        self, log: Log, retention: int | None = None, max_age: timedelta | None = None
+    ) -> None:
         self.log = log
         env = os.environ.get(RETENTION_ENV)
         self.retention = retention if retention is not None else int(env or DEFAULT_RETENTION)
-        self._since_prune = 0
+        days = os.environ.get(MAX_AGE_ENV)
+        self.max_age = max_age if max_age is not None else max_age_of(days, MAX_AGE_ENV)
+        self._since_prune = -1  # the first write prunes: a process may write few
         self._installed = False  # created on the first refusal: opening a log writes nothing
         self._details = False  # whether rejection_details is there (known once installed)
         self._installing = threading.Lock()
@@ -276,21 +286,35 @@ class RejectionLog:
         try:
             for refused in refusals:
                 self._insert(conn, refused)
-            self._since_prune += len(refusals)
-            if self._since_prune >= max(1, min(1000, self.retention // 10)):
+            first = self._since_prune < 0
+            self._since_prune = max(self._since_prune, 0) + len(refusals)
+            if first or self._since_prune >= max(1, min(1000, self.retention // 10)):
                 self._since_prune = 0
-                for table in (
-                    ("rejections", "rejection_details") if self._details else ("rejections",)
-                ):
-                    conn.execute(
-                        f"DELETE FROM {table} WHERE id <= (SELECT max(id) FROM rejections) - ?",
-                        (self.retention,),
-                    )
+                self._prune(conn)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:  # a full disk's failed COMMIT ended it already
                 conn.execute("ROLLBACK")
             raise
+
+    def _prune(self, conn: Sql) -> None:
+        """Drop the rows past the count cap, and those older than ``max_age``."""
+        tables = ("rejection_details", "rejections") if self._details else ("rejections",)
+        for table in tables:
+            conn.execute(
+                f"DELETE FROM {table} WHERE id <= (SELECT max(id) FROM rejections) - ?",
+                (self.retention,),
+            )
+        if self.max_age is None:
+            return
+        cutoff = format_timestamp(datetime.now(UTC) - self.max_age)
+        if self._details:
+            conn.execute(
+                "DELETE FROM rejection_details WHERE id IN "
+                "(SELECT id FROM rejections WHERE at < ?)",
+                (cutoff,),
+            )
+        conn.execute("DELETE FROM rejections WHERE at < ?", (cutoff,))
 
     def _insert(self, conn: Sql, refused: _Refused) -> None:
         actor = refused.actor
@@ -351,3 +375,17 @@ class RejectionLog:
         if not self.log.has_table("rejections"):
             return 0
         return int(self.log.connection().execute("SELECT count(*) FROM rejections").fetchone()[0])
+
+
+def max_age_of(days: str | float | None, where: str) -> timedelta | None:
+    """An age limit given in days (None or empty: none); a value that is no positive number
+    is a ``ValueError`` naming ``where``."""
+    if days is None or days == "":
+        return None
+    try:
+        value = float(days)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise ValueError(f"{where} must be a positive number of days, not {days!r}")
+    return timedelta(days=value)

@@ -14,6 +14,7 @@ from writegate.language.corroborations import (
     NodeCorroborated,
     RelationshipCorroborated,
     corroboration_stream,
+    said_of,
 )
 from writegate.language.feedback import (
     INITIAL_WEIGHT,
@@ -118,6 +119,7 @@ __all__ = [
     "provenance_of",
     "relationship_identity",
     "relationship_stream",
+    "said_of",
     "scope_or_default",
     "writer_of",
 ]

@@ -28,6 +28,11 @@ def corroboration_stream(stream: str) -> str:
     return "corroboration:" + stream
 
 
+def said_of(stream: str) -> list[str]:
+    """A fact's stream and its corroborations': every event saying something of it."""
+    return [stream, corroboration_stream(stream)]
+
+
 class NodeCorroborated(GraphPayload):
     """A node's current version said again from a new agent, source or method."""
 

@@ -17,15 +17,18 @@ from typing import Any, Protocol
 from writegate.eventlog import EventCore
 from writegate.eventlog.events import trusted
 from writegate.language import (
+    NodeCorroborated,
     NodeDeleted,
     NodeRef,
     NodeWritten,
     Payload,
+    RelationshipCorroborated,
     RelationshipDeleted,
     RelationshipWritten,
     payload_of,
     relationship_identity,
     relationship_stream,
+    said_of,
 )
 
 
@@ -77,9 +80,11 @@ class Regater:
         renamed: dict[str, str] = {}
         regated: Payload
         match payload_of(event):
-            case NodeWritten() | NodeDeleted() as node_event:
+            case NodeWritten() | NodeDeleted() | NodeCorroborated() as node_event:
                 moved = self.node(node_event.node)
-                renamed[node_event.node.stream] = moved.stream
+                renamed.update(
+                    zip(said_of(node_event.node.stream), said_of(moved.stream), strict=True)
+                )
                 regated = node_event.model_copy(update={"node": moved})
             case RelationshipWritten() as written:
                 original = (written.remapped_from or "").removeprefix(":") or written.type
@@ -100,20 +105,19 @@ class Regater:
                         "identity": identity,
                     }
                 )
-            case RelationshipDeleted() as deleted:
-                rtype = self._type(deleted.type, deleted.type)
-                start_id = self._identity(deleted.from_identity)
-                end_id = self._identity(deleted.to_identity)
-                identity = relationship_identity(rtype, start_id, end_id)
-                renamed[deleted.stream] = relationship_stream(identity)
-                regated = deleted.model_copy(
+            case RelationshipDeleted() | RelationshipCorroborated() as named:
+                rtype = self._type(named.type, named.type)
+                start_id = self._identity(named.from_identity)
+                end_id = self._identity(named.to_identity)
+                regated = named.model_copy(
                     update={
                         "type": rtype,
                         "from_identity": start_id,
                         "to_identity": end_id,
-                        "identity": identity,
+                        "identity": relationship_identity(rtype, start_id, end_id),
                     }
                 )
+                renamed[named.stream] = regated.stream
             case _:
                 return event
         streams = {renamed.get(s, s): v for s, v in event.streams.items()}

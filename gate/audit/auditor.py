@@ -8,7 +8,7 @@ pydantic models so the CLI's ``--format json`` is stable for scripts.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
+from writegate.gate.audit.subject import SubjectExport, export_subject
 from writegate.gate.audit.trail import Trail, trail
 from writegate.gate.rejections import RejectionLog
 from writegate.language import (
@@ -30,6 +31,7 @@ from writegate.language import (
     payload_of,
     provenance_of,
 )
+from writegate.projections.state import StateProjection
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
 Facet = Literal["agent", "source", "method"]
@@ -135,13 +137,21 @@ def subject_of(payload: Payload) -> tuple[str, str] | None:
 
 
 class Auditor:
-    def __init__(self, log: Log) -> None:
+    def __init__(self, log: Log, state: StateProjection | None = None) -> None:
         self.log = log
         self.rejections = RejectionLog(log)
+        # the read model a gate's log keeps inline (current values and who set them)
+        self.state = state or next((p for p in log.inline if isinstance(p, StateProjection)), None)
 
     def trail(self, identity: str, kind: Literal["node", "relationship"] = "node") -> Trail:
         """Every event of one node (or relationship), and of a node's relationships."""
         return trail(self.log, identity, kind)
+
+    def export_subject(self, identity: str) -> SubjectExport:
+        """Everything held about one node (``gate.audit.subject``), or ``NODE_NOT_FOUND``."""
+        if self.state is None:
+            raise ValueError("exporting a subject needs a log opened with the StateProjection")
+        return export_subject(self.log, self.state, identity)
 
     def events(
         self,
@@ -192,7 +202,7 @@ class Auditor:
         to_seq: int | None = None,
         agent: str | None = None,
         types: list[str] | None = None,
-        stream: str | None = None,
+        stream: str | Sequence[str] | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
     ) -> NewestEvents:

@@ -30,13 +30,12 @@ class Expansion(StrEnum):
 
 @dataclass(frozen=True)
 class Link:
-    """One relationship as the expansion sees it, with the write that last set it."""
+    """One relationship as the expansion sees it."""
 
     identity: str
     type: str
     from_identity: str
     to_identity: str
-    seq: int
     valid_from: str | None = None  # its valid time, where the read knows it
     valid_to: str | None = None
 
@@ -111,6 +110,7 @@ def personalised_pagerank(
     imported here, not with the module: its import starts OpenBLAS's threads, which only a
     process that answers a query needs."""
     import numpy as np  # noqa: PLC0415
+
     nodes = list(hood.reached)
     at = {node: k for k, node in enumerate(nodes)}
     restart = np.array([seeds.get(n, 0.0) for n in nodes], dtype=np.float64)

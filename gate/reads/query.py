@@ -190,11 +190,11 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
             [*seeds, *(e for r in kept for e in (r.link.from_identity, r.link.to_identity))]
         )
         meets = {identity: matched(wanted, _node_words(w)) for identity, w in said.items()}
-        events = graph.events(r.link.seq for r in kept)
+        events = graph.last_written(r.link for r in kept)
         heard = state.corroborations(conn, [r.link.identity for r in kept])
         triplets = [
             _heard(
-                _triplet(r, events[r.link.seq], meets, wanted, decay, weight, floor),
+                _triplet(r, events[r.link.identity], meets, wanted, decay, weight, floor),
                 heard.get(r.link.identity, []) if isinstance(graph, Present) else [],
             )
             for r in kept

@@ -2,7 +2,7 @@
 
 Both answer the same four questions, so the query's pipeline does not know which it asks:
 which of some nodes exist, each node's relationships (bounded per node), what a node says
-in words, and the event that last wrote a relationship. ``Present`` reads the state read
+in words, and the event that last wrote each of some relationships. ``Present`` reads the state read
 model, each question an index probe; ``Past`` rebuilds the graph at a record time
 (``as_of``) or a valid time (``valid_at``) from the log, as ``gate.reads.past`` does for
 ``open_nodes``: a past relationship's nodes are found by reading the log's relationship
@@ -45,8 +45,8 @@ class QueryGraph(Protocol):
         """What each existing node among ``identities`` says: label and properties."""
         ...
 
-    def events(self, seqs: Iterable[int]) -> dict[int, Event]:
-        """The events of ``seqs`` (those that wrote relationships ``links`` gave)."""
+    def last_written(self, links: Iterable[Link]) -> dict[str, Event]:
+        """The event that last wrote each of ``links`` (which ``links`` gave), by identity."""
         ...
 
 
@@ -65,9 +65,7 @@ class Present:
     ) -> tuple[dict[str, list[Link]], bool]:
         step, more = self._state.links_touching(self._conn, identities, relationship_type, cap)
         found = {
-            identity: [
-                Link(a.identity, a.type, a.from_identity, a.to_identity, seq) for a, seq in rows
-            ]
+            identity: [Link(a.identity, a.type, a.from_identity, a.to_identity) for a in rows]
             for identity, rows in step.items()
         }
         return found, more
@@ -79,8 +77,10 @@ class Present:
             self._words[row.identity] = (row.label, row.properties)
         return {i: self._words[i] for i in wanted if i in self._words}
 
-    def events(self, seqs: Iterable[int]) -> dict[int, Event]:
-        return self._log.read_seqs(seqs)
+    def last_written(self, links: Iterable[Link]) -> dict[str, Event]:
+        seqs = self._state.last_writes(self._conn, (link.identity for link in links))
+        events = self._log.read_seqs(seqs.values())
+        return {identity: events[seq] for identity, seq in seqs.items()}
 
 
 class Past:
@@ -97,7 +97,7 @@ class Past:
         self._log, self._as_of, self._valid_at = log, as_of, valid_at
         self._scopes = scopes  # a caller's grant: nodes outside it then are not there
         self._words: dict[str, Words | None] = {}
-        self._events: dict[int, Event] = {}
+        self._last: dict[str, Event] = {}  # each relationship's last write, as ``links`` saw
 
     def _node(self, identity: str) -> Words | None:
         if identity not in self._words:
@@ -132,14 +132,13 @@ class Past:
                 if len(found[identity]) == cap:
                     more = True
                     break
-                self._events[spell.last.seq] = spell.last
+                self._last[rid] = spell.last
                 found[identity].append(
                     Link(
                         rid,
                         spell.type,
                         spell.from_identity,
                         spell.to_identity,
-                        spell.last.seq,
                         format_timestamp(spell.valid_from),
                         format_timestamp(spell.valid_to) if spell.valid_to else None,
                     )
@@ -149,5 +148,5 @@ class Past:
     def words(self, identities: Iterable[str]) -> dict[str, Words]:
         return {i: w for i in dict.fromkeys(identities) if (w := self._node(i)) is not None}
 
-    def events(self, seqs: Iterable[int]) -> dict[int, Event]:
-        return {seq: self._events[seq] for seq in seqs}
+    def last_written(self, links: Iterable[Link]) -> dict[str, Event]:
+        return {link.identity: self._last[link.identity] for link in links}

@@ -39,7 +39,7 @@ from writegate.gate.reads.views import (
     ref_of,
 )
 from writegate.gate.schema import LoadedSchema
-from writegate.language import NodeRef, node_identity, node_stream
+from writegate.language import NodeRef, node_identity, node_stream, said_of
 from writegate.projections.state import EdgeRow, StateProjection
 
 MAX_LIMIT = 500
@@ -323,7 +323,8 @@ class GraphReader:
         cursor: str | None = None,
         schema: LoadedSchema | None = None,
     ) -> NodeHistory:
-        """Every event in the node's stream, oldest first: its provenance trail."""
+        """Every event in the node's stream and its corroborations', oldest first: its
+        provenance trail."""
         identity = self.identity(ref, schema)
         try:
             after = int(cursor) if cursor else 0
@@ -333,7 +334,9 @@ class GraphReader:
                 "cursor is not one this tool returned",
                 {"field": "cursor"},
             ) from None
-        page = self._log.read(after_seq=after, limit=_limit(limit), stream=node_stream(identity))
+        page = self._log.read(
+            after_seq=after, limit=_limit(limit), stream=said_of(node_stream(identity))
+        )
         if not page.events and after == 0:
             raise _not_found(identity)
         return NodeHistory(

@@ -18,6 +18,7 @@ from writegate.gate.audit.conflicts import audit_conflicts as conflicts_of
 from writegate.gate.audit.duplicates import DuplicateAudit
 from writegate.gate.audit.duplicates import audit_duplicates as duplicates_of
 from writegate.gate.audit.report import Report, gate_report
+from writegate.gate.audit.subject import SubjectExport
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.server.audit_scopes import must_see, readable, whole_log
 from writegate.gate.server.read_tools import NodeRefArgs, schema_or_none
@@ -152,10 +153,31 @@ def report(call: ToolCall, args: NoArgs) -> Report:
     return gate_report(call.gate, [])
 
 
+class ExportSubjectArgs(BaseModel):
+    model_config = _ARGS
+
+    node: NodeRefArgs = Field(description="The node the export is about.")
+
+
+@tool("audit", read_only=True)
+def export_subject(call: ToolCall, args: ExportSubjectArgs) -> SubjectExport:
+    """Everything held about one node, for a subject access or portability request: its
+    current values and who set each, every version with its provenance (agent, source,
+    method, reliability, confidence, record and valid time, event), what each superseded,
+    corroborations, merges and resolutions, its relationships' events, the full text of
+    the observations cited, the writes held for review and the refused requests that name
+    it. It names other nodes and observations of any scope, so it needs a grant of every
+    scope."""
+    whole_log(call, "export_subject")
+    identity = call.reader.identity(args.node.ref(), schema_or_none(call))
+    return Auditor(call.gate.log, call.gate.state).export_subject(identity)
+
+
 AUDIT_TOOLS: tuple[ToolSpec, ...] = (
     audit_events,
     integrity_report,
     audit_conflicts,
     audit_duplicates,
     report,
+    export_subject,
 )

@@ -316,9 +316,26 @@ class StateReader:
     def links_touching(
         self, conn: Sql, identities: Sequence[str], relationship_type: str | None, cap: int
     ) -> Step:
-        """Each node's relationships (of one type, if given) and the seq that last wrote
-        each, at most ``cap`` a node: a walk's step, one statement, no properties decoded."""
+        """Each node's relationships (of one type, if given), at most ``cap`` a node: a
+        walk's step, one statement, read from indexes alone."""
         return links_step(conn, identities, relationship_type, cap)
+
+    def last_writes(self, conn: Sql, identities: Iterable[str]) -> dict[str, int]:
+        """The seq that last wrote each of the relationships among ``identities`` that
+        exist: what a walk's step leaves unread, asked of the few a query keeps."""
+        wanted = list(dict.fromkeys(identities))
+        found: dict[str, int] = {}
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                conn.execute(
+                    "SELECT identity, updated_seq FROM state_relationships "
+                    f"WHERE identity IN ({marks})",
+                    chunk,
+                )
+            )
+        return found
 
     def search(self, conn: Sql, text: str, after: str, limit: int) -> list[str]:
         """Identities of nodes whose label, keys or properties contain ``text`` (any case),

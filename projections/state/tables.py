@@ -51,7 +51,10 @@ CREATE TABLE IF NOT EXISTS state_relationships (
     updated_by TEXT NOT NULL
 );
 DROP INDEX IF EXISTS state_rel_from;
-CREATE INDEX IF NOT EXISTS state_rel_from_ordered ON state_relationships (from_identity, identity);
+DROP INDEX IF EXISTS state_rel_from_ordered;
+-- a walk's step reads a node's relationships from these alone (``walk``)
+CREATE INDEX IF NOT EXISTS state_rel_from_walk
+    ON state_relationships (from_identity, identity, type, to_identity);
 CREATE TABLE IF NOT EXISTS state_facts (
     identity TEXT NOT NULL,
     property TEXT NOT NULL,
@@ -78,7 +81,9 @@ CREATE TABLE IF NOT EXISTS state_resolution_keys (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS state_resolution_keys_identity ON state_resolution_keys (identity);
 DROP INDEX IF EXISTS state_rel_to;
-CREATE INDEX IF NOT EXISTS state_rel_to_ordered ON state_relationships (to_identity, identity);
+DROP INDEX IF EXISTS state_rel_to_ordered;
+CREATE INDEX IF NOT EXISTS state_rel_to_walk
+    ON state_relationships (to_identity, identity, type, from_identity);
 CREATE TABLE IF NOT EXISTS state_aliases (
     alias TEXT PRIMARY KEY,
     identity TEXT NOT NULL,
@@ -135,6 +140,10 @@ CREATE TABLE IF NOT EXISTS state_support (
     occurred_at TEXT NOT NULL,
     PRIMARY KEY (identity, seq)
 ) WITHOUT ROWID;
+-- a read asks each fact it shows for its corroborations; most have none, and this index
+-- holds only theirs, so asking costs one probe of a small index, not every write's row
+CREATE INDEX IF NOT EXISTS state_support_corroborated ON state_support (kind, identity, seq)
+    WHERE kind = 'corroborated';
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
     name TEXT PRIMARY KEY,
     seq INTEGER NOT NULL
@@ -149,14 +158,15 @@ SCOPES_LAYOUT = 12  # the first with each node's scope
 OBSERVATION_SCOPES_LAYOUT = 13  # the first with each observation's scope
 VALUE_COUNTS_LAYOUT = 15  # the first with the value counts of evidence fields
 SUPPORT_LAYOUT = 16  # the first with each fact's supporting writes (corroboration)
-LAYOUT = 16  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+LAYOUT = 17  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
 # index; 9: the feedback weights; 10: observations and the writes citing them (and their
 # words in the text index); 11: the text index stems its words (``projections.search``);
 # 12: each node's scope, and both ends' in the text index (``scoping``); 13: each
 # observation's scope, in its row and its document; 14: a node's relationships indexed in
 # identity order (a walk's bounded step reads no more than it keeps), and on SQLite one
 # FTS5 table per kind of document; 15: the value counts of evidence fields; 16: the writes
-# supporting each fact (``support``)
+# supporting each fact (``support``); 17: the corroborations indexed on their own, and a
+# node's relationships indexed with what a walk reads of them (``walk``)
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),

@@ -4,10 +4,15 @@
 node reached. One statement per node cost a walk of 42 nodes 42 round trips through the
 driver and the statement machinery, a third of a query at 100k people
 (``bench/bench_query.py``); here each hop is one statement whose per-node subquery keeps
-the bound (the ``(from_identity, identity)`` and ``(to_identity, identity)`` indexes give
-each node's first ``cap`` in identity order, without reading the rest of a hub's).
+the bound (the ``(from_identity, identity, …)`` and ``(to_identity, identity, …)`` indexes
+give each node's first ``cap`` in identity order, without reading the rest of a hub's).
 
-SQLite has no ``LATERAL``: a correlated ``rowid IN (… LIMIT ?)`` per node does the same
+Those indexes hold what a step reads (type and the other end: a relationship's identity
+names them, so its index entries never change), so a step never reads the table's rows,
+which carry properties and provenance and lie scattered over the file: which write last
+set a relationship is asked only of the few a query keeps (``last_writes``).
+
+SQLite has no ``LATERAL``: a correlated ``identity IN (… LIMIT ?)`` per node does the same
 there, and PostgreSQL's ``LATERAL`` join is its spelling of it.
 """
 
@@ -32,15 +37,15 @@ class Attached:
     to_identity: str
 
 
-Step = tuple[dict[str, list[tuple[Attached, int]]], bool]
-"""Each node's relationships and the seq that last wrote each, at most ``cap`` a node in
-identity order; and whether any node had more."""
+Step = tuple[dict[str, list[Attached]], bool]
+"""Each node's relationships, at most ``cap`` a node in identity order; and whether any
+node had more."""
 
-_COLUMNS = "identity, type, from_identity, to_identity, updated_seq"
+_COLUMNS = "identity, type, from_identity, to_identity"
 _SQLITE = (
     "SELECT n.value, {cols} FROM json_each(?) AS n JOIN state_relationships AS e "
-    "ON e.rowid IN (SELECT r.rowid FROM state_relationships r{ends} "
-    "WHERE r.{column} = n.value{where} ORDER BY r.identity LIMIT ?)"
+    "ON e.{column} = n.value AND e.identity IN (SELECT r.identity FROM state_relationships "
+    "r{ends} WHERE r.{column} = n.value{where} ORDER BY r.identity LIMIT ?)"
 )
 _POSTGRES = (
     "SELECT n.v, {cols} FROM json_array_elements_text(?::json) AS n(v) CROSS JOIN LATERAL "
@@ -78,11 +83,11 @@ def links_step(
         *scopes,
         cap + 1,
     ]
-    found: dict[str, dict[str, tuple[Attached, int]]] = {i: {} for i in identities}
-    for node, identity, rtype, source, target, seq in conn.execute(sql, one * 2):
-        found[node][identity] = (Attached(identity, rtype, source, target), seq)
+    found: dict[str, dict[str, Attached]] = {i: {} for i in identities}
+    for node, identity, rtype, source, target in conn.execute(sql, one * 2):
+        found[node][identity] = Attached(identity, rtype, source, target)
     more = False
-    step: dict[str, list[tuple[Attached, int]]] = {}
+    step: dict[str, list[Attached]] = {}
     for node, links in found.items():
         ordered = [links[k] for k in sorted(links)]
         more |= len(ordered) > cap

@@ -20,7 +20,7 @@ from writegate.gate import Gate
 
 
 def writegate(
-    db: Path, *args: str, code: int = 0, env: dict[str, str] | None = None, **kwargs: Any
+    db: Path | str, *args: str, code: int = 0, env: dict[str, str] | None = None, **kwargs: Any
 ) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         [WRITEGATE, "--db", str(db), *args],
@@ -35,7 +35,7 @@ def writegate(
     return done
 
 
-def as_json(db: Path, *args: str) -> Any:
+def as_json(db: Path | str, *args: str) -> Any:
     return json.loads(writegate(db, *args).stdout)
 
 

@@ -52,6 +52,7 @@ COMMANDS: dict[str, tuple[str, ...] | None] = {
     "job_list": ("jobs", "list"),
     "graph_improve": ("improve",),
     "audit_feedback": ("audit", "feedback"),
+    "export_subject": ("export", "subject"),
 }
 
 # (tool, argument) -> the click parameter spelling it, where the names differ

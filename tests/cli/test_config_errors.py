@@ -125,5 +125,6 @@ def test_a_key_at_the_top_that_is_no_table_is_no_setting(tmp_path: Path) -> None
     config = tmp_path / "top.toml"
     config.write_text("projectons = 1\n")
     assert problems(config) == (
-        f"invalid configuration: {config}: projectons is not a setting (did you mean projections?)",
+        f"invalid configuration: {config}: projectons is not a setting "
+        "(did you mean projections or rejections?)",
     )

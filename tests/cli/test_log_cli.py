@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 from tests.cli.conftest import as_json, write_history, writegate
-from tests.conftest import person
+from tests.conftest import SEED_SCHEMA, person
 from tests.server.harness import WRITEGATE
 from writegate.gate import Gate
 
@@ -99,3 +99,20 @@ def test_follow_refuses_what_cannot_be_followed(history: Path) -> None:
     for args in (["--reverse"], ["--format", "json"], ["--to-seq", "3"]):
         done = writegate(history, "log", "--follow", *args, code=2)
         assert done.stderr.startswith("error: --follow prints events as they come")
+
+
+def test_node_lists_the_nodes_corroborations_with_its_writes(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    with Gate.open(db) as gate:
+        gate.publish_schema(SEED_SCHEMA)
+        gate.write_node(**person("Ada"))
+        gate.write_node(**person("Ada", source="registry", extraction_method="api"))
+        gate.write_node(**person("Alan"))
+    node = 'Person{"name":"Ada"}'
+    assert seqs(db, "--node", node) == [2, 3]
+    assert seqs(db, "--reverse", "--node", node) == [3, 2]
+    types = [
+        json.loads(line)["type"]
+        for line in writegate(db, "log", "--node", node, "--format", "jsonl").stdout.splitlines()
+    ]
+    assert types == ["node.written", "node.corroborated"]

@@ -53,6 +53,8 @@ READ_COMMANDS = [
     ["export", "dot"],
     ["export", "graphml", "--around", "Person", "name=Alice"],
     ["export", "mermaid"],
+    ["export", "subject", "Person:name=Alice"],
+    ["export", "subject", "Person:name=Alice", "--format", "prov"],
     ["schema", "show"],
     ["status"],
 ]

@@ -201,6 +201,22 @@ def test_audit_shows_the_supporting_sources(gate: Gate) -> None:
     assert [s.seq for s in trail.supported_by] == [e.seq for e in trail.entries]
 
 
+def test_a_nodes_history_lists_its_corroborations_between_its_versions(gate: Gate) -> None:
+    gate.write_node(**person())
+    gate.write_node(**person(source="registry", extraction_method="api", reliability=0.8))
+    gate.write_node(**person(properties={"age": 37}))
+    history = gate.reader().node_history(REF)
+    assert [(e.type, e.source) for e in history.entries] == [
+        ("node.written", "test"),
+        ("node.corroborated", "registry"),
+        ("node.written", "test"),
+    ]
+    paged = gate.reader().node_history(REF, limit=2)
+    assert [e.type for e in paged.entries] == ["node.written", "node.corroborated"]
+    rest = gate.reader().node_history(REF, cursor=paged.next_cursor)
+    assert [e.type for e in rest.entries] == ["node.written"]
+
+
 def test_replay_reproduces_every_support_and_confidence(gate: Gate) -> None:
     gate.write_node(**person())
     gate.write_node(**person(source="registry", extraction_method="api", reliability=0.8))

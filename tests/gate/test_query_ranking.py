@@ -29,7 +29,7 @@ def test_rrf_with_one_ranking_keeps_its_order_and_counts_a_repeat_once() -> None
 
 
 def knows(a: str, b: str) -> Link:
-    return Link(f"{a}-{b}", "KNOWS", a, b, seq=1)
+    return Link(f"{a}-{b}", "KNOWS", a, b)
 
 
 # A and C are named by the question; B sits between them; A and C have one other friend each

@@ -81,3 +81,33 @@ def test_a_log_from_before_the_index_is_indexed_when_opened(tmp_path: Path) -> N
     with Gate.open(path) as gate:
         assert found(gate, "older") == ["Frank Older"]
         assert gate.state.equals_replay(gate.log, gate.log.connection())
+
+
+def test_views_built_from_rows_are_what_validation_makes_of_them(gate: Gate) -> None:
+    """Views are built from the read model's rows without validating them again: each must
+    be exactly the model validation makes of its own dump (types, defaults, aliases)."""
+    said = gate.record_observation(text="Ada met Alan", source="notes", extraction_method="llm")
+    assert said.status == "recorded"
+    for name in ("Ada Byron", "Alan Turing"):
+        gate.write_node(**person(name, observations=[said.observation_id]))
+    gate.write_node(**person("Ada Byron", source="registry", extraction_method="api"))
+    written = gate.write_relationship(
+        type="KNOWS",
+        from_label="Person",
+        from_keys={"name": "Ada Byron"},
+        to_label="Person",
+        to_keys={"name": "Alan Turing"},
+        source="notes",
+        extraction_method="llm",
+    )
+    assert written.status == "written"
+    page = GraphReader(gate.log, gate.state).search_nodes("ada", 5)
+    assert page.edges
+    assert any(n.provenance.sources for n in page.nodes)
+    assert any(n.provenance.observations for n in page.nodes)
+    for view in [*page.nodes, *page.edges]:
+        again = type(view).model_validate(view.model_dump())
+        assert again == view
+        assert again.model_dump(mode="json", by_alias=True) == view.model_dump(
+            mode="json", by_alias=True
+        )

@@ -90,3 +90,37 @@ def test_regate_follows_identities_into_deletes(db_path: Path) -> None:
     written, deleted = (e for e in rewritten if e.type.startswith("node."))
     assert written.payload["node"]["label"] == deleted.payload["node"]["label"] == "Device"
     assert written.payload["node"]["identity"] == deleted.payload["node"]["identity"]
+
+
+def test_regate_follows_identities_into_corroborations(db_path: Path) -> None:
+    """A node corroborated under an old label, and a relationship under an old type, are
+    corroborated under the new ones, on the corroboration streams of the new identities."""
+    with Gate.open(db_path) as gate:
+        gate.publish_schema(SEED_SCHEMA)
+        p: dict[str, Any] = {"extraction_method": "api", "actor": Actor(agent="a")}
+        knows: dict[str, Any] = {
+            "type": "KNOWS",
+            "from_label": "Person",
+            "from_keys": {"name": "Ada"},
+            "to_label": "Person",
+            "to_keys": {"name": "Bob"},
+        }
+        for source in ("s", "t"):
+            gate.write_node(label="Gizmo", merge_keys={"name": "W"}, source=source, **p)
+            for name in ("Ada", "Bob"):
+                gate.write_node(label="Person", merge_keys={"name": name}, source=source, **p)
+            gate.write_relationship(**knows, source=source, **p)
+        gate.publish_schema(consolidated_schema())
+        gate.refresh_schema_cache()
+        regater = Regater(gate.current_schema().registry)
+        rewritten = [regater.event(e) for e in gate.log.iter_events()]
+    by_type = {e.type: e for e in rewritten}
+    device = 'Device{"name":"W"}'
+    heard = [e for e in rewritten if e.type == "node.corroborated"]
+    assert heard[0].payload["node"]["identity"] == device
+    assert list(heard[0].streams) == [f"corroboration:node:{device}"]
+    said = by_type["relationship.corroborated"]
+    assert said.payload["type"] == "ACQUAINTED_WITH"
+    assert said.payload["to"] == 'Person{"name":"Bob"}'
+    assert said.payload["identity"] == by_type["relationship.written"].payload["identity"]
+    assert list(said.streams) == [f"corroboration:rel:{said.payload['identity']}"]

@@ -39,3 +39,19 @@ def test_a_read_model_from_before_the_review_lane_keeps_no_reviews() -> None:
     conn.execute("UPDATE projection_checkpoints SET seq = 2 WHERE name = 'state.layout'")
     assert not state.keeps_reviews(conn)  # a read-only copy of layout 2 is read as it is
     conn.close()
+
+
+def test_asking_for_corroborations_probes_their_own_index_not_every_writes_row() -> None:
+    """Every write keeps a support row and few facts are corroborated: a read asking each
+    fact it shows for its corroborations must probe an index of those alone."""
+    state = StateProjection()
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    state.install(conn)
+    asked: list[str] = []
+    conn.set_trace_callback(asked.append)
+    state.corroborations(conn, ['Person{"name":"Ada"}', 'Person{"name":"Alan"}'])
+    conn.set_trace_callback(None)
+    (query,) = [sql for sql in asked if "state_support" in sql]
+    plan = " ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {query}"))
+    assert "USING INDEX state_support_corroborated" in plan, plan
+    conn.close()

@@ -73,7 +73,7 @@ def _message_handler(agent_notes: list[str]) -> Any:
 
 @asynccontextmanager
 async def stdio_agent(
-    db: Path,
+    db: Path | str,
     agent_id: str = "stdio-agent",
     roles: tuple[str, ...] = ("writer",),
     env: dict[str, str] | None = None,

@@ -167,6 +167,7 @@ def test_the_service_configuration_parses(tmp_path: Path) -> None:
     assert settings.serve.public_hosts == ["memory.example.org"]
     assert settings.limits is not None
     assert settings.limits.max_depth == 16
+    assert settings.rejections.max_age_days == 90
     [unit] = blocks(text, "ini")
     [exec_start] = [line for line in unit.splitlines() if line.startswith("ExecStart=")]
     words = shlex.split(exec_start.removeprefix("ExecStart="))
