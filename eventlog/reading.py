@@ -65,14 +65,13 @@ class LogReader:
         def rows(conn: Sql) -> Iterator[Any]:
             after = 0
             while chunk := conn.execute(sql, (after, batch)).fetchall():
-                for row in chunk:
-                    audit.see(row)
-                    yield row
+                audit.see(conn, chunk)
+                yield from chunk
                 after = chunk[-1][0]
 
         with self.snapshot() as conn:
             report = verify_rows(rows(conn))
-            return report.with_seals(*audit.check(conn)) if report.ok else report
+            return report.with_seals(*audit.result()) if report.ok else report
 
     def export_seals(self) -> SealBundle:
         """The subjects and clear values the log holds (a copy takes them with its events)."""

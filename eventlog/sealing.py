@@ -160,13 +160,16 @@ def open_rows(conn: Sql, rows: list[Any], columns: Sequence[int]) -> list[Any]:
 def clear_values(conn: Sql, subjects: Iterable[str]) -> dict[tuple[str, str], str]:
     """The clear canonical JSON held for each (subject, digest) of ``subjects``."""
     wanted = sorted(set(subjects))
-    if not wanted:
-        return {}
-    marks = ", ".join("?" * len(wanted))
-    rows = conn.execute(
-        f"SELECT subject, digest, value FROM sealed_values WHERE subject IN ({marks})", wanted
-    ).fetchall()
-    return {(str(r[0]), str(r[1])): str(r[2]) for r in rows}
+    found: dict[tuple[str, str], str] = {}
+    for start in range(0, len(wanted), 1000):  # within any database's count of parameters
+        part = wanted[start : start + 1000]
+        rows = conn.execute(
+            "SELECT subject, digest, value FROM sealed_values "
+            f"WHERE subject IN ({', '.join('?' * len(part))})",
+            part,
+        ).fetchall()
+        found.update({(str(r[0]), str(r[1])): str(r[2]) for r in rows})
+    return found
 
 
 @dataclass(frozen=True)
@@ -241,49 +244,67 @@ def destroy(conn: Sql, subjects: Sequence[str]) -> None:
 
 @dataclass
 class SealAudit:
-    """What ``verify`` learns of sealed values while it walks the chain: each sealed reference
-    (the first seq holding it), each event's subjects, and the subjects receipts forgot."""
+    """What ``verify`` learns of sealed values, a page of the chain at a time (its memory grows
+    with the erased events alone): each held value checked against its digest under its
+    subject's key, and the events whose values are missing kept until a receipt forgets their
+    subject (a subject's receipt follows all its events: a subject written again after it is
+    forgotten is a new one)."""
 
-    first_seq: dict[tuple[str, str], int] = field(default_factory=dict)
-    event_subjects: dict[int, set[str]] = field(default_factory=dict)
+    missing: dict[str, set[int]] = field(default_factory=dict)  # subject -> seqs lacking it
     forgotten: dict[str, int] = field(default_factory=dict)  # subject -> the receipt's seq
+    problem: tuple[int, str] | None = None  # the first: (seq, what)
 
-    def see(self, row: Sequence[Any]) -> None:
-        """One stored row (``EVENT_COLUMNS`` order)."""
-        seq = int(row[0])
-        for text in (row[5], row[6], row[7], row[8]):
-            for ref in _refs(text):
-                self.first_seq.setdefault(ref, seq)
-                self.event_subjects.setdefault(seq, set()).add(ref[0])
-        if row[2] == FORGOTTEN:
-            for subject in SubjectsForgotten.model_validate_json(row[6]).subjects:
-                self.forgotten.setdefault(subject, seq)
+    def see(self, conn: Sql, rows: Sequence[Sequence[Any]]) -> None:
+        """A page of stored rows (``EVENT_COLUMNS`` order), in seq order."""
+        refs = [
+            (int(row[0]), ref)
+            for row in rows
+            for text in (row[5], row[6], row[7], row[8])
+            for ref in _refs(text)
+        ]
+        if refs:
+            self._check(conn, refs)
+        for row in rows:
+            if row[2] == FORGOTTEN:
+                for subject in SubjectsForgotten.model_validate_json(row[6]).subjects:
+                    self.forgotten.setdefault(subject, int(row[0]))
 
-    def check(self, conn: Sql) -> tuple[int, tuple[int, str] | None]:
-        """(events whose sealed content was erased, the first problem as (seq, what) or None).
-        A held value must be its digest's HMAC under its subject's key; a missing one is erased
-        only if a later receipt forgot its subject."""
-        if not self.first_seq:
-            return 0, None
-        keys = {
-            str(r[0]): bytes.fromhex(r[1])
-            for r in conn.execute("SELECT subject, key FROM subject_keys").fetchall()
-        }
-        held = clear_values(conn, {s for s, _ in self.first_seq})
-        problems: list[tuple[int, str]] = []
-        erased: set[str] = set()
-        for (subject, digest), seq in self.first_seq.items():
+    def _check(self, conn: Sql, refs: list[tuple[int, tuple[str, str]]]) -> None:
+        subjects = sorted({subject for _, (subject, _) in refs})
+        keys: dict[str, bytes] = {}
+        for start in range(0, len(subjects), 1000):
+            part = subjects[start : start + 1000]
+            marks = ", ".join("?" * len(part))
+            rows = conn.execute(
+                f"SELECT subject, key FROM subject_keys WHERE subject IN ({marks})", part
+            )
+            keys.update({str(r[0]): bytes.fromhex(r[1]) for r in rows})
+        held = clear_values(conn, subjects)
+        checked: set[tuple[str, str]] = set()
+        for seq, (subject, digest) in refs:
             value = held.get((subject, digest))
-            if value is not None:
+            if value is None:
+                self.missing.setdefault(subject, set()).add(seq)
+            elif (subject, digest) not in checked:
+                checked.add((subject, digest))
                 key = keys.get(subject)
                 mac = hmac.new(key, value.encode(), hashlib.sha256).hexdigest() if key else None
                 if mac != digest:
-                    problems.append((seq, "a sealed value does not match its digest (altered)"))
-            elif self.forgotten.get(subject, 0) > seq:
-                erased.add(subject)
+                    self._found(seq, "a sealed value does not match its digest (altered)")
+
+    def _found(self, seq: int, what: str) -> None:
+        if self.problem is None or seq < self.problem[0]:
+            self.problem = (seq, what)
+
+    def result(self) -> tuple[int, tuple[int, str] | None]:
+        """(events whose sealed content was erased, the first problem or None). A missing value
+        is erased only if a later receipt forgot its subject."""
+        erased: set[int] = set()
+        for subject, seqs in self.missing.items():
+            if self.forgotten.get(subject, 0) > max(seqs):
+                erased |= seqs
             else:
-                problems.append(
-                    (seq, "a sealed value is missing and no receipt forgot its subject")
+                self._found(
+                    min(seqs), "a sealed value is missing and no receipt forgot its subject"
                 )
-        count = sum(1 for subjects in self.event_subjects.values() if subjects & erased)
-        return count, min(problems) if problems else None
+        return len(erased), self.problem
