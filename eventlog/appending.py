@@ -9,14 +9,28 @@ record, commit or roll back — is the same for both.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
+
+import orjson
 
 from writegate.eventlog.canonical import chain_hash, stored_body
 from writegate.eventlog.errors import EventLogError, LogUnavailable
-from writegate.eventlog.events import Actor, Event
+from writegate.eventlog.events import Actor, DraftEvent, Event
 from writegate.eventlog.grouping import CommitGroups, Pending
 from writegate.eventlog.reading import LogReader
+from writegate.eventlog.sealing import (
+    FORGOTTEN,
+    TABLES,
+    ForgetPlan,
+    SealBundle,
+    SubjectsForgotten,
+    destroy,
+    import_seals,
+    install,
+    open_rows,
+    plan_forget,
+)
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import INSERT_EVENT, INSERT_IDEMPOTENCY, INSERT_STREAM
 from writegate.eventlog.tail import check_tail
@@ -167,19 +181,78 @@ class Appending(LogReader):
             )
         return AppendOutcome(tx.events)
 
+    # -- forgetting ------------------------------------------------------------------
+
+    def forget_plan(self, locators: Sequence[str]) -> ForgetPlan:
+        """What ``forget`` of these subjects would destroy, as of now (a dry run)."""
+        present = self.has_table(TABLES[0])
+        with self.snapshot() as conn:
+            return plan_forget(conn, locators, present=present)
+
+    def forget(
+        self,
+        actor: Actor,
+        locators: Sequence[str],
+        *,
+        reason: str,
+        also: Callable[[Transaction, ForgetPlan], dict[str, int]] | None = None,
+    ) -> tuple[ForgetPlan, Event | None]:
+        """Destroy the keys and clear values of the subjects ``locators`` name and append the
+        ``subject.forgotten`` receipt, in one write transaction; ``also`` forgets them in the
+        caller's own stores in that transaction and returns its counts per store, which the
+        receipt adds to the log's. Then the bytes are made to leave the database's files
+        (``_after_forget``). Subjects that never sealed a value are nothing to forget: then
+        nothing is appended."""
+        done: list[tuple[ForgetPlan, Event | None]] = []
+
+        def decide(tx: Transaction) -> None:
+            install(tx.conn)
+            self._forgetting(tx.conn)
+            plan = plan_forget(tx.conn, locators)
+            if not plan.subjects:
+                done.append((plan, None))
+                return
+            counts = plan.counts()
+            if also is not None:
+                counts.update(also(tx, plan))
+            destroy(tx.conn, plan.subjects)
+            receipt = SubjectsForgotten(
+                subjects=plan.subjects, events=plan.events, reason=reason, counts=counts
+            )
+            streams = tuple(f"forgotten:{subject}" for subject in plan.subjects)
+            event = tx.emit(DraftEvent(FORGOTTEN, receipt.model_dump(), streams))
+            done.append((plan, event))
+
+        self.append(actor, decide)
+        if done[-1][1] is not None:
+            self._after_forget()
+        return done[-1]
+
+    def _forgetting(self, conn: Sql) -> None:
+        """Set up ``conn`` so that what a forgetting deletes is overwritten, not only freed."""
+
+    def _after_forget(self) -> None:
+        """After a forgetting committed: what the database needs so that the deleted bytes
+        leave its files (SQLite: a checkpoint that truncates the WAL)."""
+
     # -- integrity -------------------------------------------------------------------
 
-    def append_existing(self, events: Iterable[Event]) -> tuple[int, str]:
+    def append_existing(
+        self, events: Iterable[Event], *, seals: SealBundle | None = None
+    ) -> tuple[int, str]:
         """Append events that already have their place in a chain — a copy of another log —
         exactly as they are, in one transaction: each must come next (its seq the head's
         plus one, its ``prev_hash`` the head's hash) and hash to its own ``hash``, so the copy's
-        chain is the original's. Inline read models follow. Returns the new head."""
+        chain is the original's. Inline read models follow. Returns the new head. Events read
+        ``sealed`` come with their log's ``seals``, added first (read models get clear values)."""
         if self.readonly:
             raise EventLogError(f"{self.describe()} is open read-only")
         conn = self.connection()
         try:
             self._begin_write(conn)
             self._check_tail_once(conn)
+            if seals is not None:
+                import_seals(conn, seals)
             seq, digest = self.head()
             for event in events:
                 if event.seq != seq + 1 or event.prev_hash != digest:
@@ -193,8 +266,9 @@ class Appending(LogReader):
                 conn.executemany(
                     INSERT_STREAM, [(s, v, event.seq) for s, v in event.streams.items()]
                 )
+                clear = _opened(conn, event, columns) if seals is not None else event
                 for projector in self.inline:
-                    projector.apply_event(conn, event)
+                    projector.apply_event(conn, clear)
                 seq, digest = event.seq, event.hash
             for projector in self.inline:
                 projector.set_checkpoint(conn, seq)
@@ -207,3 +281,15 @@ class Appending(LogReader):
                 raise fault from exc
             raise
         return seq, digest
+
+
+def _opened(conn: Sql, event: Event, columns: dict[str, Any]) -> Event:
+    """A copied event as read models see it: its sealed values put back."""
+    texts = [columns["payload"], columns["provenance"], columns["request"]]
+    opened = open_rows(conn, [texts], (0, 1, 2))[0]
+    if opened is texts:
+        return event
+    payload, provenance, request = (orjson.loads(text) for text in opened)
+    return event.model_copy(
+        update={"payload": payload, "provenance": provenance, "request": request}
+    )

@@ -21,8 +21,9 @@ from writegate.eventlog.errors import LogUnavailable
 from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore
 from writegate.eventlog.grouping import CommitGroups
 from writegate.eventlog.reading import EventPage
+from writegate.eventlog.sealing import ForgetPlan, SealBundle
 from writegate.eventlog.sql import Sql
-from writegate.eventlog.transaction import AppendOutcome
+from writegate.eventlog.transaction import AppendOutcome, Transaction
 from writegate.eventlog.verify import VerifyReport
 
 
@@ -35,6 +36,10 @@ class LogTransaction(Protocol):
     def stream_version(self, stream: str) -> int: ...
 
     def emit(self, draft: DraftEvent) -> Event: ...
+
+    def subject(self, locator: str) -> str: ...
+
+    def seal(self, locator: str, value: Any) -> dict[str, str]: ...
 
 
 @runtime_checkable
@@ -74,7 +79,13 @@ class Log(Protocol):
         request: Any = None,
     ) -> AppendOutcome: ...
 
-    def append_existing(self, events: Iterable[Event]) -> tuple[int, str]: ...
+    def append_existing(
+        self, events: Iterable[Event], *, seals: SealBundle | None = None
+    ) -> tuple[int, str]: ...
+
+    def export_seals(self) -> SealBundle: ...
+
+    def subject_of(self, locator: str) -> str | None: ...
 
     def earlier_append(
         self, actor: Actor, idempotency_key: str, request: Any = None, *, digest: str | None = None
@@ -102,6 +113,7 @@ class Log(Protocol):
         since: datetime | None = None,
         until: datetime | None = None,
         to_seq: int | None = None,
+        sealed: bool = False,
     ) -> EventPage: ...
 
     def iter_events(
@@ -122,6 +134,19 @@ class Log(Protocol):
     def snapshot(self) -> AbstractContextManager[Sql]: ...
 
     def verify(self, *, batch: int = ...) -> VerifyReport: ...
+
+    def forget_plan(self, locators: Sequence[str]) -> ForgetPlan: ...
+
+    def forget(
+        self,
+        actor: Actor,
+        locators: Sequence[str],
+        *,
+        reason: str,
+        also: Callable[[Transaction, ForgetPlan], dict[str, int]] | None = None,
+    ) -> tuple[ForgetPlan, Event | None]:
+        """Destroy those subjects' sealed values and keys; append the receipt (``sealing``)."""
+        ...
 
     def missing_triggers(self) -> list[str]: ...
 

@@ -13,6 +13,7 @@ from itertools import islice
 
 from writegate.eventlog.contract import Log
 from writegate.eventlog.errors import EventLogError
+from writegate.eventlog.sealing import SealBundle
 
 
 def copy_log(
@@ -34,9 +35,13 @@ def copy_log(
                 f"{source.describe()}'s (head {at}); copy into an empty log"
             )
         head = (at, digest)
-        events = source.iter_events(after_seq=at, to_seq=target[0], batch=batch)
+        seals: SealBundle | None = (
+            source.export_seals()
+        )  # personal values go across as they are, sealed
+        events = source.iter_events(after_seq=at, to_seq=target[0], batch=batch, sealed=True)
         while chunk := list(islice(events, batch)):
-            head = dest.append_existing(chunk)
+            head = dest.append_existing(chunk, seals=seals)
+            seals = None
             if progress is not None:
                 progress(head[0], target[0])
     if head != target:

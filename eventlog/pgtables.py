@@ -9,6 +9,10 @@ owner); opening a log never runs them again.
 from __future__ import annotations
 
 from writegate.eventlog.canonical import GENESIS_HASH
+from writegate.eventlog.pgsql import translate
+from writegate.eventlog.sealing import DDL as SEALING_DDL
+from writegate.eventlog.sealing import TABLES as SEALING_TABLES
+from writegate.eventlog.sql import statements
 from writegate.eventlog.tables import APPEND_ONLY_TABLES
 
 TABLES = f"""
@@ -64,6 +68,8 @@ CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table}
   FOR EACH STATEMENT EXECUTE FUNCTION writegate_append_only();"""
     for table in APPEND_ONLY_TABLES
 )
+# the sealed values' tables, made with the log so that a role without CREATE can seal and forget
+TABLES += "".join(f"\n{translate(statement)}" for statement in statements(SEALING_DDL))
 TRIGGERS = (
     "events_gapless_chain",
     *(f"{t}_no_{verb}" for t in APPEND_ONLY_TABLES for verb in ("update", "delete", "truncate")),
@@ -73,5 +79,6 @@ TRIGGERS = (
 OWN_TABLES = {
     **dict.fromkeys(APPEND_ONLY_TABLES, ("SELECT", "INSERT")),
     "writegate_log": ("SELECT",),
+    **dict.fromkeys(SEALING_TABLES, ("SELECT", "INSERT", "DELETE")),
 }
 KEEP = ("SELECT", "INSERT", "UPDATE", "DELETE")

@@ -34,17 +34,13 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
+from writegate.eventlog import errors
 from writegate.eventlog.appending import Appending
-from writegate.eventlog.errors import (
-    LogBusy,
-    LogPermissionDenied,
-    LogUnavailable,
-    NotAnEventLog,
-    one_line,
-)
+from writegate.eventlog.errors import LogBusy, LogPermissionDenied, LogUnavailable, one_line
 from writegate.eventlog.grouping import CommitGroups
 from writegate.eventlog.pgsql import WRITE_BEGIN, PgConnection, Raw, resources_fault
 from writegate.eventlog.pgtables import KEEP, OWN_TABLES, TABLES, TRIGGERS
+from writegate.eventlog.sealing import TABLES as SEALING_TABLES
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import FORMAT_VERSION, HEAD
 from writegate.eventlog.transaction import InlineProjector
@@ -214,7 +210,7 @@ class PostgresEventLog(Appending):
             conn = PgConnection.over(raw, self.describe())
             if self._format(conn) == 0:
                 if not self.create:
-                    raise NotAnEventLog(
+                    raise errors.NotAnEventLog(
                         f"no writegate log in {self.describe()} (run `writegate init`)"
                     )
                 return True
@@ -231,12 +227,13 @@ class PostgresEventLog(Appending):
         row = conn.execute("SELECT to_regclass('writegate_log'), to_regclass('events')").fetchone()
         if row[0] is None:
             if row[1] is not None:
-                raise NotAnEventLog(f"{self.describe()} has events but is not a writegate log")
+                said = f"{self.describe()} has events but is not a writegate log"
+                raise errors.NotAnEventLog(said)
             return 0
         found = conn.execute("SELECT format FROM writegate_log").fetchone()
         version = int(found[0]) if found else 0
         if version > FORMAT_VERSION:
-            raise NotAnEventLog(
+            raise errors.NotAnEventLog(
                 f"{self.describe()} has log format {version}; this writegate reads up to "
                 f"{FORMAT_VERSION}"
             )
@@ -310,6 +307,9 @@ class PostgresEventLog(Appending):
                 f"{self.lock_timeout:g} s (other appends held it); nothing was appended, retry "
                 "(with the same idempotency key, a write lands once)"
             ) from exc
+
+    def _after_forget(self) -> None:  # a deleted row stays in its file until rewritten (owner)
+        self.connection().execute("VACUUM (FULL, ANALYZE) " + ", ".join(SEALING_TABLES))
 
     def _before_commit(self, conn: Sql, head: int) -> None:
         conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, str(head)))

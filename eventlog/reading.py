@@ -16,6 +16,7 @@ from writegate.eventlog.canonical import GENESIS_HASH
 from writegate.eventlog.errors import IdempotencyKeyReused
 from writegate.eventlog.events import Actor, Event, EventCore, format_timestamp
 from writegate.eventlog.rows import row_to_core, row_to_event
+from writegate.eventlog.sealing import SealAudit, SealBundle, export_seals, open_rows
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import (
     CORE_COLUMNS,
@@ -26,6 +27,9 @@ from writegate.eventlog.tables import (
 )
 from writegate.eventlog.transaction import request_hash
 from writegate.eventlog.verify import VerifyReport, verify_rows
+
+CORE_SEALED = (6, 7)  # the columns of a ``CORE_COLUMNS`` row that may hold sealed values
+EVENT_SEALED = (6, 7, 8)  # and of an ``EVENT_COLUMNS`` row
 
 
 @dataclass(frozen=True)
@@ -56,14 +60,36 @@ class LogReader:
         stays flat however long the log); the report names the first bad seq, if any."""
         sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?"
 
+        audit = SealAudit()
+
         def rows(conn: Sql) -> Iterator[Any]:
             after = 0
             while chunk := conn.execute(sql, (after, batch)).fetchall():
+                audit.see(conn, chunk)
                 yield from chunk
                 after = chunk[-1][0]
 
         with self.snapshot() as conn:
-            return verify_rows(rows(conn))
+            report = verify_rows(rows(conn))
+            return report.with_seals(*audit.result()) if report.ok else report
+
+    def export_seals(self) -> SealBundle:
+        """The subjects and clear values the log holds (a copy takes them with its events)."""
+        present = self.has_table("subject_keys")
+        with self.snapshot() as conn:
+            return export_seals(conn, present=present)
+
+    def subject_of(self, locator: str) -> str | None:
+        """The subject id ``locator`` has (None: never sealed, or forgotten): how a read that
+        names a subject by its clear identity finds the pseudonym its streams carry."""
+        if not self.has_table("subject_keys"):
+            return None
+        row = (
+            self.connection()
+            .execute("SELECT subject FROM subject_keys WHERE locator = ?", (locator,))
+            .fetchone()
+        )
+        return str(row[0]) if row else None
 
     def head(self) -> tuple[int, str]:
         """(seq, hash) of the newest event; (0, genesis) for an empty log."""
@@ -87,7 +113,9 @@ class LogReader:
             )
             .fetchone()
         )
-        return row_to_core(row) if row else None
+        if row is None:
+            return None
+        return row_to_core(open_rows(self.connection(), [row], CORE_SEALED)[0])
 
     def stream_version(self, stream: str) -> int:
         return int(self.connection().execute(STREAM_VERSION, (stream,)).fetchone()[0] or 0)
@@ -137,9 +165,11 @@ class LogReader:
         since: datetime | None = None,
         until: datetime | None = None,
         to_seq: int | None = None,
+        sealed: bool = False,
     ) -> EventPage:
         """One page of events in seq order, filtered (``stream``: the events of one stream,
-        or of any of several, each once); continue with ``next_after``."""
+        or of any of several, each once); continue with ``next_after``. ``sealed``: as stored,
+        personal values in their sealed form (what a copy carries)."""
         if limit < 1:
             raise ValueError("limit must be at least 1")
         where = ["e.seq > :after"]
@@ -175,8 +205,10 @@ class LogReader:
             f"SELECT {columns} FROM {source} WHERE {' AND '.join(where)} "
             "ORDER BY e.seq LIMIT :limit"
         )
-        rows = self.connection().execute(sql, params).fetchall()
-        events = [row_to_event(r) for r in rows[:limit]]
+        conn = self.connection()
+        rows = conn.execute(sql, params).fetchall()
+        page = rows[:limit] if sealed else open_rows(conn, rows[:limit], EVENT_SEALED)
+        events = [row_to_event(r) for r in page]
         more = len(rows) > limit
         return EventPage(events, events[-1].seq if more else None)
 
@@ -209,7 +241,7 @@ class LogReader:
             rows = conn.execute(sql, (after_seq, last, page)).fetchall()
             if not rows:
                 return
-            for row in rows:
+            for row in open_rows(conn, rows, CORE_SEALED):
                 yield row_to_core(row)
             after_seq = rows[-1][0]
 
@@ -220,24 +252,20 @@ class LogReader:
         if not wanted:
             return {}
         marks = ", ".join("?" * len(wanted))
-        rows = (
-            self.connection()
-            .execute(f"SELECT {EVENT_COLUMNS} FROM events WHERE seq IN ({marks})", wanted)
-            .fetchall()
-        )
-        return {event.seq: event for event in map(row_to_event, rows)}
+        conn = self.connection()
+        rows = conn.execute(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE seq IN ({marks})", wanted
+        ).fetchall()
+        return {e.seq: e for e in map(row_to_event, open_rows(conn, rows, EVENT_SEALED))}
 
     def read_range(self, first: int, last: int) -> list[Event]:
         """Events ``first`` to ``last``, inclusive."""
-        rows = (
-            self.connection()
-            .execute(
-                f"SELECT {EVENT_COLUMNS} FROM events WHERE seq BETWEEN ? AND ? ORDER BY seq",
-                (first, last),
-            )
-            .fetchall()
-        )
-        return [row_to_event(r) for r in rows]
+        conn = self.connection()
+        rows = conn.execute(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE seq BETWEEN ? AND ? ORDER BY seq",
+            (first, last),
+        ).fetchall()
+        return [row_to_event(r) for r in open_rows(conn, rows, EVENT_SEALED)]
 
     def last_seq_at(self, moment: datetime) -> int:
         """The newest seq that occurred at or before ``moment`` (0 if none)."""

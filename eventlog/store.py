@@ -252,6 +252,16 @@ class EventLog(Appending):
     def _alone(self) -> bool:
         return bool(getattr(self._local, "no_wait", False))
 
+    def _forgetting(self, conn: Sql) -> None:
+        # the connection keeps zeroing what it deletes from then on: a connection's setting
+        conn.execute("PRAGMA secure_delete = ON")
+
+    def _after_forget(self) -> None:
+        """The WAL's frames still hold the pages as they were before the deletes: copy the
+        new pages into the file and truncate the WAL (waits for readers of older snapshots
+        only as long as the busy timeout)."""
+        self.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
     def _before_commit(self, conn: Sql, head: int) -> None:
         self._local.wrote = True
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from writegate.eventlog.canonical import GENESIS_HASH, canonical_json, chain_hash, stored_body
-from writegate.eventlog.errors import VersionConflict
+from writegate.eventlog.errors import EventLogError, VersionConflict
 from writegate.eventlog.events import (
     Actor,
     DraftEvent,
@@ -26,6 +26,7 @@ from writegate.eventlog.events import (
     parse_timestamp,
     trusted,
 )
+from writegate.eventlog.sealing import Seals, forged
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import HEAD, INSERT_EVENT, INSERT_STREAM, STREAM_VERSION
 
@@ -115,6 +116,20 @@ class Transaction:
         self._occurred = parse_timestamp(self.occurred_at)
         self._versions: dict[str, int] = {}
         self.events: list[Event] = []
+        self._seals: Seals | None = None
+
+    def subject(self, locator: str) -> str:
+        """The id of the subject ``locator`` names (made on first use): what a stream of a
+        personal identity is named by, so no stream name holds the clear value."""
+        self._seals = self._seals or Seals(self.conn)
+        return self._seals.subject(locator)[0]
+
+    def seal(self, locator: str, value: Any) -> dict[str, str]:
+        """``value``, personal to the subject ``locator``, as the sealed form a draft's payload,
+        provenance or request holds in its place (``sealing``); the events emitted carry the
+        clear value, so inline read models see it."""
+        self._seals = self._seals or Seals(self.conn)
+        return self._seals.seal(locator, value)
 
     @property
     def actor(self) -> Actor:
@@ -154,11 +169,19 @@ class Transaction:
             "idempotency_key": self._idempotency_key,
             "prev_hash": self._prev_hash,
         }
+        for column in ("streams", "payload", "provenance", "request"):
+            if forged(columns[column], self._seals):
+                raise EventLogError(f"an event's {column} may not hold a '$sealed' of its own")
         digest = chain_hash(self._prev_hash, stored_body(**columns))
         self.conn.execute(INSERT_EVENT, (*columns.values(), digest))
         if streams:
             self.conn.executemany(INSERT_STREAM, [(s, v, seq) for s, v in streams.items()])
             self._versions.update(streams)
+        payload, provenance, request = draft.payload, draft.provenance, draft.request
+        if self._seals is not None:  # the events carry the clear values
+            payload = self._seals.open_json(columns["payload"])
+            provenance = self._seals.open_json(columns["provenance"])
+            request = self._seals.open_json(columns["request"])
         event = trusted(
             Event,
             {
@@ -168,9 +191,9 @@ class Transaction:
                 "occurred_at": self._occurred,
                 "actor": actor,
                 "streams": streams,
-                "payload": draft.payload,
-                "provenance": draft.provenance,
-                "request": draft.request,
+                "payload": payload,
+                "provenance": provenance,
+                "request": request,
                 "idempotency_key": self._idempotency_key,
                 "prev_hash": self._prev_hash,
                 "hash": digest,

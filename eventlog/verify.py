@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from writegate.eventlog.canonical import GENESIS_HASH, chain_hash, stored_body
@@ -17,11 +17,20 @@ class VerifyReport:
     head_hash: str
     first_bad_seq: int | None = None
     problem: str | None = None
+    erased: int = 0  # events whose sealed personal content a receipt forgot (not tampering)
 
     def describe(self) -> str:
         if self.ok:
-            return f"chain ok: {self.checked} events, head {self.head_seq}:{self.head_hash}"
+            said = f"chain ok: {self.checked} events, head {self.head_seq}:{self.head_hash}"
+            return said + (f"; {self.erased} erased" if self.erased else "")
         return f"chain broken at seq {self.first_bad_seq}: {self.problem}"
+
+    def with_seals(self, erased: int, problem: tuple[int, str] | None) -> VerifyReport:
+        """This (sound) chain's report with what its sealed values showed: the erased events
+        counted, or the first sealed value that was altered or removed without a receipt."""
+        if problem is None:
+            return replace(self, erased=erased)
+        return replace(self, ok=False, erased=erased, first_bad_seq=problem[0], problem=problem[1])
 
 
 def hash_matches(row: Sequence[Any]) -> bool:
