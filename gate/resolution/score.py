@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-import numpy
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from rapidfuzz import fuzz, process
+from rapidfuzz import fuzz
 from rapidfuzz.distance import JaroWinkler
 
 from writegate.gate.resolution.keys import acronym
@@ -228,16 +227,12 @@ def score_values(
     a: NormalizedName, texts: list[str], kind: Kind, rules: NameRules | None = None
 ) -> list[float]:
     """``score_value`` of ``a`` against each normal text (as the index keeps it), equal to
-    it to the last digit, with less done a candidate: the Jaro-Winkler similarity of every
-    pair of words in one call into C (``process.cdist``), and no normal form built for a
-    candidate of several words (its words are all the scores read)."""
+    it to the last digit, with less done a candidate: no normal form built for it, no vetoes
+    or measures kept. Not ``process.cdist``: for a write's few words it is no faster, and it
+    releases the GIL, so a writer waits a switch interval (5 ms) behind any busy thread (the
+    rejection log's recorder)."""
     rules = rules or DEFAULT_RULES[kind]
     splits = [text.split() for text in texts]
-    words = list(dict.fromkeys(word for split in splits for word in split))
-    column = {word: i for i, word in enumerate(words)}
-    similar = process.cdist(
-        a.tokens, words, scorer=JaroWinkler.similarity, dtype=numpy.float64
-    ).tolist()
     values: list[float] = []
     for text, split in zip(texts, splits, strict=True):
         if " ".join(sorted(split)) == a.key:
@@ -247,10 +242,7 @@ def score_values(
         elif (len(split) == 1 or len(a.tokens) == 1) and _either_acronym(a, split):
             values.append(ACRONYM_SCORE)
         else:
-            rows = [
-                [_looked_up(x, y, rules, similar[i][column[y]]) for y in split]
-                for i, x in enumerate(a.tokens)
-            ]
+            rows = [[_similarity(x, y, rules) for y in split] for x in a.tokens]
             ratio, whole = fuzz.ratio(a.text, text) / 100, JaroWinkler.similarity(a.text, text)
             values.append(_fuzzy(_aggregate(a.tokens, tuple(split), rows, rules, ratio, whole)))
     return values
@@ -261,15 +253,15 @@ def _either_acronym(a: NormalizedName, words: list[str]) -> bool:
     return _is_acronym_of(a, b) or _is_acronym_of(b, a)
 
 
-def _looked_up(x: str, y: str, rules: NameRules, similarity: float) -> float:
-    """``_word_similarity`` with the Jaro-Winkler similarity already computed."""
+def _similarity(x: str, y: str, rules: NameRules) -> float:
+    """``_word_similarity`` without the vetoes (a bare value has none)."""
     if x == y:
         return 1.0
     if len(x) == 1 or len(y) == 1:
         return 1.0 if x[0] == y[0] else 0.0
     if y in rules.nicknames.get(x, ()):
         return 1.0
-    return similarity
+    return JaroWinkler.similarity(x, y)
 
 
 def _word_similarity(x: str, y: str, rules: NameRules, vetoes: list[Veto]) -> float:
