@@ -228,9 +228,7 @@ def score_values(
 ) -> list[float]:
     """``score_value`` of ``a`` against each normal text (as the index keeps it), equal to
     it to the last digit, with less done a candidate: no normal form built for it, no vetoes
-    or measures kept. Not ``process.cdist``: for a write's few words it is no faster, and it
-    releases the GIL, so a writer waits a switch interval (5 ms) behind any busy thread (the
-    rejection log's recorder)."""
+    or measures kept. Not ``process.cdist``: for a write's few words it measured no faster."""
     rules = rules or DEFAULT_RULES[kind]
     splits = [text.split() for text in texts]
     values: list[float] = []
