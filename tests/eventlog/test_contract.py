@@ -11,13 +11,16 @@ from writegate.eventlog.tables import APPEND_ONLY_TRIGGERS, create_tables
 from writegate.eventlog.testing import LogContractTestCase
 
 
-def _path(log: Log) -> str:
+def _path(log: Log) -> Path:
     assert isinstance(log, EventLog)
-    return str(log.path)
+    return log.path
 
 
-class TestSQLiteLog(LogContractTestCase):
-    __test__ = True
+class SQLiteLogs:
+    """How the contract test cases make, rewrite and tamper with a SQLite log (the log
+    contract's and the erasure contract's)."""
+
+    scratch: Path
 
     def create_log_at(self, name: str) -> Log:
         return EventLog(self.scratch / f"{name}.db")
@@ -40,6 +43,10 @@ class TestSQLiteLog(LogContractTestCase):
             conn.execute("COMMIT")
         finally:
             conn.close()
+
+
+class TestSQLiteLog(SQLiteLogs, LogContractTestCase):
+    __test__ = True
 
 
 def test_the_sqlite_log_is_a_log(tmp_path: Path) -> None:
