@@ -16,7 +16,7 @@ import orjson
 
 from writegate.eventlog.canonical import chain_hash, stored_body
 from writegate.eventlog.errors import EventLogError, LogUnavailable
-from writegate.eventlog.events import Actor, DraftEvent, Event
+from writegate.eventlog.events import Actor, DraftEvent, Event, format_timestamp
 from writegate.eventlog.grouping import CommitGroups, Pending
 from writegate.eventlog.reading import LogReader
 from writegate.eventlog.sealing import (
@@ -38,10 +38,13 @@ from writegate.eventlog.transaction import (
     AppendOutcome,
     Decide,
     InlineProjector,
+    Known,
     Transaction,
     request_hash,
     stored_columns,
 )
+
+KNOWN_MISS_WAIT = 8  # after an append found what its process knew stale, appends that read
 
 
 class Appending(LogReader):
@@ -53,11 +56,26 @@ class Appending(LogReader):
     commit_groups: CommitGroups  # set by each backend
     _tail_seen: tuple[int, str] | None = None  # a head this process found verified (``tail``)
     _tail_checked = False  # before this process's first append, the tail it extends
+    starts_from_known = False  # a lone append may start from what the last commit left
+    _known: Known | None = None  # that (``transaction.Known``), while it is worth trying
+    _misses_to_wait = 0  # appends that read first before it is tried again, after a miss
 
     def _begin_write(self, conn: Sql) -> None:
         """Open a transaction holding the log's write lock; if the lock is not had, raise
         (``LogBusy`` where the database can say so): the caller rolls back what is open."""
         raise NotImplementedError
+
+    def _begin_append(self, conn: Sql) -> None:
+        """``_begin_write`` for an append's group; a backend may send it without waiting."""
+        self._begin_write(conn)
+
+    def _await_sent(self, conn: Sql) -> None:
+        """Wait for what an append has sent but not yet waited for (errors raised here):
+        between the members of a group, so that each one's failure is its own."""
+
+    def _from_database(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is the database's error (not ``decide``'s own refusal)."""
+        return False
 
     def fault(self, exc: BaseException) -> LogUnavailable | None:
         """``exc`` as ``LogUnavailable`` if it is the database failing to write (a full disk)
@@ -128,16 +146,77 @@ class Appending(LogReader):
         return self.commit_groups.submit(pending, self._commit_group)
 
     def _commit_group(self, group: list[Pending]) -> None:
-        """One write transaction for ``group``, each member in its own savepoint; settles each."""
+        """One write transaction for ``group``; settles each member. A lone append starts
+        from what this process knows (``_from_known``) where the backend allows it."""
+        if self._known is not None and len(group) == 1:
+            if self._misses_to_wait > 0:
+                self._misses_to_wait -= 1  # other processes append too: it seldom holds
+            elif self._from_known(group[0]):
+                return
+            else:
+                self._misses_to_wait = KNOWN_MISS_WAIT
+        self._commit_read(group)
+
+    def _from_known(self, member: Pending) -> bool:
+        """``member`` appended from the head and stream versions this process's last commit
+        left (``transaction.Known``), with nothing read to start: on PostgreSQL, if
+        ``decide`` reads nothing more, the whole append is one round trip. Returns False,
+        with nothing written or settled, if the database found them stale (another process
+        appended since, or the idempotency key was used): the caller appends from what it
+        reads. A refusal by ``decide`` stands once what it was given is confirmed."""
+        known, key = self._known, member.idempotency_key
+        assert known is not None
         conn = self.connection()
         try:
-            self._begin_write(conn)  # inside: a lock not had is rolled back below
+            self._begin_append(conn)
+            tx = Transaction(conn, member.actor, key, self.inline, known)
+            try:
+                member.decide(tx)
+            except Exception as refusal:
+                if self._from_database(refusal):
+                    raise  # perhaps what it was told is stale
+                self._await_sent(conn)  # what decide was told holds: the refusal stands
+                conn.execute("ROLLBACK")
+                member.settle(None, refusal)
+                return True
+            if tx.events:
+                if key is not None:  # a key used before fails on its primary key
+                    first, last = tx.events[0].seq, tx.events[-1].seq
+                    conn.execute(
+                        INSERT_IDEMPOTENCY, (member.actor.agent, key, member.digest, first, last)
+                    )
+                for projector in self.inline:
+                    projector.set_checkpoint(conn, tx.events[-1].seq)
+                self._before_commit(conn, tx.events[-1].seq)
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if (fault := self.fault(exc)) is not None:
+                raise fault from exc
+            if not isinstance(exc, Exception) or isinstance(exc, EventLogError):
+                raise
+            self._known = None  # stale: the next append reads, and knows again once committed
+            return False
+        known.remember(tx)
+        member.settle(AppendOutcome(tx.events), None)
+        return True
+
+    def _commit_read(self, group: list[Pending]) -> None:
+        """One write transaction for ``group``, each member in its own savepoint, from the
+        head and versions read under the lock; settles each."""
+        conn = self.connection()
+        try:
+            self._begin_append(conn)  # inside: a lock not had is rolled back below
             self._check_tail_once(conn)
             events: list[Event] = []
+            seen: dict[str, int] = {}  # stream versions as the group leaves them
             for member in group:
                 conn.execute("SAVEPOINT append")
                 try:
-                    outcome = self._append_one(conn, member)
+                    outcome = self._append_one(conn, member, seen)
+                    if len(group) > 1:
+                        self._await_sent(conn)
                 except Exception as exc:
                     if (fault := self.fault(exc)) is not None:  # the group cannot commit
                         raise fault from exc
@@ -156,6 +235,7 @@ class Appending(LogReader):
                 self._before_commit(conn, last)
             conn.execute("COMMIT")
         except BaseException as exc:
+            self._known = None
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             for member in group:  # nothing of the group is written: none is acknowledged
@@ -163,8 +243,12 @@ class Appending(LogReader):
             if (fault := self.fault(exc)) is not None:
                 raise fault from exc
             raise
+        if self.starts_from_known and events:
+            newest = events[-1]
+            head = (newest.seq, newest.hash, format_timestamp(newest.occurred_at))
+            self._known = Known(head, seen)
 
-    def _append_one(self, conn: Sql, member: Pending) -> AppendOutcome:
+    def _append_one(self, conn: Sql, member: Pending, seen: dict[str, int]) -> AppendOutcome:
         """One member of a group, inside its savepoint: the idempotency check (which sees the
         group's earlier members), ``decide``, the idempotency record."""
         key, actor = member.idempotency_key, member.actor
@@ -179,6 +263,8 @@ class Appending(LogReader):
                 INSERT_IDEMPOTENCY,
                 (actor.agent, key, member.digest, tx.events[0].seq, tx.events[-1].seq),
             )
+        if len(seen) < 100_000:
+            seen.update(tx.versions_seen)
         return AppendOutcome(tx.events)
 
     # -- forgetting ------------------------------------------------------------------
@@ -248,6 +334,7 @@ class Appending(LogReader):
         if self.readonly:
             raise EventLogError(f"{self.describe()} is open read-only")
         conn = self.connection()
+        self._known = None
         try:
             self._begin_write(conn)
             self._check_tail_once(conn)

@@ -13,20 +13,30 @@ A thread's ``PgConnection`` holds a real connection only while a transaction is 
 a statement outside a transaction borrows one from the log's pool and gives it back, and a
 ``BEGIN`` keeps the one it ran on until the transaction ends. Threads come and go (anyio
 drops idle workers), so a connection per thread would be kept by threads long gone.
+
+An append's transaction is *pipelined* (``begin_pipelined``, psycopg's pipeline mode): a
+statement is sent at once but not waited for, and the client waits only when it reads a
+result — every statement queued before it travels in that one round trip — or at
+``COMMIT``. A write whose result nobody reads (an insert, the NOTIFY) costs no round trip of
+its own; an error it raises surfaces at the next read or at ``COMMIT``, inside the same
+transaction, which then rolls back as before.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack
 from functools import lru_cache
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
 
 from writegate.eventlog.errors import LogPermissionDenied, LogUnavailable, one_line
 from writegate.eventlog.sql import Cursor
+from writegate.eventlog.transaction import InlineProjector
 
 WRITE_BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED"
 _TOKENS = re.compile(r"'(?:[^']|'')*'|::|\?|:[A-Za-z_]\w*|%")
@@ -79,6 +89,8 @@ class PgConnection:
         self._take, self._give, self._on_lost = take, give, lost
         self.where = where  # the address without its password, for messages
         self._held: Raw | None = None  # the connection of the open transaction
+        self._pipeline: psycopg.Pipeline | None = None  # while a pipelined transaction is open
+        self._leave = ExitStack()  # how it leaves pipeline mode
 
     @classmethod
     def over(cls, conn: Raw, where: str = "the database") -> PgConnection:
@@ -89,7 +101,80 @@ class PgConnection:
         if parameters is not None and not isinstance(parameters, dict):
             parameters = tuple(parameters)
         query = translate(sql)
+        if self._pipeline is not None:
+            return self._pipelined(query, parameters)
         return self._run(lambda conn: conn.execute(query, parameters))
+
+    def begin_pipelined(self, statements: Iterable[str]) -> None:
+        """Open a transaction in pipeline mode with ``statements`` (no parameters), sent
+        without waiting: the first result read, or the ``COMMIT``, carries them."""
+        if self._held is not None:
+            raise RuntimeError("a transaction is open already")
+        conn = self._take()
+        stack = ExitStack()
+        try:
+            pipeline = stack.enter_context(conn.pipeline())
+        except BaseException:
+            self._give(conn)
+            raise
+        self._held, self._pipeline, self._leave = conn, pipeline, stack
+        for statement in statements:
+            self.execute(statement)
+
+    def _pipelined(self, query: str, parameters: Any) -> Cursor:
+        word = query.lstrip()[:8].upper()
+        if word.startswith("ROLLBACK"):
+            savepoint = " TO " in query.upper()
+            self._end_pipeline(quietly=True, ending=not savepoint)  # an aborted one needs a Sync
+            if self._held is None:
+                return _Deferred(None, self)  # the connection broke: nothing is open
+            cursor = self._run(lambda conn: conn.execute(query, parameters))
+            if self._held is not None and savepoint:  # the transaction goes on
+                self._pipeline = self._leave.enter_context(self._held.pipeline())
+            return cursor
+        cursor = self._run(lambda conn: conn.execute(query, parameters))
+        if word.startswith("COMMIT"):
+            self._end_pipeline(quietly=False)  # its Sync: the one wait of a lone append
+            return cursor
+        return _Deferred(cursor, self)
+
+    def sync(self) -> None:
+        """Wait for every statement sent so far (raising the first error among them), so
+        that what fails is said where it was sent: a member of a commit group, say."""
+        if self._pipeline is not None:
+            self._sync()
+
+    def _sync(self, *, quietly: bool = False) -> None:
+        pipeline = self._pipeline
+        assert pipeline is not None
+        try:
+            self._run(lambda _: pipeline.sync())
+        except (psycopg.Error, LogPermissionDenied):
+            if not quietly:
+                raise
+
+    def _end_pipeline(self, *, quietly: bool, ending: bool = True) -> None:
+        """Leave pipeline mode: a Sync, and every result not read yet is waited for (the
+        first error raised, unless ``quietly``); the connection goes back to the pool
+        unless a transaction is still open on it (one that failed, to roll back)."""
+        conn = self._held
+        try:
+            self._run(lambda _: self._leave.close())
+        except (psycopg.Error, LogPermissionDenied):
+            if not quietly:
+                raise
+        finally:
+            self._pipeline = None
+            if conn is not None and self._held is conn:
+                if ending and _aborted(conn):
+                    conn.close()  # its transaction rolls back with it (see ``_aborted``)
+                if not _open(conn):
+                    self._held = None
+                    self._give(conn)
+
+    def guard(self, work: Callable[[], T]) -> T:
+        """``work`` (reading a deferred result), its errors said as ``_run`` says them."""
+        return self._run(lambda _: work())
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> None:
         rows = [tuple(p) for p in parameters]
@@ -119,9 +204,12 @@ class PgConnection:
                 raise  # not the connection (a lock timeout): the caller's to handle as it is
             raise self._lost(exc) from exc
         finally:
-            if _open(conn):
+            if self._pipeline is not None and not (conn.closed or conn.broken):
+                pass  # held until the pipeline ends (its status is not known before a sync)
+            elif _open(conn):
                 self._held = conn
             else:
+                self._pipeline = None
                 self._held = None
                 self._give(conn)
 
@@ -139,6 +227,36 @@ class PgConnection:
         return self._held is not None
 
 
+class _Deferred:
+    """A pipelined statement's cursor: reading it waits for the server (one round trip for
+    everything sent before it), and an error is said as the connection says it."""
+
+    __slots__ = ("_conn", "_cursor")
+
+    def __init__(self, cursor: Any, conn: PgConnection) -> None:
+        self._cursor, self._conn = cursor, conn  # None: nothing was run
+
+    @property
+    def rowcount(self) -> int:
+        return self._conn.guard(self._rowcount)
+
+    def _rowcount(self) -> int:
+        self._cursor._fetch_pipeline()  # psycopg reads a pipelined result on fetch only
+        return int(self._cursor.rowcount)
+
+    def fetchone(self) -> Any:
+        return self._conn.guard(self._cursor.fetchone)
+
+    def fetchall(self) -> list[Any]:
+        return self._conn.guard(self._cursor.fetchall)
+
+    def fetchmany(self, size: int = 0, /) -> list[Any]:
+        return self._conn.guard(lambda: self._cursor.fetchmany(size))
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+
 def resources_fault(exc: BaseException, where: str) -> LogUnavailable | None:
     """A statement the server could not carry out for want of resources (class 53: a full
     disk, memory, connections) or by an I/O error (58030): nothing of its transaction is
@@ -153,8 +271,47 @@ def resources_fault(exc: BaseException, where: str) -> LogUnavailable | None:
     return None
 
 
+def _aborted(conn: Raw) -> bool:
+    """Whether a statement of the transaction on ``conn`` failed. Such a pipelined one ends
+    with its connection: psycopg's record of the statements it prepared on the server can
+    part from the server's when a pipeline is aborted (seen under concurrent appends: a
+    statement named that the server does not have), and a new connection starts both anew."""
+    return not conn.closed and conn.info.transaction_status == TransactionStatus.INERROR
+
+
 def _open(conn: Raw) -> bool:
     """Whether a transaction is open on ``conn`` (a broken one has none any more)."""
     if conn.closed or conn.broken:
         return False
     return conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR)
+
+
+def describe_dsn(dsn: str) -> str:
+    """The address without its password (for messages and logs)."""
+    try:
+        parts = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return "postgresql://(unparsable address)"
+    user = f"{parts['user']}@" if parts.get("user") else ""
+    port = f":{parts['port']}" if parts.get("port") else ""
+    return f"postgresql://{user}{parts.get('host', '')}{port}/{parts.get('dbname', '')}"
+
+
+def installed(conn: PgConnection, projector: InlineProjector, *, savepoint: bool = False) -> bool:
+    """Whether ``projector``'s tables are there in its current layout (no DDL to run). Its
+    tables missing is an error inside a transaction: ``savepoint`` keeps that one going."""
+    if savepoint:
+        conn.execute("SAVEPOINT probe")
+    try:
+        done = projector.installed(conn)
+    except psycopg.errors.UndefinedTable:
+        done = False
+        if savepoint:
+            conn.execute("ROLLBACK TO probe")
+    if savepoint:
+        conn.execute("RELEASE probe")
+    return done
+
+
+def read_only(conn: Raw) -> None:
+    conn.execute("SET default_transaction_read_only = on")

@@ -7,18 +7,17 @@ and insert order is commit order. The lock is an advisory lock rather than a tab
 because ``LOCK TABLE … EXCLUSIVE`` needs UPDATE, DELETE or TRUNCATE privilege on the
 table — exactly what the README's role setup revokes from the application role. Write
 transactions are ``READ COMMITTED`` whatever the database's default, so the head read
-after the lock is the last commit's. Everything else an append does — the idempotency
-record, stream versions, the inline read models in the same database — is
-``appending.Appending``, shared with SQLite. Each commit notifies the channel
-``writegate_events`` (the new head's seq), so followers wake at once.
+after the lock is the last commit's. An append is pipelined (``pgsql``), and a lone one
+starts from the head its process's last commit left (``transaction.Known``): one round
+trip if ``decide`` reads nothing. The rest — the idempotency record, stream versions, the
+inline read models in the same database — is ``appending.Appending``, shared with SQLite.
+Each commit notifies the channel ``writegate_events`` (the new head's seq).
 
 Opening checks first, on a connection of its own, that the log is there in the current
 layout and that the role has the privileges it needs (one line naming any missing): a
 current log is opened without DDL, so the servers' role need not create anything. Only a
 log to create, or a read model to create, migrate or catch up, takes the write lock and
-writes. Connections come from a pool (``psycopg_pool``, see ``pgsql``).
-
-A ``postgresql://`` address is the log's name here; its password is never printed.
+writes. Connections come from a pool (``psycopg_pool``); a password is never printed.
 """
 
 from __future__ import annotations
@@ -31,14 +30,21 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from writegate.eventlog import errors
 from writegate.eventlog.appending import Appending
 from writegate.eventlog.errors import LogBusy, LogPermissionDenied, LogUnavailable, one_line
 from writegate.eventlog.grouping import CommitGroups
-from writegate.eventlog.pgsql import WRITE_BEGIN, PgConnection, Raw, resources_fault
+from writegate.eventlog.pgsql import (
+    WRITE_BEGIN,
+    PgConnection,
+    Raw,
+    describe_dsn,
+    installed,
+    read_only,
+    resources_fault,
+)
 from writegate.eventlog.pgtables import KEEP, OWN_TABLES, TABLES, TRIGGERS
 from writegate.eventlog.sealing import TABLES as SEALING_TABLES
 from writegate.eventlog.sql import Sql
@@ -53,22 +59,12 @@ POOL_SIZE = 10  # connections one process holds at most (``psycopg_pool``)
 POOL_IDLE = 60.0  # seconds a connection beyond the first may stay unused before it is closed
 
 
-def describe_dsn(dsn: str) -> str:
-    """The address without its password (for messages and logs)."""
-    try:
-        parts = conninfo_to_dict(dsn)
-    except psycopg.ProgrammingError:
-        return "postgresql://(unparsable address)"
-    user = f"{parts['user']}@" if parts.get("user") else ""
-    port = f":{parts['port']}" if parts.get("port") else ""
-    return f"postgresql://{user}{parts.get('host', '')}{port}/{parts.get('dbname', '')}"
-
-
 class PostgresEventLog(Appending):
     """The log in one PostgreSQL database (its ``search_path`` schema). Safe to share
     between threads (a pool of connections) and between processes and hosts."""
 
     AGENT = "(e.actor::jsonb ->> 'agent')"
+    starts_from_known = True  # an uncontended append is one round trip (``appending``)
 
     def __init__(
         self,
@@ -102,7 +98,7 @@ class PostgresEventLog(Appending):
             max_size=pool_size,
             timeout=connect_timeout,
             max_idle=POOL_IDLE,
-            configure=_read_only if readonly else None,
+            configure=read_only if readonly else None,
             num_workers=1,
             name=f"writegate {self.describe()}",
             open=True,
@@ -118,6 +114,8 @@ class PostgresEventLog(Appending):
         return describe_dsn(self.dsn)
 
     def fault(self, exc: BaseException) -> LogUnavailable | None:
+        if isinstance(exc, psycopg.errors.LockNotAvailable):
+            return self._busy()  # the pipelined lock, said at the append's first read
         return resources_fault(exc, self.describe())
 
     # -- connections -------------------------------------------------------------------
@@ -219,7 +217,7 @@ class PostgresEventLog(Appending):
                 return False
             row = conn.execute(HEAD).fetchone()
             head = row[0] if row else 0  # a commit after it leaves a checkpoint ahead: current
-            return not all(_installed(conn, p) and p.checkpoint(conn) >= head for p in self.inline)
+            return not all(installed(conn, p) and p.checkpoint(conn) >= head for p in self.inline)
         finally:
             raw.close()
 
@@ -276,7 +274,7 @@ class PostgresEventLog(Appending):
                 conn.script(TABLES)
                 conn.execute("INSERT INTO writegate_log VALUES (?)", (FORMAT_VERSION,))
             for projector in self.inline:
-                if created or not _installed(conn, projector, savepoint=True):
+                if created or not installed(conn, projector, savepoint=True):
                     projector.install(conn)
                 self._catch_up(conn, projector)
             conn.execute("COMMIT")
@@ -293,20 +291,39 @@ class PostgresEventLog(Appending):
 
     # -- transactions ------------------------------------------------------------------
 
+    def _write_opening(self) -> tuple[str, str, str]:
+        """The transaction, its lock timeout, the lock."""
+        return (
+            WRITE_BEGIN,
+            f"SET LOCAL lock_timeout = '{int(self.lock_timeout * 1000)}ms'",
+            "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.events'))",
+        )
+
     def _begin_write(self, conn: Sql) -> None:
-        """One round trip: the transaction, its lock timeout, the lock. A lock not had in
-        time says so (``LogBusy``: nothing was appended, retry); the caller rolls back."""
+        """One round trip; a lock not had in time is ``LogBusy`` (the caller rolls back)."""
         try:
-            conn.execute(
-                f"{WRITE_BEGIN}; SET LOCAL lock_timeout = '{int(self.lock_timeout * 1000)}ms'; "
-                "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.events'))"
-            )
+            conn.execute("; ".join(self._write_opening()))
         except psycopg.errors.LockNotAvailable as exc:
-            raise LogBusy(
-                f"{self.describe()}: the log's write lock was not free within "
-                f"{self.lock_timeout:g} s (other appends held it); nothing was appended, retry "
-                "(with the same idempotency key, a write lands once)"
-            ) from exc
+            raise self._busy() from exc
+
+    def _begin_append(self, conn: Sql) -> None:
+        """The same, pipelined (``pgsql``): a lock not had is said at the first read (``fault``)."""
+        assert isinstance(conn, PgConnection)
+        conn.begin_pipelined(self._write_opening())
+
+    def _from_database(self, exc: BaseException) -> bool:
+        return isinstance(exc, psycopg.Error)
+
+    def _await_sent(self, conn: Sql) -> None:
+        assert isinstance(conn, PgConnection)
+        conn.sync()
+
+    def _busy(self) -> LogBusy:
+        return LogBusy(
+            f"{self.describe()}: the log's write lock was not free within {self.lock_timeout:g} "
+            "s (other appends held it); nothing was appended, retry (with the same idempotency "
+            "key, a write lands once)"
+        )
 
     def _after_forget(self) -> None:  # a deleted row stays in its file until rewritten (owner)
         self.connection().execute("VACUUM (FULL, ANALYZE) " + ", ".join(SEALING_TABLES))
@@ -374,26 +391,6 @@ class PostgresEventLog(Appending):
             raise LogUnavailable(
                 f"{self.describe()}: the connection was lost ({one_line(exc)})"
             ) from exc
-
-
-def _installed(conn: PgConnection, projector: InlineProjector, *, savepoint: bool = False) -> bool:
-    """Whether ``projector``'s tables are there in its current layout (no DDL to run). Its
-    tables missing is an error inside a transaction: ``savepoint`` keeps that one going."""
-    if savepoint:
-        conn.execute("SAVEPOINT probe")
-    try:
-        done = projector.installed(conn)
-    except psycopg.errors.UndefinedTable:
-        done = False
-        if savepoint:
-            conn.execute("ROLLBACK TO probe")
-    if savepoint:
-        conn.execute("RELEASE probe")
-    return done
-
-
-def _read_only(conn: Raw) -> None:
-    conn.execute("SET default_transaction_read_only = on")
 
 
 __all__ = ["CHANNEL", "PostgresEventLog", "describe_dsn"]

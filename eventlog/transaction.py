@@ -92,6 +92,34 @@ def stored_columns(event: Event) -> dict[str, Any]:
     }
 
 
+# Holds unless the stream has another version, when it divides by zero: an expectation the
+# database checks as it runs the statement, with nothing to read back (``Known``).
+EXPECT_VERSION = (
+    "SELECT 1 / (CASE WHEN COALESCE(MAX(version), 0) = ? THEN 1 ELSE 0 END) "
+    "FROM event_streams WHERE stream = ?"
+)
+
+
+@dataclass
+class Known:
+    """What this process's last commit left: the head (seq, hash, ``occurred_at``) and
+    stream versions as of it. An append may start from it instead of reading it (no round
+    trip); each version it serves is sent as an ``EXPECT_VERSION`` and the event's insert is
+    checked by the chain's trigger, so if another process appended since, the append fails
+    in the database and is done again from what it reads."""
+
+    head: tuple[int, str, str]
+    versions: dict[str, int]
+
+    def remember(self, tx: Transaction) -> None:
+        if len(self.versions) > 100_000:
+            self.versions.clear()
+        self.versions.update(tx.versions_seen)
+        if tx.events:
+            last = tx.events[-1]
+            self.head = (last.seq, last.hash, tx.occurred_at)
+
+
 class Transaction:
     """The open write transaction handed to ``decide``: read versions, emit events."""
 
@@ -101,13 +129,15 @@ class Transaction:
         actor: Actor,
         idempotency_key: str | None,
         inline: Sequence[InlineProjector],
+        known: Known | None = None,
     ) -> None:
         self.conn = conn
         self._inline = inline
         self._idempotency_key = idempotency_key
         self._actor = actor
         self._actor_text = canonical_json(actor.model_dump()).decode()
-        head = conn.execute(HEAD).fetchone()
+        self._known = known
+        head = known.head if known is not None else conn.execute(HEAD).fetchone()
         self.head_seq: int = head[0] if head else 0
         self._prev_hash: str = head[1] if head else GENESIS_HASH
         now = format_timestamp(datetime.now(UTC))
@@ -141,9 +171,18 @@ class Transaction:
         """The stream's version including anything emitted earlier in this transaction."""
         version = self._versions.get(stream)
         if version is None:
-            version = self.conn.execute(STREAM_VERSION, (stream,)).fetchone()[0] or 0
+            if self._known is not None:  # as of the known head (new: none), checked on commit
+                version = self._known.versions.get(stream, 0)
+                self.conn.execute(EXPECT_VERSION, (version, stream))
+            else:
+                version = self.conn.execute(STREAM_VERSION, (stream,)).fetchone()[0] or 0
             self._versions[stream] = version
         return version
+
+    @property
+    def versions_seen(self) -> dict[str, int]:
+        """Each stream's version as this transaction read it or left it."""
+        return self._versions
 
     def emit(self, draft: DraftEvent) -> Event:
         for stream, expected in draft.expected_versions.items():
@@ -210,9 +249,11 @@ class Transaction:
 Decide = Callable[[Transaction], None]
 
 __all__ = [
+    "EXPECT_VERSION",
     "AppendOutcome",
     "Decide",
     "InlineProjector",
+    "Known",
     "Transaction",
     "new_event_id",
     "request_hash",

@@ -1,0 +1,190 @@
+"""An append on PostgreSQL beside the least record a bare psycopg transaction makes.
+
+In one run, on one PostgreSQL (the test harness's: tests/postgres.py, fsync off, commits
+waited for as the log's are), interleaved round by round so that whatever else the machine
+does falls on all of them alike:
+
+  * bare: a psycopg transaction inserting one row shaped like an event and one shaped like a
+    node's state row (``with conn.transaction()``), and the same with 100 of each;
+  * log: ``PostgresEventLog.append`` of one event on one stream (no read model), the log's
+    own cost — lock, head, hash, event row, stream row, NOTIFY;
+  * gate: ``Gate.write_node`` of a new node (its checks read the read model, then the
+    event, stream, state, support and search rows and the NOTIFY), and ``write_batch`` of
+    100 nodes.
+
+Prints each one's p50 and rate and its ratio to the bare record (single writes to the bare
+single transaction, batches to the bare batch): >= 50% is the target. Then the round trips
+each writegate write makes, counted on the wire through a relay. Nothing asserts.
+
+usage: python bench/bench_pg_append.py [--rounds 400] [--batches 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.postgres import postgres_server  # noqa: E402
+from tests.roundtrips import RoundTrips  # noqa: E402
+from writegate.eventlog import Actor, DraftEvent, Transaction  # noqa: E402
+from writegate.eventlog.postgres import PostgresEventLog  # noqa: E402
+from writegate.eventlog.testing import emitting, note  # noqa: E402
+from writegate.gate import Gate  # noqa: E402
+
+SCHEMA = ROOT / "fixtures" / "seed000_schema.yaml"
+CLAIM = {"source": "bench", "extraction_method": "api", "reliability": 0.9}
+BARE_TABLES = """
+CREATE TABLE bare_events (seq BIGINT PRIMARY KEY, event_id TEXT NOT NULL, type TEXT NOT NULL,
+  occurred_at TEXT NOT NULL, actor TEXT NOT NULL, streams TEXT NOT NULL, payload TEXT NOT NULL,
+  provenance TEXT NOT NULL, request TEXT NOT NULL, idempotency_key TEXT, prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL);
+CREATE TABLE bare_state (identity TEXT PRIMARY KEY, label TEXT NOT NULL, keys TEXT NOT NULL,
+  properties TEXT NOT NULL, version BIGINT NOT NULL)
+"""
+BARE_EVENT = "INSERT INTO bare_events VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
+BARE_STATE = "INSERT INTO bare_state VALUES (%s,%s,%s,%s,%s)"
+HASH = "0" * 64
+
+
+def node(name: str) -> dict[str, Any]:
+    return {"label": "Person", "merge_keys": {"name": name}, "properties": {"age": 42}, **CLAIM}
+
+
+class Bare:
+    """The least record: one event row and one state row, one transaction."""
+
+    def __init__(self, dsn: str) -> None:
+        self.conn = psycopg.connect(dsn)
+        self.conn.execute(BARE_TABLES.encode())
+        self.conn.commit()
+        self.seq = 0
+
+    def rows(self, n: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        events, states = [], []
+        for _ in range(n):
+            self.seq += 1
+            s = self.seq
+            events.append(
+                (s, f"{s:032x}", "node.created", "2026-11-26T00:00:00.000000Z",
+                 '{"agent":"bench"}', f'{{"node:{s}":1}}', f'{{"name":"n{s}","age":42}}',
+                 '{"source":"bench"}', "{}", None, HASH, HASH)
+            )  # fmt: skip
+            states.append((f"n{s}", "Person", f'{{"name":"n{s}"}}', '{"age":42}', 1))
+        return events, states
+
+    def single(self) -> None:
+        (event,), (state,) = self.rows(1)
+        with self.conn.transaction():
+            self.conn.execute(BARE_EVENT, event)
+            self.conn.execute(BARE_STATE, state)
+
+    def batch(self) -> None:
+        events, states = self.rows(100)
+        with self.conn.transaction(), self.conn.cursor() as cursor:
+            cursor.executemany(BARE_EVENT, events)
+            cursor.executemany(BARE_STATE, states)
+
+
+def timed(samples: list[float], work: Callable[[], Any]) -> None:
+    started = time.perf_counter()
+    work()
+    samples.append(time.perf_counter() - started)
+
+
+def line(name: str, samples: list[float], per: int, floor: list[float] | None) -> None:
+    p50 = statistics.median(samples)
+    rate = per * len(samples) / sum(samples)
+    ratio = f"{statistics.median(floor) / p50:6.0%} of bare" if floor else ""
+    print(f"  {name:<34} p50 {p50 * 1e3:7.3f} ms   {rate:8,.0f} /s   {ratio}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=400)
+    parser.add_argument("--batches", type=int, default=20)
+    args = parser.parse_args()
+    with postgres_server() as server:
+        bare = Bare(server.create_database("bare"))
+        log = PostgresEventLog(server.create_database("log"))
+        actor = Actor(agent="bench")
+        gate = Gate.open(server.create_database("gate"), default_actor=actor)
+        gate.publish_schema(SCHEMA)
+        counter = iter(range(10**9))
+
+        def log_append() -> None:
+            def decide(tx: Transaction) -> None:
+                n = next(counter)
+                tx.emit(DraftEvent("thing.noted", {"n": n}, (f"thing:{n}",)))
+
+            log.append(actor, decide)
+
+        def write_node() -> None:
+            assert gate.write_node(**node(f"single-{next(counter)}")).status == "written"
+
+        def write_batch() -> None:
+            items = [{"op": "write_node", **node(f"b-{next(counter)}")} for _ in range(100)]
+            assert gate.write_batch(items=items).status == "written"
+
+        singles: dict[str, list[float]] = {"bare": [], "log": [], "gate": []}
+        batches: dict[str, list[float]] = {"bare": [], "gate": []}
+        for work in (bare.single, log_append, write_node, bare.batch, write_batch):
+            work()  # warm: connections, prepared statements, the schema loaded
+        for _ in range(args.rounds):
+            timed(singles["bare"], bare.single)
+            timed(singles["log"], log_append)
+            timed(singles["gate"], write_node)
+        for _ in range(args.batches):
+            timed(batches["bare"], bare.batch)
+            timed(batches["gate"], write_batch)
+        print(f"PostgreSQL (harness: fsync off, synchronous_commit on), {args.rounds} rounds")
+        print("single writes:")
+        line("bare transaction (event + state row)", singles["bare"], 1, None)
+        line("log append (one event, one stream)", singles["log"], 1, singles["bare"])
+        line("gate write_node", singles["gate"], 1, singles["bare"])
+        print(f"batches of 100, {args.batches} rounds (rate in writes/s):")
+        line("bare transaction (100 + 100 rows)", batches["bare"], 100, None)
+        line("gate write_batch of 100", batches["gate"], 100, batches["bare"])
+        gate.close()
+        log.close()
+        bare.conn.close()
+        print("round trips (counted on the wire, tests/roundtrips.py):")
+        with RoundTrips(server.port) as relay:
+            trips(relay, server.create_database("counted"))
+
+
+def trips(relay: RoundTrips, dsn: str) -> None:
+    """The round trips each kind of write makes, its second time (the first reads the head)."""
+    actor = Actor(agent="bench")
+    with (
+        PostgresEventLog(relay.dsn(dsn)) as log,
+        Gate.open(relay.dsn(dsn), default_actor=actor) as gate,
+    ):
+        gate.publish_schema(SCHEMA)
+        for name, work in (
+            ("log append", lambda n: log.append(actor, emitting(note(f"n{n}", f"t:{n}")))),
+            ("gate write_node", lambda n: gate.write_node(**node(f"n{n}"))),
+            (
+                "gate write_batch of 100",
+                lambda n: gate.write_batch(
+                    items=[{"op": "write_node", **node(f"b{n}-{i}")} for i in range(100)]
+                ),
+            ),
+        ):
+            work(0)
+            relay.reset()
+            work(1)
+            print(f"  {name:<34} {relay.reset()}")
+
+
+if __name__ == "__main__":
+    main()

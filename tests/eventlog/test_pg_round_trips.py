@@ -1,0 +1,139 @@
+"""An append on PostgreSQL makes one round trip once its process knows the log's head, and
+is appended again from what it reads when another process has appended since: counted on
+the wire (``tests.roundtrips``), against a real server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.postgres import Server
+from tests.roundtrips import RoundTrips
+from writegate.eventlog import Actor
+from writegate.eventlog.appending import KNOWN_MISS_WAIT
+from writegate.eventlog.errors import IdempotencyKeyReused, VersionConflict
+from writegate.eventlog.postgres import PostgresEventLog
+from writegate.eventlog.testing import emitting, note
+from writegate.gate import Gate
+
+ALICE = Actor(agent="alice")
+CLAIM: Any = {"source": "hr.csv", "extraction_method": "parsed", "reliability": 0.9}
+
+
+@pytest.fixture
+def relay(postgres: Server) -> Iterator[RoundTrips]:
+    with RoundTrips(postgres.port) as relay:
+        yield relay
+
+
+@pytest.fixture
+def counted(relay: RoundTrips, pg_dsn: str) -> Iterator[PostgresEventLog]:
+    """A log whose connections go through the relay."""
+    with PostgresEventLog(relay.dsn(pg_dsn)) as log:
+        yield log
+
+
+def test_a_single_append_after_the_first_is_one_round_trip(
+    relay: RoundTrips, counted: PostgresEventLog
+) -> None:
+    counted.append(ALICE, emitting(note("first", "thing:1")))  # reads the head under the lock
+    relay.reset()
+    for n in range(2, 6):
+        outcome = counted.append(
+            ALICE, emitting(note(f"n{n}", f"thing:{n}", "things")), idempotency_key=f"k{n}"
+        )
+        assert relay.reset() == 1, f"append {n}"
+        assert [e.seq for e in outcome.events] == [n]
+    assert [e.streams for e in counted.read(after_seq=3).events] == [
+        {"thing:4": 1, "things": 3},
+        {"thing:5": 1, "things": 4},
+    ]
+    assert counted.verify().ok
+
+
+def test_the_first_append_reads_the_head_and_versions_under_the_lock(
+    relay: RoundTrips, counted: PostgresEventLog
+) -> None:
+    relay.reset()
+    counted.append(ALICE, emitting(note("first", "thing:1")))
+    assert relay.reset() > 1
+
+
+def test_an_append_after_another_process_appended_lands_in_its_place(
+    relay: RoundTrips, counted: PostgresEventLog, pg_dsn: str
+) -> None:
+    counted.append(ALICE, emitting(note("ours", "shared")))
+    with PostgresEventLog(pg_dsn) as other:
+        other.append(ALICE, emitting(note("theirs", "shared")))
+    relay.reset()
+    outcome = counted.append(ALICE, emitting(note("ours again", "shared")))
+    assert relay.reset() > 1  # the stale try, then the append from what it read
+    assert [(e.seq, e.streams) for e in outcome.events] == [(3, {"shared": 3})]
+    for n in range(KNOWN_MISS_WAIT):  # others append too: a few appends read first
+        relay.reset()
+        counted.append(ALICE, emitting(note(f"reads {n}", "shared")))
+        assert relay.reset() > 1
+    relay.reset()
+    counted.append(ALICE, emitting(note("and again", "shared")))
+    assert relay.reset() == 1  # then it tries what it knows again
+    report = counted.verify()
+    assert (report.ok, report.head_seq) == (True, 4 + KNOWN_MISS_WAIT)
+
+
+def test_an_expected_version_is_checked_against_the_log_not_what_the_process_knew(
+    counted: PostgresEventLog, pg_dsn: str
+) -> None:
+    counted.append(ALICE, emitting(note("v1", "doc")))
+    with PostgresEventLog(pg_dsn) as other:
+        other.append(ALICE, emitting(note("v2", "doc")))
+    # this process last saw "doc" at 1; the log has it at 2: the write expecting 2 lands
+    counted.append(ALICE, emitting(note("v3", "doc", expected={"doc": 2})))
+    with pytest.raises(VersionConflict):
+        counted.append(ALICE, emitting(note("stale", "doc", expected={"doc": 2})))
+    assert [e.streams for e in counted.read().events] == [{"doc": 1}, {"doc": 2}, {"doc": 3}]
+
+
+def test_a_stream_new_to_this_process_but_not_to_the_log_gets_its_next_version(
+    counted: PostgresEventLog, pg_dsn: str
+) -> None:
+    counted.append(ALICE, emitting(note("ours", "mine")))
+    with PostgresEventLog(pg_dsn) as other:
+        other.append(ALICE, emitting(note("theirs", "mine")))
+        other.append(ALICE, emitting(note("theirs too", "theirs")))
+    counted.append(ALICE, emitting(note("ours", "mine")))  # reads: the head moved
+    outcome = counted.append(ALICE, emitting(note("joins", "theirs")))
+    assert outcome.events[0].streams == {"theirs": 2}
+    assert counted.verify().ok
+
+
+def test_a_key_another_process_used_is_answered_from_its_append(
+    counted: PostgresEventLog, pg_dsn: str
+) -> None:
+    counted.append(ALICE, emitting(note("first", "a")))
+    with PostgresEventLog(pg_dsn) as other:
+        theirs = other.append(ALICE, emitting(note("keyed", "b")), idempotency_key="k", request=1)
+    again = counted.append(ALICE, emitting(note("keyed", "b")), idempotency_key="k", request=1)
+    assert again.replayed
+    assert again.events == theirs.events
+    with pytest.raises(IdempotencyKeyReused):
+        counted.append(ALICE, emitting(note("other", "b")), idempotency_key="k", request=2)
+    assert counted.head()[0] == 2
+
+
+def test_a_gate_write_reads_only_what_its_checks_and_read_model_need(
+    relay: RoundTrips, pg_dsn: str
+) -> None:
+    """The log's own part is no round trip of its own: what is counted beyond the one of
+    the commit is the gate's checks and the state read model reading rows (a number to
+    lower, kept here so that it does not grow unnoticed)."""
+    with Gate.open(relay.dsn(pg_dsn), default_actor=ALICE) as gate:
+        gate.publish_schema("fixtures/seed000_schema.yaml")
+        gate.write_node(label="Person", merge_keys={"name": "Ada"}, **CLAIM)
+        relay.reset()
+        grace = gate.write_node(label="Person", merge_keys={"name": "Grace"}, **CLAIM)
+        assert grace.status == "written"
+        counted = relay.reset()
+        assert counted <= 8
+        assert gate.log.verify().ok
