@@ -1,0 +1,155 @@
+"""A personal label's nodes through the gate, on SQLite and PostgreSQL: their keys and
+personal properties sealed in the log and named by a pseudonym, read back in the clear by
+their keys, and forgotten with ``Gate.forget`` so that no byte of them is left in the log's
+files or in a projection rebuilt after."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from tests.conftest import AGENT
+from tests.postgres import Server
+from writegate.eventlog import EventLog
+from writegate.gate import Gate
+from writegate.gate.forgetting import ForgetResult
+from writegate.gate.models import Rejected
+from writegate.gate.reads.reader import GraphReader
+from writegate.projections.jsonl import JsonlProjector
+from writegate.projections.prov import ProvProjector
+from writegate.projections.runner import rebuild
+
+SCHEMA: dict[str, Any] = {
+    "name": "people",
+    "nodes": {
+        "Person": {
+            "personal": True,
+            "merge_keys": ["name"],
+            "properties": {
+                "name": {"type": "string"},
+                "email": {"type": "string", "personal": True},
+                "role": {"type": "string"},
+            },
+            "additional_properties": False,
+        },
+        "Company": {"merge_keys": ["name"], "properties": {"name": {"type": "string"}}},
+    },
+    "relationships": {"WORKS_AT": {"from": ["Person"], "to": ["Company"]}},
+}
+WHO = {"source": "test", "extraction_method": "manual"}
+
+
+@pytest.fixture
+def db_path(any_db: str | Path) -> str | Path:
+    return any_db
+
+
+@pytest.fixture
+def people(db_path: str | Path) -> Any:
+    g = Gate.open(db_path, default_actor=AGENT)
+    assert g.publish_schema(SCHEMA).status == "published"
+    yield g
+    g.close()
+
+
+def _raw_bytes(gate: Gate, request: pytest.FixtureRequest) -> bytes:
+    """Every byte the log's database keeps on disk (its file and -wal; a server's files)."""
+    log = gate.log
+    if isinstance(log, EventLog):
+        wal = Path(f"{log.path}-wal")
+        return log.path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+    server: Server = request.getfixturevalue("postgres")
+    dsn = str(request.getfixturevalue("pg_dsn"))
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for table in ("subject_keys", "sealed_values", "state_nodes", "search_documents"):
+            conn.execute(f"VACUUM FULL {table}")
+        for table in ("rejections", "rejection_details", "state_facts", "state_support"):
+            conn.execute(f"VACUUM FULL {table}")
+        conn.execute("CHECKPOINT")
+        row = conn.execute(
+            "SELECT oid FROM pg_database WHERE datname = current_database()"
+        ).fetchone()
+    assert row is not None
+    folder = Path(server.data) / "base" / str(row[0])
+    return b"".join(f.read_bytes() for f in sorted(folder.iterdir()) if f.is_file())
+
+
+def _write_person(gate: Gate, name: str, **properties: Any) -> Any:
+    return gate.write_node(label="Person", merge_keys={"name": name}, properties=properties, **WHO)
+
+
+def test_a_personal_node_is_sealed_in_the_log_and_read_in_the_clear(people: Gate) -> None:
+    marker = f"MARK{os.urandom(6).hex()}"
+    written = _write_person(people, marker, email=f"{marker}@mail", role="engineer")
+    assert written.status == "written", written
+    event = people.log.read(after_seq=0, limit=100, sealed=True).events[-1]
+    stored = "".join(str(x) for x in (event.streams, event.payload, event.request))
+    assert marker not in stored
+    assert "Person~" in str(event.streams) and "engineer" in stored  # plain values stay
+    node = GraphReader(people.log, people.state).open_nodes(
+        [{"label": "Person", "merge_keys": {"name": marker}}], people.current_schema()
+    ).nodes[0]
+    assert node.merge_keys == {"name": marker}
+    assert node.properties["email"] == f"{marker}@mail"
+
+
+def test_a_plain_label_keeps_its_clear_identity(people: Gate) -> None:
+    assert people.write_node(label="Company", merge_keys={"name": "Acme"}, **WHO).status == "written"
+    event = people.log.read(after_seq=0, limit=100, sealed=True).events[-1]
+    assert event.streams == {'node:Company{"name":"Acme"}': 1}
+
+
+def test_a_forgotten_subject_leaves_no_byte_in_the_log_or_a_rebuilt_projection(
+    people: Gate, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    marker = f"MARK{os.urandom(6).hex()}"
+    mail = f"{marker.lower()}mail"
+    assert _write_person(people, marker, email=mail, role="engineer").status == "written"
+    assert _write_person(people, marker, email=f"{mail}2").status == "written"
+    people.write_node(label="Company", merge_keys={"name": "Acme"}, **WHO)
+    linked = people.write_relationship(
+        type="WORKS_AT",
+        from_label="Person",
+        from_keys={"name": marker},
+        to_label="Company",
+        to_keys={"name": "Acme"},
+        **WHO,
+    )
+    assert linked.status != "error", linked
+    refused = _write_person(people, marker, nickname=marker)  # not declared: refused
+    assert isinstance(refused, Rejected)
+    assert people.rejections.count() == 1
+    assert marker.encode() in _raw_bytes(people, request)  # the test can fail
+
+    dry = people.forget("Person", {"name": marker}, reason="asked", dry_run=True)
+    assert isinstance(dry, ForgetResult) and dry.dry_run and dry.seq is None
+    done = people.forget("Person", {"name": marker}, reason="asked by the person")
+    assert isinstance(done, ForgetResult), done
+    assert done.events == dry.events and len(done.events) == 3
+    assert done.counts["rejections"] == 1 and done.counts["state_nodes"] == 1
+    assert done.seq is not None
+
+    raw = _raw_bytes(people, request)
+    for needle in (marker, marker.lower(), mail):
+        assert needle.encode() not in raw
+    assert b"Acme" in raw and b"engineer" in raw  # what was not personal stays
+    chain = people.log.verify()
+    assert chain.ok and chain.erased == len(done.events), chain
+    for projector in (
+        JsonlProjector(tmp_path / "graph.jsonl", people.log),
+        ProvProjector(tmp_path / "graph.nt", log=people.log),
+    ):
+        rebuild(people.log, projector)
+    for path in tmp_path.iterdir():
+        text = path.read_bytes()
+        assert marker.encode() not in text and mail.encode() not in text, path
+    assert b"Acme" in (tmp_path / "graph.jsonl").read_bytes()
+
+
+def test_forget_refuses_a_label_that_is_not_personal(people: Gate) -> None:
+    refused = people.forget("Company", {"name": "Acme"}, reason="asked")
+    assert isinstance(refused, Rejected) and refused.error_code == "INVALID_ARGUMENT"
