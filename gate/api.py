@@ -17,8 +17,8 @@ from typing import Any
 from writegate.eventlog import Actor, Log, open_log
 from writegate.eventlog.store import BUSY_TIMEOUT, Durability
 from writegate.gate.audit.integrity import IntegrityReport, check_integrity
-from writegate.gate.feedback import FeedbackOperations, FeedbackSettings
 from writegate.gate.errors import GateRejection
+from writegate.gate.feedback import FeedbackOperations, FeedbackSettings
 from writegate.gate.forgetting import ForgetResult, forget
 from writegate.gate.formula import FormulaProvider, formula_name, load_formula_provider
 from writegate.gate.limits import DEFAULT_LIMITS, Limits

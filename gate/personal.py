@@ -17,6 +17,7 @@ again inside it, where its subjects are made as the transaction seals.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -109,10 +110,8 @@ def personal_of(registry: SchemaRegistry) -> Personal | None:
         if names:
             properties[label] = names
     found = Personal(registry, frozenset(labels), properties) if labels or properties else None
-    try:
+    with suppress(TypeError):  # a registry that cannot be weakly referenced: worked out anew
         _KNOWN[registry] = found
-    except TypeError:  # a registry that cannot be weakly referenced: worked out each time
-        pass
     return found
 
 
@@ -124,9 +123,7 @@ def lookup(schema: LoadedSchema | None, log: Log | None) -> Pseudonyms | None:
     return personal.looking_up(log) if personal is not None and personal.labels else None
 
 
-def planned(
-    log: Log, snapshot: LoadedSchema, raw: Any, plan: Callable[[], Emitter]
-) -> Emitter:
+def planned(log: Log, snapshot: LoadedSchema, raw: Any, plan: Callable[[], Emitter]) -> Emitter:
     """The emitter of a write: as ``plan`` makes it, unless the write names something personal;
     then checked now and planned again in the transaction, its drafts sealed."""
     personal = personal_of(snapshot.registry)

@@ -319,11 +319,12 @@ class RejectionLog:
 
     def _insert(self, conn: Sql, refused: _Refused) -> None:
         actor = refused.actor
+        who = (actor.agent, actor.session, actor.transport)
+        what = (refused.operation, refused.error_code, refused.message, refused.request)
         conn.execute(
             "INSERT INTO rejections (at, agent, session, transport, operation, error_code, "
             "message, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (refused.at, actor.agent, actor.session, actor.transport, refused.operation)
-            + (refused.error_code, refused.message, refused.request),
+            (refused.at, *who, *what),
         )
         if refused.details and self._details:  # the row just inserted, found by what it holds
             conn.execute(  # (older SQLite cannot return the id it gave)

@@ -18,6 +18,7 @@ from writegate.eventlog import Event, Log
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.identifiers import check_identifier
+from writegate.gate.personal import lookup
 from writegate.gate.reads.answers import QueryResult
 from writegate.gate.reads.past import subgraph_then
 from writegate.gate.reads.query import DEFAULT as DEFAULT_QUERY
@@ -39,7 +40,6 @@ from writegate.gate.reads.views import (
     ref_of,
 )
 from writegate.gate.schema import LoadedSchema
-from writegate.gate.personal import lookup
 from writegate.language import NodeRef, node_identity, node_stream, pseudonymous, said_of
 from writegate.projections.state import EdgeRow, StateProjection
 
