@@ -183,7 +183,9 @@ class Gate(WriteOperations, FeedbackOperations):
         try:
             schema = self.current_schema()
             who = actor or self.default_actor
-            return forget(self.log, schema, who, label, keys, reason=reason, dry_run=dry_run)
+            return forget(
+                self.log, self.state, schema, who, label, keys, reason=reason, dry_run=dry_run
+            )
         except GateRejection as exc:
             return rejected(exc)
 

@@ -9,18 +9,20 @@ rejections table. A dry run says what would go and appends nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from writegate.eventlog import Actor, Log, Transaction, canonical_json
-from writegate.eventlog.sealing import ForgetPlan, SubjectsForgotten
+from writegate.eventlog.events import EventCore
+from writegate.eventlog.sealing import ForgetPlan, SubjectsForgotten, destroy
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.personal import personal_of
 from writegate.gate.rejections import forget_rejections
 from writegate.gate.schema import LoadedSchema
 from writegate.language import PSEUDONYM, clear_identity
+from writegate.projections.state import StateProjection
 from writegate.projections.state.forgetting import forget_nodes
 
 
@@ -41,6 +43,7 @@ class ForgetResult(BaseModel):
 
 def forget(
     log: Log,
+    state: StateProjection,
     schema: LoadedSchema,
     actor: Actor,
     label: str,
@@ -75,9 +78,15 @@ def forget(
         return ForgetResult(dry_run=True, node=node, events=plan.events, counts=plan.counts())
 
     def also(tx: Transaction, plan: ForgetPlan) -> dict[str, int]:
-        counts = forget_nodes(tx.conn, [node]) if node is not None else {}
+        destroy(tx.conn, plan.subjects)  # first, so the events applied again read null
+        counts: dict[str, int] = {}
+        if node is not None:
+            counts = forget_nodes(tx.conn, [node], replay, lambda e: state.apply_event(tx.conn, e))
         counts["rejections"] = forget_rejections(tx.conn, needles)
         return counts
+
+    def replay(streams: Sequence[str]) -> Iterator[EventCore]:
+        return log.iter_events(stream=list(streams))  # this thread's connection: the append's
 
     plan, receipt = log.forget(actor, [locator], reason=reason, also=also)
     if receipt is None:

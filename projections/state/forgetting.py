@@ -1,57 +1,62 @@
-"""A forgotten subject's rows taken out of the read model and its text index.
+"""A forgotten subject's rows in the read model and its text index, made again without it.
 
-Run inside the forgetting's write transaction (``Log.forget``'s ``also``), on a connection
-that overwrites what it deletes (SQLite's ``secure_delete``). The node goes with its facts,
-support, blocking keys, aliases, feedback, citations and the relationships touching it; the
-log keeps its structure, so a rebuild brings the node back with its sealed values ``null``.
+Run inside the forgetting's write transaction (``Log.forget``'s ``also``), once the subject's
+sealed values are destroyed, on a connection that overwrites what it deletes (SQLite's
+``secure_delete``): the node's rows and those of the relationships touching it are deleted
+and their streams' events applied again as the log now reads them (each personal value
+``null``), so the read model is what a replay makes of the log; the text index is compacted
+so the forgotten words leave its own structures too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
+from writegate.eventlog.events import EventCore
 from writegate.eventlog.sql import Sql
+from writegate.language import node_stream, relationship_stream
 from writegate.projections.search import text_index_for
 
-# (table, column naming a node): every row of the read model that belongs to one node
-_BY_NODE = (
+# (table, column naming an entity): the rows its own stream's events make
+_BY_ENTITY = (
     ("state_facts", "identity"),
     ("state_support", "identity"),
     ("state_resolution_keys", "identity"),
     ("state_aliases", "identity"),
-    ("state_aliases", "alias"),
-    ("state_feedback", "identity"),
     ("state_citations", "identity"),
+    ("state_relationships", "identity"),
+    ("state_nodes", "identity"),
 )
+Replay = Callable[[Sequence[str]], Iterable[EventCore]]  # the events of some streams, in order
 
 
-def forget_nodes(conn: Sql, identities: Sequence[str]) -> dict[str, int]:
-    """Delete the nodes ``identities`` name and every row of theirs; the counts per table."""
-    counts: dict[str, int] = {}
+def forget_nodes(
+    conn: Sql, identities: Sequence[str], replay: Replay, apply: Callable[[EventCore], None]
+) -> dict[str, int]:
+    """Delete the nodes ``identities`` name, the relationships touching them and every row
+    of theirs, then ``apply`` their streams' events again (``replay``); the rows deleted per
+    table, and the text index's documents of them."""
     relationships: list[str] = []
     for identity in identities:
         rows = conn.execute(
             "SELECT identity FROM state_relationships WHERE from_identity = ? OR to_identity = ?",
             (identity, identity),
         ).fetchall()
-        relationships += [str(r[0]) for r in rows]
+        relationships += [str(r[0]) for r in rows if str(r[0]) not in relationships]
     gone = [*identities, *relationships]
-
-    def delete(table: str, column: str, names: Sequence[str]) -> None:
-        for name in names:
+    counts: dict[str, int] = {}
+    for table, column in _BY_ENTITY:
+        for name in gone:
             found = conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (name,)).rowcount
             counts[table] = counts.get(table, 0) + max(found, 0)
-
-    for table, column in _BY_NODE:
-        delete(table, column, gone if column == "identity" else identities)
-    delete("state_relationships", "identity", relationships)
-    delete("state_nodes", "identity", identities)
     index = text_index_for(conn)
-    before = len(index.documents_of(conn, gone))
+    counts["search_documents"] = len(index.documents_of(conn, gone))
     index.drop(conn, gone)
+    streams = [*map(node_stream, identities), *map(relationship_stream, relationships)]
+    for event in replay(streams):
+        apply(event)
     index.compact(conn)
-    counts["search_documents"] = before
     return {table: count for table, count in counts.items() if count}
 
 
-__all__ = ["forget_nodes"]
+__all__ = ["Replay", "forget_nodes"]
