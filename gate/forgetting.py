@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from writegate.eventlog import Actor, Log, Transaction, canonical_json
+from writegate.eventlog import Actor, InlineProjector, Log, Transaction, canonical_json
 from writegate.eventlog.events import EventCore
 from writegate.eventlog.sealing import ForgetPlan, SubjectsForgotten, destroy
 from writegate.gate.errors import ErrorCode, GateRejection
@@ -80,8 +80,9 @@ def forget(
     def also(tx: Transaction, plan: ForgetPlan) -> dict[str, int]:
         destroy(tx.conn, plan.subjects)  # first, so the events applied again read null
         counts: dict[str, int] = {}
+        inline: InlineProjector = state  # applies to the append's connection, whatever backend
         if node is not None:
-            counts = forget_nodes(tx.conn, [node], replay, lambda e: state.apply_event(tx.conn, e))
+            counts = forget_nodes(tx.conn, [node], replay, lambda e: inline.apply_event(tx.conn, e))
         counts["rejections"] = forget_rejections(tx.conn, needles)
         return counts
 
