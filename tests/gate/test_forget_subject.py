@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.conftest import AGENT
+from tests.conftest import AGENT, ROOT
 from tests.postgres import Server
 from writegate.eventlog import EventLog
 from writegate.gate import Gate
@@ -23,23 +23,7 @@ from writegate.projections.jsonl import JsonlProjector
 from writegate.projections.prov import ProvProjector
 from writegate.projections.runner import rebuild
 
-SCHEMA: dict[str, Any] = {
-    "name": "people",
-    "nodes": {
-        "Person": {
-            "personal": True,
-            "merge_keys": ["name"],
-            "properties": {
-                "name": {"type": "string"},
-                "email": {"type": "string", "personal": True},
-                "role": {"type": "string"},
-            },
-            "additional_properties": False,
-        },
-        "Company": {"merge_keys": ["name"], "properties": {"name": {"type": "string"}}},
-    },
-    "relationships": {"WORKS_AT": {"from": ["Person"], "to": ["Company"]}},
-}
+SCHEMA = ROOT / "fixtures" / "personal_schema.yaml"
 
 
 @pytest.fixture
