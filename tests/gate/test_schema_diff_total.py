@@ -143,6 +143,12 @@ def _rekeyed(doc: Doc) -> None:
     doc["nodes"]["Organization"].update(merge_keys=["code"], required=["code"])
 
 
+def _personal_email(doc: Doc) -> None:
+    """A personal property needs a personal label: both become so."""
+    _person(doc)["personal"] = True
+    _person(doc)["properties"]["email"]["personal"] = True
+
+
 # (model, field) -> a change of that field alone, from RICH to another valid document
 CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (SchemaDocument, "name"): _set(_top, "name", "richer"),
@@ -177,6 +183,7 @@ CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (NodeTypeDoc, "review_below"): _set(_person, "review_below", 0.5),
     (NodeTypeDoc, "scope"): _set(_person, "scope", "guests"),
     (NodeTypeDoc, "scopes"): _set(_person, "scopes", ["staff", "crew"]),
+    (NodeTypeDoc, "personal"): _set(_person, "personal", True),
     (NodeTypeDoc, "resolution"): lambda doc: doc["nodes"]["Organization"].update(
         resolution={"policy": "auto", "kind": "organisation"}
     ),
@@ -197,6 +204,7 @@ CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (PropertyDoc, "relationship"): _set(_prop("employer"), "relationship", None),
     (PropertyDoc, "conflict"): _set(_prop("email"), "conflict", "reject"),
     (PropertyDoc, "many"): _set(_prop("tags"), "many", None),
+    (PropertyDoc, "personal"): _personal_email,
     (ResolutionDoc, "policy"): _set(_resolution, "policy", "auto"),
     (ResolutionDoc, "name"): _set(_resolution, "name", None),
     (ResolutionDoc, "kind"): _set(_resolution, "kind", "organisation"),
