@@ -24,7 +24,13 @@ from weakref import WeakKeyDictionary
 
 from writegate.eventlog import DraftEvent, Log, Transaction
 from writegate.gate.schema import LoadedSchema, SchemaRegistry
-from writegate.language import PSEUDONYM, Pseudonyms, clear_identity, pseudonymous
+from writegate.language import (
+    PSEUDONYM,
+    Pseudonyms,
+    clear_identity,
+    node_identity,
+    pseudonymous,
+)
 
 Emitter = Callable[[Transaction, int | None], None]
 _UNKNOWN = "unknown"  # the subject id of a personal node the log has never named: matches none
@@ -121,6 +127,12 @@ def lookup(schema: LoadedSchema | None, log: Log | None) -> Pseudonyms | None:
         return None
     personal = personal_of(schema.registry)
     return personal.looking_up(log) if personal is not None and personal.labels else None
+
+
+def identity_in(log: Log, schema: LoadedSchema | None, label: str, keys: Mapping[str, Any]) -> str:
+    """The identity ``label`` and ``keys`` name in ``log`` (a personal node's pseudonym)."""
+    with pseudonymous(lookup(schema, log)):
+        return node_identity(label, keys)
 
 
 def planned(log: Log, snapshot: LoadedSchema, raw: Any, plan: Callable[[], Emitter]) -> Emitter:
@@ -224,4 +236,4 @@ class _Sealing:
             ]
 
 
-__all__ = ["Personal", "lookup", "personal_of", "planned"]
+__all__ = ["Personal", "identity_in", "lookup", "personal_of", "planned"]

@@ -11,14 +11,16 @@ from typing import Any
 
 import psycopg
 import pytest
+import yaml
 
 from tests.conftest import AGENT, ROOT
 from tests.postgres import Server
-from writegate.eventlog import EventLog
+from writegate.eventlog import Actor, EventLog
 from writegate.gate import Gate
 from writegate.gate.forgetting import ForgetResult
-from writegate.gate.models import Rejected
+from writegate.gate.models import ProposedResult, Rejected
 from writegate.gate.reads.reader import GraphReader
+from writegate.gate.review import ReviewDecision
 from writegate.projections.jsonl import JsonlProjector
 from writegate.projections.prov import ProvProjector
 from writegate.projections.runner import rebuild
@@ -163,3 +165,40 @@ def test_forget_refuses_a_label_that_is_not_personal(people: Gate) -> None:
     refused = people.forget("Company", {"name": "Acme"}, reason="asked")
     assert isinstance(refused, Rejected)
     assert refused.error_code == "INVALID_ARGUMENT"
+
+
+def test_a_held_personal_write_is_sealed_while_it_waits_and_once_approved(
+    db_path: str | Path,
+) -> None:
+    document = yaml.safe_load(SCHEMA.read_text())
+    document["nodes"]["Person"]["review_below"] = 0.5
+    marker = f"MARK{os.urandom(6).hex()}"
+    with Gate.open(db_path, default_actor=AGENT) as gate:
+        assert gate.publish_schema(document).status == "published"
+        held = gate.write_node(
+            label="Person",
+            merge_keys={"name": marker},
+            properties={"email": f"{marker}@mail"},
+            source="chat",
+            extraction_method="llm",
+            reliability=0.5,
+        )
+        assert isinstance(held, ProposedResult)
+        assert gate.reviews.queue().proposals[0].target.startswith("Person~")
+        decided = gate.reviews.decide(held.proposal, "approve", Actor(agent="reviewer"))
+        assert isinstance(decided, ReviewDecision), decided
+        stored = gate.log.read(after_seq=0, limit=100, sealed=True).events
+        assert [e.type for e in stored[1:]] == [
+            "write.proposed",
+            "proposal.decided",
+            "node.written",
+        ]
+        assert all(marker not in str((e.streams, e.payload, e.request)) for e in stored)
+        node = GraphReader(gate.log, gate.state).open_nodes(
+            [{"label": "Person", "merge_keys": {"name": marker}}], gate.current_schema()
+        )
+        assert node.nodes[0].properties["email"] == f"{marker}@mail"
+        done = gate.forget("Person", {"name": marker}, reason="asked")
+        assert isinstance(done, ForgetResult)
+        assert len(done.events) == 2
+        assert gate.verify().ok
