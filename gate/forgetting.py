@@ -10,6 +10,7 @@ rejections table. A dry run says what would go and appends nothing.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -23,7 +24,7 @@ from writegate.gate.rejections import forget_rejections
 from writegate.gate.schema import LoadedSchema
 from writegate.language import PSEUDONYM, clear_identity
 from writegate.projections.state import StateProjection
-from writegate.projections.state.forgetting import forget_nodes
+from writegate.projections.state.forgetting import forget_nodes, forget_observations
 
 
 class ForgetResult(BaseModel):
@@ -73,23 +74,28 @@ def forget(
     subject = log.subject_of(locator)
     node = f"{canonical}{PSEUDONYM}{subject}" if subject is not None else None
     needles = [canonical_json(value).decode() for value in keys.values()]
+    observations = _cited(log, state, node)
+    locators = [locator, *observations]
     if dry_run:
-        plan = log.forget_plan([locator])
+        plan = log.forget_plan(locators)
         return ForgetResult(dry_run=True, node=node, events=plan.events, counts=plan.counts())
 
     def also(tx: Transaction, plan: ForgetPlan) -> dict[str, int]:
         destroy(tx.conn, plan.subjects)  # first, so the events applied again read null
         counts: dict[str, int] = {}
         inline: InlineProjector = state  # applies to the append's connection, whatever backend
+        apply = partial(inline.apply_event, tx.conn)
         if node is not None:
-            counts = forget_nodes(tx.conn, [node], replay, lambda e: inline.apply_event(tx.conn, e))
+            counts = forget_nodes(tx.conn, [node], replay, apply)
+        if observations:
+            counts.update(forget_observations(tx.conn, observations, replay, apply))
         counts["rejections"] = forget_rejections(tx.conn, needles)
         return counts
 
     def replay(streams: Sequence[str]) -> Iterator[EventCore]:
         return log.iter_events(stream=list(streams))  # this thread's connection: the append's
 
-    plan, receipt = log.forget(actor, [locator], reason=reason, also=also)
+    plan, receipt = log.forget(actor, locators, reason=reason, also=also)
     if receipt is None:
         return ForgetResult(dry_run=False, node=node, events=plan.events, counts={})
     return ForgetResult(
@@ -100,6 +106,16 @@ def forget(
         seq=receipt.seq,
         event_id=receipt.event_id,
     )
+
+
+def _cited(log: Log, state: StateProjection, node: str | None) -> list[str]:
+    """The sealed observations the node's writes cite: forgotten with it, whole (a text
+    cannot be cut into each person it tells of; each is a subject of its own)."""
+    if node is None:
+        return []
+    with log.snapshot() as conn:
+        cited = dict.fromkeys(c.observation for c in state.cited_by(conn, node))
+    return [o for o in cited if log.subject_of(o) is not None]
 
 
 __all__ = ["ForgetResult", "forget"]

@@ -16,6 +16,7 @@ again inside it, where its subjects are made as the transaction seals.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, replace
@@ -129,6 +130,32 @@ def lookup(schema: LoadedSchema | None, log: Log | None) -> Pseudonyms | None:
     return personal.looking_up(log) if personal is not None and personal.labels else None
 
 
+def sealed_observations(snapshot: LoadedSchema) -> bool:
+    """Whether the schema declares observations' text personal (``personal_observations``)."""
+    document = getattr(snapshot.registry, "document", None)
+    return bool(getattr(document, "personal_observations", False))
+
+
+def random_observation() -> str:
+    """A sealed observation's id: of chance, as its content's digest could be guessed."""
+    return "obs_" + os.urandom(16).hex()
+
+
+def seal_text(tx: Transaction, locator: str) -> Callable[[DraftEvent], DraftEvent]:
+    """An observation's draft with its text sealed, its own subject (``locator``: its id),
+    in the payload and in the request as sent."""
+
+    def seal(draft: DraftEvent) -> DraftEvent:
+        def sealed(body: dict[str, Any] | None) -> dict[str, Any] | None:
+            if body is None or not isinstance(body.get("text"), str):
+                return body
+            return {**body, "text": tx.seal(locator, body["text"])}
+
+        return replace(draft, payload=sealed(draft.payload) or {}, request=sealed(draft.request))
+
+    return seal
+
+
 def identity_in(log: Log, schema: LoadedSchema | None, label: str, keys: Mapping[str, Any]) -> str:
     """The identity ``label`` and ``keys`` name in ``log`` (a personal node's pseudonym)."""
     with pseudonymous(lookup(schema, log)):
@@ -236,4 +263,13 @@ class _Sealing:
             ]
 
 
-__all__ = ["Personal", "identity_in", "lookup", "personal_of", "planned"]
+__all__ = [
+    "Personal",
+    "identity_in",
+    "lookup",
+    "personal_of",
+    "planned",
+    "random_observation",
+    "seal_text",
+    "sealed_observations",
+]

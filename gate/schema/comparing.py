@@ -231,6 +231,7 @@ FIELDS: dict[tuple[type[BaseModel], str], Compare] = {
             "case_insensitive_remap",
             "conflict",
             "half_lives",
+            "personal_observations",
         )
     },
     (SchemaDocument, "description"): _description,

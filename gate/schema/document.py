@@ -242,6 +242,9 @@ class SchemaDocument(BaseModel):
     # read-time decay: a confidence halves every half-life of its extraction method
     # (ISO 8601 durations, e.g. llm: P30D); never written into the log
     half_lives: dict[str, timedelta] | None = Field(default=None, exclude_if=_unset)
+    # observations' text is personal: each observation a subject of its own, sealed, with a
+    # random id (not its content's digest), forgotten alone or with any node whose write cites it
+    personal_observations: bool = Field(default=False, exclude_if=_unset)
 
     @field_validator("half_lives")
     @classmethod

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from writegate.eventlog.events import EventCore
 from writegate.eventlog.sql import Sql
-from writegate.language import node_stream, relationship_stream
+from writegate.language import node_stream, observation_stream, relationship_stream
 from writegate.projections.search import text_index_for
 
 # (table, column naming an entity): the rows its own stream's events make
@@ -59,4 +59,21 @@ def forget_nodes(
     return {table: count for table, count in counts.items() if count}
 
 
-__all__ = ["Replay", "forget_nodes"]
+def forget_observations(
+    conn: Sql, ids: Sequence[str], replay: Replay, apply: Callable[[EventCore], None]
+) -> dict[str, int]:
+    """Delete the observations ``ids`` (their citations stay: they are the citing writes')
+    and their text index documents, then ``apply`` their events again (the text now "")."""
+    counts = {"state_observations": 0}
+    for observation in ids:
+        found = conn.execute("DELETE FROM state_observations WHERE id = ?", (observation,))
+        counts["state_observations"] += max(found.rowcount, 0)
+    index = text_index_for(conn)
+    index.drop(conn, ids)
+    for event in replay([observation_stream(o) for o in ids]):
+        apply(event)
+    index.compact(conn)
+    return {table: count for table, count in counts.items() if count}
+
+
+__all__ = ["Replay", "forget_nodes", "forget_observations"]

@@ -199,3 +199,38 @@ def test_a_held_personal_write_is_sealed_while_it_waits_and_once_approved(
         assert isinstance(done, ForgetResult)
         assert len(done.events) == 2
         assert gate.verify().ok
+
+
+def test_a_sealed_observation_is_forgotten_with_the_person_its_facts_name(
+    db_path: str | Path, request: pytest.FixtureRequest
+) -> None:
+    document = yaml.safe_load(SCHEMA.read_text())
+    document["personal_observations"] = True
+    marker = f"MARK{os.urandom(6).hex()}"
+    said = f"{marker} said her mail is {marker}x@mail"
+    with Gate.open(db_path, default_actor=AGENT) as gate:
+        assert gate.publish_schema(document).status == "published"
+        heard = gate.record_observation(text=said, source="chat", extraction_method="manual")
+        assert heard.status == "recorded", heard
+        assert gate.record_observation(text="a plain remark", source="chat",
+                                       extraction_method="manual").status == "recorded"  # fmt: skip
+        written = gate.write_node(
+            label="Person",
+            merge_keys={"name": marker},
+            properties={"role": "pilot"},
+            source="chat",
+            extraction_method="manual",
+            observations=[heard.observation_id],
+        )
+        assert written.status == "written", written
+        stored = gate.log.read(after_seq=0, limit=100, sealed=True).events
+        assert all(marker not in str((e.streams, e.payload, e.request)) for e in stored)
+        found = gate.observation_reader().search_observations(marker.lower(), 5)
+        assert [o.text for o in found.observations] == [said]  # the read model holds it clear
+
+        done = gate.forget("Person", {"name": marker}, reason="asked")
+        assert isinstance(done, ForgetResult), done
+        assert done.counts["state_observations"] == 1
+        assert marker.encode() not in _raw_bytes(gate, request)
+        assert b"a plain remark" in _raw_bytes(gate, request)
+        assert gate.verify().ok

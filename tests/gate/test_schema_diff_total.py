@@ -163,6 +163,7 @@ CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (SchemaDocument, "review_rules"): lambda doc: doc["review_rules"].append({}),
     (SchemaDocument, "identity_groups"): _set(_top, "identity_groups", None),
     (SchemaDocument, "half_lives"): _set(_top, "half_lives", {"llm": "P10D"}),
+    (SchemaDocument, "personal_observations"): _set(_top, "personal_observations", True),
     **{
         (Limits, f): _set(_limits, f, v)
         for f, v in (
