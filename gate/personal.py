@@ -190,6 +190,8 @@ def _named(personal: Personal, value: Any) -> Iterator[tuple[str, dict[str, Any]
             yield from _named(personal, item)
     elif isinstance(value, dict):
         for label_field, keys_field in _PAIRS:
+            if keys_field not in value:
+                continue
             label = personal.canonical(value.get(label_field))
             keys = value.get(keys_field)
             if label is not None and isinstance(keys, dict):
@@ -221,6 +223,8 @@ class _Sealing:
             return value
         out = {k: self.walk(v) for k, v in value.items()}
         for label_field, keys_field in _PAIRS:
+            if keys_field not in value:
+                continue
             label = self.personal.canonical(value.get(label_field))
             keys = value.get(keys_field)
             if label is not None and isinstance(keys, dict):

@@ -6,6 +6,8 @@ files or in a projection rebuilt after."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -234,3 +236,15 @@ def test_a_sealed_observation_is_forgotten_with_the_person_its_facts_name(
         assert marker.encode() not in _raw_bytes(gate, request)
         assert b"a plain remark" in _raw_bytes(gate, request)
         assert gate.verify().ok
+
+
+def test_a_personal_node_read_as_it_stood_shows_its_keys(people: Gate) -> None:
+    assert _write_person(people, "Ada", role="engineer").status == "written"
+    moment = datetime.now(UTC)
+    assert _write_person(people, "Ada", role="admiral").status == "written"
+    reader, schema = GraphReader(people.log, people.state), people.current_schema()
+    ada: list[Mapping[str, Any]] = [{"label": "Person", "merge_keys": {"name": "Ada"}}]
+    for past in (reader.open_nodes(ada, schema, as_of=moment),
+                 reader.open_nodes(ada, schema, valid_at=moment)):  # fmt: skip
+        assert past.nodes[0].merge_keys == {"name": "Ada"}
+    assert reader.open_nodes(ada, schema, as_of=moment).nodes[0].properties["role"] == "engineer"
