@@ -7,8 +7,11 @@ pages and tool calls as behind ``serve --http``, less the session lookup) and ea
 fetched: the first fetch (cold), then the median and worst of ``--repeat`` more. The node is
 one a quarter of the way into the log (``p<events/4>``, with its neighbours). Nothing asserts.
 
+A log built elsewhere (another bench's, under ``--cache`` by the same name) names its
+people otherwise: ``--node`` names the node to fetch, as ``Label:{"key": "value"}``.
+
 usage: python bench/bench_desk.py [--sizes 1000,100000,1000000] [--cache /tmp/wg-bench]
-                                  [--repeat 20]
+                                  [--repeat 20] [--node 'Person:{"name": "p25000"}']
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,100000,1000000")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "wg-bench")
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--node", default=None, help='Label:{"key": "value"} (p<events/4>)')
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     print(f"{'events':>10} {'page':<10} {'first ms':>9} {'p50 ms':>8} {'worst ms':>9}")
@@ -77,8 +81,11 @@ def main() -> None:
             process, url = started(log, said)
             try:
                 with httpx2.Client(base_url=url, timeout=600) as client:
-                    keys = json.dumps({"name": f"p{events // 4}"}, separators=(",", ":"))
-                    node = "/node?" + urlencode({"label": "Person", "keys": keys})
+                    label, keys = "Person", json.dumps({"name": f"p{events // 4}"})
+                    if args.node:
+                        label, _, keys = args.node.partition(":")
+                    keys = json.dumps(json.loads(keys), separators=(",", ":"))
+                    node = "/node?" + urlencode({"label": label, "keys": keys})
                     pages = {"overview": "/", "node": node, "log": "/log"}
                     for name, path in pages.items():
                         first, p50, worst = timed(client, path, args.repeat)

@@ -2,15 +2,16 @@
 graph held (``resolved_from`` in its event), every write it refused as a probable
 duplicate (``POSSIBLE_DUPLICATE`` in the rejections table: a refusal appends no event),
 and every merge of two nodes and its undoing (``nodes.merged`` / ``nodes.unmerged``).
-Reads only."""
+A refusal keeps what was asked and the candidates with the scorer's reasons (its details),
+so a reviewer sees the two side by side. Reads only."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from writegate.eventlog import Log
 from writegate.eventlog.events import format_timestamp
@@ -19,6 +20,36 @@ from writegate.gate.rejections import RejectionLog
 from writegate.language import NodesMerged, NodesUnmerged, NodeWritten, payload_of
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
+_READ = ConfigDict(extra="ignore", frozen=True)  # a recorded refusal read back: what it says
+
+
+class DuplicateAsked(BaseModel):
+    """The write refused as a probable duplicate, as its writer named it."""
+
+    model_config = _READ
+
+    label: str
+    merge_keys: dict[str, Any]
+    properties: dict[str, Any] | None = None
+
+
+class DuplicateCandidate(BaseModel):
+    """A node the refused write probably is, and why the scorer thought so."""
+
+    model_config = _READ
+
+    label: str
+    merge_keys: dict[str, Any]
+    score: float
+    verdict: str
+    reasons: list[str]
+    evidence: list[dict[str, Any]] | None = None  # declared evidence fields' contributions
+
+
+class _Refusal(BaseModel):
+    model_config = _READ
+
+    candidates: list[DuplicateCandidate] = []
 
 
 class DuplicateEntry(BaseModel):
@@ -32,6 +63,8 @@ class DuplicateEntry(BaseModel):
     landed_on: str | None  # the existing node it was written to; the merge's survivor
     message: str | None = None  # the refusal, naming the candidate; the merge's reason
     merge: str | None = None  # the merge's id (merged, unmerged)
+    asked: DuplicateAsked | None = None  # proposed: the write refused
+    candidates: list[DuplicateCandidate] = []  # proposed: best first, with their reasons
 
 
 class DuplicateAudit(BaseModel):
@@ -59,6 +92,8 @@ def audit_duplicates(
             written_as=None,
             landed_on=None,
             message=r.message,
+            asked=_read(DuplicateAsked, r.request),
+            candidates=(_read(_Refusal, r.details) or _Refusal()).candidates,
         )
         for r in RejectionLog(log).read(since=since, until=until)
         if r.error_code == ErrorCode.POSSIBLE_DUPLICATE.value
@@ -75,6 +110,20 @@ def audit_duplicates(
         unmerged=count("unmerged"),
         entries=entries,
     )
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _read(model: type[M], text: str | None) -> M | None:
+    """A recorded refusal's JSON as ``model`` (None: unrecorded, cut short, or another
+    shape: an older refusal shows its message alone)."""
+    if text is None:
+        return None
+    try:
+        return model.model_validate_json(text)
+    except ValidationError:
+        return None
 
 
 _TYPES = (NodeWritten.event_type, NodesMerged.event_type, NodesUnmerged.event_type)

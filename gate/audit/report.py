@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from writegate.eventlog.events import format_timestamp
+from writegate.gate.audit.activity import Activity, Tally
 from writegate.gate.audit.auditor import Auditor, Histogram, histogram, subject_of
 from writegate.gate.review import Proposal
 from writegate.language import (
@@ -59,6 +60,7 @@ class Report(BaseModel):
     pending_reviews: int  # writes held for a reviewer (`review list`)
     review_queue: list[Proposal]  # the oldest of them: who, what, when, why
     projections: list[ProjectionLag]
+    activity: Activity  # each agent's writes and refusals by hour or day (bounded)
 
 
 def _sorted(counter: Counter[str]) -> dict[str, int]:
@@ -96,6 +98,7 @@ def build_report(
         remaps: Counter[str] = Counter()
         confidences: list[float] = []
         superseded = 0
+        tally = Tally()
         first = last = None
         for event in log.iter_events():
             first = first or event
@@ -105,6 +108,7 @@ def build_report(
                 continue
             provenance = provenance_of(event)
             by_agent[event.actor.agent] += 1
+            tally.wrote(format_timestamp(event.occurred_at), event.actor.agent)
             by_method[provenance.extraction_method if provenance else "?"] += 1
             if subject := subject_of(payload):
                 by_label[subject[0]] += 1
@@ -118,6 +122,8 @@ def build_report(
                 if provenance:
                     confidences.append(provenance.confidence)
     rejected = list(auditor.rejections.read())
+    for refusal in rejected:
+        tally.refused(refusal.at, refusal.agent)
     return Report(
         events=head_seq,
         head_seq=head_seq,
@@ -138,4 +144,5 @@ def build_report(
         pending_reviews=pending_reviews,
         review_queue=review_queue or [],
         projections=projections,
+        activity=tally.activity(),
     )

@@ -45,8 +45,9 @@ class Asker:
     def __init__(self, server: WritegateServer, *, read_only: bool = False) -> None:
         self.server = server
         self.read_only = read_only
-        # the counts scan the state read model (linear in its size): kept while the head,
-        # the schema and the grant asking are the same (a quiet log, a copy)
+        # the counts: kept while the head, the schema and the grant asking are the same (a
+        # quiet log, a copy); the state keeps them for a whole grant, but a grant of some
+        # scopes, or a copy of a layout before they were kept, counts by a scan
         self._counted: dict[tuple[frozenset[str] | None, tuple[int, str], str | None], Stats] = {}
 
     def may(self, principal: Principal, tool: str) -> bool:

@@ -19,6 +19,7 @@ from writegate.gate.audit.auditor import AuditEvents
 from writegate.gate.audit.report import Report
 from writegate.gate.desk.app import HEADERS, PREFIX, Desk, node_href
 from writegate.gate.desk.asks import NotPermitted, Refused
+from writegate.gate.desk.recent import RECENT, writers_now
 from writegate.gate.desk.sessions import SignedIn
 from writegate.gate.reads.observations import ObservationView
 from writegate.gate.reads.reader import MAX_DEPTH, NodeHistory, Subgraph
@@ -51,13 +52,16 @@ def bad(desk: Desk, request: Request, who: SignedIn | Principal, why: str) -> Re
 
 
 async def overview(desk: Desk, request: Request) -> Response:
-    """The head, the counts, the projections' lag and the last verify: what the state read
-    model and the checkpoints answer at once (the report, which reads the whole log, is a
-    page of its own)."""
+    """The head, the counts, the projections' lag, who is writing now and the last verify:
+    what the state read model, the checkpoints and the log's newest page answer at once
+    (the report, which reads the whole log, is a page of its own)."""
     if (who := await desk.who(request)) is None:
         return RedirectResponse(PREFIX + "/signin", 303)
     stats = await desk.asker.stats(principal_of(who))
     lag = await anyio.to_thread.run_sync(desk.lag, stats.events) if stats is not None else []
+    writers = None
+    if stats is not None:
+        writers = await writers_now(desk.asker, principal_of(who), stats.events)
     return desk.render(
         request,
         "overview.html",
@@ -66,6 +70,8 @@ async def overview(desk: Desk, request: Request) -> Response:
         stats=stats,
         lag=lag,
         verified=desk.verified,
+        writers=writers,
+        recent=RECENT,
     )
 
 

@@ -5,7 +5,8 @@ event changes them), ``queries`` (every question asked of them) and ``projection
 inline projector the log runs in each append's transaction); ``feedback`` keeps the
 weights feedback gives facts and answers what a ranking asks of them; ``observations``
 keeps and answers those of observations and the writes citing them; ``support`` keeps
-the writes supporting each fact's current version (its writer and its corroborations).
+the writes supporting each fact's current version (its writer and its corroborations);
+``tallies`` keeps how many nodes each label has, relationships each type, and stubs.
 """
 
 from writegate.projections.state.changes import apply_to_state, merge_properties

@@ -37,6 +37,7 @@ from writegate.projections.state import (
     observations,
     scoping,
     support,
+    tallies,
     valuecounts,
 )
 from writegate.projections.state.tables import UPSERT_FACT, UPSERT_NODE, UPSERT_RELATIONSHIP
@@ -82,6 +83,18 @@ def _record_facts(
 
 
 def _forget(conn: Sql, table: str, identity: str) -> None:
+    if table == "state_nodes":
+        row = conn.execute(
+            "SELECT label, stub FROM state_nodes WHERE identity = ?", (identity,)
+        ).fetchone()
+        if row is not None:
+            tallies.node(conn, (str(row[0]), bool(row[1])), None)
+    else:
+        row = conn.execute(
+            "SELECT type FROM state_relationships WHERE identity = ?", (identity,)
+        ).fetchone()
+        if row is not None:
+            tallies.relationship(conn, str(row[0]), None)
     conn.execute(f"DELETE FROM {table} WHERE identity = ?", (identity,))
     conn.execute("DELETE FROM state_facts WHERE identity = ?", (identity,))
     valuecounts.rekey(conn, identity, [])
@@ -116,9 +129,11 @@ def _upsert_node(
     scope: str,
 ) -> None:
     row = conn.execute(
-        "SELECT properties, remapped_from, created_seq FROM state_nodes WHERE identity = ?",
+        "SELECT properties, remapped_from, created_seq, label, stub FROM state_nodes "
+        "WHERE identity = ?",
         (ref.identity,),
     ).fetchone()
+    tallies.node(conn, (str(row[3]), bool(row[4])) if row else None, (ref.label, stub))
     current = orjson.loads(row[0]) if row else {}
     properties = merge_properties({**current, **ref.keys}, changes)
     remapped_from = ref.remapped_from or (row[1] if row else None)
@@ -155,9 +170,11 @@ def _relationship_written(
             if keys is not None:
                 _index(conn, stub.identity, keys, created=True)
     row = conn.execute(
-        "SELECT properties, remapped_from, created_seq FROM state_relationships WHERE identity = ?",
+        "SELECT properties, remapped_from, created_seq, type FROM state_relationships "
+        "WHERE identity = ?",
         (written.identity,),
     ).fetchone()
+    tallies.relationship(conn, str(row[3]) if row else None, written.type)
     properties = merge_properties(orjson.loads(row[0]) if row else {}, written.properties)
     provenance, seq, at, by = _stamp(event, by)
     conn.execute(

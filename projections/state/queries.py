@@ -17,7 +17,13 @@ import orjson
 
 from writegate.eventlog.sql import Sql
 from writegate.language import FactRecord, WriteProvenance
-from writegate.projections.state.tables import STATE_TABLES, ordered_selects
+from writegate.projections.state import tallies
+from writegate.projections.state.tables import (
+    COUNTS_LAYOUT,
+    STATE_TABLES,
+    layout_of,
+    ordered_selects,
+)
 from writegate.projections.state.walk import Attached, Step, links_step
 
 _NODE_READ = (
@@ -349,16 +355,10 @@ class StateReader:
         return [row[0] for row in rows]
 
     def counts(self, conn: Sql) -> StateCounts:
-        labels = dict(
-            conn.execute("SELECT label, count(*) FROM state_nodes GROUP BY label ORDER BY label")
-        )
-        types = dict(
-            conn.execute(
-                "SELECT type, count(*) FROM state_relationships GROUP BY type ORDER BY type"
-            )
-        )
-        stubs = conn.execute("SELECT count(*) FROM state_nodes WHERE stub <> 0").fetchone()[0]
-        return StateCounts(labels, types, int(stubs))
+        """Kept as the graph changes (``tallies``): a few rows read, whatever the size."""
+        if layout_of(conn) < COUNTS_LAYOUT:
+            return StateCounts(*tallies.scanned(conn))
+        return StateCounts(*tallies.kept(conn))
 
     def nodes_labelled(self, conn: Sql, label: str) -> Iterator[NodeRow]:
         """Every node of one label, in identity order (what a schema change would meet)."""

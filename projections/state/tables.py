@@ -20,6 +20,7 @@ from writegate.eventlog.sql import Sql
 # state_value_counts: how many nodes hold each value a label weighs as evidence (``valuecounts``)
 # state_support: the writes supporting each fact's current version (``support``): the one
 # that wrote it and each corroboration since, with who, from what, how and how sure
+# state_counts: how many nodes of each label, relationships of each type and stubs (``tallies``)
 TABLES = """
 CREATE TABLE IF NOT EXISTS state_nodes (
     identity TEXT PRIMARY KEY,
@@ -144,6 +145,12 @@ CREATE TABLE IF NOT EXISTS state_support (
 -- holds only theirs, so asking costs one probe of a small index, not every write's row
 CREATE INDEX IF NOT EXISTS state_support_corroborated ON state_support (kind, identity, seq)
     WHERE kind = 'corroborated';
+CREATE TABLE IF NOT EXISTS state_counts (
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (kind, name)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
     name TEXT PRIMARY KEY,
     seq INTEGER NOT NULL
@@ -158,7 +165,8 @@ SCOPES_LAYOUT = 12  # the first with each node's scope
 OBSERVATION_SCOPES_LAYOUT = 13  # the first with each observation's scope
 VALUE_COUNTS_LAYOUT = 15  # the first with the value counts of evidence fields
 SUPPORT_LAYOUT = 16  # the first with each fact's supporting writes (corroboration)
-LAYOUT = 17  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+COUNTS_LAYOUT = 18  # the first with the counts of labels, types and stubs
+LAYOUT = 18  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
 # index; 9: the feedback weights; 10: observations and the writes citing them (and their
 # words in the text index); 11: the text index stems its words (``projections.search``);
 # 12: each node's scope, and both ends' in the text index (``scoping``); 13: each
@@ -166,7 +174,8 @@ LAYOUT = 17  # 7: the resolution index's keys are ranges' rows (``blocking``); 8
 # identity order (a walk's bounded step reads no more than it keeps), and on SQLite one
 # FTS5 table per kind of document; 15: the value counts of evidence fields; 16: the writes
 # supporting each fact (``support``); 17: the corroborations indexed on their own, and a
-# node's relationships indexed with what a walk reads of them (``walk``)
+# node's relationships indexed with what a walk reads of them (``walk``); 18: the counts
+# of labels, types and stubs (``tallies``)
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),
@@ -181,6 +190,7 @@ STATE_TABLES = {  # every table of the read model (but its checkpoints), by its 
     "state_citations": ("observation", "identity", "seq"),
     "state_value_counts": ("key",),
     "state_support": ("identity", "seq"),
+    "state_counts": ("kind", "name"),
 }
 LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model of each has
     1: ("state_nodes", "state_relationships"),
@@ -221,10 +231,13 @@ LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model 
         "state_resolution_keys",
     ),
     OBSERVATIONS_LAYOUT: tuple(
-        t for t in STATE_TABLES if t not in ("state_value_counts", "state_support")
+        t for t in STATE_TABLES if t not in ("state_value_counts", "state_support", "state_counts")
     ),
-    VALUE_COUNTS_LAYOUT: tuple(t for t in STATE_TABLES if t != "state_support"),
-    SUPPORT_LAYOUT: tuple(STATE_TABLES),
+    VALUE_COUNTS_LAYOUT: tuple(
+        t for t in STATE_TABLES if t not in ("state_support", "state_counts")
+    ),
+    SUPPORT_LAYOUT: tuple(t for t in STATE_TABLES if t != "state_counts"),
+    COUNTS_LAYOUT: tuple(STATE_TABLES),
 }
 
 

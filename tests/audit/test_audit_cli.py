@@ -294,6 +294,16 @@ def test_report_json(audited: Path) -> None:
     head_hash = report.pop("head_hash")
     assert len(head_hash) == 64
     assert report.pop("chain_detail").startswith("chain ok: 14 events")
+    assert report.pop("activity") == {  # the hour of the whole log
+        "unit": "hour",
+        "buckets": [
+            {
+                "start": "2032-01-01T09",
+                "writes": {"ada-bot": 9, "bob-bot": 4},
+                "rejections": {"ada-bot": 1, "bob-bot": 2},
+            }
+        ],
+    }
     assert report == {
         "first_at": "2032-01-01T08:59:00.000000Z",
         "events": 14,

@@ -208,4 +208,8 @@ def test_every_page_has_a_title_and_landmarks_and_is_shot_at_two_widths(
                 expect(page.get_by_role(landmark).first).to_be_visible()
             page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
     assert len(list(SHOTS.glob("*.png"))) >= 2 * len(pages)
+    page.goto(desk.url + "/report")
+    expect(page.get_by_role("img", name="hr-import:")).to_be_visible()  # an SVG chart, drawn
+    page.goto(desk.url + "/")
+    expect(page.locator("#writers").get_by_role("link", name="hr-import")).to_be_visible()
     page.context.close()

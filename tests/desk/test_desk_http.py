@@ -213,6 +213,9 @@ def test_the_report_draws_each_agents_writes_and_refusals(desk: Desk) -> None:
     assert page.status_code == 200, desk.server.said()[-3000:]
     assert 'aria-label="writes by hr-import"' in page.text
     assert 'aria-label="writes refused for hr-import"' in page.text
+    chart = page.text.split('<figure class="chart">')[1].split("</figure>")[0]
+    assert "<figcaption>hr-import: " in chart
+    assert '<rect class="w"' in chart  # its writes drawn over time, server-side
 
 
 @pytest.mark.anyio
@@ -225,3 +228,16 @@ async def test_the_logs_json_is_the_audit_events_tools_answer(desk: Desk) -> Non
         page = client.get("/log.json", params={"agent": "hr-import"})
     assert not outcome.is_error
     assert page.json() == outcome.data
+
+
+def test_the_overview_names_the_agents_writing_now_to_an_auditor_only(desk: Desk) -> None:
+    with signed_in(desk, "auditor") as (client, _):
+        home = client.get("/").text
+    with signed_in(desk, "reader") as (client, _):
+        read = client.get("/").text
+    table = home.split('<table id="writers">')[1].split("</table>")[0]
+    assert "hr-import</a></td>" in table
+    assert "chat-agent</a></td>" in table
+    lasts = [int(seq) for seq in re.findall(r'href="/desk/event/(\d+)"', table)]
+    assert lasts == sorted(lasts, reverse=True)  # the latest writer first
+    assert "Writing now" not in read

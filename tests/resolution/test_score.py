@@ -18,7 +18,7 @@ from writegate.gate.resolution import (
 )
 from writegate.gate.resolution.evaluate import parse_pairs
 from writegate.gate.resolution.normalize import normalize
-from writegate.gate.resolution.score import score_normalized, score_value
+from writegate.gate.resolution.score import score_normalized, score_value, score_values
 
 
 def verdict(a: str, b: str, kind: Kind) -> Verdict:
@@ -122,3 +122,22 @@ def test_the_bare_value_agrees_on_the_labelled_fixture() -> None:
     for pair in parse_pairs(PAIRS.read_text(encoding="utf-8")):
         x, y = normalize(pair.a, pair.kind), normalize(pair.b, pair.kind)
         assert score_value(x, y, pair.kind) == score_normalized(x, y, pair.kind).score, pair
+
+
+@given(names, st.lists(names, max_size=6), st.sampled_from(["person", "organisation"]))
+def test_scoring_many_texts_at_once_gives_each_ones_value(
+    a: str, others: list[str], kind: Kind
+) -> None:
+    """The gate scores a write's candidates in one call, from the normal texts it indexes."""
+    x, ys = normalize(a, kind), [normalize(b, kind) for b in others]
+    assert score_values(x, [y.text for y in ys], kind) == [score_value(x, y, kind) for y in ys]
+
+
+def test_scoring_at_once_agrees_on_the_labelled_fixture() -> None:
+    pairs = parse_pairs(PAIRS.read_text(encoding="utf-8"))
+    for kind in ("person", "organisation"):
+        texts = [normalize(pair.b, kind).text for pair in pairs if pair.kind == kind]
+        for pair in [pair for pair in pairs if pair.kind == kind][:50]:
+            x = normalize(pair.a, kind)
+            expected = [score_value(x, normalize(b, kind), kind) for b in texts]
+            assert score_values(x, texts, kind) == expected, pair
