@@ -16,6 +16,7 @@ from writegate.eventlog.events import EventCore
 from writegate.eventlog.sql import Sql
 from writegate.language import node_stream, observation_stream, relationship_stream
 from writegate.projections.search import text_index_for
+from writegate.projections.state import tallies
 
 # (table, column naming an entity): the rows its own stream's events make
 _BY_ENTITY = (
@@ -44,6 +45,10 @@ def forget_nodes(
         ).fetchall()
         relationships += [str(r[0]) for r in rows if str(r[0]) not in relationships]
     gone = [*identities, *relationships]
+    for rtype in _column(conn, "SELECT type FROM state_relationships WHERE identity = ?", gone):
+        tallies.relationship(conn, str(rtype[0]), None)  # applied again, counted again
+    for row in _column(conn, "SELECT label, stub FROM state_nodes WHERE identity = ?", gone):
+        tallies.node(conn, (str(row[0]), bool(row[1])), None)
     counts: dict[str, int] = {}
     for table, column in _BY_ENTITY:
         for name in gone:
@@ -57,6 +62,11 @@ def forget_nodes(
         apply(event)
     index.compact(conn)
     return {table: count for table, count in counts.items() if count}
+
+
+def _column(conn: Sql, sql: str, names: Sequence[str]) -> list[tuple[object, ...]]:
+    """The rows ``sql`` finds for each of ``names``."""
+    return [tuple(row) for name in names for row in conn.execute(sql, (name,)).fetchall()]
 
 
 def forget_observations(
