@@ -34,7 +34,7 @@ VALID_AT = "Valid time: what was true then, as known at --as-of (default: as rec
 def identity_of(gate: Gate, node: NodeName) -> str:
     """The node identity named on the command line (a synonym reads its canonical label),
     resolved as the MCP reads resolve it."""
-    return _identity(node, schema_or_none(gate))
+    return _identity(node, schema_or_none(gate), gate)
 
 
 def relationship_of(gate: Gate, rtype: str, start: NodeName, end: NodeName) -> str:
@@ -45,12 +45,14 @@ def relationship_of(gate: Gate, rtype: str, start: NodeName, end: NodeName) -> s
         canonical = GraphReader.relationship_type(rtype, schema)
     except GateRejection as exc:
         fail(f"{exc.code}: {exc.message}", 2)
-    return relationship_identity(canonical, _identity(start, schema), _identity(end, schema))
+    return relationship_identity(
+        canonical, _identity(start, schema, gate), _identity(end, schema, gate)
+    )
 
 
-def _identity(node: NodeName, schema: LoadedSchema | None) -> str:
+def _identity(node: NodeName, schema: LoadedSchema | None, gate: Gate) -> str:
     try:
-        return GraphReader.identity(node.ref(), schema)
+        return GraphReader.identity(node.ref(), schema, gate.log)
     except GateRejection as exc:
         fail(f"{exc.code}: {exc.message}", 2)
 

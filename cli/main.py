@@ -60,6 +60,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Feedback on an answer: the nodes and relationships it used move their weight.",
     ),
     "merge": ("merge:merge", "Fold a duplicate node into a survivor (undo with unmerge)."),
+    "forget": (
+        "forget:forget",
+        "Erase a personal node's data: its sealed values, read-model rows and refusals.",
+    ),
     "unmerge": (
         "merge:unmerge",
         "Undo a merge: the duplicate returns with its values, relationships and writers.",

@@ -53,12 +53,21 @@ def emit_written(result: BaseModel, fmt: str, as_json: bool = False) -> None:
 
 def summary(result: BaseModel) -> list[str]:
     """The lines saying what ``result`` did."""
+    from writegate.gate.forgetting import ForgetResult
     from writegate.gate.merges.operations import MergeResult, UnmergeResult
     from writegate.gate.models import BatchResult
     from writegate.gate.review import ReviewDecision
 
     if isinstance(result, BatchResult):
         return _batch(result)
+    if isinstance(result, ForgetResult):
+        what = "would forget" if result.dry_run else "forgot"
+        stores = ", ".join(f"{n} {store}" for store, n in sorted(result.counts.items()))
+        at = f" at seq {result.seq}" if result.seq is not None else ""
+        return [
+            f"{what} {result.node or 'nothing'}{at}: {counted(len(result.events), 'event')}"
+            + (f"; {stores}" if stores else "")
+        ]
     if isinstance(result, MergeResult):
         lines = [
             f"merged {result.merged} into {result.survivor} at seq {result.seq}: "

@@ -147,6 +147,8 @@ class Transaction:
         self._versions: dict[str, int] = {}
         self.events: list[Event] = []
         self._seals: Seals | None = None
+        # what a writer that seals some values does to each draft before it is emitted
+        self.sealing: Callable[[DraftEvent], DraftEvent] | None = None
 
     def subject(self, locator: str) -> str:
         """The id of the subject ``locator`` names (made on first use): what a stream of a
@@ -185,6 +187,8 @@ class Transaction:
         return self._versions
 
     def emit(self, draft: DraftEvent) -> Event:
+        if self.sealing is not None:
+            draft = self.sealing(draft)
         for stream, expected in draft.expected_versions.items():
             current = self.stream_version(stream)
             if current != expected:

@@ -17,7 +17,9 @@ from typing import Any
 from writegate.eventlog import Actor, Log, open_log
 from writegate.eventlog.store import BUSY_TIMEOUT, Durability
 from writegate.gate.audit.integrity import IntegrityReport, check_integrity
+from writegate.gate.errors import GateRejection
 from writegate.gate.feedback import FeedbackOperations, FeedbackSettings
+from writegate.gate.forgetting import ForgetResult, forget
 from writegate.gate.formula import FormulaProvider, formula_name, load_formula_provider
 from writegate.gate.limits import DEFAULT_LIMITS, Limits
 from writegate.gate.models import (
@@ -166,6 +168,26 @@ class Gate(WriteOperations, FeedbackOperations):
             expect_head=expect_head,
             unreachable=unreachable,
         )
+
+    def forget(
+        self,
+        label: str,
+        keys: Mapping[str, Any],
+        *,
+        reason: str,
+        dry_run: bool = False,
+        actor: Actor | None = None,
+    ) -> ForgetResult | Rejected:
+        """Forget a personal node: its sealed values, read-model rows and refusals
+        (``gate.forgetting``); a dry run says what would go."""
+        try:
+            schema = self.current_schema()
+            who = actor or self.default_actor
+            return forget(
+                self.log, self.state, schema, who, label, keys, reason=reason, dry_run=dry_run
+            )
+        except GateRejection as exc:
+            return rejected(exc)
 
     # -- settings and the schema -------------------------------------------------------
 

@@ -22,6 +22,7 @@ from writegate.eventlog.events import format_timestamp
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.limits import check_request, check_text
 from writegate.gate.models import Declared, Rejected, parse_request
+from writegate.gate.personal import random_observation, seal_text, sealed_observations
 from writegate.gate.results import REFUSALS
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.scopes import check_known_scope
@@ -113,7 +114,11 @@ class Observations:
             )
 
             def plan(snapshot: LoadedSchema) -> Any:
+                nonlocal observed
                 check_known_scope(snapshot, request.scope)
+                sealed = sealed_observations(snapshot)
+                if sealed:  # its content's digest would tell of its text: an id of chance
+                    observed = observed.model_copy(update={"observation": random_observation()})
                 provenance = writer.planner.provenance(request, snapshot)
                 event = draft(
                     observed,
@@ -125,7 +130,9 @@ class Observations:
 
                 def decide(tx: Transaction) -> None:
                     if self.state.observation(tx.conn, observed.observation) is None:
+                        tx.sealing = seal_text(tx, observed.observation) if sealed else None
                         tx.emit(event)
+                        tx.sealing = None
                     if guard is not None:
                         guard(actor, tx.events)
 

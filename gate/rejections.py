@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -34,7 +35,7 @@ from typing import Any
 from writegate.eventlog import Actor, Log, canonical_json
 from writegate.eventlog.errors import one_line
 from writegate.eventlog.events import format_timestamp
-from writegate.eventlog.sql import Sql, create_once
+from writegate.eventlog.sql import Sql, create_once, has_column
 from writegate.eventlog.store import EventLog, WouldWait
 
 _log = logging.getLogger(__name__)
@@ -318,19 +319,12 @@ class RejectionLog:
 
     def _insert(self, conn: Sql, refused: _Refused) -> None:
         actor = refused.actor
+        who = (actor.agent, actor.session, actor.transport)
+        what = (refused.operation, refused.error_code, refused.message, refused.request)
         conn.execute(
             "INSERT INTO rejections (at, agent, session, transport, operation, error_code, "
             "message, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                refused.at,
-                actor.agent,
-                actor.session,
-                actor.transport,
-                refused.operation,
-                refused.error_code,
-                refused.message,
-                refused.request,
-            ),
+            (refused.at, *who, *what),
         )
         if refused.details and self._details:  # the row just inserted, found by what it holds
             conn.execute(  # (older SQLite cannot return the id it gave)
@@ -375,6 +369,21 @@ class RejectionLog:
         if not self.log.has_table("rejections"):
             return 0
         return int(self.log.connection().execute("SELECT count(*) FROM rejections").fetchone()[0])
+
+
+def forget_rejections(conn: Sql, needles: Sequence[str]) -> int:
+    """Delete the refusals whose request or message holds one of ``needles`` (a forgotten
+    subject's values as JSON text), in the caller's transaction: how many."""
+    if not needles or not has_column(conn, "rejections", "request"):
+        return 0
+    likes = ["%" + re.sub(r"([\\%_])", r"\\\1", needle) + "%" for needle in needles]
+    held = " OR ".join("request LIKE ? ESCAPE '\\' OR message LIKE ? ESCAPE '\\'" for _ in likes)
+    rows = conn.execute(f"SELECT id FROM rejections WHERE {held}", [x for x in likes for _ in "ab"])
+    ids = [(int(row[0]),) for row in rows]
+    for table in ("rejections", "rejection_details"):
+        if has_column(conn, table, "id"):
+            conn.executemany(f"DELETE FROM {table} WHERE id = ?", ids)
+    return len(ids)
 
 
 def max_age_of(days: str | float | None, where: str) -> timedelta | None:

@@ -17,6 +17,7 @@ a proposal is decided once (the decision expects its stream at version 1).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 from uuid import uuid4
 
@@ -28,6 +29,7 @@ from writegate.gate.conflicts import Held
 from writegate.gate.corroboration import SINGLE, Unchanged, answered, quietly
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import ItemResult, Rejected, parse_request
+from writegate.gate.personal import planned
 from writegate.gate.results import REFUSALS, rejected, result_of
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.document import ReviewRule
@@ -205,7 +207,8 @@ class Reviews:
             quiet: dict[int, Unchanged] = {}  # approved, it changed nothing: nothing appended
 
             def approving(snapshot: LoadedSchema) -> Any:
-                emit = quietly(operation.plan(planner, request, snapshot, held.arguments), quiet)
+                then = partial(operation.plan, planner, request, snapshot, held.arguments)
+                emit = quietly(planned(writer.log, snapshot, held.arguments, then), quiet)
 
                 def decide(tx: Transaction) -> None:
                     quiet.clear()

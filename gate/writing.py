@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -48,6 +49,7 @@ from writegate.gate.models import (
     WriteRelationshipResult,
     parse_request,
 )
+from writegate.gate.personal import planned
 from writegate.gate.planning import Emitter, Planner
 from writegate.gate.rejections import RejectionLog
 from writegate.gate.results import REFUSALS, batch_result, conflict_details, rejected, result_of
@@ -135,7 +137,8 @@ class Writer:
             quiet: dict[int, Unchanged] = {}  # a write that changed nothing: nothing appended
 
             def plan(snapshot: LoadedSchema) -> Decide:
-                emit = operation.plan(self.planner, request, snapshot, raw)
+                then = partial(operation.plan, self.planner, request, snapshot, raw)
+                emit = planned(self.log, snapshot, raw, then)
 
                 def decide(tx: Transaction) -> None:
                     quiet.clear()
@@ -287,7 +290,8 @@ class Writer:
                 {"field": "idempotency_key"},
             )
         request = parse_request(operation.request, arguments)
-        return operation.plan(self.planner, request, snapshot, item)
+        then = partial(operation.plan, self.planner, request, snapshot, item)
+        return planned(self.log, snapshot, item, then)
 
     def refused(self, actor: Actor, operation: str, exc: Exception, request: Any) -> Rejected:
         """The refusal as a result, and a line in the rejections audit table (unless the

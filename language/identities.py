@@ -9,7 +9,9 @@ relationship ``(from)-[TYPE]->(to)``; the log versions each as a stream (``node:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import orjson
@@ -26,13 +28,43 @@ def is_identifier(name: object) -> bool:
     return isinstance(name, str) and IDENTIFIER.fullmatch(name) is not None
 
 
-def node_identity(label: str, keys: Mapping[str, Any]) -> str:
+# (label, clear identity) -> the pseudonym of a personal label's node, or None: a node whose
+# label is personal is named ``Label~<subject id>`` wherever an identity is computed from
+# its keys, so no identity, stream or relationship holds its clear merge keys
+Pseudonyms = Callable[[str, str], str | None]
+_PSEUDONYMS: ContextVar[Pseudonyms | None] = ContextVar("pseudonyms", default=None)
+PSEUDONYM = "~"  # between a personal node's label and its subject id
+
+
+@contextmanager
+def pseudonymous(resolve: Pseudonyms | None) -> Iterator[None]:
+    """Identities computed inside name personal nodes as ``resolve`` says (``gate.personal``)."""
+    token = _PSEUDONYMS.set(resolve)
+    try:
+        yield
+    finally:
+        _PSEUDONYMS.reset(token)
+
+
+def clear_identity(label: str, keys: Mapping[str, Any]) -> str:
+    """A node's identity from its keys, never a pseudonym: a personal node's subject locator."""
     return label + canonical_json(dict(keys)).decode()
 
 
+def node_identity(label: str, keys: Mapping[str, Any]) -> str:
+    clear = label + canonical_json(dict(keys)).decode()
+    resolve = _PSEUDONYMS.get()
+    if resolve is None:
+        return clear
+    return resolve(label, clear) or clear
+
+
 def parse_node_identity(identity: str) -> tuple[str, dict[str, Any]]:
-    """Inverse of ``node_identity``: labels are identifiers, so the first "{" starts the keys."""
+    """Inverse of ``node_identity``: labels are identifiers, so the first "{" starts the keys
+    (a pseudonym, ``Label~<subject id>``, names no keys)."""
     label, brace, keys = identity.partition("{")
+    if not brace and PSEUDONYM in label:
+        return label.partition(PSEUDONYM)[0], {}
     return label, orjson.loads(brace + keys)
 
 

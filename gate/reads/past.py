@@ -259,9 +259,10 @@ def node_view_then(
         return None
     written = payload_of(last)
     ref = NodeRef.parse(identity)
+    keys = ref.keys or (written.node.keys if isinstance(written, NodeWritten) else {})
     return NodeView(
         label=ref.label,
-        merge_keys=ref.keys,
+        merge_keys=keys,  # a pseudonym names none: its write does
         properties=properties,
         version=version,
         stub=stub,

@@ -18,6 +18,7 @@ from writegate.eventlog import Event, Log
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.identifiers import check_identifier
+from writegate.gate.personal import lookup
 from writegate.gate.reads.answers import QueryResult
 from writegate.gate.reads.past import subgraph_then
 from writegate.gate.reads.query import DEFAULT as DEFAULT_QUERY
@@ -39,7 +40,7 @@ from writegate.gate.reads.views import (
     ref_of,
 )
 from writegate.gate.schema import LoadedSchema
-from writegate.language import NodeRef, node_identity, node_stream, said_of
+from writegate.language import NodeRef, node_identity, node_stream, pseudonymous, said_of
 from writegate.projections.state import EdgeRow, StateProjection
 
 MAX_LIMIT = 500
@@ -111,8 +112,8 @@ class GraphReader:
     # -- identity -----------------------------------------------------------------
 
     @staticmethod
-    def identity(ref: Mapping[str, Any], schema: LoadedSchema | None) -> str:
-        """The identity a reference names; a remapped label (``User``) reads its canonical one."""
+    def identity(ref: Mapping[str, Any], schema: LoadedSchema | None, log: Log | None) -> str:
+        """The identity a reference names (its canonical label's; a personal node's pseudonym)."""
         label = ref.get("label")
         keys = ref.get("merge_keys")
         if not isinstance(label, str) or not isinstance(keys, dict) or not keys:
@@ -124,7 +125,8 @@ class GraphReader:
         label = check_identifier(label.removeprefix(":"), "label")
         if schema is not None and schema.registry.get_entry(label) is None:
             label = schema.registry.remap_target(label) or label
-        return node_identity(label, keys)
+        with pseudonymous(lookup(schema, log)):
+            return node_identity(label, keys)
 
     @staticmethod
     def relationship_type(name: str, schema: LoadedSchema | None) -> str:
@@ -174,7 +176,7 @@ class GraphReader:
                 f"nodes must list 1 to {MAX_LIMIT} references",
                 {"field": "nodes"},
             )
-        identities = [self.identity(ref, schema) for ref in refs]
+        identities = [self.identity(ref, schema, self._log) for ref in refs]
         if as_of is not None or valid_at is not None:
             moment = as_of or datetime.now(UTC)
             return subgraph_then(
@@ -236,7 +238,7 @@ class GraphReader:
         _bounded(depth, MAX_DEPTH, "depth")
         limit = _limit(limit)
         rtype = _type_filter(relationship_type, schema)
-        start = self.identity(ref, schema)
+        start = self.identity(ref, schema, self._log)
         with self._read() as conn:
             if not self._state.node_exists(conn, start):
                 raise _not_found(start)
@@ -280,7 +282,8 @@ class GraphReader:
         decay = self._decay()
         _bounded(max_depth, MAX_DEPTH, "max_depth")
         rtype = _type_filter(relationship_type, schema)
-        start, goal = self.identity(start_ref, schema), self.identity(end_ref, schema)
+        start = self.identity(start_ref, schema, self._log)
+        goal = self.identity(end_ref, schema, self._log)
         with self._read() as conn:
             for identity in (start, goal):
                 if not self._state.node_exists(conn, identity):
@@ -325,7 +328,7 @@ class GraphReader:
     ) -> NodeHistory:
         """Every event in the node's stream and its corroborations', oldest first: its
         provenance trail."""
-        identity = self.identity(ref, schema)
+        identity = self.identity(ref, schema, self._log)
         try:
             after = int(cursor) if cursor else 0
         except ValueError:

@@ -87,7 +87,7 @@ class ScopedReader(GraphReader):
             if not 1 <= len(refs) <= MAX_LIMIT:
                 return super().open_nodes(refs, schema)  # refused as any read is
             scopes = self._past(as_of)
-            identities = [self.identity(ref, schema) for ref in refs]
+            identities = [self.identity(ref, schema, self._log) for ref in refs]
             then = subgraph_then(
                 self._log,
                 identities,
@@ -194,7 +194,7 @@ class ScopedReader(GraphReader):
         """A node's trail, when the caller may see the node now (a node gone or hidden is
         not found, the same answer either way), but the writes that name a node it may not
         see now (a relationship to one, a merge with one)."""
-        identity = self.identity(ref, schema)
+        identity = self.identity(ref, schema, self._log)
         with self._read() as conn:
             if not self._scoped.node_exists(conn, identity):
                 raise _not_found(identity)

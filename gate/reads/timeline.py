@@ -83,6 +83,7 @@ def node_at(log: Log, identity: str, *, valid_at: datetime, as_of: datetime) -> 
         version = event.streams[stream]
         match payload_of(event):
             case NodeWritten() as written:
+                keys = keys or written.node.keys  # a pseudonym names no keys: its event does
                 start = _stated(written.valid_from) or event.occurred_at
                 end = _stated(written.valid_to)
                 facts.append(_Fact(event.seq, start, end, dict(written.properties), False, event))

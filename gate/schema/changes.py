@@ -36,6 +36,7 @@ ChangeKind = Literal[
     "review_rule_removed",
     "identity_group_changed",
     "scope_changed",  # where a label's new nodes go, or the scopes a write may choose
+    "personal_changed",  # whether a label's nodes, or a property's values, are sealed
     "description_changed",  # no write changes; said, so a new version is never "no change"
     "changed",  # a field without wording of its own (see the module docstring)
 ]
@@ -136,6 +137,10 @@ _WORDING: dict[str, Callable[[JsonValue, JsonValue], str]] = {
     "identity_group_changed": lambda b, a: f"labels {_text(b)} -> {_text(a)}",
     "scope_changed": lambda b, a: (
         f"scope {_text(b, 'default')} -> {_text(a, 'default')} (nodes there stay where they are)"
+    ),
+    "personal_changed": lambda b, a: (
+        ("now personal" if a else "no longer personal")
+        + " (values written before stay as written: a label's nodes keep their identity)"
     ),
     "description_changed": lambda b, a: "description changed (no write changes)",
     "changed": lambda b, a: f"{_text(b)} -> {_text(a)}",

@@ -231,6 +231,7 @@ FIELDS: dict[tuple[type[BaseModel], str], Compare] = {
             "case_insensitive_remap",
             "conflict",
             "half_lives",
+            "personal_observations",
         )
     },
     (SchemaDocument, "description"): _description,
@@ -257,6 +258,7 @@ FIELDS: dict[tuple[type[BaseModel], str], Compare] = {
     (NodeTypeDoc, "resolution"): _resolution,
     (NodeTypeDoc, "scope"): _whole("scope_changed"),
     (NodeTypeDoc, "scopes"): _whole("scope_changed"),
+    (NodeTypeDoc, "personal"): _whole("personal_changed"),
     (RelationshipTypeDoc, "from_labels"): _whole("from_changed"),
     (RelationshipTypeDoc, "to_labels"): _whole("to_changed"),
     (RelationshipTypeDoc, "functional"): _policy,
@@ -267,6 +269,7 @@ FIELDS: dict[tuple[type[BaseModel], str], Compare] = {
     (PropertyDoc, "relationship"): _whole("edge_changed"),
     (PropertyDoc, "conflict"): _policy,
     (PropertyDoc, "many"): _policy,
+    (PropertyDoc, "personal"): _whole("personal_changed"),
 }
 """How each field of the schema language is compared. Models compared whole (a review
 rule, a resolution policy, a relationship property's edge) are in ``WHOLE``."""

@@ -105,6 +105,8 @@ class PropertyDoc(BaseModel):
     relationship: RelationshipRef | None = None
     conflict: ConflictPolicy | None = Field(default=None, exclude_if=_unset)  # over the owner's
     many: bool = Field(default=False, exclude_if=_unset)  # multi-valued: never a conflict
+    # sealed with the subject of the node holding it (``eventlog.sealing``): forgettable
+    personal: bool = Field(default=False, exclude_if=_unset)
 
 
 class EvidenceDoc(BaseModel):
@@ -178,6 +180,8 @@ class NodeTypeDoc(BaseModel):
     scopes: list[Annotated[str, Field(pattern=f"^{IDENTIFIER.pattern}$")]] | None = Field(
         default=None, min_length=1, exclude_if=_unset
     )
+    # its nodes are subjects: merge keys sealed, identity a pseudonym (``gate.personal``)
+    personal: bool = Field(default=False, exclude_if=_unset)
 
     @model_validator(mode="after")
     def _evidence_declared(self) -> Self:
@@ -238,6 +242,9 @@ class SchemaDocument(BaseModel):
     # read-time decay: a confidence halves every half-life of its extraction method
     # (ISO 8601 durations, e.g. llm: P30D); never written into the log
     half_lives: dict[str, timedelta] | None = Field(default=None, exclude_if=_unset)
+    # observations' text is personal: each observation a subject of its own, sealed, with a
+    # random id (not its content's digest), forgotten alone or with any node whose write cites it
+    personal_observations: bool = Field(default=False, exclude_if=_unset)
 
     @field_validator("half_lives")
     @classmethod

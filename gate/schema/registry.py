@@ -32,6 +32,7 @@ class PropertySpec:
     relationship: RelationshipRef | None = None
     conflict: ConflictPolicy | None = None  # None: the owner's policy
     many: bool = False
+    personal: bool = False  # sealed with the subject of the node holding it
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class SchemaEntry:
     review_rules: tuple[ReviewRule, ...] = ()  # the document's rules that cover it
     scope: str | None = None  # the scope its nodes belong to (None: the implicit one)
     scopes: tuple[str, ...] = ()  # the scopes a write may choose among (none: only ``scope``)
+    personal: bool = False  # its nodes are subjects (``gate.personal``)
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ def _specs(props: Mapping[str, PropertyDoc]) -> Mapping[str, PropertySpec]:
                 p.relationship,
                 p.conflict,
                 p.many,
+                p.personal,
             )
             for name, p in props.items()
         }
@@ -129,6 +132,7 @@ class Schema:
                 review_rules=_rules_for(document, label),
                 scope=n.scope,
                 scopes=tuple(n.scopes or ()),
+                personal=n.personal,
             )
             for label, n in document.nodes.items()
         }

@@ -98,7 +98,23 @@ def consistency_problems(doc: SchemaDocument) -> list[Problem]:
                         ("nodes", label, "merge_keys", i), f"merge key {key!r} must be a scalar"
                     )
                 )
+        for prop, spec in node.properties.items():
+            if spec.personal and not node.personal:
+                problems.append(
+                    Problem(
+                        ("nodes", label, "properties", prop, "personal"),
+                        "a personal property needs a personal label (its node is the subject)",
+                    )
+                )
     for rtype, rel in doc.relationships.items():
+        for prop, spec in rel.properties.items():
+            if spec.personal:
+                problems.append(
+                    Problem(
+                        ("relationships", rtype, "properties", prop, "personal"),
+                        "only a node's properties may be personal (a relationship is no subject)",
+                    )
+                )
         if not is_identifier(rtype):
             problems.append(
                 Problem(("relationships", rtype), f"{rtype!r} is not a valid identifier")

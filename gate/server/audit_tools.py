@@ -86,7 +86,7 @@ def audit_events(call: ToolCall, args: AuditEventsArgs) -> AuditEvents:
         ) from None
     stream = None
     if args.node is not None:
-        identity = call.reader.identity(args.node.ref(), schema_or_none(call))
+        identity = call.reader.identity(args.node.ref(), schema_or_none(call), call.gate.log)
         must_see(call, identity)
         stream = node_stream(identity)
     else:
@@ -169,7 +169,7 @@ def export_subject(call: ToolCall, args: ExportSubjectArgs) -> SubjectExport:
     it. It names other nodes and observations of any scope, so it needs a grant of every
     scope."""
     whole_log(call, "export_subject")
-    identity = call.reader.identity(args.node.ref(), schema_or_none(call))
+    identity = call.reader.identity(args.node.ref(), schema_or_none(call), call.gate.log)
     return Auditor(call.gate.log, call.gate.state).export_subject(identity)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.server.audit_tools import AUDIT_TOOLS
 from writegate.gate.server.feedback_tools import FEEDBACK_TOOLS
+from writegate.gate.server.forget_tools import FORGET_TOOLS
 from writegate.gate.server.job_tools import JOB_TOOLS
 from writegate.gate.server.label_tools import label_tools
 from writegate.gate.server.merge_tools import MERGE_TOOLS
@@ -30,6 +31,7 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     + MERGE_TOOLS
     + JOB_TOOLS
     + FEEDBACK_TOOLS
+    + FORGET_TOOLS
 )
 TOOL_FAMILIES = ("all", "generic", "labels")
 

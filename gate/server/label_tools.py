@@ -42,6 +42,7 @@ from writegate.gate.models import (
     Reliability,
     cites,
 )
+from writegate.gate.personal import identity_in
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.registry import PropertySpec, SchemaEntry
 from writegate.gate.server.tools import ToolCall, ToolSpec
@@ -284,7 +285,8 @@ class LabelTools:
         entity, prov = parsed.entity, parsed.envelope
         keys, properties = self._keys(entity)
         conn = call.gate.log.connection()
-        source = node_identity(self.label, keys)
+        schema = call.gate.current_schema()
+        source = identity_in(call.gate.log, schema, self.label, keys)
         current = call.gate.state.node(conn, source)
         if current is None:
             raise GateRejection(
@@ -307,7 +309,7 @@ class LabelTools:
                 continue
             old, new = _values(current.properties.get(prop)), _values(entity[prop])
             for value in old:
-                target = node_identity(rel.to, {rel.key: value})
+                target = identity_in(call.gate.log, schema, rel.to, {rel.key: value})
                 if value not in new and call.gate.state.relationship_exists(
                     conn, relationship_identity(rel.type, source, target)
                 ):

@@ -48,7 +48,7 @@ from writegate.language import (
 _MAX_REMEMBERED = 100_000  # (agent, roles, tool, label) answers kept; past that, start over
 DEFAULT_POLICY_FILE = Path(__file__).resolve().parent / "policies.cedar"
 ROLES = ("writer", "reader", "auditor", "reviewer", "admin")
-GROUPS = ("write", "read", "schema", "audit", "review", "jobs")
+GROUPS = ("write", "read", "schema", "audit", "review", "jobs", "forget")
 SCOPE_ACTION = "use_scope"
 # always part of the policy set: every scope is permitted until a policy forbids it
 SCOPE_PERMIT = f'permit (principal, action == Action::"{SCOPE_ACTION}", resource);'

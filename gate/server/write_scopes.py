@@ -30,6 +30,7 @@ from writegate.eventlog.sql import Sql
 from writegate.gate.api import Gate
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import Rejected
+from writegate.gate.personal import identity_in
 from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
 from writegate.gate.scopes import Scopes, label_scope
 from writegate.gate.server.tools import ToolCall, ToolSpec
@@ -38,7 +39,6 @@ from writegate.language import (
     NodeDeleted,
     RelationshipDeleted,
     WriteProposed,
-    node_identity,
     parse_node_identity,
     payload_of,
     scope_or_default,
@@ -187,7 +187,7 @@ def _outside(call: ToolCall, spec: ToolSpec, writes: frozenset[str]) -> set[str]
             outside.add(asked or _scope_of_label(snapshot, label))
             if keys is not None:
                 try:
-                    there = scope_of(conn, node_identity(label, keys))
+                    there = scope_of(conn, identity_in(call.gate.log, snapshot, label, keys))
                 except (TypeError, ValueError):
                     there = None  # keys that are no identity: the tool refuses them itself
                 if there is not None:

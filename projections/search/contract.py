@@ -142,6 +142,11 @@ class TextIndex(Protocol):
         """Forget the documents of these identities (absent ones: nothing)."""
         ...
 
+    def compact(self, conn: Sql) -> None:
+        """Let go of what dropped documents left in the index's own structures (a forgetting
+        needs their words gone from the file, not only unreachable)."""
+        ...
+
     def search(
         self,
         conn: Sql,
@@ -214,6 +219,9 @@ class DocumentRows:
         conn.executemany(
             "DELETE FROM search_documents WHERE identity = ?", [(i,) for i in identities]
         )
+
+    def compact(self, conn: Sql) -> None:
+        """The rows are the index (PostgreSQL's tsvector): a dropped one is gone with them."""
 
     def documents(self, conn: Sql) -> Iterator[Document]:
         rows = conn.execute(f"SELECT {self._COLUMNS} FROM search_documents ORDER BY identity")

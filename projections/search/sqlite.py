@@ -161,6 +161,11 @@ class SqliteTextIndex(DocumentRows):
 
     tables: tuple[str, ...] = ("search_documents", *(f"search_fts_{kind}" for kind in KINDS))
 
+    def compact(self, conn: Sql) -> None:
+        """FTS5 keeps a dropped document's words in its segments until they merge: merged now."""
+        for kind in KINDS:
+            conn.execute(f"INSERT INTO search_fts_{kind} (search_fts_{kind}) VALUES ('optimize')")
+
     def install(self, conn: Sql) -> None:
         made = conn.execute(
             "SELECT sql FROM sqlite_master WHERE name = 'search_fts_node'"

@@ -104,7 +104,7 @@ def recorded(conn: Sql, event: EventCore, observed: ObservationRecorded) -> None
         _UPSERT,
         (
             observed.observation,
-            observed.text,
+            observed.text or "",  # a forgotten text reads null (``eventlog.sealing``)
             provenance.source if provenance else "",
             provenance.extraction_method if provenance else "",
             provenance.reliability if provenance else 0.0,

@@ -143,6 +143,12 @@ def _rekeyed(doc: Doc) -> None:
     doc["nodes"]["Organization"].update(merge_keys=["code"], required=["code"])
 
 
+def _personal_email(doc: Doc) -> None:
+    """A personal property needs a personal label: both become so."""
+    _person(doc)["personal"] = True
+    _person(doc)["properties"]["email"]["personal"] = True
+
+
 # (model, field) -> a change of that field alone, from RICH to another valid document
 CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (SchemaDocument, "name"): _set(_top, "name", "richer"),
@@ -157,6 +163,7 @@ CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (SchemaDocument, "review_rules"): lambda doc: doc["review_rules"].append({}),
     (SchemaDocument, "identity_groups"): _set(_top, "identity_groups", None),
     (SchemaDocument, "half_lives"): _set(_top, "half_lives", {"llm": "P10D"}),
+    (SchemaDocument, "personal_observations"): _set(_top, "personal_observations", True),
     **{
         (Limits, f): _set(_limits, f, v)
         for f, v in (
@@ -177,6 +184,7 @@ CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (NodeTypeDoc, "review_below"): _set(_person, "review_below", 0.5),
     (NodeTypeDoc, "scope"): _set(_person, "scope", "guests"),
     (NodeTypeDoc, "scopes"): _set(_person, "scopes", ["staff", "crew"]),
+    (NodeTypeDoc, "personal"): _set(_person, "personal", True),
     (NodeTypeDoc, "resolution"): lambda doc: doc["nodes"]["Organization"].update(
         resolution={"policy": "auto", "kind": "organisation"}
     ),
@@ -197,6 +205,7 @@ CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (PropertyDoc, "relationship"): _set(_prop("employer"), "relationship", None),
     (PropertyDoc, "conflict"): _set(_prop("email"), "conflict", "reject"),
     (PropertyDoc, "many"): _set(_prop("tags"), "many", None),
+    (PropertyDoc, "personal"): _personal_email,
     (ResolutionDoc, "policy"): _set(_resolution, "policy", "auto"),
     (ResolutionDoc, "name"): _set(_resolution, "name", None),
     (ResolutionDoc, "kind"): _set(_resolution, "kind", "organisation"),

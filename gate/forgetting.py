@@ -1,0 +1,121 @@
+"""Forgetting one subject through the gate: ``forget LABEL KEY=VALUE``.
+
+The node a personal label's keys name is a subject of the log's sealing (``gate.personal``):
+``Log.forget`` destroys its key and sealed values and appends the ``subject.forgotten``
+receipt; in the same transaction the node's rows leave the read model and the text index
+(``projections.state.forgetting``) and the refused requests that held its values leave the
+rejections table. A dry run says what would go and appends nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from writegate.eventlog import Actor, InlineProjector, Log, Transaction, canonical_json
+from writegate.eventlog.events import EventCore
+from writegate.eventlog.sealing import ForgetPlan, SubjectsForgotten, destroy
+from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.personal import personal_of
+from writegate.gate.rejections import forget_rejections
+from writegate.gate.schema import LoadedSchema
+from writegate.language import PSEUDONYM, clear_identity
+from writegate.projections.state import StateProjection
+from writegate.projections.state.forgetting import forget_nodes, forget_observations
+
+
+class ForgetResult(BaseModel):
+    """What a forgetting destroyed (or, dry, would): the receipt's event, the subject's
+    pseudonym, the events that held its values and the counts per store."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["ok"] = "ok"
+    dry_run: bool
+    node: str | None  # the pseudonym (None: the log holds no such subject)
+    events: list[int]
+    counts: dict[str, int]
+    seq: int | None = None
+    event_id: str | None = None
+
+
+def forget(
+    log: Log,
+    state: StateProjection,
+    schema: LoadedSchema,
+    actor: Actor,
+    label: str,
+    keys: Mapping[str, Any],
+    *,
+    reason: str,
+    dry_run: bool = False,
+) -> ForgetResult:
+    """Forget the node ``label`` and ``keys`` name; refuses a label that is not personal."""
+    personal = personal_of(schema.registry)
+    canonical = personal.canonical(label) if personal is not None else None
+    if personal is None or canonical is None or canonical not in personal.labels:
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT,
+            f"label {label!r} is not personal: only a personal label's nodes can be forgotten",
+            {"field": "label"},
+        )
+    if not keys:
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT, "keys must name the node", {"field": "keys"}
+        )
+    if not reason.strip():
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT, "a forgetting needs a reason", {"field": "reason"}
+        )
+    locator = clear_identity(canonical, keys)
+    subject = log.subject_of(locator)
+    node = f"{canonical}{PSEUDONYM}{subject}" if subject is not None else None
+    needles = [canonical_json(value).decode() for value in keys.values()]
+    observations = _cited(log, state, node)
+    locators = [locator, *observations]
+    if dry_run:
+        plan = log.forget_plan(locators)
+        return ForgetResult(dry_run=True, node=node, events=plan.events, counts=plan.counts())
+
+    def also(tx: Transaction, plan: ForgetPlan) -> dict[str, int]:
+        destroy(tx.conn, plan.subjects)  # first, so the events applied again read null
+        counts: dict[str, int] = {}
+        inline: InlineProjector = state  # applies to the append's connection, whatever backend
+        apply = partial(inline.apply_event, tx.conn)
+        if node is not None:
+            counts = forget_nodes(tx.conn, [node], replay, apply)
+        if observations:
+            counts.update(forget_observations(tx.conn, observations, replay, apply))
+        counts["rejections"] = forget_rejections(tx.conn, needles)
+        return counts
+
+    def replay(streams: Sequence[str]) -> Iterator[EventCore]:
+        return log.iter_events(stream=list(streams))  # this thread's connection: the append's
+
+    plan, receipt = log.forget(actor, locators, reason=reason, also=also)
+    if receipt is None:
+        return ForgetResult(dry_run=False, node=node, events=plan.events, counts={})
+    return ForgetResult(
+        dry_run=False,
+        node=node,
+        events=plan.events,
+        counts=SubjectsForgotten.model_validate(receipt.payload).counts,
+        seq=receipt.seq,
+        event_id=receipt.event_id,
+    )
+
+
+def _cited(log: Log, state: StateProjection, node: str | None) -> list[str]:
+    """The sealed observations the node's writes cite: forgotten with it, whole (a text
+    cannot be cut into each person it tells of; each is a subject of its own)."""
+    if node is None:
+        return []
+    with log.snapshot() as conn:
+        cited = dict.fromkeys(c.observation for c in state.cited_by(conn, node))
+    return [o for o in cited if log.subject_of(o) is not None]
+
+
+__all__ = ["ForgetResult", "forget"]

@@ -1,0 +1,279 @@
+"""Personal data on the write path: a personal label's nodes are subjects of the log's sealing.
+
+A label declared ``personal`` makes each of its nodes a subject (its locator: the node's
+clear identity, ``Label{keys}``); a property declared ``personal`` is sealed with the
+subject of the node holding it. Such a node is named by a pseudonym, ``Label~<subject id>``,
+wherever an identity is computed from its keys (``language.identities.pseudonymous``), so
+no identity, stream or relationship of the log holds its merge keys; the values themselves
+are sealed (``eventlog.sealing``) in the payload and in the request as sent. The events a
+transaction emits carry the clear values, so the read model keeps them, and a replay reads
+them back until the subject is forgotten (then ``null``).
+
+A write that names nothing personal is planned and appended exactly as before. One that
+does is checked once before the transaction (subjects looked up, never made) and planned
+again inside it, where its subjects are made as the transaction seals.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import suppress
+from dataclasses import dataclass, replace
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from writegate.eventlog import DraftEvent, Log, Transaction
+from writegate.gate.schema import LoadedSchema, SchemaRegistry
+from writegate.language import (
+    PSEUDONYM,
+    Pseudonyms,
+    clear_identity,
+    node_identity,
+    pseudonymous,
+)
+
+Emitter = Callable[[Transaction, int | None], None]
+_UNKNOWN = "unknown"  # the subject id of a personal node the log has never named: matches none
+
+
+@dataclass(frozen=True)
+class Personal:
+    """What one schema declares personal: the labels whose nodes are subjects, and each
+    label's properties sealed with its node's subject."""
+
+    registry: SchemaRegistry
+    labels: frozenset[str]
+    properties: Mapping[str, frozenset[str]]  # label -> its personal properties
+
+    def canonical(self, label: object) -> str | None:
+        if not isinstance(label, str):
+            return None
+        label = label.removeprefix(":")
+        if self.registry.get_entry(label) is not None:
+            return label
+        return self.registry.remap_target(label)
+
+    def mentions(self, value: Any) -> bool:
+        """Whether arguments name a label with anything personal (so the write seals)."""
+        return any(
+            label in self.labels or label in self.properties for label, _ in _named(self, value)
+        )
+
+    def looking_up(self, log: Log) -> Pseudonyms:
+        """Pseudonyms of the subjects the log already has (reads, and checks before a write)."""
+
+        def resolve(label: str, clear: str) -> str | None:
+            if label not in self.labels:
+                return None
+            return f"{label}{PSEUDONYM}{log.subject_of(clear) or _UNKNOWN}"
+
+        return resolve
+
+    def making(self, tx: Transaction) -> Pseudonyms:
+        """Pseudonyms inside a write transaction: a subject named for the first time is made."""
+
+        def resolve(label: str, clear: str) -> str | None:
+            return f"{label}{PSEUDONYM}{tx.subject(clear)}" if label in self.labels else None
+
+        return resolve
+
+    def sealer(self, tx: Transaction) -> Callable[[DraftEvent], DraftEvent]:
+        def seal(draft: DraftEvent) -> DraftEvent:
+            sealing = _Sealing(self, tx)
+            request = draft.request
+            return replace(
+                draft,
+                payload=sealing.walk(draft.payload),
+                request=sealing.walk(request) if request is not None else None,
+            )
+
+        return seal
+
+    def sealed_names(self, label: str, keys: Mapping[str, Any]) -> frozenset[str]:
+        """The property names sealed for a node of ``label`` with ``keys``."""
+        own = self.properties.get(label, frozenset())
+        return own | frozenset(keys) if label in self.labels else own
+
+
+_KNOWN: WeakKeyDictionary[Any, Personal | None] = WeakKeyDictionary()
+
+
+def personal_of(registry: SchemaRegistry) -> Personal | None:
+    """What ``registry`` declares personal (None if nothing: every write as before)."""
+    try:
+        return _KNOWN[registry]
+    except (KeyError, TypeError):
+        pass
+    labels: set[str] = set()
+    properties: dict[str, frozenset[str]] = {}
+    for label in registry.all_canonical_labels():
+        entry = registry.get_entry(label)
+        if entry is None:
+            continue
+        if getattr(entry, "personal", False):
+            labels.add(label)
+        names = frozenset(n for n, p in entry.properties.items() if getattr(p, "personal", False))
+        if names:
+            properties[label] = names
+    found = Personal(registry, frozenset(labels), properties) if labels or properties else None
+    with suppress(TypeError):  # a registry that cannot be weakly referenced: worked out anew
+        _KNOWN[registry] = found
+    return found
+
+
+def lookup(schema: LoadedSchema | None, log: Log | None) -> Pseudonyms | None:
+    """The pseudonyms a read by keys resolves personal nodes through (None: none personal)."""
+    if schema is None or log is None:
+        return None
+    personal = personal_of(schema.registry)
+    return personal.looking_up(log) if personal is not None and personal.labels else None
+
+
+def sealed_observations(snapshot: LoadedSchema) -> bool:
+    """Whether the schema declares observations' text personal (``personal_observations``)."""
+    document = getattr(snapshot.registry, "document", None)
+    return bool(getattr(document, "personal_observations", False))
+
+
+def random_observation() -> str:
+    """A sealed observation's id: of chance, as its content's digest could be guessed."""
+    return "obs_" + os.urandom(16).hex()
+
+
+def seal_text(tx: Transaction, locator: str) -> Callable[[DraftEvent], DraftEvent]:
+    """An observation's draft with its text sealed, its own subject (``locator``: its id),
+    in the payload and in the request as sent."""
+
+    def seal(draft: DraftEvent) -> DraftEvent:
+        def sealed(body: dict[str, Any] | None) -> dict[str, Any] | None:
+            if body is None or not isinstance(body.get("text"), str):
+                return body
+            return {**body, "text": tx.seal(locator, body["text"])}
+
+        return replace(draft, payload=sealed(draft.payload) or {}, request=sealed(draft.request))
+
+    return seal
+
+
+def identity_in(log: Log, schema: LoadedSchema | None, label: str, keys: Mapping[str, Any]) -> str:
+    """The identity ``label`` and ``keys`` name in ``log`` (a personal node's pseudonym)."""
+    with pseudonymous(lookup(schema, log)):
+        return node_identity(label, keys)
+
+
+def planned(log: Log, snapshot: LoadedSchema, raw: Any, plan: Callable[[], Emitter]) -> Emitter:
+    """The emitter of a write: as ``plan`` makes it, unless the write names something personal;
+    then checked now and planned again in the transaction, its drafts sealed."""
+    personal = personal_of(snapshot.registry)
+    if personal is None or not personal.mentions(raw):
+        return plan()
+    with pseudonymous(personal.looking_up(log)):
+        plan()  # what the checks refuse is refused before the transaction
+
+    def emit(tx: Transaction, item: int | None) -> None:
+        before = tx.sealing
+        tx.sealing = personal.sealer(tx)
+        try:
+            with pseudonymous(personal.making(tx)):
+                plan()(tx, item)
+        finally:
+            tx.sealing = before
+
+    return emit
+
+
+def _named(personal: Personal, value: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every (canonical label, keys) a payload or request names, at any depth."""
+    if isinstance(value, list):
+        for item in value:
+            yield from _named(personal, item)
+    elif isinstance(value, dict):
+        for label_field, keys_field in _PAIRS:
+            if keys_field not in value:
+                continue
+            label = personal.canonical(value.get(label_field))
+            keys = value.get(keys_field)
+            if label is not None and isinstance(keys, dict):
+                yield label, keys
+        for item in value.values():
+            yield from _named(personal, item)
+
+
+# where a node is named by a label and keys: a ``NodeRef``, and requests' arguments
+_PAIRS = (
+    ("label", "keys"),
+    ("label", "merge_keys"),
+    ("from_label", "from_keys"),
+    ("to_label", "to_keys"),
+)
+
+
+@dataclass
+class _Sealing:
+    """One draft's payload or request with its personal values replaced by their seals."""
+
+    personal: Personal
+    tx: Transaction
+
+    def walk(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return [self.walk(v) for v in value]
+        if not isinstance(value, dict):
+            return value
+        out = {k: self.walk(v) for k, v in value.items()}
+        for label_field, keys_field in _PAIRS:
+            if keys_field not in value:
+                continue
+            label = self.personal.canonical(value.get(label_field))
+            keys = value.get(keys_field)
+            if label is not None and isinstance(keys, dict):
+                locator = clear_identity(label, keys)
+                names = self.personal.sealed_names(label, keys)
+                if label in self.personal.labels:
+                    out[keys_field] = {k: self.tx.seal(locator, v) for k, v in keys.items()}
+                if label_field == "label" and names:
+                    self._properties(out, value, locator, names)
+        node = value.get("node")
+        if isinstance(node, dict):
+            label = self.personal.canonical(node.get("label"))
+            keys = node.get("keys")
+            if label is not None and isinstance(keys, dict):
+                locator = clear_identity(label, keys)
+                names = self.personal.sealed_names(label, keys)
+                if names:
+                    self._properties(out, value, locator, names)
+                if label in self.personal.labels and value.get("resolution_keys"):
+                    out["resolution_keys"] = self.tx.seal(locator, value["resolution_keys"])
+        return out
+
+    def _properties(
+        self, out: dict[str, Any], value: Mapping[str, Any], locator: str, names: frozenset[str]
+    ) -> None:
+        """A write's properties and the values it superseded, those named sealed."""
+        properties = value.get("properties")
+        if isinstance(properties, dict):
+            out["properties"] = {
+                k: self.tx.seal(locator, v) if k in names and v is not None else v
+                for k, v in properties.items()
+            }
+        superseded = value.get("superseded")
+        if isinstance(superseded, list):
+            out["superseded"] = [
+                {**s, "value": self.tx.seal(locator, s.get("value"))}
+                if isinstance(s, dict) and s.get("property") in names
+                else s
+                for s in superseded
+            ]
+
+
+__all__ = [
+    "Personal",
+    "identity_in",
+    "lookup",
+    "personal_of",
+    "planned",
+    "random_observation",
+    "seal_text",
+    "sealed_observations",
+]

@@ -1,0 +1,89 @@
+"""A forgotten subject's rows in the read model and its text index, made again without it.
+
+Run inside the forgetting's write transaction (``Log.forget``'s ``also``), once the subject's
+sealed values are destroyed, on a connection that overwrites what it deletes (SQLite's
+``secure_delete``): the node's rows and those of the relationships touching it are deleted
+and their streams' events applied again as the log now reads them (each personal value
+``null``), so the read model is what a replay makes of the log; the text index is compacted
+so the forgotten words leave its own structures too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from writegate.eventlog.events import EventCore
+from writegate.eventlog.sql import Sql
+from writegate.language import node_stream, observation_stream, relationship_stream
+from writegate.projections.search import text_index_for
+from writegate.projections.state import tallies
+
+# (table, column naming an entity): the rows its own stream's events make
+_BY_ENTITY = (
+    ("state_facts", "identity"),
+    ("state_support", "identity"),
+    ("state_resolution_keys", "identity"),
+    ("state_aliases", "identity"),
+    ("state_citations", "identity"),
+    ("state_relationships", "identity"),
+    ("state_nodes", "identity"),
+)
+Replay = Callable[[Sequence[str]], Iterable[EventCore]]  # the events of some streams, in order
+
+
+def forget_nodes(
+    conn: Sql, identities: Sequence[str], replay: Replay, apply: Callable[[EventCore], None]
+) -> dict[str, int]:
+    """Delete the nodes ``identities`` name, the relationships touching them and every row
+    of theirs, then ``apply`` their streams' events again (``replay``); the rows deleted per
+    table, and the text index's documents of them."""
+    relationships: list[str] = []
+    for identity in identities:
+        rows = conn.execute(
+            "SELECT identity FROM state_relationships WHERE from_identity = ? OR to_identity = ?",
+            (identity, identity),
+        ).fetchall()
+        relationships += [str(r[0]) for r in rows if str(r[0]) not in relationships]
+    gone = [*identities, *relationships]
+    for rtype in _column(conn, "SELECT type FROM state_relationships WHERE identity = ?", gone):
+        tallies.relationship(conn, str(rtype[0]), None)  # applied again, counted again
+    for row in _column(conn, "SELECT label, stub FROM state_nodes WHERE identity = ?", gone):
+        tallies.node(conn, (str(row[0]), bool(row[1])), None)
+    counts: dict[str, int] = {}
+    for table, column in _BY_ENTITY:
+        for name in gone:
+            found = conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (name,)).rowcount
+            counts[table] = counts.get(table, 0) + max(found, 0)
+    index = text_index_for(conn)
+    counts["search_documents"] = len(index.documents_of(conn, gone))
+    index.drop(conn, gone)
+    streams = [*map(node_stream, identities), *map(relationship_stream, relationships)]
+    for event in replay(streams):
+        apply(event)
+    index.compact(conn)
+    return {table: count for table, count in counts.items() if count}
+
+
+def _column(conn: Sql, sql: str, names: Sequence[str]) -> list[tuple[object, ...]]:
+    """The rows ``sql`` finds for each of ``names``."""
+    return [tuple(row) for name in names for row in conn.execute(sql, (name,)).fetchall()]
+
+
+def forget_observations(
+    conn: Sql, ids: Sequence[str], replay: Replay, apply: Callable[[EventCore], None]
+) -> dict[str, int]:
+    """Delete the observations ``ids`` (their citations stay: they are the citing writes')
+    and their text index documents, then ``apply`` their events again (the text now "")."""
+    counts = {"state_observations": 0}
+    for observation in ids:
+        found = conn.execute("DELETE FROM state_observations WHERE id = ?", (observation,))
+        counts["state_observations"] += max(found.rowcount, 0)
+    index = text_index_for(conn)
+    index.drop(conn, ids)
+    for event in replay([observation_stream(o) for o in ids]):
+        apply(event)
+    index.compact(conn)
+    return {table: count for table, count in counts.items() if count}
+
+
+__all__ = ["Replay", "forget_nodes", "forget_observations"]
