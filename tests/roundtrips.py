@@ -1,20 +1,59 @@
 """Round trips counted on the wire: a TCP relay between PostgreSQL and its clients.
 
-A round trip is the client speaking again after the server has answered: the relay counts
-each turn the conversation takes from server to client and back, whatever the client
-library does inside (psycopg's pipeline sends many statements in one turn). A server that
-fills its output buffer mid-pipeline would make more turns than the client waited for; an
-append's answers are far smaller than that buffer.
+A round trip is the client waiting for the server: it has sent a message that asks to be
+answered (a simple Query, a Sync, a Flush, its password or its start-up) and speaks again
+only once the server has answered. The relay reads the client's message framing to know
+which: psycopg's pipeline sends many statements in one turn, and may go on sending them
+while the first answers arrive (on a busy machine), which is not a wait; a pipelined read
+sends a Flush and is.
 """
 
 from __future__ import annotations
 
 import contextlib
 import socket
+import struct
 import threading
 from types import TracebackType
 
 from psycopg.conninfo import conninfo_to_dict
+
+
+WAITS = frozenset(b"QSHp")  # Query, Sync, Flush, password: the client waits for the answer
+STARTUP_CODES = (80877103, 80877104)  # SSL and GSS encryption requests: a start-up follows
+
+
+class _Turn:
+    """One connection's conversation: whether the client's last message asks to be answered
+    and whether the server has spoken since the client last did."""
+
+    def __init__(self) -> None:
+        self.waiting = True  # the client's first words are a turn of their own
+        self.answered = True
+        self._startup = True  # the start-up packet has a length and no type byte
+        self._buffer = b""
+
+    def read(self, data: bytes) -> None:
+        """Follow the client's messages through ``data`` to the last one it completes."""
+        buffer = self._buffer + data
+        at = 0
+        while True:
+            if self._startup:
+                if len(buffer) - at < 8:
+                    break
+                length, code = struct.unpack_from("!ii", buffer, at)
+                if len(buffer) - at < length:
+                    break
+                self._startup = code in STARTUP_CODES
+                self.waiting, at = True, at + length
+                continue
+            if len(buffer) - at < 5:
+                break
+            (length,) = struct.unpack_from("!i", buffer, at + 1)
+            if len(buffer) - at < length + 1:
+                break
+            self.waiting, at = buffer[at] in WAITS, at + length + 1
+        self._buffer = buffer[at:]
 
 
 class RoundTrips:
@@ -54,23 +93,22 @@ class RoundTrips:
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._lock:
                 self._sockets += [client, server]
-            answered = [True]  # the client's first words are a turn of their own
-            threading.Thread(
-                target=self._pump, args=(client, server, answered, True), daemon=True
-            ).start()
-            threading.Thread(
-                target=self._pump, args=(server, client, answered, False), daemon=True
-            ).start()
+            turn = _Turn()
+            for pair in ((client, server, True), (server, client, False)):
+                threading.Thread(target=self._pump, args=(*pair, turn), daemon=True).start()
 
-    def _pump(
-        self, source: socket.socket, sink: socket.socket, answered: list[bool], asks: bool
-    ) -> None:
+    def _pump(self, source: socket.socket, sink: socket.socket, asks: bool, turn: _Turn) -> None:
+        """Pass ``source``'s bytes to ``sink``; ``asks``: the client's side of ``turn``."""
         try:
             while data := source.recv(65536):
                 with self._lock:
-                    if asks and answered[0]:
-                        self.count += 1
-                    answered[0] = not asks  # set before it is passed on: the reply follows it
+                    if not asks:
+                        turn.answered = True
+                    else:
+                        if turn.waiting and turn.answered:
+                            self.count += 1
+                        turn.answered = False  # set before it is passed on: the reply follows
+                        turn.read(data)
                 sink.sendall(data)
         except OSError:
             pass
