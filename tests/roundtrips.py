@@ -18,7 +18,6 @@ from types import TracebackType
 
 from psycopg.conninfo import conninfo_to_dict
 
-
 WAITS = frozenset(b"QSHp")  # Query, Sync, Flush, password: the client waits for the answer
 STARTUP_CODES = (80877103, 80877104)  # SSL and GSS encryption requests: a start-up follows
 
