@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -147,6 +148,13 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return load_command(cmd_name) if cmd_name in COMMANDS else None
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """A SQLite error met mid-command (a page found damaged) said naming the log."""
+        try:
+            return super().invoke(ctx)
+        except sqlite3.DatabaseError as exc:
+            fail(f"{ctx.params['db']}: {exc}")
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list from ``COMMANDS``: help without importing every command."""
         limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
@@ -204,8 +212,6 @@ def cli(
 def main() -> None:
     try:
         cli(standalone_mode=True)
-    except sqlite3.DatabaseError as exc:  # a locked, corrupt or foreign file, said plainly
-        fail(f"database error: {exc}")
     except Exception as exc:  # the log failing mid-command (a PostgreSQL grant missing, ...)
         from writegate.eventlog.errors import EventLogError
 

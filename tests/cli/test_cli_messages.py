@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from tests.cli.conftest import writegate
 from tests.conftest import EXAMPLE_SCHEMA
+from writegate.eventlog import Actor
+from writegate.gate import Gate
 
 CLAIM = ("--source", "notes.md", "--method", "llm")
+EVENT_LEAVES = "SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf'"
 
 
 @pytest.fixture
@@ -90,3 +95,24 @@ def test_a_missing_endpoint_names_the_cli_flag(db: Path) -> None:
         'error: ENDPOINT_NOT_FOUND: from node Person{"name":"Ada"} does not exist (write it '
         "first, or create it as a stub: --merge-endpoints)\n"
     )
+
+
+def test_a_log_whose_events_are_damaged_is_named_in_the_one_line_saying_so(db: Path) -> None:
+    with Gate.open(db) as gate:
+        for n in range(40):
+            gate.write_node(
+                actor=Actor(agent="ops"),
+                label="Person",
+                merge_keys={"name": f"Person number {n} of many"},
+                source="notes.md",
+                extraction_method="llm",
+            )
+    with closing(sqlite3.connect(db)) as conn:  # the events' leaf pages: the file still opens
+        (page,) = conn.execute("PRAGMA page_size").fetchone()
+        leaves = [n for (n,) in conn.execute(EVENT_LEAVES)]
+    damaged = bytearray(db.read_bytes())
+    for leaf in leaves:
+        damaged[(leaf - 1) * page + 200 : leaf * page - 100] = b"Z" * (page - 300)
+    db.write_bytes(damaged)
+    done = writegate(db, "verify", code=1)
+    assert done.stderr == f"error: {db}: database disk image is malformed\n"
