@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from writegate.gate.desk.app import PREFIX, Desk
+from writegate.gate.desk.app import PREFIX, Desk, Who, principal_of, signed_in
 from writegate.gate.desk.asks import NotPermitted, Refused
 from writegate.gate.desk.sessions import COOKIE, SIGNIN_COOKIE, SignedIn, fresh_token, same
 from writegate.gate.merges.operations import MergeResult, UnmergeResult
@@ -114,18 +114,18 @@ async def signout(desk: Desk, request: Request) -> Response:
     return done
 
 
-async def review(
-    desk: Desk, request: Request, outcome: ReviewDecision | Refused | None = None
-) -> Response:
+@signed_in
+async def review(desk: Desk, request: Request, who: Who) -> Response:
     """The held writes, oldest first, each beside the node it would change as it stands."""
-    who = await desk.who(request)
-    if who is None:
-        return RedirectResponse(PREFIX + "/signin", 303)
-    principal = who.principal if isinstance(who, SignedIn) else who
-    try:
-        queue = await desk.asker.ask(principal, "review_queue", ReviewQueueArgs(), ReviewQueue)
-    except NotPermitted:
-        return desk.render(request, "missing.html", who, status=404, title="Not found")
+    return await _queue(desk, request, who, None)
+
+
+async def _queue(
+    desk: Desk, request: Request, who: Who, outcome: ReviewDecision | Refused | None
+) -> Response:
+    """The review page, after ``outcome`` (a decision just taken) if any."""
+    principal = principal_of(who)
+    queue = await desk.asker.ask(principal, "review_queue", ReviewQueueArgs(), ReviewQueue)
     current: dict[str, NodeView] = {}
     if isinstance(queue, ReviewQueue) and desk.asker.may(principal, "open_nodes"):
         current = await _standing(desk, principal, [p.target for p in queue.proposals])
@@ -181,7 +181,10 @@ async def decide(desk: Desk, request: Request) -> Response:
         outcome = await desk.asker.ask(who.principal, "review_decide", args, ReviewDecision)
     except NotPermitted:
         return _refused("you may not decide held writes")
-    return await review(desk, request, outcome)
+    try:
+        return await _queue(desk, request, who, outcome)
+    except NotPermitted:
+        return desk.missing(request, who)
 
 
 MERGED_BY = "writegate desk"  # the source a reviewer's merge at the desk declares

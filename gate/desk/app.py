@@ -13,17 +13,19 @@ Content-Security-Policy allows no other script, inline or fetched.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import wraps
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from writegate.gate.audit.report import ProjectionLag
-from writegate.gate.desk.asks import Asker
+from writegate.gate.desk.asks import Asker, NotPermitted
 from writegate.gate.desk.sessions import COOKIE, Sessions, SignedIn, Verify
 from writegate.gate.server.app import WritegateServer
 from writegate.gate.server.audit_tools import IntegrityView
@@ -131,3 +133,37 @@ class Desk:
             **context,
         )
         return HTMLResponse(html, status_code=status, headers=HEADERS)
+
+    def missing(self, request: Request, who: Who | None) -> Response:
+        return self.render(request, "missing.html", who, status=404, title="Not found")
+
+    def bad(self, request: Request, who: Who, why: str) -> Response:
+        return self.render(
+            request, "missing.html", who, status=400, title="Not understood", why=why
+        )
+
+
+Who = SignedIn | Principal
+Handler = Callable[[Desk, Request], Awaitable[Response]]
+Page = Callable[[Desk, Request, Who], Awaitable[Response]]
+
+
+def principal_of(who: Who) -> Principal:
+    return who.principal if isinstance(who, SignedIn) else who
+
+
+def signed_in(page: Page) -> Handler:
+    """A page for someone signed in (anyone else is sent to the sign-in form); a tool the
+    person may not use answers as a page that does not exist, as MCP answers a tool it may
+    not see."""
+
+    @wraps(page)
+    async def serve(desk: Desk, request: Request) -> Response:
+        if (who := await desk.who(request)) is None:
+            return RedirectResponse(PREFIX + "/signin", 303)
+        try:
+            return await page(desk, request, who)
+        except NotPermitted:
+            return desk.missing(request, who)
+
+    return serve

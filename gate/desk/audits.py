@@ -7,48 +7,38 @@ the time range given), so each is a page of its own, never part of the overview.
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
 from writegate.gate.audit.conflicts import ConflictAudit
 from writegate.gate.audit.duplicates import DuplicateAudit
-from writegate.gate.desk.app import PREFIX, Desk
-from writegate.gate.desk.asks import NotPermitted
-from writegate.gate.desk.sessions import SignedIn
+from writegate.gate.desk.app import Desk, Who, principal_of, signed_in
 from writegate.gate.server.audit_tools import ConflictsArgs
 
 
-def _range(request: Request) -> ConflictsArgs:
-    params = request.query_params
-    return ConflictsArgs(since=params.get("since") or None, until=params.get("until") or None)
-
-
-async def conflicts(desk: Desk, request: Request) -> Response:
+@signed_in
+async def conflicts(desk: Desk, request: Request, who: Who) -> Response:
     """Every value a write superseded, beside who had held it and at which confidence, and
     every write a conflict policy refused."""
-    if (who := await desk.who(request)) is None:
-        return RedirectResponse(PREFIX + "/signin", 303)
-    principal = who.principal if isinstance(who, SignedIn) else who
-    try:
-        found = await desk.asker.ask(principal, "audit_conflicts", _range(request), ConflictAudit)
-    except NotPermitted:
-        return desk.render(request, "missing.html", who, status=404, title="Not found")
-    except ValidationError:
-        return desk.render(request, "missing.html", who, status=400, title="Not understood")
-    return desk.render(request, "conflicts.html", who, title="Conflicts", found=found)
+    return await _audit(desk, request, who, "audit_conflicts", ConflictAudit, "Conflicts")
 
 
-async def duplicates(desk: Desk, request: Request) -> Response:
+@signed_in
+async def duplicates(desk: Desk, request: Request, who: Who) -> Response:
     """Each write entity resolution landed on an existing node, refused as a probable
     duplicate, or merged (and unmerged): the two identities side by side."""
-    if (who := await desk.who(request)) is None:
-        return RedirectResponse(PREFIX + "/signin", 303)
-    principal = who.principal if isinstance(who, SignedIn) else who
+    return await _audit(desk, request, who, "audit_duplicates", DuplicateAudit, "Duplicates")
+
+
+async def _audit(
+    desk: Desk, request: Request, who: Who, tool: str, answer: type[BaseModel], title: str
+) -> Response:
+    """``tool``'s answer over the time range asked, on the page named for it."""
+    params = request.query_params
     try:
-        found = await desk.asker.ask(principal, "audit_duplicates", _range(request), DuplicateAudit)
-    except NotPermitted:
-        return desk.render(request, "missing.html", who, status=404, title="Not found")
+        asked = ConflictsArgs(since=params.get("since") or None, until=params.get("until") or None)
     except ValidationError:
-        return desk.render(request, "missing.html", who, status=400, title="Not understood")
-    return desk.render(request, "duplicates.html", who, title="Duplicates", found=found)
+        return desk.bad(request, who, "a time is ISO 8601 with a zone, e.g. 2026-01-31T12:00Z")
+    found = await desk.asker.ask(principal_of(who), tool, asked, answer)
+    return desk.render(request, f"{title.lower()}.html", who, title=title, found=found)

@@ -13,19 +13,17 @@ from typing import Any
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, Response
 
 from writegate.gate.audit.auditor import AuditEvents
 from writegate.gate.audit.report import Report
-from writegate.gate.desk.app import HEADERS, PREFIX, Desk, node_href
+from writegate.gate.desk.app import HEADERS, PREFIX, Desk, Who, node_href, principal_of, signed_in
 from writegate.gate.desk.asks import NotPermitted, Refused
 from writegate.gate.desk.recent import RECENT, writers_now
-from writegate.gate.desk.sessions import SignedIn
 from writegate.gate.reads.observations import ObservationView
 from writegate.gate.reads.reader import MAX_DEPTH, NodeHistory, Subgraph
 from writegate.gate.server.audit_tools import AuditEventsArgs, IntegrityView
 from writegate.gate.server.observation_tools import OpenObservationArgs
-from writegate.gate.server.policy import Principal
 from writegate.gate.server.read_tools import (
     NeighborsArgs,
     NodeHistoryArgs,
@@ -39,24 +37,11 @@ from writegate.language import WriteProvenance
 LOG_PAGE = 50
 
 
-def principal_of(who: SignedIn | Principal) -> Principal:
-    return who.principal if isinstance(who, SignedIn) else who
-
-
-def missing(desk: Desk, request: Request, who: SignedIn | Principal | None) -> Response:
-    return desk.render(request, "missing.html", who, status=404, title="Not found")
-
-
-def bad(desk: Desk, request: Request, who: SignedIn | Principal, why: str) -> Response:
-    return desk.render(request, "missing.html", who, status=400, title="Not understood", why=why)
-
-
-async def overview(desk: Desk, request: Request) -> Response:
+@signed_in
+async def overview(desk: Desk, request: Request, who: Who) -> Response:
     """The head, the counts, the projections' lag, who is writing now and the last verify:
     what the state read model, the checkpoints and the log's newest page answer at once
     (the report, which reads the whole log, is a page of its own)."""
-    if (who := await desk.who(request)) is None:
-        return RedirectResponse(PREFIX + "/signin", 303)
     stats = await desk.asker.stats(principal_of(who))
     lag = await anyio.to_thread.run_sync(desk.lag, stats.events) if stats is not None else []
     writers = None
@@ -75,47 +60,33 @@ async def overview(desk: Desk, request: Request) -> Response:
     )
 
 
-async def report(desk: Desk, request: Request) -> Response:
+@signed_in
+async def report(desk: Desk, request: Request, who: Who) -> Response:
     """The report tool's page: writers, refusals, methods, confidences, held writes."""
-    if (who := await desk.who(request)) is None:
-        return RedirectResponse(PREFIX + "/signin", 303)
-    try:
-        made = await desk.asker.ask(principal_of(who), "report", NoArgs(), Report)
-    except NotPermitted:
-        return missing(desk, request, who)
+    made = await desk.asker.ask(principal_of(who), "report", NoArgs(), Report)
     return desk.render(request, "report.html", who, title="Report", report=made)
 
 
-async def verify(desk: Desk, request: Request) -> Response:
+@signed_in
+async def verify(desk: Desk, request: Request, who: Who) -> Response:
     """Run the integrity checks (they read; nothing is appended), then the overview."""
-    if (who := await desk.who(request)) is None:
-        return RedirectResponse(PREFIX + "/signin", 303)
-    try:
-        checked = await desk.asker.ask(
-            principal_of(who), "integrity_report", NoArgs(), IntegrityView
-        )
-    except NotPermitted:
-        return missing(desk, request, who)
+    checked = await desk.asker.ask(principal_of(who), "integrity_report", NoArgs(), IntegrityView)
     if isinstance(checked, IntegrityView):
         desk.verified = checked
     return await overview(desk, request)
 
 
-async def search(desk: Desk, request: Request) -> Response:
+@signed_in
+async def search(desk: Desk, request: Request, who: Who) -> Response:
     """Nodes found by their words, each a link to its page."""
-    if (who := await desk.who(request)) is None:
-        return RedirectResponse(PREFIX + "/signin", 303)
     query = request.query_params.get("q", "").strip()
     found: Subgraph | Refused | None = None
     if query:
         try:
             args = SearchNodesArgs(query=query, cursor=request.query_params.get("cursor"))
         except ValidationError:
-            return bad(desk, request, who, "a search is 1 to 500 characters")
-        try:
-            found = await desk.asker.ask(principal_of(who), "search_nodes", args, Subgraph)
-        except NotPermitted:
-            return missing(desk, request, who)
+            return desk.bad(request, who, "a search is 1 to 500 characters")
+        found = await desk.asker.ask(principal_of(who), "search_nodes", args, Subgraph)
     return desk.render(request, "search.html", who, title="Search", query=query, found=found)
 
 
@@ -134,13 +105,12 @@ def _depth(request: Request) -> int:
         return 1
 
 
-async def node(desk: Desk, request: Request) -> Response:
+@signed_in
+async def node(desk: Desk, request: Request, who: Who) -> Response:
     """A node now: its facts with provenance, its neighbourhood (drawn), its history."""
-    if (who := await desk.who(request)) is None:
-        return RedirectResponse(PREFIX + "/signin", 303)
     ref = _ref(request)
     if ref is None:
-        return bad(desk, request, who, "a node is named by its label and merge keys (JSON)")
+        return desk.bad(request, who, "a node is named by its label and merge keys (JSON)")
     principal = principal_of(who)
     depth = _depth(request)
     rtype = request.query_params.get("type") or None
@@ -149,27 +119,24 @@ async def node(desk: Desk, request: Request) -> Response:
     try:
         asked = OpenNodesArgs.model_validate({"nodes": [ref], **moment})
     except ValidationError:
-        return bad(desk, request, who, "a time is ISO 8601 with a zone, e.g. 2026-01-31T12:00Z")
-    try:
-        opened = await ask(principal, "open_nodes", asked, Subgraph)
-        around = await ask(
-            principal,
-            "neighbors",
-            NeighborsArgs(node=ref, depth=depth, relationship_type=rtype),
-            Subgraph,
-        )
-        cursor = request.query_params.get("cursor")
-        history = await ask(
-            principal, "node_history", NodeHistoryArgs(node=ref, cursor=cursor), NodeHistory
-        )
-    except NotPermitted:
-        return missing(desk, request, who)
+        return desk.bad(request, who, "a time is ISO 8601 with a zone, e.g. 2026-01-31T12:00Z")
+    opened = await ask(principal, "open_nodes", asked, Subgraph)
+    around = await ask(
+        principal,
+        "neighbors",
+        NeighborsArgs(node=ref, depth=depth, relationship_type=rtype),
+        Subgraph,
+    )
+    cursor = request.query_params.get("cursor")
+    history = await ask(
+        principal, "node_history", NodeHistoryArgs(node=ref, cursor=cursor), NodeHistory
+    )
     if isinstance(opened, Refused):
         return desk.render(request, "refused.html", who, status=404, title="Node", refused=opened)
     keys = dict(ref.merge_keys)
     this = next((n for n in opened.nodes if n.merge_keys == keys), None)
     if this is None:
-        return missing(desk, request, who)
+        return desk.missing(request, who)
     return desk.render(
         request,
         "node.html",
@@ -221,20 +188,16 @@ def _graph(subgraph: Subgraph) -> dict[str, list[dict[str, Any]]]:
     return {"nodes": nodes, "edges": edges}
 
 
-async def event(desk: Desk, request: Request) -> Response:
+@signed_in
+async def event(desk: Desk, request: Request, who: Who) -> Response:
     """One event as the log holds it, and the observations its claim cites."""
-    if (who := await desk.who(request)) is None:
-        return RedirectResponse(PREFIX + "/signin", 303)
     seq = int(request.path_params["seq"])
     args = AuditEventsArgs(cursor=str(max(seq - 1, 0)), limit=1)
-    try:
-        page = await desk.asker.ask(principal_of(who), "audit_events", args, AuditEvents)
-    except NotPermitted:
-        return missing(desk, request, who)
+    page = await desk.asker.ask(principal_of(who), "audit_events", args, AuditEvents)
     if isinstance(page, Refused):
         return desk.render(request, "refused.html", who, status=403, title="Event", refused=page)
     if not page.events or page.events[0].seq != seq:
-        return missing(desk, request, who)
+        return desk.missing(request, who)
     shown = page.events[0]
     claim = WriteProvenance.read(shown.provenance) if shown.provenance else None
     cited = (claim.observations or []) if claim is not None else []
@@ -243,15 +206,14 @@ async def event(desk: Desk, request: Request) -> Response:
     )
 
 
-async def observation(desk: Desk, request: Request) -> Response:
+@signed_in
+async def observation(desk: Desk, request: Request, who: Who) -> Response:
     """One observation: the text a claim was extracted from."""
-    if (who := await desk.who(request)) is None:
-        return RedirectResponse(PREFIX + "/signin", 303)
     try:
         args = OpenObservationArgs(observation_id=str(request.path_params["id"]))
-        seen = await desk.asker.ask(principal_of(who), "open_observation", args, ObservationView)
-    except (NotPermitted, ValidationError):
-        return missing(desk, request, who)
+    except ValidationError:
+        return desk.missing(request, who)
+    seen = await desk.asker.ask(principal_of(who), "open_observation", args, ObservationView)
     if isinstance(seen, Refused):
         return desk.render(
             request, "refused.html", who, status=404, title="Observation", refused=seen
@@ -259,22 +221,25 @@ async def observation(desk: Desk, request: Request) -> Response:
     return desk.render(request, "observation.html", who, title="Observation", seen=seen)
 
 
-async def log(desk: Desk, request: Request) -> Response:
+@signed_in
+async def log(desk: Desk, request: Request, who: Who) -> Response:
     """The log, filtered by type, agent and node, a page at a time; on its last page, the
     events appended since arrive by themselves (``log_json``, asked by ``desk.js``)."""
-    return await _log(desk, request, json_page=False)
+    return await _log(desk, request, who, json_page=False)
 
 
 async def log_json(desk: Desk, request: Request) -> Response:
-    """One page of the log as ``audit_events`` answers it (its structured result)."""
-    return await _log(desk, request, json_page=True)
-
-
-async def _log(desk: Desk, request: Request, *, json_page: bool) -> Response:
+    """One page of the log as ``audit_events`` answers it (its structured result); asked by
+    a script, so nobody signed in is told so rather than sent to the sign-in form."""
     if (who := await desk.who(request)) is None:
-        if json_page:
-            return JSONResponse({"error": "not signed in"}, status_code=401, headers=HEADERS)
-        return RedirectResponse(PREFIX + "/signin", 303)
+        return JSONResponse({"error": "not signed in"}, status_code=401, headers=HEADERS)
+    try:
+        return await _log(desk, request, who, json_page=True)
+    except NotPermitted:
+        return desk.missing(request, who)
+
+
+async def _log(desk: Desk, request: Request, who: Who, *, json_page: bool) -> Response:
     params = request.query_params
     kind, agent = params.get("type") or None, params.get("agent") or None
     ref = _ref(request) if params.get("label") else None
@@ -286,11 +251,9 @@ async def _log(desk: Desk, request: Request, *, json_page: bool) -> Response:
             cursor=params.get("cursor") or None,
             limit=LOG_PAGE,
         )
-        page = await desk.asker.ask(principal_of(who), "audit_events", args, AuditEvents)
-    except NotPermitted:
-        return missing(desk, request, who)
     except ValidationError:
-        return bad(desk, request, who, "a filter is not one the log knows")
+        return desk.bad(request, who, "a filter is not one the log knows")
+    page = await desk.asker.ask(principal_of(who), "audit_events", args, AuditEvents)
     if json_page:
         status = 200 if isinstance(page, AuditEvents) else 400
         body = as_model(page) if isinstance(page, AuditEvents) else {"error": page.message}

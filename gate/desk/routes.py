@@ -13,9 +13,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from writegate.gate.desk import actions, audits, pages
-from writegate.gate.desk.app import HERE, PREFIX, Desk
-
-Handler = Callable[[Desk, Request], Awaitable[Response]]
+from writegate.gate.desk.app import HERE, PREFIX, Desk, Handler
 
 
 def desk_routes(desk: Desk) -> list[BaseRoute]:
