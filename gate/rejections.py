@@ -1,22 +1,18 @@
 """Rejected attempts, kept for auditors: which agent keeps hallucinating labels.
 
 A rejection is not part of the graph's history, so it is not an event: it goes to its own
-table in the log's file (``rejections``), in its own small transaction after the refused
-write rolled back. The table is bounded by count and, optionally, by age: past
-``retention`` rows the oldest are dropped (env ``WRITEGATE_REJECTION_RETENTION``; 0 keeps
-none), and with ``max_age`` set, rows refused longer ago than that (env
-``WRITEGATE_REJECTION_MAX_AGE_DAYS``; ``[rejections] max_age_days``): a refused request may
-hold personal data, kept no longer than an auditor needs it. Both are pruned together, in
-the transaction of the first write a process makes and then every tenth of the count cap
-(at most every thousand), by the refusal's time.
+table (``rejections``), in its own small transaction after the refused write rolled back.
+The table is bounded by count (``retention``, env ``WRITEGATE_REJECTION_RETENTION``; 0 keeps
+none) and optionally by age (``max_age``, env ``WRITEGATE_REJECTION_MAX_AGE_DAYS``,
+``[rejections] max_age_days``: a refused request may hold personal data), pruned together
+in a process's first write and then every tenth of the count cap (at most every thousand).
 
-A refusal is the gate's answer whether or not the table can be written now. When another
-process holds the SQLite file's write lock, the refusal is answered at once and its record
-waits in memory (at most ``MAX_WAITING``, in the order refused, each with the time it was
-refused) for a thread of its own to write it once the lock frees: an auditor's counts
-(``audit conflicts``, ``report``) miss nothing, and neither the agent nor a stdio server's
-event loop waits out the busy timeout for a line of audit. What is still waiting when the
-gate closes (a CLI command ends at once) is named in one warning line.
+A refusal is the gate's answer whether or not the table can be written now. While another
+process holds the SQLite file's write lock, its record waits in memory (at most
+``MAX_WAITING``, each with the time it was refused) for a thread of its own to write it once
+the lock frees: audits miss nothing, and neither the agent nor a stdio server's event loop
+waits out the busy timeout for a line of audit. What still waits when the gate closes is
+named in one warning line.
 """
 
 from __future__ import annotations
@@ -31,6 +27,8 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from writegate.eventlog import Actor, Log, canonical_json
 from writegate.eventlog.errors import one_line
@@ -71,8 +69,10 @@ CREATE TABLE IF NOT EXISTS rejection_details (
 # as it is (a server role that cannot create it records refusals without their details)
 
 
-@dataclass(frozen=True)
-class Rejection:
+class Rejection(BaseModel):
+    """One refused request as the table keeps it (read by audits and a subject's export)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
     id: int
     at: str
     agent: str
@@ -363,7 +363,7 @@ class RejectionLog:
             params,
         )
         for row in rows:
-            yield Rejection(*row)
+            yield Rejection.model_validate(dict(zip(Rejection.model_fields, row, strict=True)))
 
     def count(self) -> int:
         if not self.log.has_table("rejections"):

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp
-from writegate.gate.rejections import RejectionLog
+from writegate.gate.rejections import Rejection, RejectionLog
 from writegate.language import (
     NodeRef,
     NodesMerged,
@@ -102,21 +102,6 @@ class HeldProposal(BaseModel):
     decided_seq: int | None
 
 
-class HeldRefusal(BaseModel):
-    """A refused request that named the node, as the rejections table keeps it."""
-
-    model_config = _OUT
-
-    at: str
-    agent: str
-    session: str | None
-    transport: str
-    operation: str
-    error_code: str
-    message: str
-    request: str  # canonical JSON, as sent (cut at 64 KiB)
-
-
 class _Names(BaseModel):
     """The ways one object of a request names nodes (any other key is ignored)."""
 
@@ -145,23 +130,12 @@ class _Names(BaseModel):
                 yield label.removeprefix(":").lower(), keys
 
 
-def refusals(log: Log, identity: str) -> list[HeldRefusal]:
+def refusals(log: Log, identity: str) -> list[Rejection]:
     """Every refused request that named the node, oldest first."""
     ref = NodeRef.parse(identity)
     wanted = (ref.label.lower(), dict(ref.keys))
     return [
-        HeldRefusal(
-            at=r.at,
-            agent=r.agent,
-            session=r.session,
-            transport=r.transport,
-            operation=r.operation,
-            error_code=r.error_code,
-            message=r.message,
-            request=r.request,
-        )
-        for r in RejectionLog(log).read()
-        if any(named == wanted for named in _named(r.request))
+        r for r in RejectionLog(log).read() if any(named == wanted for named in _named(r.request))
     ]
 
 

@@ -21,9 +21,10 @@ from pydantic import BaseModel, ConfigDict
 
 from writegate.eventlog import Event, Log
 from writegate.gate.audit import held
-from writegate.gate.audit.held import HeldObservation, HeldProposal, HeldRefusal, MergeEvent
+from writegate.gate.audit.held import HeldObservation, HeldProposal, MergeEvent
 from writegate.gate.audit.trail import RelationshipEntry, Support, Trail, TrailEntry, trail
 from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.rejections import Rejection
 from writegate.language import (
     NodeRef,
     NodeWritten,
@@ -124,7 +125,7 @@ class SubjectExport(BaseModel):
     merged_in: list[MergedHistory]
     observations: list[HeldObservation]
     proposals: list[HeldProposal]
-    refusals: list[HeldRefusal]
+    refusals: list[Rejection]
     agents: list[str]  # every agent that wrote, corroborated, merged, recorded, proposed or
     # was refused
     event_seqs: list[int]  # every event read: what the PROV-O rendering maps
