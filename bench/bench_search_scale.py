@@ -27,8 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_search import FIRST, LAST, WORDS, p, timed  # noqa: E402
 from writegate.projections.search import Document  # noqa: E402
+from writegate.projections.search.bm25 import phrase, scored  # noqa: E402
 from writegate.projections.search.contract import search_words  # noqa: E402
-from writegate.projections.search.sqlite import SqliteTextIndex, phrase, scored  # noqa: E402
+from writegate.projections.search.sqlite import SqliteTextIndex  # noqa: E402
 
 _FULL = (  # every document holding any word scored, as the index searched before
     "SELECT d.identity, bm25(search_fts_node) AS s FROM search_fts_node JOIN search_documents d "

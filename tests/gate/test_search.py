@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import AGENT, SEED_SCHEMA, person
 from writegate.gate import Gate, GateRejection
 from writegate.gate.reads.reader import GraphReader
-from writegate.projections.search.sqlite import KINDS
+from writegate.projections.search.bm25 import KINDS
 from writegate.projections.state.tables import TEXT_LAYOUT
 
 

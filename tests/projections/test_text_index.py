@@ -15,7 +15,8 @@ from writegate.eventlog import EventLog, Log
 from writegate.eventlog.postgres import PostgresEventLog
 from writegate.eventlog.sql import run_script
 from writegate.projections.search import Document, PostgresTextIndex
-from writegate.projections.search.sqlite import KINDS, TOKENIZER, SqliteTextIndex
+from writegate.projections.search.bm25 import KINDS
+from writegate.projections.search.sqlite import TOKENIZER, SqliteTextIndex
 from writegate.projections.search.testing import TextIndexContractTestCase
 from writegate.projections.state import StateProjection
 from writegate.projections.testing import TRUTH_HISTORY

@@ -1,7 +1,8 @@
-"""A search on SQLite reads a bounded number of documents however common its words are,
-and still scores each document it returns exactly as FTS5's BM25 over all the words: every
-document holding a rare word is found whatever its age; of those holding common words only,
-the most recent holding all of them and the most recent holding any are."""
+"""A search on SQLite reads a bounded number of documents however common its words are:
+every document holding a rare word is found whatever its age; of those holding common words
+only, the most recent holding all of them and the most recent holding any are. Scores are
+FTS5's BM25; a common word's weight is told from its share of the recent documents rather
+than counted through every document holding it."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from writegate.projections.search import Document
-from writegate.projections.search.sqlite import SqliteTextIndex, phrase, scored
+from writegate.projections.search.bm25 import phrase, scored
+from writegate.projections.search.sqlite import SqliteTextIndex
 
 COMMON = 8  # the bound under test, small so that a few dozen documents exceed it
+COMMON_WORDS = ("\"alice\"", "\"smith\"", "\"jones\"")  # each in more than COMMON
 
 
 @pytest.fixture
@@ -41,8 +44,29 @@ def full_bm25(conn: sqlite3.Connection, query: str) -> dict[str, float]:
     return dict(conn.execute(sql, (words,)).fetchall())
 
 
-def test_each_score_is_fts5s_bm25_over_all_the_words(conn: sqlite3.Connection) -> None:
-    for query in ("alice zebra", "alice smith 3", "smith gardener", "zebra", "alice"):
+def test_a_common_words_weight_comes_from_its_recent_share_its_counts_from_fts5(
+    tmp_path: Path,
+) -> None:
+    index, conn = SqliteTextIndex(), sqlite3.connect(tmp_path / "even.db", isolation_level=None)
+    index.install(conn)
+    def text(i: int) -> str:  # alpha in every 4th document, beta (twice) in every 10th
+        return " ".join(["Person", "alpha" * (i % 4 == 0), "beta beta" * (i % 10 == 0), f"n{i}"])
+
+    docs = [Document(f"d{i:03d}", "node", text(i)) for i in range(400)]
+    index.put(conn, docs)
+    for query in ("alpha", "alpha beta", "beta n40", "alpha n8"):
+        found = scored(conn, query, "node", None, common=COMMON)
+        exact = full_bm25(conn, query)
+        assert found, query
+        for identity, score in found.items():  # weights of 100 and 40 in 400, estimated
+            assert score == pytest.approx(exact[identity], rel=0.15), (query, identity)
+        best = min(found, key=found.__getitem__)
+        assert exact[best] == min(exact.values()), query
+    conn.close()
+
+
+def test_with_rare_words_only_each_score_is_fts5s_own(conn: sqlite3.Connection) -> None:
+    for query in ("zebra", "zebra keeper", "3 13"):
         found = scored(conn, query, "node", None, common=COMMON)
         assert found, query
         exact = full_bm25(conn, query)
@@ -74,3 +98,18 @@ def test_below_the_bound_the_search_is_the_full_bm25(conn: sqlite3.Connection) -
 def test_only_documents_of_the_kind_asked_for_are_read(conn: sqlite3.Connection) -> None:
     assert not any(i.startswith("rel") for i in scored(conn, "alice", "node", None, COMMON))
     assert set(scored(conn, "alice", "relationship", None, COMMON)) == {f"rel{i}" for i in range(5)}
+
+
+def test_no_statement_weighs_a_common_word_by_counting_its_documents(
+    conn: sqlite3.Connection,
+) -> None:
+    """FTS5's bm25() counts every document holding each phrase it is asked of: asked only of
+    rare ones, whatever the query (alice, smith and jones are common here, zebra rare)."""
+    said: list[str] = []
+    conn.set_trace_callback(said.append)
+    for query in ("alice", "alice smith", "alice zebra", "smith jones zebra"):
+        said.clear()
+        assert scored(conn, query, "node", None, common=COMMON), query
+        weighed = [sql for sql in said if "bm25(" in sql]
+        assert all(common not in sql for sql in weighed for common in COMMON_WORDS), query
+    conn.set_trace_callback(None)

@@ -1,0 +1,227 @@
+"""A search's scores on SQLite: FTS5's BM25, reading a bounded number of documents.
+
+FTS5's ``bm25()`` counts every document holding each phrase it scores to weigh it (its
+IDF), so a word in a quarter of the log cost a search a pass over a quarter of the log's
+documents however few it returned (at 100k nodes, 7 ms of the 8 a common word's search
+took). Here a phrase is rare when at most ``common`` documents of the kind hold it (counted
+up to that bound), and ``bm25()`` scores rare phrases as it always has. A common phrase is
+never given to ``bm25()``: its document count is told from the recent documents, as its
+share of those at or after the ``common``-th most recent holding it times the documents of
+the kind, and its weight is FTS5's IDF of that count. Its frequency in a document is the
+marks ``highlight()`` sets (beside a rare phrase: the marks it adds to the rare phrase's),
+a document's length is the index's own ``%_docsize``, and the sum is BM25's with FTS5's
+constants: with no common phrase, a score is exactly FTS5's own.
+
+Which documents are scored: every one holding a rare phrase, whatever its age; of those
+holding common phrases only, the ``common`` most recent holding any and the ``common`` most
+recent holding all (one of these older than the first shares its marks evenly among the
+phrases). Never looked at: an older document holding common phrases only, and not all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from writegate.eventlog.sql import Sql
+from writegate.language.scopes import Visible
+from writegate.projections.search.contract import DocumentRows, search_words
+
+COMMON = 256  # a word in more documents (of the kind searched) than this is a common one
+K1, B = 1.2, 0.75  # FTS5's bm25() constants
+OPEN, CLOSE = "\x01", "\x02"  # highlight()'s marks: no tokenizer keeps a control character
+KINDS = ("node", "relationship", "observation")  # one FTS5 table each: a later kind, one more
+WINDOW_COUNTED = 16 * COMMON  # documents a window is counted through; beyond, by rowid span
+
+_FROM = (
+    "FROM {fts} JOIN search_documents d ON d.rowid = {fts}.rowid "
+    "WHERE {fts} MATCH ? AND d.kind = ?{scoped}"
+)
+_MARKED = f"highlight({{fts}}, 0, char({ord(OPEN)}), char({ord(CLOSE)}))"
+_RARE = f"SELECT d.rowid, d.identity, bm25({{fts}}) {_FROM}"
+_RARE_MARKED = f"SELECT d.rowid, d.identity, bm25({{fts}}), {_MARKED} {_FROM}"
+_HELD = f"SELECT d.rowid, d.identity, {_MARKED} {_FROM}"  # no bm25(), which counts
+_RECENT = f"SELECT d.rowid, d.identity, {_MARKED} {_FROM} ORDER BY {{fts}}.rowid DESC LIMIT ?"
+_HOLDING = "SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT ?)"
+_NEWEST = "SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC"  # any scope
+
+
+def phrase(word: str, begins: bool = False) -> str:
+    """FTS5's phrase for one of an agent's words: quoted (a quote inside doubled), matching
+    the word's stem, or (``begins``) the words it begins."""
+    return '"' + word.replace('"', '""') + ('"*' if begins else '"')
+
+
+def fts_table(conn: Sql, kind: str) -> str | None:
+    """The FTS5 table holding ``kind``'s documents: its own, or on a read-only copy of the
+    layout before, the one table of every kind; None for a kind never indexed."""
+    if kind not in KINDS:
+        return None
+    names = [f"search_fts_{kind}", "search_fts"]
+    marks = ", ".join("?" * len(names))
+    found = {
+        row[0]
+        for row in conn.execute(
+            f"SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({marks})", names
+        )
+    }
+    return next((name for name in names if name in found), None)
+
+
+def scored(
+    conn: Sql, query: str, kind: str, visible: Visible, common: int = COMMON
+) -> dict[str, float]:
+    """Each document of ``kind`` that ``query``'s words find, with its BM25 score (FTS5's
+    sign: lower is better), reading a bounded number of documents whatever the log's size.
+
+    A word matches its stem; one that is no indexed word matches the words it begins (a
+    prefix merges every such word's list of documents first, so it is not asked of a word
+    that is there)."""
+    fts = fts_table(conn, kind)
+    if fts is None:
+        return {}
+    where, scopes = DocumentRows.scoped(visible)
+    head = [kind, *scopes]
+
+    def rows(sql: str, match: str, *tail: object) -> list[tuple[Any, ...]]:
+        made = sql.replace("{fts}", fts).replace("{scoped}", where)
+        return conn.execute(made, [match, *head, *tail]).fetchall()
+
+    def holding(match: str) -> int:  # of the table's documents: a bound, never a filter
+        sql = _HOLDING.replace("{fts}", fts)
+        return int(conn.execute(sql, (match, common + 1)).fetchone()[0])
+
+    rare: list[str] = []
+    frequent: list[str] = []
+    for word in search_words(query):
+        match = phrase(word)
+        held = holding(match)
+        if held == 0:
+            match = phrase(word, begins=True)
+            held = holding(match)
+        if held:
+            (rare if held <= common else frequent).append(match)
+    if not frequent:
+        return dict(row[1:] for row in rows(_RARE, " OR ".join(rare))) if rare else {}
+    index = _Index(conn, fts)
+    found = _common_only(index, rows, rare, frequent, common)
+    if rare:
+        some = " OR ".join(rare)
+        alone = {r: (i, score, _marks(m)) for r, i, score, m in rows(_RARE_MARKED, some)}
+        lengths = index.lengths(alone)
+        found.update({identity: score for identity, score, _ in alone.values()})
+        for match, idf in index.weights.items():  # a common phrase's marks beside the rare
+            for rowid, identity, marked in rows(_HELD, f"({some}) AND {match}"):
+                frequency = _marks(marked) - alone[rowid][2]
+                found[identity] -= index.part(idf, frequency, lengths[rowid])
+    return found
+
+
+Rows = Callable[..., list[tuple[Any, ...]]]
+
+
+def _common_only(
+    index: _Index, rows: Rows, rare: list[str], frequent: list[str], common: int
+) -> dict[str, float]:
+    """The ``common`` most recent documents holding any common phrase, and (past them) the
+    ``common`` most recent holding every phrase, scored by the common phrases (one holding a
+    rare phrase too is scored again with it). Weighs each common phrase (``index.weights``)."""
+    recent = rows(_RECENT, " OR ".join(frequent), common)
+    every = []
+    if len(rare) + len(frequent) > 1 and len(recent) == common:  # fewer: all were read
+        every = rows(_RECENT, " AND ".join(rare + frequent), common)
+    since = min((rowid for rowid, _, _ in recent), default=None)
+    holding = {match: index.weigh(match, since, common) for match in frequent}
+    lengths = index.lengths(rowid for rowid, _, _ in recent + every)
+    found: dict[str, float] = {}
+    for rowid, identity, marked in recent + every:
+        if since is not None and rowid >= since:  # the marks of the common phrases it holds
+            held = [match for match in frequent if rowid in holding[match]]
+            share = _marks(marked) / max(len(held), 1)
+        else:  # older than the recent ones, holding every phrase: its marks shared by all
+            held, share = frequent, _marks(marked) / (len(rare) + len(frequent))
+        found[identity] = -sum(
+            index.part(index.weights[match], share, lengths[rowid]) for match in held
+        )
+    return found
+
+
+class _Index:
+    """One kind's FTS5 table: its document and token counts (FTS5's averages record), its
+    documents' lengths, and the weight each common phrase was given."""
+
+    def __init__(self, conn: Sql, fts: str) -> None:
+        self.conn, self.fts = conn, fts
+        block = conn.execute(f"SELECT block FROM {fts}_data WHERE id = 1").fetchone()
+        counts = [*(_varints(block[0]) if block is not None else []), 0, 0]  # empty: none
+        self.documents, self.average = counts[0], counts[1] / max(counts[0], 1)
+        self.weights: dict[str, float] = {}
+
+    def part(self, idf: float, frequency: float, length: int) -> float:
+        """One phrase's term of BM25's sum (FTS5's)."""
+        if frequency <= 0:
+            return 0.0
+        norm = K1 * (1 - B + B * length / max(self.average, 1e-9))
+        return idf * frequency * (K1 + 1) / (frequency + norm)
+
+    def lengths(self, rowids: Iterable[int]) -> dict[int, int]:
+        """Each document's length in tokens (FTS5's ``%_docsize``)."""
+        wanted = list(dict.fromkeys(rowids))
+        found: dict[int, int] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            sql = f"SELECT id, sz FROM {self.fts}_docsize WHERE id IN ({marks})"
+            found.update((rowid, sum(_varints(sz))) for rowid, sz in self.conn.execute(sql, chunk))
+        return found
+
+    def weigh(self, match: str, since: int | None, common: int) -> set[int]:
+        """Weigh a common phrase (``weights``) by the share of the documents holding it
+        among those at or after the ``common``-th most recent holding it; the documents
+        holding it from there, or from ``since`` if older."""
+        newest = self.conn.execute(_NEWEST.replace("{fts}", self.fts), (match,))
+        held: set[int] = set()
+        anchor = 0
+        for (rowid,) in newest:  # read until past the anchor and ``since``: a bounded read
+            if len(held) >= common and (since is None or rowid < since):
+                break
+            held.add(rowid)
+            if len(held) == common:
+                anchor = rowid
+        share = common / max(self._documents_since(anchor), common)
+        count = min(max(self.documents * share, common + 1), self.documents)
+        idf = math.log((self.documents - count + 0.5) / (count + 0.5))
+        self.weights[match] = idf if idf > 0 else 1e-6  # FTS5's floor
+        return held
+
+    def _documents_since(self, oldest: int) -> int:
+        """The documents of the kind at or after ``oldest``: counted, or past
+        ``WINDOW_COUNTED``, told from how many rowids the counted ones span."""
+        table = f"{self.fts}_docsize"
+        last = self.conn.execute(
+            f"SELECT id FROM {table} WHERE id >= ? ORDER BY id DESC LIMIT 1 OFFSET ?",
+            (oldest, WINDOW_COUNTED - 1),
+        ).fetchone()
+        if last is None:
+            sql = f"SELECT count(*) FROM {table} WHERE id >= ?"
+            return int(self.conn.execute(sql, (oldest,)).fetchone()[0])
+        top = int(self.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0])
+        return round(WINDOW_COUNTED * (top - oldest + 1) / (top - int(last[0]) + 1))
+
+
+def _marks(marked: str) -> int:
+    return marked.count(OPEN)
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints, one after another (FTS5's record of counts)."""
+    values, value, at = [], 0, 0
+    while at < len(blob):
+        byte = blob[at]
+        at += 1
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            values.append(value)
+            value = 0
+    return values
