@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -40,14 +40,17 @@ from neo4j.exceptions import (
 from neo4j.time import DateTime
 
 from writegate.eventlog import EventCore, Log, one_line
+from writegate.eventlog.sealing import FORGOTTEN
 from writegate.projections.contract import LogMark, ProjectionError, check_batch, mark_at
 from writegate.projections.cypher import (
     CHECKPOINT_LABEL,
     REGISTRY_LABELS,
+    Statement,
     merge_key_indexes,
     quoted,
     statements,
 )
+from writegate.projections.forgotten import forgetting
 
 Dialect = Literal["memgraph", "neo4j"]
 DIALECTS: tuple[Dialect, ...] = ("memgraph", "neo4j")
@@ -213,7 +216,7 @@ class GraphProjector:
         if not events:
             return self.checkpoint()
         self._ensure_indexes(events)
-        batch = list(statements(events))
+        batch = list(self._statements(events))
         mark = mark_at(self.log, events[-1].seq)
 
         def work(tx: ManagedTransaction) -> int:
@@ -235,6 +238,16 @@ class GraphProjector:
             return checkpoint
 
         return int(self._run(work))
+
+    def _statements(self, events: Sequence[EventCore]) -> Iterator[Statement]:
+        """The batch's statements, a forgetting's patch in its place (``projections.forgotten``)."""
+        start = 0
+        for at, event in enumerate(events):
+            if event.type == FORGOTTEN:
+                yield from statements(events[start:at])
+                yield from forgetting(self.name, self.log, event)
+                start = at + 1
+        yield from statements(events[start:])
 
     def _ensure_indexes(self, events: Sequence[EventCore]) -> None:
         for label, key in sorted(merge_key_indexes(events) - self._indexed):
