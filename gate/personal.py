@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 from weakref import WeakKeyDictionary
 
 from writegate.eventlog import DraftEvent, Log, Transaction
@@ -34,6 +34,14 @@ from writegate.language import (
 )
 
 Emitter = Callable[[Transaction, int | None], None]
+
+
+class Sealer(Protocol):
+    """What seals a value of a subject: a write transaction, or a migration's ``Seals``."""
+
+    def seal(self, locator: str, value: Any) -> dict[str, str]: ...
+
+
 _UNKNOWN = "unknown"  # the subject id of a personal node the log has never named: matches none
 
 
@@ -77,6 +85,10 @@ class Personal:
             return f"{label}{PSEUDONYM}{tx.subject(clear)}" if label in self.labels else None
 
         return resolve
+
+    def sealed(self, body: Any, sealer: Sealer) -> Any:
+        """A payload or request with its personal values replaced by their seals."""
+        return _Sealing(self, sealer).walk(body)
 
     def sealer(self, tx: Transaction) -> Callable[[DraftEvent], DraftEvent]:
         def seal(draft: DraftEvent) -> DraftEvent:
@@ -214,7 +226,7 @@ class _Sealing:
     """One draft's payload or request with its personal values replaced by their seals."""
 
     personal: Personal
-    tx: Transaction
+    tx: Sealer
 
     def walk(self, value: Any) -> Any:
         if isinstance(value, list):
@@ -269,6 +281,7 @@ class _Sealing:
 
 __all__ = [
     "Personal",
+    "Sealer",
     "identity_in",
     "lookup",
     "personal_of",
