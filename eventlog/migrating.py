@@ -89,7 +89,6 @@ def migrate_log(
     import_seals(scratch, source.export_seals())
     seals = Seals(scratch)
     old_hashes = hashlib.sha256()
-    kept: list[tuple[int, str]] = []
     changed = 0
     prev = GENESIS_HASH
     head = source.head()
@@ -99,13 +98,13 @@ def migrate_log(
         again: list[Event] = []
         for event in chunk:
             old_hashes.update(f"{event.hash}\n".encode())
-            kept.append((event.seq, event.hash))
             made = reseal(event, seals)
             changed += stored_columns(made) != stored_columns(event)
             again.append(_chained(made, prev))
             prev = again[-1].hash
         seals.opened.clear()  # what a transaction would read back: not needed here
         dest.append_existing(again, seals=_new_seals(scratch, sent))
+        dest.append(actor, _keeping([(e.seq, e.hash) for e in chunk]))  # appends no event
         if progress is not None:
             progress(again[-1].seq, head[0])
     receipt = LogMigrated(
@@ -116,14 +115,21 @@ def migrate_log(
         resealed=changed,
     )
 
+    dest.append(
+        actor, lambda tx: tx.emit(DraftEvent(MIGRATED, receipt.model_dump(), (STREAM,)))
+    )
+    seq, digest = dest.head()
+    return Migrated(seq, digest, receipt)
+
+
+def _keeping(kept: list[tuple[int, str]]) -> Callable[[Transaction], None]:
+    """An append's ``decide`` keeping old hashes (seq, hash) and emitting nothing."""
+
     def decide(tx: Transaction) -> None:
         install(tx.conn)
         tx.conn.executemany("INSERT INTO migrated_hashes (seq, hash) VALUES (?, ?)", kept)
-        tx.emit(DraftEvent(MIGRATED, receipt.model_dump(), (STREAM,)))
 
-    dest.append(actor, decide)
-    seq, digest = dest.head()
-    return Migrated(seq, digest, receipt)
+    return decide
 
 
 def _chained(event: Event, prev: str) -> Event:

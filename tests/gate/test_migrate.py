@@ -136,6 +136,20 @@ def test_a_migrated_log_keeps_every_event_with_its_personal_values_sealed(
     assert marker in _stored(gate)  # the old log is left as it was
 
 
+def test_an_edited_kept_hash_fails_every_anchor_taken_before(
+    old: tuple[Gate, str], dest: str | Path
+) -> None:
+    gate, _ = old
+    anchor = gate.log.head()
+    assert isinstance(gate.migrate(dest), MigrateResult)
+    with Gate.open(dest, default_actor=AGENT) as migrated:
+        assert migrated.verify(expect_head=anchor).ok
+        _edit(dest, "UPDATE migrated_hashes SET hash = %s WHERE seq = 2", "0" * 64)
+        assert old_hash(migrated.log, anchor[0]) is None
+        assert not migrated.verify(expect_head=anchor).ok
+        assert not migrated.verify(expect_head=(2, "0" * 64)).ok
+
+
 def test_a_log_that_fails_verify_is_not_migrated(
     old: tuple[Gate, str], db_path: str | Path, dest: str | Path
 ) -> None:
@@ -166,6 +180,16 @@ def test_a_node_written_before_and_after_it_became_personal_is_refused(
     refused = gate.migrate(dest)
     assert isinstance(refused, Rejected)
     assert "written both before and after" in refused.message
+
+
+def _edit(db: str | Path, sql: str, *params: object) -> None:
+    """A statement run on the database behind the log's back."""
+    if isinstance(db, Path):
+        with sqlite3.connect(db, isolation_level=None) as conn:
+            conn.execute(sql.replace("%s", "?"), params)
+        return
+    with psycopg.connect(db, autocommit=True) as pg:
+        pg.execute(sql.encode(), params)
 
 
 def _tamper(db: str | Path, seq: int) -> None:
