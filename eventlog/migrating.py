@@ -115,9 +115,7 @@ def migrate_log(
         resealed=changed,
     )
 
-    dest.append(
-        actor, lambda tx: tx.emit(DraftEvent(MIGRATED, receipt.model_dump(), (STREAM,)))
-    )
+    dest.append(actor, lambda tx: tx.emit(DraftEvent(MIGRATED, receipt.model_dump(), (STREAM,))))
     seq, digest = dest.head()
     return Migrated(seq, digest, receipt)
 

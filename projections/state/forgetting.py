@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from writegate.eventlog.events import EventCore
 from writegate.eventlog.sql import Sql
-from writegate.language import node_stream, observation_stream, relationship_stream
+from writegate.language import PSEUDONYM, node_stream, observation_stream, relationship_stream
 from writegate.projections.search import text_index_for
 from writegate.projections.state import tallies
 
@@ -86,4 +86,23 @@ def forget_observations(
     return {table: count for table, count in counts.items() if count}
 
 
-__all__ = ["Replay", "forget_nodes", "forget_observations"]
+def forget_located(
+    conn: Sql,
+    located: Sequence[tuple[str, str]],
+    replay: Replay,
+    apply: Callable[[EventCore], None],
+) -> dict[str, int]:
+    """The rows of forgotten subjects by (subject id, locator): a personal node (its locator
+    its clear identity, its rows named by its pseudonym) or a sealed observation (its id)."""
+    nodes = [
+        f"{loc.partition('{')[0]}{PSEUDONYM}{subject}" for subject, loc in located if "{" in loc
+    ]
+    observations = [loc for _, loc in located if "{" not in loc]
+    counts = forget_nodes(conn, nodes, replay, apply) if nodes else {}
+    if observations:
+        for table, count in forget_observations(conn, observations, replay, apply).items():
+            counts[table] = counts.get(table, 0) + count
+    return counts
+
+
+__all__ = ["Replay", "forget_located", "forget_nodes", "forget_observations"]
