@@ -16,7 +16,7 @@ from writegate.eventlog.events import EventCore
 from writegate.eventlog.sql import Sql
 from writegate.language import PSEUDONYM, node_stream, observation_stream, relationship_stream
 from writegate.projections.search import text_index_for
-from writegate.projections.state import tallies
+from writegate.projections.state import tallies, valuecounts
 
 # (table, column naming an entity): the rows its own stream's events make
 _BY_ENTITY = (
@@ -49,6 +49,8 @@ def forget_nodes(
         tallies.relationship(conn, str(rtype[0]), None)  # applied again, counted again
     for row in _column(conn, "SELECT label, stub FROM state_nodes WHERE identity = ?", gone):
         tallies.node(conn, (str(row[0]), bool(row[1])), None)
+    for identity in identities:  # its values counted as evidence (keyed by the value) let go
+        valuecounts.rekey(conn, identity, [])
     counts: dict[str, int] = {}
     for table, column in _BY_ENTITY:
         for name in gone:
