@@ -257,6 +257,24 @@ class _Sealing:
                     self._properties(out, value, locator, names)
                 if label in self.personal.labels and value.get("resolution_keys"):
                     out["resolution_keys"] = self.tx.seal(locator, value["resolution_keys"])
+        if isinstance(value.get("stub_keys"), dict):
+            out["stub_keys"] = self._stub_keys(value)
+        return out
+
+    def _stub_keys(self, value: Mapping[str, Any]) -> dict[str, Any]:
+        """A relationship write's blocking keys of the ends it made as stubs, a personal
+        end's sealed with its subject (they hold its normalised name)."""
+        ends = value.get("stubs_created")
+        named = {e.get("identity"): e for e in ends or () if isinstance(e, dict)}
+        out: dict[str, Any] = {}
+        for identity, keys in value["stub_keys"].items():
+            end = named.get(identity) or {}
+            label = self.personal.canonical(end.get("label"))
+            clear = end.get("keys")
+            if label in self.personal.labels and isinstance(clear, dict):
+                out[identity] = self.tx.seal(clear_identity(str(label), clear), keys)
+            else:
+                out[identity] = keys
         return out
 
     def _properties(
