@@ -107,6 +107,39 @@ def test_a_forgotten_person_leaves_the_live_graph_as_a_rebuild_makes_it(
         projector.close()
 
 
+def test_a_forgotten_stub_keeps_its_relationship_and_loses_its_keys(
+    people: Gate, bolt: BoltTarget
+) -> None:
+    _write(people, "Grace")
+    marker = f"MARK{os.urandom(6).hex()}"
+    linked = people.write_relationship(
+        type="WORKS_AT",
+        from_label="Person",
+        from_keys={"name": marker},
+        to_label="Company",
+        to_keys={"name": "Acme"},
+        source="test",
+        extraction_method="manual",
+        endpoint_policy="merge_endpoints",
+    )
+    assert linked.status == "written", linked
+    projector = GraphProjector(bolt, log=people.log)
+    try:
+        replay(people.log, projector)
+        assert marker in repr(projector.snapshot())  # the test can fail
+        people.forget("Person", {"name": marker}, reason="asked")
+        replay(people.log, projector)
+        patched = projector.snapshot()
+        assert marker not in repr(patched)
+        stubs = [a for kind, _, a, _, _, _ in patched["relationships"] if a.get("_stub")]
+        assert len(stubs) == 1
+        assert "name" not in stubs[0]
+        rebuild(people.log, projector)
+        assert projector.snapshot() == patched
+    finally:
+        projector.close()
+
+
 def test_a_relationship_of_personal_nodes_is_deleted_alone(people: Gate, bolt: BoltTarget) -> None:
     _write(people, "Grace")
     deleted = people.delete_relationship(
