@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from writegate.eventlog import EventCore, Log
+from writegate.eventlog import Event, EventCore, Log
 from writegate.eventlog.sealing import SubjectsForgotten
 from writegate.language import (
     PSEUDONYM,
@@ -45,7 +45,9 @@ def forgetting(name: str, log: Log | None, receipt: EventCore) -> Iterator[State
     def ours(ref: NodeRef) -> bool:
         return pseudonymous(ref.identity) and ref.identity.partition(PSEUDONYM)[2] in subjects
 
-    events = log.read_seqs(forgot.events)
+    events: dict[int, Event] = {}  # read in parts: within any database's count of parameters
+    for first in range(0, len(forgot.events), 1000):
+        events.update(log.read_seqs(forgot.events[first : first + 1000]))
     for seq in sorted(events):
         match payload_of(events[seq]):
             case NodeWritten(node=node, properties=properties) if ours(node):
