@@ -17,9 +17,10 @@ The projection owns its database: ``reset`` deletes every node except seed 000's
 registry nodes (``:Schema``, ``:SchemaRelationship``), which operators manage there.
 A ``subject.forgotten`` receipt takes the subject's values out of the store in its place
 in the batch (``projections.forgotten``: it reads the receipt's events again from the log,
-so a projector given no log refuses it). Dialects differ only in DDL (index creation). Observations are not projected: the graph
-holds facts, and which observations a fact was extracted from stays in the log, the read
-model and the PROV-O projection (``prov:wasDerivedFrom``).
+so a projector given no log refuses it). Dialects differ only in DDL (index creation).
+Observations are not projected: the graph holds facts, and which observations a fact was
+extracted from stays in the log, the read model and the PROV-O projection
+(``prov:wasDerivedFrom``).
 """
 
 from __future__ import annotations

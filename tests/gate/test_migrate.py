@@ -17,6 +17,7 @@ import yaml
 
 from tests.conftest import AGENT, FIXTURES
 from tests.postgres import Server
+from writegate.eventlog import Actor
 from writegate.eventlog.migrating import MIGRATED, old_hash
 from writegate.eventlog.tables import APPEND_ONLY_TRIGGERS, create_tables
 from writegate.gate import Gate
@@ -210,3 +211,40 @@ def _tamper(db: str | Path, seq: int) -> None:
         pg.execute("ALTER TABLE events DISABLE TRIGGER USER")
         pg.execute("UPDATE events SET payload = %s WHERE seq = %s", (forged, seq))
         pg.execute("ALTER TABLE events ENABLE TRIGGER USER")
+
+
+def test_held_approved_and_deleted_writes_are_sealed_too(
+    db_path: str | Path, dest: str | Path
+) -> None:
+    marker = f"MARK{os.urandom(6).hex()}"
+    plain = _plain()
+    plain["nodes"]["Person"]["review_below"] = 0.5
+    with Gate.open(db_path, default_actor=AGENT) as gate:
+        assert gate.publish_schema(plain).status == "published"
+        held = gate.write_node(
+            label="Person",
+            merge_keys={"name": marker},
+            properties={"email": f"{marker}@mail"},
+            source="chat",
+            extraction_method="llm",
+            reliability=0.4,
+        )
+        assert held.status == "proposed", held
+        decided = gate.reviews.decide(held.proposal, "approve", Actor(agent="reviewer"))
+        assert decided.status == "decided", decided
+        gone = gate.delete_node(
+            label="Person", merge_keys={"name": marker}, source="test", extraction_method="manual"
+        )
+        assert gone.status == "deleted", gone
+        assert gate.publish_schema(PERSONAL).status == "published"
+        gate.refresh_schema_cache()
+        done = gate.migrate(dest)
+        assert isinstance(done, MigrateResult), done
+        assert done.resealed == 3  # proposed, written (approved), deleted
+    with Gate.open(dest, default_actor=AGENT) as migrated:
+        assert marker not in _stored(migrated)
+        assert migrated.verify().ok
+        forgotten = migrated.forget("Person", {"name": marker}, reason="asked")
+        assert isinstance(forgotten, ForgetResult)
+        assert forgotten.events == [2, 4, 5]
+        assert migrated.verify().ok
