@@ -122,6 +122,8 @@ class GraphProjector:
     """``log``: the log the events come from, whose mark is recorded with each checkpoint
     (without one, none is: a store of unknown provenance)."""
 
+    forgets_subjects = True  # a receipt takes its subjects' values out (``projections.forgotten``)
+
     def __init__(self, target: BoltTarget, name: str = "graph", log: Log | None = None) -> None:
         if target.dialect not in DIALECTS:
             raise ValueError(f"dialect must be one of {DIALECTS}, not {target.dialect!r}")
