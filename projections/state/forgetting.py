@@ -60,6 +60,16 @@ def forget_nodes(
     counts["search_documents"] = len(index.documents_of(conn, gone))
     index.drop(conn, gone)
     streams = [*map(node_stream, identities), *map(relationship_stream, relationships)]
+    # a relationship write that made one of them as a stub is on its stream too: what
+    # became of that relationship since (a deletion) is on the relationship's own stream
+    streams += sorted(
+        {
+            stream
+            for event in replay(streams[: len(identities)])
+            for stream in event.streams
+            if stream.startswith("rel:") and stream not in streams
+        }
+    )
     for event in replay(streams):
         apply(event)
     index.compact(conn)

@@ -7,10 +7,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
-from tests.conftest import AGENT, FIXTURES
+from tests.conftest import AGENT, FIXTURES, SEED_SCHEMA
+from tests.projections.history import build_history
 from writegate.gate import Gate
 from writegate.gate.forgetting import ForgetResult
 
@@ -51,3 +54,22 @@ def test_a_personal_stubs_blocking_keys_are_sealed_and_forgotten(people: Gate) -
         next(iter(stored.payload["stub_keys"])): None
     }
     assert people.verify().ok
+
+
+def _personal_seed() -> dict[str, Any]:
+    document = yaml.safe_load(SEED_SCHEMA.read_text())
+    document["nodes"]["Person"]["personal"] = True
+    return dict(document)
+
+
+def test_forgetting_a_node_made_as_a_stub_by_a_relationship_since_deleted(
+    any_db: str | Path,
+) -> None:
+    with Gate.open(any_db, default_actor=AGENT) as gate:
+        assert gate.publish_schema(_personal_seed()).status == "published"
+        build_history(gate)  # Bob KNOWS the stub Carol, Carol written, the KNOWS deleted
+        done = gate.forget("Person", {"name": "Carol"}, reason="asked")
+        assert isinstance(done, ForgetResult)
+        assert len(done.events) == 3
+        report = gate.verify()  # the deleted KNOWS is not made again from Carol's stream
+        assert report.ok, report.checks

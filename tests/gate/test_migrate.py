@@ -15,8 +15,9 @@ import psycopg
 import pytest
 import yaml
 
-from tests.conftest import AGENT, FIXTURES
+from tests.conftest import AGENT, FIXTURES, SEED_SCHEMA
 from tests.postgres import Server
+from tests.projections.history import build_history
 from writegate.eventlog import Actor
 from writegate.eventlog.migrating import MIGRATED, old_hash
 from writegate.eventlog.tables import APPEND_ONLY_TRIGGERS, create_tables
@@ -248,3 +249,25 @@ def test_held_approved_and_deleted_writes_are_sealed_too(
         assert isinstance(forgotten, ForgetResult)
         assert forgotten.events == [2, 4, 5]
         assert migrated.verify().ok
+
+
+def test_a_history_of_stubs_remaps_batches_and_deletions_migrates_and_forgets(
+    db_path: str | Path, dest: str | Path
+) -> None:
+    with Gate.open(db_path, default_actor=AGENT) as gate:
+        assert gate.publish_schema(SEED_SCHEMA).status == "published"
+        build_history(gate)
+        personal = yaml.safe_load(SEED_SCHEMA.read_text())
+        personal["nodes"]["Person"]["personal"] = True
+        assert gate.publish_schema(personal).status == "published"
+        gate.refresh_schema_cache()
+        done = gate.migrate(dest)
+        assert isinstance(done, MigrateResult), done
+        assert done.subjects == 4  # Alice, Bob, Carol and Dan
+    with Gate.open(dest, default_actor=AGENT) as migrated:
+        assert "Alice" not in _stored(migrated)
+        assert migrated.verify().ok
+        for name in ("Carol", "Alice", "Bob"):
+            assert isinstance(migrated.forget("Person", {"name": name}, reason="x"), ForgetResult)
+            report = migrated.verify()
+            assert report.ok, (name, report.checks)
