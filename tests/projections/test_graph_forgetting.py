@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from tests.conftest import AGENT, FIXTURES
+from tests.conftest import AGENT, FIXTURES, SEED_SCHEMA
 from tests.projections.arcadedb import flush
 from tests.projections.conftest import wipe
+from tests.projections.history import build_history
 from writegate.gate import Gate
 from writegate.gate.forgetting import ForgetResult
 from writegate.projections.contract import ProjectionError
@@ -199,3 +201,28 @@ def test_no_byte_of_a_forgotten_person_stays_in_the_graph_databases_files(
     flush(arcadedb_root, arcadedb.password)  # what an operator does after a forgetting
     assert _holding(files, marker.encode()) == []
     assert _holding(files, b"ada@mail")
+
+
+def test_a_forgotten_history_leaves_the_graph_as_a_rebuild_makes_it(
+    db_path: str | Path, bolt: BoltTarget
+) -> None:
+    personal = yaml.safe_load(SEED_SCHEMA.read_text())
+    personal["nodes"]["Person"]["personal"] = True
+    with Gate.open(db_path, default_actor=AGENT) as gate:
+        assert gate.publish_schema(personal).status == "published"
+        build_history(gate)  # stubs, a remap, a batch, deletions of a node and a relationship
+        projector = GraphProjector(bolt, log=gate.log)
+        try:
+            replay(gate.log, projector)
+            assert "Carol" in repr(projector.snapshot())  # the test can fail
+            for name in ("Carol", "Alice"):
+                gate.forget("Person", {"name": name}, reason="asked")
+            replay(gate.log, projector)
+            patched = projector.snapshot()
+            assert "Carol" not in repr(patched)
+            assert "Alice" not in repr(patched)
+            assert "Bob" in repr(patched)
+            rebuild(gate.log, projector)
+            assert projector.snapshot() == patched
+        finally:
+            projector.close()
