@@ -77,6 +77,7 @@ def migrate_log(
 ) -> Migrated:
     """Write ``source`` again into the empty ``dest`` as ``reseal`` re-encodes each event,
     then the ``log.migrated`` receipt; refused if ``source`` fails ``verify``."""
+    head = source.head()  # first: what verify checks next reaches at least this far
     report = source.verify()
     if not report.ok:
         raise EventLogError(
@@ -91,7 +92,6 @@ def migrate_log(
     old_hashes = hashlib.sha256()
     changed = 0
     prev = GENESIS_HASH
-    head = source.head()
     events = source.iter_events(to_seq=head[0], batch=batch, sealed=True)
     sent: set[str] = set()
     while chunk := list(islice(events, batch)):
