@@ -47,4 +47,10 @@ def backup(ctx: Context, dest: Path, tokens: Path | None) -> None:
     click.echo(f"backed up {ctx.where} to {report.path} ({report.size:,} bytes)")
     click.echo(f"the copy verifies ({checked}) up to seq {report.head_seq}")
     click.echo(f"tokens: copied to {report.tokens}" if report.tokens else "tokens: none to copy")
+    if report.subjects:
+        click.echo(
+            f"it holds the personal values of {report.subjects} subject(s): a forgetting after "
+            "this does not reach it; restored, bring it up to date with `writegate copy LOG "
+            "BACKUP`, which applies the forgettings recorded since"
+        )
     click.echo(f"{report.head_seq}:{report.head_hash}")

@@ -27,7 +27,7 @@ def copy(ctx: Context, source: str, dest: str, batch: int) -> None:
     from writegate.eventlog import EventLogError, open_log
     from writegate.gate.jobs import Jobs
 
-    made: list[tuple[int, str]] = []
+    made: list[tuple[int, str, int]] = []
     try:
         with open_log(source, create=False) as src:  # the job is recorded in SOURCE's database
             bar = Bar()
@@ -37,6 +37,8 @@ def copy(ctx: Context, source: str, dest: str, batch: int) -> None:
             where = src.describe()
     except (EventLogError, OSError) as exc:
         fail(str(exc))
-    ((seq, digest),) = made
+    ((seq, digest, applied),) = made
     click.echo(f"copied {where} to {ended.target}: head {seq}")
+    if applied:  # values DEST held of subjects forgotten since its head: gone from it now
+        click.echo(f"applied {applied} forgetting(s) recorded since DEST's head")
     click.echo(f"{seq}:{digest}")

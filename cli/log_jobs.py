@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from writegate.cli.render import counted
 from writegate.eventlog import Actor, EventLog, EventLogError, Log, open_log
 from writegate.eventlog.copying import copy_log
+from writegate.eventlog.erasing import forgettings_after
 from writegate.eventlog.opening import is_postgres
 from writegate.gate import Gate
 from writegate.gate.backup import BackupFailed, BackupReport, backup, remove_partial
@@ -136,11 +137,11 @@ def copy_kind(
     log: Log,
     seen: Seen | None = None,
     address: str | None = None,
-    made: Callable[[tuple[int, str]], None] | None = None,
+    made: Callable[[tuple[int, str, int]], None] | None = None,
 ) -> Kind:
     """``copy DEST`` of ``log`` (the source): progress in events. ``address``: DEST as the
     operator gave it (with its password), for a job whose target it is; ``made``: told
-    the copy's head."""
+    the copy's head and how many forgettings recorded since DEST's head it applied."""
 
     def opened(job: Job, into: str) -> Log:
         """``into``: the staging file, the file, or the database (as the operator gave it,
@@ -160,7 +161,9 @@ def copy_kind(
         into = str(_made_as(job.target, job, "copying")) if staged else job.target
         try:
             with opened(job, into) as dst:
+                before = dst.head()[0]
                 seq, digest = copy_log(log, dst, batch=options.batch, progress=_told(report, seen))
+                applied = forgettings_after(dst, before) if before else 0
             if staged:
                 os.replace(into, job.target)
                 remove_partial(Path(into))  # what the closed copy may leave beside it
@@ -177,13 +180,20 @@ def copy_kind(
                 remove_partial(Path(into))
             raise JobFailed(str(exc)) from exc
         if made:
-            made((seq, digest))
-        return f"copied {log.describe()} to {job.target}: head {seq}"
+            made((seq, digest, applied))
+        return f"copied {log.describe()} to {job.target}: head {seq}{_applied(applied)}"
 
     def abandon(job: Job) -> None:
         remove_partial(_made_as(job.target, job, "copying"))
 
     return Kind(options=CopyOptions, total=total, run=run, abandon=abandon)
+
+
+def _applied(forgettings: int) -> str:
+    """What a continued copy says of the forgettings it carried out on itself."""
+    if not forgettings:
+        return ""
+    return f"; {counted(forgettings, 'forgetting')} recorded since its head applied to it"
 
 
 def import_kind(

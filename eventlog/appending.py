@@ -9,14 +9,15 @@ record, commit or roll back — is the same for both.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import orjson
 
 from writegate.eventlog.canonical import chain_hash, stored_body
+from writegate.eventlog.erasing import erase_copied
 from writegate.eventlog.errors import EventLogError, LogUnavailable
-from writegate.eventlog.events import Actor, DraftEvent, Event, format_timestamp
+from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore, format_timestamp
 from writegate.eventlog.grouping import CommitGroups, Pending
 from writegate.eventlog.reading import LogReader
 from writegate.eventlog.sealing import (
@@ -330,7 +331,8 @@ class Appending(LogReader):
         exactly as they are, in one transaction: each must come next (its seq the head's
         plus one, its ``prev_hash`` the head's hash) and hash to its own ``hash``, so the copy's
         chain is the original's. Inline read models follow. Returns the new head. Events read
-        ``sealed`` come with their log's ``seals``, added first (read models get clear values)."""
+        ``sealed`` come with their log's ``seals``, added first (read models get clear values);
+        a ``subject.forgotten`` receipt forgets here what it forgot there (``erasing``)."""
         if self.readonly:
             raise EventLogError(f"{self.describe()} is open read-only")
         conn = self.connection()
@@ -341,6 +343,7 @@ class Appending(LogReader):
             if seals is not None:
                 import_seals(conn, seals)
             seq, digest = self.head()
+            erased = 0
             for event in events:
                 if event.seq != seq + 1 or event.prev_hash != digest:
                     raise EventLogError(
@@ -356,6 +359,9 @@ class Appending(LogReader):
                 clear = _opened(conn, event, columns) if seals is not None else event
                 for projector in self.inline:
                     projector.apply_event(conn, clear)
+                if event.type == FORGOTTEN:  # a forgetting since this copy was made
+                    self._forgetting(conn)
+                    erased += erase_copied(conn, event, self.inline, self._replay)
                 seq, digest = event.seq, event.hash
             for projector in self.inline:
                 projector.set_checkpoint(conn, seq)
@@ -367,7 +373,13 @@ class Appending(LogReader):
             if (fault := self.fault(exc)) is not None:
                 raise fault from exc
             raise
+        if erased:
+            self._after_forget()
         return seq, digest
+
+    def _replay(self, streams: Sequence[str]) -> Iterator[EventCore]:
+        """The events of ``streams`` on this thread's connection (inside its transaction)."""
+        return self.iter_events(stream=list(streams))
 
 
 def _opened(conn: Sql, event: Event, columns: dict[str, Any]) -> Event:

@@ -10,8 +10,9 @@
 
 Sealed values read back clear, the chain never holds them, a forgetting leaves the chain
 verifying with the erased events counted, an anchor taken before still verifies, an edit of
-a surviving value or of an erased event is still tampering, and no byte of a forgotten value
-is left in the database's files.
+a surviving value or of an erased event is still tampering, no byte of a forgotten value
+is left in the database's files, a copy continued past a forgetting forgets it too, and a
+migration keeps the old chain's hashes (and refuses a log that fails ``verify``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from writegate.eventlog.contract import Log, LogTransaction
 from writegate.eventlog.copying import copy_log
 from writegate.eventlog.errors import EventLogError
 from writegate.eventlog.events import Actor, DraftEvent, EventCore
+from writegate.eventlog.migrating import MIGRATED, migrate_log, old_hash
 from writegate.eventlog.sealing import FORGOTTEN, SubjectsForgotten
 
 ADA = Actor(agent="ada", session="s-1", transport="test")
@@ -216,6 +218,39 @@ class ErasureContractTestCase(unittest.TestCase):
         report = copy.verify()
         assert (report.ok, report.erased) == (True, 1)
         assert copy.forget_plan([PERSON % "Ada"]).events == [ada]
+
+    def test_a_copy_continued_past_a_forgetting_forgets_it_too(self) -> None:
+        ada = self.write_person(self.marker, f"{self.marker}-city")
+        self.write_person("Bob", "Rome")
+        copy = self.create_log_at("continued")
+        self.addCleanup(copy.close)
+        copy_log(self.log, copy)
+        assert copy.subject_of(PERSON % self.marker) is not None  # the test can fail
+        self.log.forget(ADMIN, [PERSON % self.marker], reason="asked")
+        assert copy_log(self.log, copy) == self.log.head()
+        assert copy.subject_of(PERSON % self.marker) is None
+        assert keys(copy.read_range(ada, ada)[0]) == Keys(name=None, city=None)
+        report = copy.verify()
+        assert (report.ok, report.erased) == (True, 1)
+        assert self.marker.encode() not in self.raw_bytes(copy)
+        assert b"Rome" in self.raw_bytes(copy)
+
+    def test_a_migration_keeps_the_old_hashes_behind_its_receipt(self) -> None:
+        self.write_person("Ada", "London")
+        anchor = self.log.head()
+        dest = self.create_log_at("migrated")
+        self.addCleanup(dest.close)
+        made = migrate_log(self.log, dest, ADMIN, lambda event, seals: event)
+        assert (made.receipt.from_head_seq, made.receipt.from_head_hash) == anchor
+        assert dest.read_range(made.head_seq, made.head_seq)[0].type == MIGRATED
+        assert old_hash(dest, anchor[0]) == anchor[1]
+        assert dest.verify().ok
+        self.tamper(self.log, anchor[0])
+        refused = self.create_log_at("refused")
+        self.addCleanup(refused.close)
+        with self.assertRaisesRegex(EventLogError, "fails verify"):
+            migrate_log(self.log, refused, ADMIN, lambda event, seals: event)
+        assert refused.head()[0] == 0
 
     # -- what verify still catches ---------------------------------------------------
 

@@ -22,6 +22,7 @@ from writegate.gate.feedback import FeedbackOperations, FeedbackSettings
 from writegate.gate.forgetting import ForgetResult, forget
 from writegate.gate.formula import FormulaProvider, formula_name, load_formula_provider
 from writegate.gate.limits import DEFAULT_LIMITS, Limits
+from writegate.gate.migration import MigrateResult, migrate_to
 from writegate.gate.models import (
     RefreshResult,
     Rejected,
@@ -186,6 +187,21 @@ class Gate(WriteOperations, FeedbackOperations):
             return forget(
                 self.log, self.state, schema, who, label, keys, reason=reason, dry_run=dry_run
             )
+        except GateRejection as exc:
+            return rejected(exc)
+
+    def migrate(
+        self, dest: str | Path, *, batch: int = 1000, actor: Actor | None = None
+    ) -> MigrateResult | Rejected:
+        """Write this log into a new one at ``dest`` with its personal values sealed, after
+        which a receipt names this head (``gate.migration``); this log stays as it was."""
+        try:
+            try:
+                schema: LoadedSchema | None = self.current_schema()
+            except SchemaSourceUnavailable:
+                schema = None
+            who = actor or self.default_actor
+            return migrate_to(self.log, schema, dest, who, batch=batch)
         except GateRejection as exc:
             return rejected(exc)
 

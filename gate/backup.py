@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from writegate.eventlog import EventLog, one_line
+from writegate.eventlog.erasing import subjects_held
 from writegate.gate.audit.integrity import IntegrityReport, check_integrity
 from writegate.projections.state import StateProjection
 
@@ -40,6 +41,7 @@ class BackupReport:
     size: int  # bytes
     tokens: Path | None  # the copied tokens file, if the log had one
     integrity: IntegrityReport  # the checks run on the copy
+    subjects: int = 0  # whose personal values it holds: a later forgetting does not reach it
 
 
 def tokens_beside(db: Path) -> Path:
@@ -86,6 +88,7 @@ def backup(
             raise BackupFailed(f"{target}: the copy could not be written: {one_line(exc)}") from exc
         with EventLog(partial, inline=[StateProjection()], readonly=True) as copy:
             report = check_integrity(copy, StateProjection())
+            subjects = subjects_held(copy)
         if (failure := report.first_failure) is not None:
             raise BackupFailed(
                 f"the copy does not verify ({failure.name}: {failure.detail}); nothing was "
@@ -99,7 +102,7 @@ def backup(
         remove_partial(partial)
         raise
     return BackupReport(
-        target, report.head_seq, report.head_hash, target.stat().st_size, copied, report
+        target, report.head_seq, report.head_hash, target.stat().st_size, copied, report, subjects
     )
 
 

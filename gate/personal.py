@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 from weakref import WeakKeyDictionary
 
 from writegate.eventlog import DraftEvent, Log, Transaction
@@ -34,6 +34,14 @@ from writegate.language import (
 )
 
 Emitter = Callable[[Transaction, int | None], None]
+
+
+class Sealer(Protocol):
+    """What seals a value of a subject: a write transaction, or a migration's ``Seals``."""
+
+    def seal(self, locator: str, value: Any) -> dict[str, str]: ...
+
+
 _UNKNOWN = "unknown"  # the subject id of a personal node the log has never named: matches none
 
 
@@ -77,6 +85,10 @@ class Personal:
             return f"{label}{PSEUDONYM}{tx.subject(clear)}" if label in self.labels else None
 
         return resolve
+
+    def sealed(self, body: Any, sealer: Sealer) -> Any:
+        """A payload or request with its personal values replaced by their seals."""
+        return _Sealing(self, sealer).walk(body)
 
     def sealer(self, tx: Transaction) -> Callable[[DraftEvent], DraftEvent]:
         def seal(draft: DraftEvent) -> DraftEvent:
@@ -214,7 +226,7 @@ class _Sealing:
     """One draft's payload or request with its personal values replaced by their seals."""
 
     personal: Personal
-    tx: Transaction
+    tx: Sealer
 
     def walk(self, value: Any) -> Any:
         if isinstance(value, list):
@@ -245,6 +257,24 @@ class _Sealing:
                     self._properties(out, value, locator, names)
                 if label in self.personal.labels and value.get("resolution_keys"):
                     out["resolution_keys"] = self.tx.seal(locator, value["resolution_keys"])
+        if isinstance(value.get("stub_keys"), dict):
+            out["stub_keys"] = self._stub_keys(value)
+        return out
+
+    def _stub_keys(self, value: Mapping[str, Any]) -> dict[str, Any]:
+        """A relationship write's blocking keys of the ends it made as stubs, a personal
+        end's sealed with its subject (they hold its normalised name)."""
+        ends = value.get("stubs_created")
+        named = {e.get("identity"): e for e in ends or () if isinstance(e, dict)}
+        out: dict[str, Any] = {}
+        for identity, keys in value["stub_keys"].items():
+            end = named.get(identity) or {}
+            label = self.personal.canonical(end.get("label"))
+            clear = end.get("keys")
+            if label in self.personal.labels and isinstance(clear, dict):
+                out[identity] = self.tx.seal(clear_identity(str(label), clear), keys)
+            else:
+                out[identity] = keys
         return out
 
     def _properties(
@@ -269,6 +299,7 @@ class _Sealing:
 
 __all__ = [
     "Personal",
+    "Sealer",
     "identity_in",
     "lookup",
     "personal_of",

@@ -7,6 +7,10 @@ A node's scope (``language.scopes``) is a label too, `` `scope:<name>` `` (no sc
 can hold a colon), so a graph store's own label-based access control can keep to it. A
 corroborated node or relationship carries ``_supported_by`` (its distinct sources) and
 ``_corroborated_confidence``; a new version clears both (it has only its writer's support).
+A personal label's node (named by a pseudonym, ``Label~<subject id>``) is found by
+``_pseudonym`` rather than by its keys, which it carries as properties: once its subject is
+forgotten its keys read ``null``, and the node must still be found (``projections.forgotten``
+takes the values out; a rebuild then sets them ``null``, which removes them).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from writegate.eventlog import EventCore
 from writegate.eventlog.events import format_timestamp
 from writegate.language import (
     DEFAULT_SCOPE,
+    PSEUDONYM,
     GraphPayload,
     NodeCorroborated,
     NodeDeleted,
@@ -33,6 +38,7 @@ from writegate.language import (
 )
 
 CHECKPOINT_LABEL = "_WritegateCheckpoint"
+PSEUDONYM_KEY = "_pseudonym"  # what a personal node is found by in the graph
 REGISTRY_LABELS = ("Schema", "SchemaRelationship")  # seed 000's graph-backed registry
 
 
@@ -61,6 +67,22 @@ def _scoped(variable: str, scope: str | None) -> str:
 def _unscoped(variable: str, moved_from: str | None) -> str:
     """The ``REMOVE`` of the scope label a node that moved left (nothing: it did not)."""
     return f" REMOVE {variable}:{scope_label(moved_from)}" if moved_from is not None else ""
+
+
+def pseudonymous(identity: str) -> bool:
+    """Whether ``identity`` is a personal node's pseudonym (``Label~<subject id>``, no keys)."""
+    label, brace, _ = identity.partition("{")
+    return not brace and PSEUDONYM in label
+
+
+def found_by(ref: NodeRef) -> dict[str, Any]:
+    """The properties a node is found by in the graph: its keys, or its pseudonym."""
+    return {PSEUDONYM_KEY: ref.identity} if pseudonymous(ref.identity) else dict(ref.keys)
+
+
+def _named(variable: str, ref: NodeRef, source: str) -> str:
+    """The ``SET`` item putting a personal node's keys on it (nothing for another node)."""
+    return f", {variable} += {source}" if pseudonymous(ref.identity) else ""
 
 
 def _pattern(variable: str, label: str, keys: Sequence[str], source: str) -> str:
@@ -102,27 +124,29 @@ Built = tuple[tuple[Any, ...], str, dict[str, Any]]  # (grouping key, cypher, ro
 
 def _node_written(event: EventCore, written: NodeWritten) -> Built:
     node = written.node
-    keys = sorted(node.keys)
+    keys = sorted(found_by(node))
     cypher = (
         f"UNWIND $rows AS r MERGE {_pattern('n', node.label, keys, 'r.keys')} "
-        f"SET n += r.props, {_stamp('n')}, n._stub = null{_scoped('n', written.scope)}, "
+        f"SET n += r.props{_named('n', node, 'r.named')}, {_stamp('n')}, "
+        f"n._stub = null{_scoped('n', written.scope)}, "
         "n._schema_remap_from = coalesce(r.remap, n._schema_remap_from), "
         "n._resolved_from = coalesce(r.resolved, n._resolved_from)"
         f"{_unscoped('n', written.moved_from)}"
     )
     row = {
         **_common(event),
-        "keys": node.keys,
+        "keys": found_by(node),
         "props": written.properties,
         "remap": node.remapped_from,
         "resolved": written.resolved_from,  # the identity the writer named (entity resolution)
+        **({"named": node.keys} if pseudonymous(node.identity) else {}),
     }
     return ("node", node.label, tuple(keys), written.scope, written.moved_from), cypher, row
 
 
 def _relationship_written(event: EventCore, written: RelationshipWritten) -> Built:
     start, end = written.from_node, written.to_node
-    start_keys, end_keys = sorted(start.keys), sorted(end.keys)
+    start_keys, end_keys = sorted(found_by(start)), sorted(found_by(end))
     ends = written.scopes or {}
     start_scope, end_scope = ends.get(start.identity), ends.get(end.identity)
     key = (
@@ -138,9 +162,11 @@ def _relationship_written(event: EventCore, written: RelationshipWritten) -> Bui
     cypher = (
         f"UNWIND $rows AS r "
         f"MERGE {_pattern('a', start.label, start_keys, 'r.from')} "
-        f"ON CREATE SET a._stub = true, {_stamp('a')}{_scoped('a', start_scope)} "
+        f"ON CREATE SET a._stub = true, {_stamp('a')}{_scoped('a', start_scope)}"
+        f"{_named('a', start, 'r.from_named')} "
         f"MERGE {_pattern('b', end.label, end_keys, 'r.to')} "
-        f"ON CREATE SET b._stub = true, {_stamp('b')}{_scoped('b', end_scope)} "
+        f"ON CREATE SET b._stub = true, {_stamp('b')}{_scoped('b', end_scope)}"
+        f"{_named('b', end, 'r.to_named')} "
         f"MERGE (a)-[x:{quoted(written.type)}]->(b) "
         f"SET x += r.props, {_stamp('x')}, "
         "x._schema_remap_from = coalesce(r.remap, x._schema_remap_from), "
@@ -150,33 +176,35 @@ def _relationship_written(event: EventCore, written: RelationshipWritten) -> Bui
     )
     row = {
         **_common(event),
-        "from": start.keys,
-        "to": end.keys,
+        "from": found_by(start),
+        "to": found_by(end),
         "props": written.properties,
         "remap": written.remapped_from,
         "valid_from": written.valid_from,
         "valid_to": written.valid_to,
+        **({"from_named": start.keys} if pseudonymous(start.identity) else {}),
+        **({"to_named": end.keys} if pseudonymous(end.identity) else {}),
     }
     return key, cypher, row
 
 
 def _node_deleted(deleted: NodeDeleted) -> Built:
     node = deleted.node
-    keys = sorted(node.keys)
+    keys = sorted(found_by(node))
     match = _pattern("n", node.label, keys, "r.keys")
     cypher = f"UNWIND $rows AS r MATCH {match} DETACH DELETE n"
-    return ("delnode", node.label, tuple(keys)), cypher, {"keys": node.keys}
+    return ("delnode", node.label, tuple(keys)), cypher, {"keys": found_by(node)}
 
 
 def _relationship_deleted(deleted: RelationshipDeleted) -> Built:
     start, end = NodeRef.parse(deleted.from_identity), NodeRef.parse(deleted.to_identity)
-    start_keys, end_keys = sorted(start.keys), sorted(end.keys)
+    start_keys, end_keys = sorted(found_by(start)), sorted(found_by(end))
     key = ("delrel", deleted.type, start.label, tuple(start_keys), end.label, tuple(end_keys))
     cypher = (
         f"UNWIND $rows AS r MATCH {_pattern('a', start.label, start_keys, 'r.from')}"
         f"-[x:{quoted(deleted.type)}]->{_pattern('b', end.label, end_keys, 'r.to')} DELETE x"
     )
-    return key, cypher, {"from": start.keys, "to": end.keys}
+    return key, cypher, {"from": found_by(start), "to": found_by(end)}
 
 
 _HEARD = "SET {v}._supported_by = r.sources, {v}._corroborated_confidence = r.confidence"
@@ -184,16 +212,20 @@ _HEARD = "SET {v}._supported_by = r.sources, {v}._corroborated_confidence = r.co
 
 def _node_corroborated(heard: NodeCorroborated) -> Built:
     node = heard.node
-    keys = sorted(node.keys)
+    keys = sorted(found_by(node))
     match = _pattern("n", node.label, keys, "r.keys")
     cypher = f"UNWIND $rows AS r MATCH {match} {_HEARD.format(v='n')}"
-    row = {"keys": node.keys, "sources": heard.sources, "confidence": heard.corroborated_confidence}
+    row = {
+        "keys": found_by(node),
+        "sources": heard.sources,
+        "confidence": heard.corroborated_confidence,
+    }
     return ("heardnode", node.label, tuple(keys)), cypher, row
 
 
 def _relationship_corroborated(heard: RelationshipCorroborated) -> Built:
     start, end = NodeRef.parse(heard.from_identity), NodeRef.parse(heard.to_identity)
-    start_keys, end_keys = sorted(start.keys), sorted(end.keys)
+    start_keys, end_keys = sorted(found_by(start)), sorted(found_by(end))
     key = ("heardrel", heard.type, start.label, tuple(start_keys), end.label, tuple(end_keys))
     cypher = (
         f"UNWIND $rows AS r MATCH {_pattern('a', start.label, start_keys, 'r.from')}"
@@ -201,8 +233,8 @@ def _relationship_corroborated(heard: RelationshipCorroborated) -> Built:
         f"{_HEARD.format(v='x')}"
     )
     row = {
-        "from": start.keys,
-        "to": end.keys,
+        "from": found_by(start),
+        "to": found_by(end),
         "sources": heard.sources,
         "confidence": heard.corroborated_confidence,
     }
@@ -284,5 +316,5 @@ def merge_key_indexes(events: Sequence[EventCore]) -> set[tuple[str, str]]:
                 refs = [start, end]
             case _:
                 continue
-        wanted |= {(ref.label, k) for ref in refs for k in ref.keys}
+        wanted |= {(ref.label, k) for ref in refs for k in found_by(ref)}
     return wanted

@@ -15,16 +15,19 @@ most ``connect_timeout``). Every driver failure leaves this module as a
 
 The projection owns its database: ``reset`` deletes every node except seed 000's
 registry nodes (``:Schema``, ``:SchemaRelationship``), which operators manage there.
-Dialects differ only in DDL (index creation). Observations are not projected: the graph
-holds facts, and which observations a fact was extracted from stays in the log, the read
-model and the PROV-O projection (``prov:wasDerivedFrom``).
+A ``subject.forgotten`` receipt takes the subject's values out of the store in its place
+in the batch (``projections.forgotten``: it reads the receipt's events again from the log,
+so a projector given no log refuses it). Dialects differ only in DDL (index creation).
+Observations are not projected: the graph holds facts, and which observations a fact was
+extracted from stays in the log, the read model and the PROV-O projection
+(``prov:wasDerivedFrom``).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -40,14 +43,17 @@ from neo4j.exceptions import (
 from neo4j.time import DateTime
 
 from writegate.eventlog import EventCore, Log, one_line
+from writegate.eventlog.sealing import FORGOTTEN
 from writegate.projections.contract import LogMark, ProjectionError, check_batch, mark_at
 from writegate.projections.cypher import (
     CHECKPOINT_LABEL,
     REGISTRY_LABELS,
+    Statement,
     merge_key_indexes,
     quoted,
     statements,
 )
+from writegate.projections.forgotten import forgetting
 
 Dialect = Literal["memgraph", "neo4j"]
 DIALECTS: tuple[Dialect, ...] = ("memgraph", "neo4j")
@@ -115,6 +121,8 @@ _NOT_OURS = " AND ".join(f"NOT n:{label}" for label in REGISTRY_LABELS)
 class GraphProjector:
     """``log``: the log the events come from, whose mark is recorded with each checkpoint
     (without one, none is: a store of unknown provenance)."""
+
+    forgets_subjects = True  # a receipt takes its subjects' values out (``projections.forgotten``)
 
     def __init__(self, target: BoltTarget, name: str = "graph", log: Log | None = None) -> None:
         if target.dialect not in DIALECTS:
@@ -213,7 +221,7 @@ class GraphProjector:
         if not events:
             return self.checkpoint()
         self._ensure_indexes(events)
-        batch = list(statements(events))
+        batch = list(self._statements(events))
         mark = mark_at(self.log, events[-1].seq)
 
         def work(tx: ManagedTransaction) -> int:
@@ -235,6 +243,16 @@ class GraphProjector:
             return checkpoint
 
         return int(self._run(work))
+
+    def _statements(self, events: Sequence[EventCore]) -> Iterator[Statement]:
+        """The batch's statements, a forgetting's patch in its place (``projections.forgotten``)."""
+        start = 0
+        for at, event in enumerate(events):
+            if event.type == FORGOTTEN:
+                yield from statements(events[start:at])
+                yield from forgetting(self.name, self.log, event)
+                start = at + 1
+        yield from statements(events[start:])
 
     def _ensure_indexes(self, events: Sequence[EventCore]) -> None:
         for label, key in sorted(merge_key_indexes(events) - self._indexed):

@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from writegate.eventlog import EventCore, Log, LogUnavailable
 from writegate.eventlog.bulk import bulk
+from writegate.eventlog.sealing import FORGOTTEN
 from writegate.projections.contract import (
     Inspected,
     Marked,
@@ -174,6 +175,8 @@ def replay(
     )
     if isinstance(projector, Marked) and projector.mark() is None and checkpoint > 0:
         projector.adopt()  # a store from before marks: this log's from now (see check_follows)
+    if not back_in_time and not getattr(projector, "forgets_subjects", False):
+        notes += _forgotten(log, projector.name, start - 1, checkpoint)
     return ReplayResult(
         projector.name,
         applied,
@@ -182,6 +185,18 @@ def replay(
         back_in_time,
         tuple(notes),
     )
+
+
+def _forgotten(log: Log, name: str, after: int, upto: int) -> list[str]:
+    """What a store that cannot take a forgetting out of itself (a file) keeps: the values of
+    the subjects forgotten by the receipts it was just given, until it is rebuilt."""
+    page = log.read(after_seq=after, to_seq=upto, types=[FORGOTTEN], limit=1)
+    if not page.events:
+        return []
+    return [
+        f"{name}: event {page.events[0].seq} forgot a subject, whose values this projection "
+        f"still holds: rebuild it (writegate rebuild {name}) to let go of them"
+    ]
 
 
 def rebuild(

@@ -94,7 +94,8 @@ def test_dependencies_follow_the_arrows() -> None:
 
 
 OWNERS = {  # table -> the only folder whose code may name it in SQL
-    r"events|event_streams|idempotency|writegate_log|subject_keys|sealed_values": PARTS["eventlog"],
+    r"events|event_streams|idempotency|writegate_log|subject_keys|sealed_values"
+    r"|migrated_hashes": PARTS["eventlog"],
     r"state_\w+|projection_checkpoints": PARTS["projections"] / "state",
     r"search_\w+": PARTS["projections"] / "search",
     r"vector_\w+": PARTS["projections"] / "vectors",

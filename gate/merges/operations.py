@@ -23,6 +23,7 @@ from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.merges.plan import MergeInput, emit_merge
 from writegate.gate.merges.undo import emit_unmerge
 from writegate.gate.models import Keys, Provenanced, Rejected, parse_request
+from writegate.gate.personal import personal_of
 from writegate.gate.resolution.matching import keys_for, name_of
 from writegate.gate.results import REFUSALS
 from writegate.gate.schema import LoadedSchema
@@ -162,6 +163,7 @@ class Merges:
                         {"field": "duplicate_label"},
                     )
             checks.check_keys(request.duplicate_keys, d_entry, "duplicate_keys")
+            _not_personal(snapshot, resolved.label, d_label)
             s_ref = NodeRef.of(resolved.label, request.survivor_keys)
             d_ref = NodeRef.of(d_label, request.duplicate_keys)
             if s_ref.identity == d_ref.identity:
@@ -243,6 +245,22 @@ class Merges:
                 {"stream": ref.stream, "expected": version, "current_version": found.version},
             )
         return found
+
+
+def _not_personal(snapshot: LoadedSchema, *labels: str) -> None:
+    """Refuse a merge of personal nodes: it would move one subject's sealed values onto
+    another's node, where forgetting the first would not reach them (``gate.personal``)."""
+    personal = personal_of(snapshot.registry)
+    declared = personal.labels if personal is not None else frozenset()
+    for label in labels:
+        if label in declared:
+            raise GateRejection(
+                ErrorCode.INVALID_ARGUMENT,
+                f"{label} is personal: its nodes are not merged (a merge would move one "
+                "person's sealed values onto another's node, out of reach of forgetting the "
+                "first)",
+                {"field": "label"},
+            )
 
 
 def _result(events: Sequence[Event]) -> MergeResult | UnmergeResult:

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable, Sequence
 
 from writegate.eventlog.events import EventCore
 from writegate.eventlog.sql import Sql
-from writegate.language import node_stream, observation_stream, relationship_stream
+from writegate.language import PSEUDONYM, node_stream, observation_stream, relationship_stream
 from writegate.projections.search import text_index_for
-from writegate.projections.state import tallies
+from writegate.projections.state import tallies, valuecounts
 
 # (table, column naming an entity): the rows its own stream's events make
 _BY_ENTITY = (
@@ -49,6 +49,8 @@ def forget_nodes(
         tallies.relationship(conn, str(rtype[0]), None)  # applied again, counted again
     for row in _column(conn, "SELECT label, stub FROM state_nodes WHERE identity = ?", gone):
         tallies.node(conn, (str(row[0]), bool(row[1])), None)
+    for identity in identities:  # its values counted as evidence (keyed by the value) let go
+        valuecounts.rekey(conn, identity, [])
     counts: dict[str, int] = {}
     for table, column in _BY_ENTITY:
         for name in gone:
@@ -58,6 +60,16 @@ def forget_nodes(
     counts["search_documents"] = len(index.documents_of(conn, gone))
     index.drop(conn, gone)
     streams = [*map(node_stream, identities), *map(relationship_stream, relationships)]
+    # a relationship write that made one of them as a stub is on its stream too: what
+    # became of that relationship since (a deletion) is on the relationship's own stream
+    streams += sorted(
+        {
+            stream
+            for event in replay(streams[: len(identities)])
+            for stream in event.streams
+            if stream.startswith("rel:") and stream not in streams
+        }
+    )
     for event in replay(streams):
         apply(event)
     index.compact(conn)
@@ -86,4 +98,23 @@ def forget_observations(
     return {table: count for table, count in counts.items() if count}
 
 
-__all__ = ["Replay", "forget_nodes", "forget_observations"]
+def forget_located(
+    conn: Sql,
+    located: Sequence[tuple[str, str]],
+    replay: Replay,
+    apply: Callable[[EventCore], None],
+) -> dict[str, int]:
+    """The rows of forgotten subjects by (subject id, locator): a personal node (its locator
+    its clear identity, its rows named by its pseudonym) or a sealed observation (its id)."""
+    nodes = [
+        f"{loc.partition('{')[0]}{PSEUDONYM}{subject}" for subject, loc in located if "{" in loc
+    ]
+    observations = [loc for _, loc in located if "{" not in loc]
+    counts = forget_nodes(conn, nodes, replay, apply) if nodes else {}
+    if observations:
+        for table, count in forget_observations(conn, observations, replay, apply).items():
+            counts[table] = counts.get(table, 0) + count
+    return counts
+
+
+__all__ = ["Replay", "forget_located", "forget_nodes", "forget_observations"]

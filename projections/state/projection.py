@@ -6,19 +6,22 @@ says; also an ordinary projection that can be reset and rebuilt, and compared wi
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from itertools import zip_longest
 from typing import Any
 
 import orjson
 
-from writegate.eventlog import EventCore, Log
+from writegate.eventlog import EventCore, InlineProjector, Log
+from writegate.eventlog.erasing import Replay
 from writegate.eventlog.sql import Sql, run_script
 from writegate.language import DEFAULT_SCOPE
 from writegate.projections.search import Document, TextIndex, entity_text, text_index_for
 from writegate.projections.search.sqlite import SqliteTextIndex
 from writegate.projections.state import scoping
 from writegate.projections.state.changes import apply_to_state
+from writegate.projections.state.forgetting import forget_located
 from writegate.projections.state.observations import ObservationQueries
 from writegate.projections.state.queries import StateReader
 from writegate.projections.state.support import SupportQueries
@@ -90,6 +93,13 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
     def apply_event(self, conn: sqlite3.Connection, event: EventCore) -> None:
         apply_to_state(conn, event)
         self._index_text(conn, event)
+
+    def forget_subjects(
+        self, conn: Sql, located: Sequence[tuple[str, str]], replay: Replay
+    ) -> dict[str, int]:
+        """A copied forgetting's subjects' rows made again without them (``eventlog.erasing``)."""
+        inline: InlineProjector = self  # applies to the append's connection, whatever backend
+        return forget_located(conn, located, replay, partial(inline.apply_event, conn))
 
     def text_index(self, conn: Sql) -> TextIndex:
         """The read model's text index on ``conn`` (its own query API: ``projections.search``)."""

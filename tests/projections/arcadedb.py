@@ -5,10 +5,14 @@ that speaks Neo4j 5. Started on free loopback ports in a temporary folder, stopp
 
 from __future__ import annotations
 
+import base64
+import json
 import os
+import re
 import socket
 import subprocess
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -74,3 +78,22 @@ def arcadedb_server(root: Path, *, heap: str = "1g", timeout: float = 90) -> Ite
         yield BoltServer(f"bolt://127.0.0.1:{bolt_port}", "root", PASSWORD, DATABASE, process)
     finally:
         stop(process, 30)
+
+
+def flush(root: Path, password: str, database: str = DATABASE) -> None:
+    """Close and open ``database`` again through the server's HTTP API: its pages are written
+    to its files and its transaction logs (``txlog_*.wal``) let go, as at a shutdown."""
+    started = re.search(
+        r"HTTP Server started \(host=\S+ port=(\d+)", (root / "server.log").read_text()
+    )
+    if started is None:
+        raise RuntimeError(f"no HTTP port in {root / 'server.log'}")
+    token = base64.b64encode(f"root:{password}".encode()).decode()
+    for command in (f"close database {database}", f"open database {database}"):
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{started.group(1)}/api/v1/server",
+            data=json.dumps({"command": command}).encode(),
+            headers={"Authorization": f"Basic {token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            answer.read()

@@ -17,9 +17,15 @@ from writegate.projections.graph import BoltTarget
 
 
 @pytest.fixture(scope="session")
-def arcadedb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoltTarget]:
+def arcadedb_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's ArcadeDB server folder (its database's files under ``databases/``)."""
+    return tmp_path_factory.mktemp("arcadedb")
+
+
+@pytest.fixture(scope="session")
+def arcadedb(arcadedb_root: Path) -> Iterator[BoltTarget]:
     """ArcadeDB over Bolt (Neo4j 5 dialect), started once for the session."""
-    with arcadedb_server(tmp_path_factory.mktemp("arcadedb")) as server:
+    with arcadedb_server(arcadedb_root) as server:
         yield BoltTarget(server.uri, server.user, server.password, server.database, "neo4j")
 
 

@@ -1,0 +1,76 @@
+"""Forgettings a copy carries: a receipt copied into a log that still holds its subjects.
+
+A copy continued from an earlier one, or a backup restored and brought up to date from a log
+that went on (``copy``), holds the values of every subject forgotten since it was made; the
+receipts of those forgettings come with the events after its head. ``append_existing`` hands
+each receipt here as it appends it: the subjects this log still holds lose their keys and
+values, and each inline read model that can (``Forgets``: the state) makes their rows again
+as the log now reads them, in the same transaction: the copy then is what a copy made after
+the forgetting would be, and ``verify`` finds the values erased, not missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol, runtime_checkable
+
+from writegate.eventlog.contract import Log
+from writegate.eventlog.events import Event, EventCore
+from writegate.eventlog.sealing import FORGOTTEN, SubjectsForgotten, destroy, install
+from writegate.eventlog.sql import Sql
+
+Replay = Callable[[Sequence[str]], Iterable[EventCore]]  # the events of some streams, in order
+
+
+@runtime_checkable
+class Forgets(Protocol):
+    """An inline read model that takes forgotten subjects' rows out of itself."""
+
+    def forget_subjects(
+        self, conn: Sql, located: Sequence[tuple[str, str]], replay: Replay
+    ) -> dict[str, int]:
+        """Make again, as ``replay`` now reads their streams, the rows of the subjects
+        ``located`` names ((subject id, locator): a node's clear identity, or an
+        observation's id); returns the rows let go of per table."""
+        ...
+
+
+def erase_copied(conn: Sql, receipt: Event, inline: Iterable[object], replay: Replay) -> int:
+    """Forget on ``conn`` what the copied ``receipt`` forgot; returns how many of its
+    subjects this log still held (0: nothing to do, as in a copy made after it)."""
+    subjects = SubjectsForgotten.model_validate(receipt.payload).subjects
+    if not subjects:
+        return 0
+    install(conn)  # a log that never sealed has no tables to look in
+    marks = ", ".join("?" * len(subjects))
+    located = [
+        (str(r[0]), str(r[1]))
+        for r in conn.execute(
+            f"SELECT subject, locator FROM subject_keys WHERE subject IN ({marks})", subjects
+        ).fetchall()
+    ]
+    if not located:
+        return 0
+    destroy(conn, [subject for subject, _ in located])  # first: the replay reads null
+    for projector in inline:
+        if isinstance(projector, Forgets):
+            projector.forget_subjects(conn, located, replay)
+    return len(located)
+
+
+def forgettings_after(log: Log, seq: int) -> int:
+    """How many ``subject.forgotten`` receipts ``log`` holds after ``seq``: what a copy
+    continued from ``seq`` (or a backup brought up to date from it) applied to itself."""
+    return sum(1 for _ in log.iter_events(after_seq=seq, types=[FORGOTTEN]))
+
+
+def subjects_held(log: Log) -> int:
+    """How many subjects' keys (and values) ``log`` holds: what a later forgetting elsewhere
+    would not reach in it (a backup's, say)."""
+    if not log.has_table("subject_keys"):
+        return 0
+    with log.snapshot() as conn:
+        return int(conn.execute("SELECT count(*) FROM subject_keys").fetchone()[0])
+
+
+__all__ = ["Forgets", "Replay", "erase_copied", "forgettings_after", "subjects_held"]

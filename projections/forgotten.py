@@ -1,0 +1,75 @@
+"""A ``subject.forgotten`` receipt in the graph store: the subject's values taken out in place.
+
+The graph holds a personal node's keys and personal properties in the clear (as the events
+read when projected). When its subject is forgotten, the log reads those values as ``null``,
+and a rebuild would set them ``null`` (removing them). The patch does the same to the live
+store, without a rebuild: the events the receipt names are read again from the log as they
+now read, and each forgotten node's properties are set again from its writes since its last
+deletion, in order. A personal value then is ``null`` and leaves the node; every other value
+ends as its last write left it, and nothing else in the store (relationships, stamps,
+corroborations) is touched, as nothing else held the subject's values. A node is found by
+its pseudonym (``cypher.PSEUDONYM_KEY``), which forgetting leaves as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from writegate.eventlog import Event, EventCore, Log
+from writegate.eventlog.sealing import SubjectsForgotten
+from writegate.language import (
+    PSEUDONYM,
+    NodeDeleted,
+    NodeRef,
+    NodeWritten,
+    RelationshipWritten,
+    payload_of,
+)
+from writegate.projections.contract import ProjectionError
+from writegate.projections.cypher import PSEUDONYM_KEY, Statement, pseudonymous, quoted
+
+
+def forgetting(name: str, log: Log | None, receipt: EventCore) -> Iterator[Statement]:
+    """The statements taking ``receipt``'s forgotten values out of the graph (one per label)."""
+    forgot = SubjectsForgotten.model_validate(receipt.payload)
+    if not forgot.events:
+        return
+    if log is None:
+        raise ProjectionError(
+            f"{name}: event {receipt.seq} forgets a subject, and this projector was given no "
+            "log to read its events again from: rebuild the graph from the log"
+        )
+    subjects = set(forgot.subjects)
+    since: dict[str, list[dict[str, object]]] = {}  # identity -> values since its deletion
+
+    def ours(ref: NodeRef) -> bool:
+        return pseudonymous(ref.identity) and ref.identity.partition(PSEUDONYM)[2] in subjects
+
+    events: dict[int, Event] = {}  # read in parts: within any database's count of parameters
+    for first in range(0, len(forgot.events), 1000):
+        events.update(log.read_seqs(forgot.events[first : first + 1000]))
+    for seq in sorted(events):
+        match payload_of(events[seq]):
+            case NodeWritten(node=node, properties=properties) if ours(node):
+                since.setdefault(node.identity, []).append({**node.keys, **properties})
+            case NodeDeleted(node=node) if ours(node):
+                since[node.identity] = []  # a rebuild makes the node again from later writes
+            case RelationshipWritten(from_node=start, to_node=end):
+                for ref in (start, end):
+                    if ours(ref):  # a stub it made holds the keys
+                        since.setdefault(ref.identity, []).append(dict(ref.keys))
+    by_label: dict[str, Statement] = {}
+    for identity, values in since.items():
+        label = identity.partition(PSEUDONYM)[0]
+        statement = by_label.setdefault(
+            label,
+            Statement(
+                f"UNWIND $rows AS r MATCH (n:{quoted(label)} {{{PSEUDONYM_KEY}: r.id}}) "
+                "SET n += r.props"
+            ),
+        )
+        statement.rows += [{"id": identity, "props": props} for props in values]
+    yield from by_label.values()
+
+
+__all__ = ["forgetting"]
