@@ -16,7 +16,7 @@ from writegate.eventlog.events import EventCore
 from writegate.eventlog.sql import Sql
 from writegate.language import node_stream, observation_stream, relationship_stream
 from writegate.projections.search import text_index_for
-from writegate.projections.state import tallies
+from writegate.projections.state import remembered, tallies
 
 # (table, column naming an entity): the rows its own stream's events make
 _BY_ENTITY = (
@@ -58,6 +58,7 @@ def forget_nodes(
     counts["search_documents"] = len(index.documents_of(conn, gone))
     index.drop(conn, gone)
     streams = [*map(node_stream, identities), *map(relationship_stream, relationships)]
+    remembered.forget(conn)  # the rows deleted here are asked again
     for event in replay(streams):
         apply(event)
     index.compact(conn)
