@@ -31,7 +31,7 @@ from writegate.eventlog.sealing import (
     open_rows,
     plan_forget,
 )
-from writegate.eventlog.sql import Sql
+from writegate.eventlog.sql import Sql, sent
 from writegate.eventlog.tables import INSERT_EVENT, INSERT_IDEMPOTENCY, INSERT_STREAM
 from writegate.eventlog.tail import check_tail
 from writegate.eventlog.transaction import (
@@ -182,8 +182,10 @@ class Appending(LogReader):
             if tx.events:
                 if key is not None:  # a key used before fails on its primary key
                     first, last = tx.events[0].seq, tx.events[-1].seq
-                    conn.execute(
-                        INSERT_IDEMPOTENCY, (member.actor.agent, key, member.digest, first, last)
+                    sent(
+                        conn,
+                        INSERT_IDEMPOTENCY,
+                        (member.actor.agent, key, member.digest, first, last),
                     )
                 for projector in self.inline:
                     projector.set_checkpoint(conn, tx.events[-1].seq)
@@ -259,7 +261,8 @@ class Appending(LogReader):
         tx = Transaction(conn, actor, key, self.inline)
         member.decide(tx)
         if tx.events and key is not None:
-            conn.execute(
+            sent(
+                conn,
                 INSERT_IDEMPOTENCY,
                 (actor.agent, key, member.digest, tx.events[0].seq, tx.events[-1].seq),
             )

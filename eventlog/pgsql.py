@@ -96,6 +96,7 @@ class PgConnection:
         self._pipeline: psycopg.Pipeline | None = None  # while a pipelined transaction is open
         self._leave = ExitStack()  # how it leaves pipeline mode
         self._memo: dict[type[Any], Any] | None = None  # while a pipelined transaction is open
+        self._sender: psycopg.Cursor[Any] | None = None  # its statements nobody reads (``send``)
 
     @classmethod
     def over(cls, conn: Raw, where: str = "the database") -> PgConnection:
@@ -126,6 +127,24 @@ class PgConnection:
         self._memo = {}
         for statement in statements:
             self.execute(statement)
+
+    def send(self, sql: str, parameters: Any = None, /) -> None:
+        """``execute`` a statement whose result nobody reads (a write). In a pipelined
+        transaction it goes on one cursor kept for such statements: a cursor of its own
+        costs psycopg more than the statement does."""
+        if self._pipeline is None:
+            self.execute(sql, parameters)
+            return
+        query = translate(sql)
+        params = (
+            parameters if parameters is None or isinstance(parameters, dict) else tuple(parameters)
+        )
+        self._run(lambda conn: self._sending(conn).execute(query, params))
+
+    def _sending(self, conn: Raw) -> psycopg.Cursor[Any]:
+        if self._sender is None or self._sender.connection is not conn:
+            self._sender = conn.cursor()
+        return self._sender
 
     def _pipelined(self, query: str, parameters: Any) -> Cursor:
         word = query.lstrip()[:8].upper()
@@ -171,7 +190,7 @@ class PgConnection:
             if not quietly:
                 raise
         finally:
-            self._pipeline, self._memo = None, None
+            self._pipeline, self._memo, self._sender = None, None, None
             if conn is not None and self._held is conn:
                 if ending and _aborted(conn):
                     conn.close()  # its transaction rolls back with it (see ``_aborted``)
@@ -188,6 +207,11 @@ class PgConnection:
         query = translate(sql)
 
         def many(conn: Raw) -> None:
+            if self._pipeline is not None:  # a row or two, mostly: ``send``'s cursor, each
+                sender = self._sending(conn)  # (psycopg's executemany costs more, measured)
+                for row in rows:
+                    sender.execute(query, row)
+                return
             with conn.cursor() as cursor:
                 cursor.executemany(query, rows)
 
@@ -216,7 +240,7 @@ class PgConnection:
             elif _open(conn):
                 self._held = conn
             else:
-                self._pipeline, self._memo = None, None
+                self._pipeline, self._memo, self._sender = None, None, None
                 self._held = None
                 self._give(conn)
 

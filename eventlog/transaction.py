@@ -27,7 +27,7 @@ from writegate.eventlog.events import (
     trusted,
 )
 from writegate.eventlog.sealing import Seals, forged
-from writegate.eventlog.sql import Sql
+from writegate.eventlog.sql import Sql, sent
 from writegate.eventlog.tables import HEAD, INSERT_EVENT, INSERT_STREAM, STREAM_VERSION
 
 
@@ -175,7 +175,7 @@ class Transaction:
         if version is None:
             if self._known is not None:  # as of the known head (new: none), checked on commit
                 version = self._known.versions.get(stream, 0)
-                self.conn.execute(EXPECT_VERSION, (version, stream))
+                sent(self.conn, EXPECT_VERSION, (version, stream))
             else:
                 version = self.conn.execute(STREAM_VERSION, (stream,)).fetchone()[0] or 0
             self._versions[stream] = version
@@ -216,7 +216,7 @@ class Transaction:
             if forged(columns[column], self._seals):
                 raise EventLogError(f"an event's {column} may not hold a '$sealed' of its own")
         digest = chain_hash(self._prev_hash, stored_body(**columns))
-        self.conn.execute(INSERT_EVENT, (*columns.values(), digest))
+        sent(self.conn, INSERT_EVENT, (*columns.values(), digest))
         if streams:
             self.conn.executemany(INSERT_STREAM, [(s, v, seq) for s, v in streams.items()])
             self._versions.update(streams)

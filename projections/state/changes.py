@@ -12,7 +12,7 @@ import orjson
 
 from writegate.eventlog import EventCore, canonical_json
 from writegate.eventlog.events import format_timestamp
-from writegate.eventlog.sql import Sql
+from writegate.eventlog.sql import Sql, sent
 from writegate.language import (
     FeedbackGiven,
     NodeCorroborated,
@@ -76,11 +76,13 @@ def _record_facts(
     provenance = _text(event.provenance)
     for name, value in changes.items():
         if value is None:
-            conn.execute(
-                "DELETE FROM state_facts WHERE identity = ? AND property = ?", (identity, name)
+            sent(
+                conn,
+                "DELETE FROM state_facts WHERE identity = ? AND property = ?",
+                (identity, name),
             )
         else:
-            conn.execute(UPSERT_FACT, (identity, name, event.seq, by, provenance))
+            sent(conn, UPSERT_FACT, (identity, name, event.seq, by, provenance))
 
 
 def _forget(conn: Sql, table: str, identity: str) -> None:
@@ -140,7 +142,7 @@ def _upsert_node(
     keys, merged = _text(ref.keys), _text(properties)
     written: remembered.NodeTuple = (ref.identity, ref.label, keys, merged, provenance, version)
     written += (int(stub), remapped_from, created, seq, at, by, scope)
-    conn.execute(UPSERT_NODE, written)
+    sent(conn, UPSERT_NODE, written)
     remembered.wrote_node(conn, ref.identity, written)
 
 

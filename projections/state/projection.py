@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from writegate.eventlog import EventCore, Log
-from writegate.eventlog.sql import Sql, run_script
+from writegate.eventlog.sql import Sql, run_script, sent
 from writegate.language import DEFAULT_SCOPE
 from writegate.projections.search import Document, TextIndex, entity_text, text_index_for
 from writegate.projections.search.sqlite import SqliteTextIndex
@@ -121,7 +121,8 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
             kept.node_documents.update((d.identity, d.scope_from) for d in found if d.kind == _NODE)
 
     def set_checkpoint(self, conn: sqlite3.Connection, seq: int) -> None:
-        conn.execute(
+        sent(
+            conn,
             "INSERT INTO projection_checkpoints (name, seq) VALUES (?, ?) "
             "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",
             (self.name, seq),
