@@ -44,6 +44,7 @@ from writegate.eventlog.transaction import (
     stored_columns,
 )
 
+Head = tuple[int, str, str]  # seq, hash, occurred_at
 KNOWN_MISS_WAIT = 8  # after an append found what its process knew stale, appends that read
 
 
@@ -213,12 +214,16 @@ class Appending(LogReader):
             self._check_tail_once(conn)
             events: list[Event] = []
             seen: dict[str, int] = {}  # stream versions as the group leaves them
+            left: list[Head | None] = []  # the head as the group leaves it, once read
             for member in group:
                 conn.execute("SAVEPOINT append")
                 try:
-                    outcome = self._append_one(conn, member, seen)
+                    outcome, tx = self._append_one(conn, member, (left[0], seen) if left else None)
                     if len(group) > 1:
                         self._await_sent(conn)
+                    if tx is not None:  # what it leaves, now that nothing of it failed
+                        seen.update(tx.versions_seen if len(seen) < 100_000 else {})
+                        left[:] = [tx.head_left]
                 except Exception as exc:
                     if (fault := self.fault(exc)) is not None:  # the group cannot commit
                         raise fault from exc
@@ -250,15 +255,18 @@ class Appending(LogReader):
             head = (newest.seq, newest.hash, format_timestamp(newest.occurred_at))
             self._known = Known(head, seen)
 
-    def _append_one(self, conn: Sql, member: Pending, seen: dict[str, int]) -> AppendOutcome:
+    def _append_one(
+        self, conn: Sql, member: Pending, after: tuple[Head | None, dict[str, int]] | None
+    ) -> tuple[AppendOutcome, Transaction | None]:
         """One member of a group, inside its savepoint: the idempotency check (which sees the
-        group's earlier members), ``decide``, the idempotency record."""
+        group's earlier members), ``decide``, the idempotency record; from the head and
+        versions the members before left (``after``; None: read them)."""
         key, actor = member.idempotency_key, member.actor
         if key is not None:
             earlier = self.earlier_append(actor, key, digest=member.digest)
             if earlier is not None:
-                return AppendOutcome(earlier, replayed=True)
-        tx = Transaction(conn, actor, key, self.inline)
+                return AppendOutcome(earlier, replayed=True), None
+        tx = Transaction(conn, actor, key, self.inline, after=after)
         member.decide(tx)
         if tx.events and key is not None:
             sent(
@@ -266,9 +274,7 @@ class Appending(LogReader):
                 INSERT_IDEMPOTENCY,
                 (actor.agent, key, member.digest, tx.events[0].seq, tx.events[-1].seq),
             )
-        if len(seen) < 100_000:
-            seen.update(tx.versions_seen)
-        return AppendOutcome(tx.events)
+        return AppendOutcome(tx.events), tx
 
     # -- forgetting ------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from writegate.eventlog import Transaction
+from writegate.language import node_stream
 from writegate.projections.state.remembered import read_ahead
 
 _named: ContextVar[list[str] | None] = ContextVar("writegate_named", default=None)
@@ -39,9 +40,12 @@ def want(identity: str) -> None:
 
 
 def ahead(tx: Transaction, names: Sequence[str]) -> None:
-    """Read the named nodes' rows in ``tx`` at once (one round trip on PostgreSQL)."""
+    """Read the named nodes' rows, and their streams' versions where the transaction reads
+    them (``Transaction.versions_later``), in ``tx`` at once: one round trip on PostgreSQL."""
     if names:
+        versions = tx.versions_later([node_stream(name) for name in names])
         read_ahead(tx.conn, names)
+        versions()
 
 
 __all__ = ["ahead", "naming", "want"]

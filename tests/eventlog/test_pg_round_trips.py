@@ -147,3 +147,26 @@ def test_a_gate_write_reads_the_nodes_it_names_at_once_and_then_commits(
         assert gate.log.verify().ok
         with gate.log.snapshot() as conn:
             assert gate.state.equals_replay(gate.log, conn)
+
+
+def test_a_batch_after_another_process_appended_reads_its_streams_with_its_nodes(
+    relay: RoundTrips, pg_dsn: str
+) -> None:
+    """Appended from what it reads (what this process knew is stale): the head, the schema's
+    version, then every node's row and stream version in one round trip, and the commit."""
+    with Gate.open(relay.dsn(pg_dsn), default_actor=ALICE) as gate:
+        gate.publish_schema("fixtures/seed000_schema.yaml")
+        gate.write_node(label="Person", merge_keys={"name": "Ada"}, **CLAIM)
+        with PostgresEventLog(pg_dsn) as other:
+            other.append(ALICE, emitting(note("theirs", "elsewhere")))
+        gate.write_node(label="Person", merge_keys={"name": "Grace"}, **CLAIM)  # the stale try
+        relay.reset()
+        items = [
+            {"op": "write_node", "label": "Person", "merge_keys": {"name": f"p{n}"}, **CLAIM}
+            for n in range(100)
+        ]
+        assert gate.write_batch(items=items).status == "written"
+        assert relay.reset() == 4
+        assert gate.log.verify().ok
+        with gate.log.snapshot() as conn:
+            assert gate.state.equals_replay(gate.log, conn)
