@@ -12,9 +12,12 @@ does falls on all of them alike:
     event, stream, state, support and search rows and the NOTIFY), and ``write_batch`` of
     100 nodes.
 
-Prints each one's p50 and rate and its ratio to the bare record (single writes to the bare
-single transaction, batches to the bare batch): >= 50% is the target. Then the round trips
-each writegate write makes, counted on the wire through a relay. Nothing asserts.
+Prints each one's p50, rate and CPU time (this process's, a write) and its ratio to the bare
+record (single writes to the bare single transaction, batches to the bare batch): >= 50% is
+the target. Then the round trips each writegate write makes, counted on the wire through a
+relay, as a lone writer (each on a database of its own) and after another process appended
+(the append then reads what it knew). The machine's load average is printed with them (it
+may be shared). Nothing asserts.
 
 usage: python bench/bench_pg_append.py [--rounds 400] [--batches 20]
 """
@@ -22,6 +25,7 @@ usage: python bench/bench_pg_append.py [--rounds 400] [--batches 20]
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -34,7 +38,7 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.postgres import postgres_server  # noqa: E402
+from tests.postgres import Server, postgres_server  # noqa: E402
 from tests.roundtrips import RoundTrips  # noqa: E402
 from writegate.eventlog import Actor, DraftEvent, Transaction  # noqa: E402
 from writegate.eventlog.postgres import PostgresEventLog  # noqa: E402
@@ -95,17 +99,29 @@ class Bare:
             cursor.executemany(BARE_STATE, states)
 
 
-def timed(samples: list[float], work: Callable[[], Any]) -> None:
-    started = time.perf_counter()
+class Samples(list[float]):
+    """Wall-clock seconds of each call, and the process's CPU seconds over all of them."""
+
+    cpu = 0.0
+
+
+def timed(samples: Samples, work: Callable[[], Any]) -> None:
+    cpu, started = time.process_time(), time.perf_counter()
     work()
     samples.append(time.perf_counter() - started)
+    samples.cpu += time.process_time() - cpu
 
 
-def line(name: str, samples: list[float], per: int, floor: list[float] | None) -> None:
+def line(name: str, samples: Samples, per: int, floor: Samples | None) -> None:
     p50 = statistics.median(samples)
     rate = per * len(samples) / sum(samples)
+    cpu = samples.cpu / (per * len(samples))
     ratio = f"{statistics.median(floor) / p50:6.0%} of bare" if floor else ""
-    print(f"  {name:<34} p50 {p50 * 1e3:7.3f} ms   {rate:8,.0f} /s   {ratio}")
+    print(f"  {name:<34} p50 {p50 * 1e3:7.3f} ms {rate:7,.0f} /s  cpu {cpu * 1e3:5.3f} ms  {ratio}")
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{n:.2f}" for n in os.getloadavg())
 
 
 def main() -> None:
@@ -135,8 +151,9 @@ def main() -> None:
             items = [{"op": "write_node", **node(f"b-{next(counter)}")} for _ in range(100)]
             assert gate.write_batch(items=items).status == "written"
 
-        singles: dict[str, list[float]] = {"bare": [], "log": [], "gate": []}
-        batches: dict[str, list[float]] = {"bare": [], "gate": []}
+        singles = {"bare": Samples(), "log": Samples(), "gate": Samples()}
+        batches = {"bare": Samples(), "gate": Samples()}
+        before = load()
         for work in (bare.single, log_append, write_node, bare.batch, write_batch):
             work()  # warm: connections, prepared statements, the schema loaded
         for _ in range(args.rounds):
@@ -147,6 +164,7 @@ def main() -> None:
             timed(batches["bare"], bare.batch)
             timed(batches["gate"], write_batch)
         print(f"PostgreSQL (harness: fsync off, synchronous_commit on), {args.rounds} rounds")
+        print(f"  {before} before, {load()} after")
         print("single writes:")
         line("bare transaction (event + state row)", singles["bare"], 1, None)
         line("log append (one event, one stream)", singles["log"], 1, singles["bare"])
@@ -157,33 +175,46 @@ def main() -> None:
         gate.close()
         log.close()
         bare.conn.close()
-        print("round trips (counted on the wire, tests/roundtrips.py):")
+        print("round trips (counted on the wire, tests/roundtrips.py):  alone  after another")
         with RoundTrips(server.port) as relay:
-            trips(relay, server.create_database("counted"))
+            trips(relay, server)
 
 
-def trips(relay: RoundTrips, dsn: str) -> None:
-    """The round trips each kind of write makes, its second time (the first reads the head)."""
+def trips(relay: RoundTrips, server: Server) -> None:
+    """The round trips each kind of write makes once its process knows the log's head (the
+    first reads it), alone on a database of its own and after another process appended."""
     actor = Actor(agent="bench")
-    with (
-        PostgresEventLog(relay.dsn(dsn)) as log,
-        Gate.open(relay.dsn(dsn), default_actor=actor) as gate,
-    ):
-        gate.publish_schema(SCHEMA)
-        for name, work in (
-            ("log append", lambda n: log.append(actor, emitting(note(f"n{n}", f"t:{n}")))),
-            ("gate write_node", lambda n: gate.write_node(**node(f"n{n}"))),
-            (
-                "gate write_batch of 100",
+    kinds: list[tuple[str, Callable[[Any], Callable[[str], Any]]]] = [
+        ("log append", lambda log: lambda n: log.append(actor, emitting(note(n, n)))),
+        ("gate write_node", lambda gate: lambda n: gate.write_node(**node(n))),
+        (
+            "gate write_batch of 100",
+            lambda gate: (
                 lambda n: gate.write_batch(
-                    items=[{"op": "write_node", **node(f"b{n}-{i}")} for i in range(100)]
-                ),
+                    items=[{"op": "write_node", **node(f"{n}-{i}")} for i in range(100)]
+                )
             ),
-        ):
-            work(0)
+        ),
+    ]
+    for number, (name, making) in enumerate(kinds):
+        dsn = server.create_database(f"counted_{number}")
+        if name == "log append":
+            opened: Any = PostgresEventLog(relay.dsn(dsn))
+        else:
+            opened = Gate.open(relay.dsn(dsn), default_actor=actor)
+            opened.publish_schema(SCHEMA)
+        with opened:
+            work = making(opened)
+            work("first")
             relay.reset()
-            work(1)
-            print(f"  {name:<34} {relay.reset()}")
+            work("alone")
+            alone = relay.reset()
+            with PostgresEventLog(dsn) as other:
+                other.append(actor, emitting(note("theirs", "elsewhere")))
+            work("stale")  # what it knew is stale: it tries, then reads
+            relay.reset()
+            work("after")
+            print(f"  {name:<34} {alone:>24}  {relay.reset():>13}")
 
 
 if __name__ == "__main__":

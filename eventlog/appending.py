@@ -15,9 +15,9 @@ from typing import Any
 import orjson
 
 from writegate.eventlog.canonical import chain_hash, stored_body
-from writegate.eventlog.erasing import erase_copied
+from writegate.eventlog.erasing import erase_copied, forgetting
 from writegate.eventlog.errors import EventLogError, LogUnavailable
-from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore, format_timestamp
+from writegate.eventlog.events import Actor, Event, EventCore, format_timestamp
 from writegate.eventlog.grouping import CommitGroups, Pending
 from writegate.eventlog.reading import LogReader
 from writegate.eventlog.sealing import (
@@ -25,14 +25,11 @@ from writegate.eventlog.sealing import (
     TABLES,
     ForgetPlan,
     SealBundle,
-    SubjectsForgotten,
-    destroy,
     import_seals,
-    install,
     open_rows,
     plan_forget,
 )
-from writegate.eventlog.sql import Sql
+from writegate.eventlog.sql import Sql, sent
 from writegate.eventlog.tables import INSERT_EVENT, INSERT_IDEMPOTENCY, INSERT_STREAM
 from writegate.eventlog.tail import check_tail
 from writegate.eventlog.transaction import (
@@ -45,6 +42,7 @@ from writegate.eventlog.transaction import (
     stored_columns,
 )
 
+Head = tuple[int, str, str]  # seq, hash, occurred_at
 KNOWN_MISS_WAIT = 8  # after an append found what its process knew stale, appends that read
 
 
@@ -183,8 +181,10 @@ class Appending(LogReader):
             if tx.events:
                 if key is not None:  # a key used before fails on its primary key
                     first, last = tx.events[0].seq, tx.events[-1].seq
-                    conn.execute(
-                        INSERT_IDEMPOTENCY, (member.actor.agent, key, member.digest, first, last)
+                    sent(
+                        conn,
+                        INSERT_IDEMPOTENCY,
+                        (member.actor.agent, key, member.digest, first, last),
                     )
                 for projector in self.inline:
                     projector.set_checkpoint(conn, tx.events[-1].seq)
@@ -212,12 +212,16 @@ class Appending(LogReader):
             self._check_tail_once(conn)
             events: list[Event] = []
             seen: dict[str, int] = {}  # stream versions as the group leaves them
+            left: list[Head | None] = []  # the head as the group leaves it, once read
             for member in group:
                 conn.execute("SAVEPOINT append")
                 try:
-                    outcome = self._append_one(conn, member, seen)
+                    outcome, tx = self._append_one(conn, member, (left[0], seen) if left else None)
                     if len(group) > 1:
                         self._await_sent(conn)
+                    if tx is not None:  # what it leaves, now that nothing of it failed
+                        seen.update(tx.versions_seen if len(seen) < 100_000 else {})
+                        left[:] = [tx.head_left]
                 except Exception as exc:
                     if (fault := self.fault(exc)) is not None:  # the group cannot commit
                         raise fault from exc
@@ -249,24 +253,26 @@ class Appending(LogReader):
             head = (newest.seq, newest.hash, format_timestamp(newest.occurred_at))
             self._known = Known(head, seen)
 
-    def _append_one(self, conn: Sql, member: Pending, seen: dict[str, int]) -> AppendOutcome:
+    def _append_one(
+        self, conn: Sql, member: Pending, after: tuple[Head | None, dict[str, int]] | None
+    ) -> tuple[AppendOutcome, Transaction | None]:
         """One member of a group, inside its savepoint: the idempotency check (which sees the
-        group's earlier members), ``decide``, the idempotency record."""
+        group's earlier members), ``decide``, the idempotency record; from the head and
+        versions the members before left (``after``; None: read them)."""
         key, actor = member.idempotency_key, member.actor
         if key is not None:
             earlier = self.earlier_append(actor, key, digest=member.digest)
             if earlier is not None:
-                return AppendOutcome(earlier, replayed=True)
-        tx = Transaction(conn, actor, key, self.inline)
+                return AppendOutcome(earlier, replayed=True), None
+        tx = Transaction(conn, actor, key, self.inline, after=after)
         member.decide(tx)
         if tx.events and key is not None:
-            conn.execute(
+            sent(
+                conn,
                 INSERT_IDEMPOTENCY,
                 (actor.agent, key, member.digest, tx.events[0].seq, tx.events[-1].seq),
             )
-        if len(seen) < 100_000:
-            seen.update(tx.versions_seen)
-        return AppendOutcome(tx.events)
+        return AppendOutcome(tx.events), tx
 
     # -- forgetting ------------------------------------------------------------------
 
@@ -291,25 +297,7 @@ class Appending(LogReader):
         (``_after_forget``). Subjects that never sealed a value are nothing to forget: then
         nothing is appended."""
         done: list[tuple[ForgetPlan, Event | None]] = []
-
-        def decide(tx: Transaction) -> None:
-            install(tx.conn)
-            self._forgetting(tx.conn)
-            plan = plan_forget(tx.conn, locators)
-            if not plan.subjects:
-                done.append((plan, None))
-                return
-            counts = plan.counts()
-            if also is not None:
-                counts.update(also(tx, plan))
-            destroy(tx.conn, plan.subjects)
-            receipt = SubjectsForgotten(
-                subjects=plan.subjects, events=plan.events, reason=reason, counts=counts
-            )
-            streams = tuple(f"forgotten:{subject}" for subject in plan.subjects)
-            event = tx.emit(DraftEvent(FORGOTTEN, receipt.model_dump(), streams))
-            done.append((plan, event))
-
+        decide = forgetting(locators, reason, also, self._forgetting, done)
         self.append(actor, decide)
         if done[-1][1] is not None:
             self._after_forget()

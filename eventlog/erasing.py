@@ -1,4 +1,4 @@
-"""Forgettings a copy carries: a receipt copied into a log that still holds its subjects.
+"""Forgetting in the log: the transaction of ``Log.forget``, and the forgettings a copy carries.
 
 A copy continued from an earlier one, or a backup restored and brought up to date from a log
 that went on (``copy``), holds the values of every subject forgotten since it was made; the
@@ -15,9 +15,17 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 from writegate.eventlog.contract import Log
-from writegate.eventlog.events import Event, EventCore
-from writegate.eventlog.sealing import FORGOTTEN, SubjectsForgotten, destroy, install
+from writegate.eventlog.events import DraftEvent, Event, EventCore
+from writegate.eventlog.sealing import (
+    FORGOTTEN,
+    ForgetPlan,
+    SubjectsForgotten,
+    destroy,
+    install,
+    plan_forget,
+)
 from writegate.eventlog.sql import Sql
+from writegate.eventlog.transaction import Decide, Transaction
 
 Replay = Callable[[Sequence[str]], Iterable[EventCore]]  # the events of some streams, in order
 
@@ -33,6 +41,37 @@ class Forgets(Protocol):
         ``located`` names ((subject id, locator): a node's clear identity, or an
         observation's id); returns the rows let go of per table."""
         ...
+
+
+def forgetting(
+    locators: Sequence[str],
+    reason: str,
+    also: Callable[[Transaction, ForgetPlan], dict[str, int]] | None,
+    prepare: Callable[[Sql], None],
+    done: list[tuple[ForgetPlan, Event | None]],
+) -> Decide:
+    """``Log.forget``'s transaction: the plan, the caller's stores (``also``), the keys and
+    values destroyed, the receipt; each run's plan and receipt (None: nothing sealed) is
+    added to ``done``."""
+
+    def decide(tx: Transaction) -> None:
+        install(tx.conn)
+        prepare(tx.conn)
+        plan = plan_forget(tx.conn, locators)
+        if not plan.subjects:
+            done.append((plan, None))
+            return
+        counts = plan.counts()
+        if also is not None:
+            counts.update(also(tx, plan))
+        destroy(tx.conn, plan.subjects)
+        receipt = SubjectsForgotten(
+            subjects=plan.subjects, events=plan.events, reason=reason, counts=counts
+        )
+        streams = tuple(f"forgotten:{subject}" for subject in plan.subjects)
+        done.append((plan, tx.emit(DraftEvent(FORGOTTEN, receipt.model_dump(), streams))))
+
+    return decide
 
 
 def erase_copied(conn: Sql, receipt: Event, inline: Iterable[object], replay: Replay) -> int:

@@ -19,7 +19,10 @@ statement is sent at once but not waited for, and the client waits only when it 
 result — every statement queued before it travels in that one round trip — or at
 ``COMMIT``. A write whose result nobody reads (an insert, the NOTIFY) costs no round trip of
 its own; an error it raises surfaces at the next read or at ``COMMIT``, inside the same
-transaction, which then rolls back as before.
+transaction, which then rolls back as before. While such a transaction is open a read model
+may keep what it read and wrote of its rows (``remembered``), so that a row asked again is
+not another round trip; it is forgotten at ``COMMIT`` and at every ``ROLLBACK`` (to a
+savepoint too), and the log's write lock means no other writer changes the rows meanwhile.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ _DDL = (
 )
 Raw = psycopg.Connection[Any]
 T = TypeVar("T")
+M = TypeVar("M")
 
 
 def _placeholder(match: re.Match[str]) -> str:
@@ -91,6 +95,8 @@ class PgConnection:
         self._held: Raw | None = None  # the connection of the open transaction
         self._pipeline: psycopg.Pipeline | None = None  # while a pipelined transaction is open
         self._leave = ExitStack()  # how it leaves pipeline mode
+        self._memo: dict[type[Any], Any] | None = None  # while a pipelined transaction is open
+        self._sender: psycopg.Cursor[Any] | None = None  # its statements nobody reads (``send``)
 
     @classmethod
     def over(cls, conn: Raw, where: str = "the database") -> PgConnection:
@@ -118,8 +124,27 @@ class PgConnection:
             self._give(conn)
             raise
         self._held, self._pipeline, self._leave = conn, pipeline, stack
+        self._memo = {}
         for statement in statements:
             self.execute(statement)
+
+    def send(self, sql: str, parameters: Any = None, /) -> None:
+        """``execute`` a statement whose result nobody reads (a write). In a pipelined
+        transaction it goes on one cursor kept for such statements: a cursor of its own
+        costs psycopg more than the statement does."""
+        if self._pipeline is None:
+            self.execute(sql, parameters)
+            return
+        query = translate(sql)
+        params = (
+            parameters if parameters is None or isinstance(parameters, dict) else tuple(parameters)
+        )
+        self._run(lambda conn: self._sending(conn).execute(query, params))
+
+    def _sending(self, conn: Raw) -> psycopg.Cursor[Any]:
+        if self._sender is None or self._sender.connection is not conn:
+            self._sender = conn.cursor()
+        return self._sender
 
     def _pipelined(self, query: str, parameters: Any) -> Cursor:
         word = query.lstrip()[:8].upper()
@@ -131,6 +156,7 @@ class PgConnection:
             cursor = self._run(lambda conn: conn.execute(query, parameters))
             if self._held is not None and savepoint:  # the transaction goes on
                 self._pipeline = self._leave.enter_context(self._held.pipeline())
+                self._memo = {}  # what was read since the savepoint may be undone
             return cursor
         cursor = self._run(lambda conn: conn.execute(query, parameters))
         if word.startswith("COMMIT"):
@@ -164,7 +190,7 @@ class PgConnection:
             if not quietly:
                 raise
         finally:
-            self._pipeline = None
+            self._pipeline, self._memo, self._sender = None, None, None
             if conn is not None and self._held is conn:
                 if ending and _aborted(conn):
                     conn.close()  # its transaction rolls back with it (see ``_aborted``)
@@ -181,6 +207,11 @@ class PgConnection:
         query = translate(sql)
 
         def many(conn: Raw) -> None:
+            if self._pipeline is not None:  # a row or two, mostly: ``send``'s cursor, each
+                sender = self._sending(conn)  # (psycopg's executemany costs more, measured)
+                for row in rows:
+                    sender.execute(query, row)
+                return
             with conn.cursor() as cursor:
                 cursor.executemany(query, rows)
 
@@ -209,7 +240,7 @@ class PgConnection:
             elif _open(conn):
                 self._held = conn
             else:
-                self._pipeline = None
+                self._pipeline, self._memo, self._sender = None, None, None
                 self._held = None
                 self._give(conn)
 
@@ -225,6 +256,16 @@ class PgConnection:
     @property
     def in_transaction(self) -> bool:
         return self._held is not None
+
+    def remembered(self, kind: type[M]) -> M | None:
+        """What the open pipelined transaction keeps of a read model's rows: one ``kind()``
+        per transaction, made on first ask (None outside such a transaction)."""
+        if self._memo is None:
+            return None
+        kept = self._memo.get(kind)
+        if kept is None:
+            kept = self._memo[kind] = kind()
+        return kept
 
 
 class _Deferred:
@@ -255,6 +296,12 @@ class _Deferred:
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.fetchall())
+
+
+def remembered(conn: Any, kind: type[M]) -> M | None:
+    """``conn``'s ``PgConnection.remembered`` (None on any other connection: SQLite reads in
+    its own process, and a read there costs no round trip)."""
+    return conn.remembered(kind) if isinstance(conn, PgConnection) else None
 
 
 def resources_fault(exc: BaseException, where: str) -> LogUnavailable | None:

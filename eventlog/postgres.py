@@ -47,7 +47,7 @@ from writegate.eventlog.pgsql import (
 )
 from writegate.eventlog.pgtables import KEEP, OWN_TABLES, TABLES, TRIGGERS
 from writegate.eventlog.sealing import TABLES as SEALING_TABLES
-from writegate.eventlog.sql import Sql
+from writegate.eventlog.sql import Sql, sent
 from writegate.eventlog.tables import FORMAT_VERSION, HEAD
 from writegate.eventlog.transaction import InlineProjector
 
@@ -329,7 +329,7 @@ class PostgresEventLog(Appending):
         self.connection().execute("VACUUM (FULL, ANALYZE) " + ", ".join(SEALING_TABLES))
 
     def _before_commit(self, conn: Sql, head: int) -> None:
-        conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, str(head)))
+        sent(conn, "SELECT pg_notify(?, ?)", (CHANNEL, str(head)))
 
     @contextmanager
     def snapshot(self) -> Iterator[PgConnection]:

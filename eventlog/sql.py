@@ -36,6 +36,16 @@ class Sql(Protocol):
     def in_transaction(self) -> bool: ...
 
 
+def sent(conn: Sql, sql: str, parameters: Any = (), /) -> None:
+    """Run a statement whose result nobody reads (a write): PostgreSQL's connection sends it
+    on the cursor its append's pipeline keeps for such statements (``PgConnection.send``)."""
+    send = getattr(conn, "send", None)  # sqlite3's connection has none: it reads in process
+    if send is not None:
+        send(sql, parameters)
+    else:
+        conn.execute(sql, parameters)
+
+
 def statements(script: str) -> Iterator[str]:
     """Split a script into complete statements (triggers keep their inner ';').
 

@@ -27,7 +27,7 @@ from writegate.eventlog.events import (
     trusted,
 )
 from writegate.eventlog.sealing import Seals, forged
-from writegate.eventlog.sql import Sql
+from writegate.eventlog.sql import Sql, sent
 from writegate.eventlog.tables import HEAD, INSERT_EVENT, INSERT_STREAM, STREAM_VERSION
 
 
@@ -130,21 +130,29 @@ class Transaction:
         idempotency_key: str | None,
         inline: Sequence[InlineProjector],
         known: Known | None = None,
+        after: tuple[tuple[int, str, str] | None, dict[str, int]] | None = None,
     ) -> None:
+        """``known``: start from what the process's last commit left, checked in the
+        database; ``after``: from the head and versions an earlier append of the same open
+        transaction left (a commit group's member before), exact as read under the lock."""
         self.conn = conn
         self._inline = inline
         self._idempotency_key = idempotency_key
         self._actor = actor
         self._actor_text = canonical_json(actor.model_dump()).decode()
         self._known = known
-        head = known.head if known is not None else conn.execute(HEAD).fetchone()
+        if known is not None:
+            head: Any = known.head
+        else:
+            head = after[0] if after is not None else conn.execute(HEAD).fetchone()
+        self._start: tuple[int, str, str] | None = (head[0], head[1], head[2]) if head else None
         self.head_seq: int = head[0] if head else 0
         self._prev_hash: str = head[1] if head else GENESIS_HASH
         now = format_timestamp(datetime.now(UTC))
         # occurred_at never runs backwards along the log, so time ranges are seq ranges.
         self.occurred_at: str = max(now, head[2]) if head else now
         self._occurred = parse_timestamp(self.occurred_at)
-        self._versions: dict[str, int] = {}
+        self._versions: dict[str, int] = dict(after[1]) if after is not None else {}
         self.events: list[Event] = []
         self._seals: Seals | None = None
         # what a writer that seals some values does to each draft before it is emitted
@@ -175,11 +183,43 @@ class Transaction:
         if version is None:
             if self._known is not None:  # as of the known head (new: none), checked on commit
                 version = self._known.versions.get(stream, 0)
-                self.conn.execute(EXPECT_VERSION, (version, stream))
+                sent(self.conn, EXPECT_VERSION, (version, stream))
             else:
                 version = self.conn.execute(STREAM_VERSION, (stream,)).fetchone()[0] or 0
             self._versions[stream] = version
         return version
+
+    def versions_later(self, streams: Sequence[str]) -> Callable[[], None]:
+        """Ask now for the versions of ``streams`` not known yet, and take the answer when
+        called: a writer that knows the streams it will touch reads them in the round trip
+        of its other reads (a pipelined connection sends all before waiting). Nothing is
+        asked when they are served from ``Known`` (checked in the database instead)."""
+        wanted = [s for s in dict.fromkeys(streams) if s not in self._versions]
+        if self._known is not None or not wanted:
+            return lambda: None
+        asked = [
+            self.conn.execute(
+                "SELECT stream, MAX(version) FROM event_streams "
+                f"WHERE stream IN ({','.join('?' * len(chunk))}) GROUP BY stream",
+                chunk,
+            )
+            for chunk in (wanted[i : i + 500] for i in range(0, len(wanted), 500))
+        ]
+
+        def take() -> None:
+            found = {str(row[0]): int(row[1]) for cursor in asked for row in cursor.fetchall()}
+            for stream in wanted:
+                self._versions.setdefault(stream, found.get(stream, 0))
+
+        return take
+
+    @property
+    def head_left(self) -> tuple[int, str, str] | None:
+        """The head (seq, hash, ``occurred_at``) as this transaction leaves it: where the
+        next append of the same open transaction starts (``after``)."""
+        if self.events:
+            return (self.head_seq, self._prev_hash, self.occurred_at)
+        return self._start
 
     @property
     def versions_seen(self) -> dict[str, int]:
@@ -216,7 +256,7 @@ class Transaction:
             if forged(columns[column], self._seals):
                 raise EventLogError(f"an event's {column} may not hold a '$sealed' of its own")
         digest = chain_hash(self._prev_hash, stored_body(**columns))
-        self.conn.execute(INSERT_EVENT, (*columns.values(), digest))
+        sent(self.conn, INSERT_EVENT, (*columns.values(), digest))
         if streams:
             self.conn.executemany(INSERT_STREAM, [(s, v, seq) for s, v in streams.items()])
             self._versions.update(streams)

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from writegate.eventlog import canonical_json
 from writegate.gate.errors import ErrorCode, GateRejection
 
 
@@ -127,3 +128,15 @@ def _exceeded(limit: str, maximum: int, got: int, field: str) -> GateRejection:
         f"{field} is too large: {got:,} where {limit} is {maximum:,}",
         {"limit": limit, "max": maximum, "got": got, "field": field},
     )
+
+
+def json_safe(arguments: Any) -> None:
+    """Refuse arguments that have no JSON form (they become the event's request)."""
+    try:
+        canonical_json(arguments)
+    except TypeError as exc:
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT,
+            f"arguments are not representable as JSON: {exc}",
+            {"field": "arguments"},
+        ) from exc

@@ -17,6 +17,7 @@ from typing import Any
 from writegate.eventlog import Transaction
 from writegate.gate import checks, citations, conflicts, review
 from writegate.gate import corroboration as heard
+from writegate.gate.ahead import want
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.formula import FormulaProvider, compute_confidence
 from writegate.gate.models import (
@@ -110,6 +111,7 @@ class Planner:
             )
         checks.check_keys(keys, resolved.entry, f"{end}_keys")
         ref = NodeRef.of(resolved.label, keys, resolved.remapped_from)
+        want(ref.identity)
         return _Endpoint(ref, resolved.entry)
 
     def _relationship_target(
@@ -163,6 +165,7 @@ class Planner:
                 {"field": "merge_keys"},
             )
         ref = NodeRef.of(resolved.label, keys, resolved.remapped_from)
+        want(ref.identity)
         valid = request.stated()
         expected = {ref.stream: request.if_version} if request.if_version is not None else {}
         request_json = dict(raw)
@@ -326,10 +329,7 @@ class Planner:
                     ErrorCode.NODE_HAS_RELATIONSHIPS,
                     f"node {ref.identity} has {len(attached)} relationship(s); "
                     "delete them first, or detach them with the node (detach: true)",
-                    {
-                        "count": len(attached),
-                        "relationships": [r.identity for r in attached[:20]],
-                    },
+                    {"count": len(attached), "relationships": [r.identity for r in attached[:20]]},
                 )
             for rel in attached:
                 cascade = RelationshipDeleted(
@@ -343,9 +343,8 @@ class Planner:
                 tx.emit(
                     draft(cascade, [cascade.stream], provenance=provenance, request=request_json)
                 )
-            deleted = NodeDeleted(
-                node=ref, detached=[r.identity for r in attached], batch_item=item
-            )
+            detached = [r.identity for r in attached]
+            deleted = NodeDeleted(node=ref, detached=detached, batch_item=item)
             tx.emit(
                 draft(
                     deleted,

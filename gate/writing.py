@@ -26,11 +26,11 @@ from writegate.eventlog import (
     LogUnavailable,
     Transaction,
     VersionConflict,
-    canonical_json,
 )
+from writegate.gate.ahead import ahead, naming
 from writegate.gate.corroboration import SINGLE, Unchanged, answered, answers, quietly
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.gate.limits import Limits, check_request
+from writegate.gate.limits import Limits, check_request, json_safe
 from writegate.gate.models import (
     BATCH_OPERATIONS,
     MAX_BATCH,
@@ -129,7 +129,7 @@ class Writer:
             key = _idempotency_key(arguments.pop("idempotency_key", None))
             request = parse_request(operation.request, arguments)
             raw = {**arguments, **({"idempotency_key": key} if key is not None else {})}
-            _json_safe(raw)
+            json_safe(raw)
             earlier = self.log.earlier_append(actor, key, raw) if key is not None else None
             if earlier is not None:
                 return _as(operation.result, result_of(earlier))
@@ -138,10 +138,12 @@ class Writer:
 
             def plan(snapshot: LoadedSchema) -> Decide:
                 then = partial(operation.plan, self.planner, request, snapshot, raw)
-                emit = planned(self.log, snapshot, raw, then)
+                with naming() as names:
+                    emit = planned(self.log, snapshot, raw, then)
 
                 def decide(tx: Transaction) -> None:
                     quiet.clear()
+                    ahead(tx, names)  # the nodes it names: one round trip, before its checks
                     quietly(emit, quiet)(tx, None)
                     if guard is not None:
                         guard(actor, tx.events)
@@ -195,7 +197,7 @@ class Writer:
                     f"items must be a list of 1 to {MAX_BATCH} operations",
                     {"field": "items"},
                 )
-            _json_safe(request)
+            json_safe(request)
             earlier = self.log.earlier_append(actor, key, request) if key is not None else None
             if earlier is not None:
                 return batch_result(earlier)
@@ -204,12 +206,14 @@ class Writer:
 
             def plan(snapshot: LoadedSchema) -> Decide:
                 emitters: list[Emitter] = []
-                for index, item in enumerate(items):
-                    with _Item(index, item):
-                        emitters.append(self._plan_item(item, snapshot))
+                with naming() as names:
+                    for index, item in enumerate(items):
+                        with _Item(index, item):
+                            emitters.append(self._plan_item(item, snapshot))
 
                 def decide(tx: Transaction) -> None:
                     quiet.clear()
+                    ahead(tx, names)  # every item's nodes in one round trip
                     for index, (emit, item) in enumerate(zip(emitters, items, strict=True)):
                         with _Item(index, item):
                             quietly(emit, quiet)(tx, index)
@@ -325,17 +329,6 @@ def _idempotency_key(key: Any) -> str | None:
             {"field": "idempotency_key"},
         )
     return key
-
-
-def _json_safe(arguments: Any) -> None:
-    try:
-        canonical_json(arguments)
-    except TypeError as exc:
-        raise GateRejection(
-            ErrorCode.INVALID_ARGUMENT,
-            f"arguments are not representable as JSON: {exc}",
-            {"field": "arguments"},
-        ) from exc
 
 
 _SCHEMA_ATTEMPTS = 3

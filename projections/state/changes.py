@@ -12,7 +12,7 @@ import orjson
 
 from writegate.eventlog import EventCore, canonical_json
 from writegate.eventlog.events import format_timestamp
-from writegate.eventlog.sql import Sql
+from writegate.eventlog.sql import Sql, sent
 from writegate.language import (
     FeedbackGiven,
     NodeCorroborated,
@@ -35,6 +35,7 @@ from writegate.projections.state import (
     feedback,
     merging,
     observations,
+    remembered,
     scoping,
     support,
     tallies,
@@ -75,20 +76,21 @@ def _record_facts(
     provenance = _text(event.provenance)
     for name, value in changes.items():
         if value is None:
-            conn.execute(
-                "DELETE FROM state_facts WHERE identity = ? AND property = ?", (identity, name)
+            sent(
+                conn,
+                "DELETE FROM state_facts WHERE identity = ? AND property = ?",
+                (identity, name),
             )
         else:
-            conn.execute(UPSERT_FACT, (identity, name, event.seq, by, provenance))
+            sent(conn, UPSERT_FACT, (identity, name, event.seq, by, provenance))
 
 
 def _forget(conn: Sql, table: str, identity: str) -> None:
     if table == "state_nodes":
-        row = conn.execute(
-            "SELECT label, stub FROM state_nodes WHERE identity = ?", (identity,)
-        ).fetchone()
+        row = remembered.node_row(conn, identity)
         if row is not None:
-            tallies.node(conn, (str(row[0]), bool(row[1])), None)
+            tallies.node(conn, (str(row[remembered.LABEL]), bool(row[remembered.STUB])), None)
+        remembered.wrote_node(conn, identity, None)
     else:
         row = conn.execute(
             "SELECT type FROM state_relationships WHERE identity = ?", (identity,)
@@ -128,42 +130,27 @@ def _upsert_node(
     by: str,
     scope: str,
 ) -> None:
-    row = conn.execute(
-        "SELECT properties, remapped_from, created_seq, label, stub FROM state_nodes "
-        "WHERE identity = ?",
-        (ref.identity,),
-    ).fetchone()
-    tallies.node(conn, (str(row[3]), bool(row[4])) if row else None, (ref.label, stub))
-    current = orjson.loads(row[0]) if row else {}
+    row = remembered.node_row(conn, ref.identity)
+    before = (str(row[remembered.LABEL]), bool(row[remembered.STUB])) if row else None
+    tallies.node(conn, before, (ref.label, stub))
+    current = orjson.loads(row[remembered.PROPERTIES]) if row else {}
     properties = merge_properties({**current, **ref.keys}, changes)
-    remapped_from = ref.remapped_from or (row[1] if row else None)
+    remapped_from = ref.remapped_from or (row[remembered.REMAPPED] if row else None)
     provenance, seq, at, by = _stamp(event, by)
-    conn.execute(
-        UPSERT_NODE,
-        (
-            ref.identity,
-            ref.label,
-            _text(ref.keys),
-            _text(properties),
-            provenance,
-            event.streams[ref.stream],
-            int(stub),
-            remapped_from,
-            row[2] if row else seq,
-            seq,
-            at,
-            by,
-            scope,
-        ),
-    )
+    created = row[remembered.CREATED] if row else seq
+    version = event.streams[ref.stream]
+    keys, merged = _text(ref.keys), _text(properties)
+    written: remembered.NodeTuple = (ref.identity, ref.label, keys, merged, provenance, version)
+    written += (int(stub), remapped_from, created, seq, at, by, scope)
+    sent(conn, UPSERT_NODE, written)
+    remembered.wrote_node(conn, ref.identity, written)
 
 
 def _relationship_written(
     conn: Sql, event: EventCore, written: RelationshipWritten, by: str
 ) -> None:
     for stub in written.stubs_created:
-        exists = conn.execute("SELECT 1 FROM state_nodes WHERE identity = ?", (stub.identity,))
-        if exists.fetchone() is None:
+        if remembered.node_row(conn, stub.identity) is None:
             scope = scoping.stub_scope(written, stub.identity)
             _upsert_node(conn, event, stub, {}, stub=True, by=by, scope=scope)
             keys = (written.stub_keys or {}).get(stub.identity)

@@ -16,7 +16,7 @@ from writegate.eventlog.events import EventCore
 from writegate.eventlog.sql import Sql
 from writegate.language import PSEUDONYM, node_stream, observation_stream, relationship_stream
 from writegate.projections.search import text_index_for
-from writegate.projections.state import tallies, valuecounts
+from writegate.projections.state import remembered, tallies, valuecounts
 
 # (table, column naming an entity): the rows its own stream's events make
 _BY_ENTITY = (
@@ -70,6 +70,7 @@ def forget_nodes(
             if stream.startswith("rel:") and stream not in streams
         }
     )
+    remembered.forget(conn)  # the rows deleted here are asked again
     for event in replay(streams):
         apply(event)
     index.compact(conn)

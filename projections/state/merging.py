@@ -7,6 +7,7 @@ from __future__ import annotations
 from writegate.eventlog import canonical_json
 from writegate.eventlog.sql import Sql
 from writegate.language import FactRecord, NodesMerged, NodesUnmerged
+from writegate.projections.state import remembered
 from writegate.projections.state.tables import UPSERT_FACT
 
 
@@ -22,6 +23,7 @@ def _record(conn: Sql, facts: list[FactRecord]) -> None:
 
 def merged(conn: Sql, merge: NodesMerged) -> None:
     survivor = merge.survivor.identity
+    remembered.forget(conn)  # aliases move
     for alias in merge.aliases:  # what resolved to the duplicate resolves on, to the survivor
         conn.execute("UPDATE state_aliases SET identity = ? WHERE alias = ?", (survivor, alias))
     conn.execute(
@@ -34,6 +36,7 @@ def merged(conn: Sql, merge: NodesMerged) -> None:
 
 def unmerged(conn: Sql, unmerge: NodesUnmerged) -> None:
     restored = unmerge.restored.identity
+    remembered.forget(conn)
     conn.execute("DELETE FROM state_aliases WHERE alias = ?", (restored,))
     for alias in unmerge.aliases:
         conn.execute("UPDATE state_aliases SET identity = ? WHERE alias = ?", (restored, alias))

@@ -15,11 +15,11 @@ import orjson
 
 from writegate.eventlog import EventCore, InlineProjector, Log
 from writegate.eventlog.erasing import Replay
-from writegate.eventlog.sql import Sql, run_script
+from writegate.eventlog.sql import Sql, run_script, sent
 from writegate.language import DEFAULT_SCOPE
 from writegate.projections.search import Document, TextIndex, entity_text, text_index_for
 from writegate.projections.search.sqlite import SqliteTextIndex
-from writegate.projections.state import scoping
+from writegate.projections.state import remembered, scoping
 from writegate.projections.state.changes import apply_to_state
 from writegate.projections.state.forgetting import forget_located
 from writegate.projections.state.observations import ObservationQueries
@@ -115,7 +115,7 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
             if kind not in _TEXT_SOURCES:
                 continue
             name, sql, text_of = _TEXT_SOURCES[kind]
-            row = conn.execute(sql, (identity,)).fetchone()
+            row = conn.execute(sql, (identity,)).fetchone() if sql else _node_text(conn, identity)
             if row is None:
                 gone.append(identity)
             else:
@@ -126,15 +126,20 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
             index.drop(conn, gone)
         if found:
             index.put(conn, found)
+        if (kept := remembered.seen(conn)) is not None:  # what the index now holds of nodes
+            kept.node_documents.update(dict.fromkeys(gone))
+            kept.node_documents.update((d.identity, d.scope_from) for d in found if d.kind == _NODE)
 
     def set_checkpoint(self, conn: sqlite3.Connection, seq: int) -> None:
-        conn.execute(
+        sent(
+            conn,
             "INSERT INTO projection_checkpoints (name, seq) VALUES (?, ?) "
             "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",
             (self.name, seq),
         )
 
     def reset(self, conn: Sql) -> None:
+        remembered.forget(conn)
         for table in STATE_TABLES:
             conn.execute(f"DELETE FROM {table}")
         text_index_for(conn).reset(conn)
@@ -199,6 +204,9 @@ _ENDS = (
 )
 
 
+_NODE = "node"
+
+
 def _entity(row: tuple[Any, ...]) -> str:
     return entity_text(row[0], orjson.loads(row[1]))
 
@@ -209,11 +217,7 @@ def _said(row: tuple[Any, ...]) -> str:
 
 _TEXT_SOURCES: dict[str, tuple[str, str, Callable[[tuple[Any, ...]], str]]] = {
     # a stream's prefix: the kind of document, where its words are, and how they read
-    "node": (
-        "node",
-        "SELECT label, properties, scope, scope FROM state_nodes WHERE identity = ?",
-        _entity,
-    ),
+    "node": ("node", "", _entity),  # its row as this transaction knows it: ``_node_text``
     "rel": ("relationship", _ENDS, _entity),
     "obs": (
         "observation",
@@ -221,6 +225,15 @@ _TEXT_SOURCES: dict[str, tuple[str, str, Callable[[tuple[Any, ...]], str]]] = {
         _said,
     ),
 }
+
+
+def _node_text(conn: Sql, identity: str) -> tuple[Any, ...] | None:
+    """A node's label, properties and scope (twice: both ends of its document)."""
+    row = remembered.node_row(conn, identity)
+    if row is None:
+        return None
+    scope = row[remembered.SCOPE]
+    return (row[remembered.LABEL], row[remembered.PROPERTIES], scope, scope)
 
 
 def _rows(conn: Sql, sql: str) -> Iterator[tuple[Any, ...]]:

@@ -17,7 +17,7 @@ import orjson
 
 from writegate.eventlog.sql import Sql
 from writegate.language import FactRecord, WriteProvenance
-from writegate.projections.state import tallies
+from writegate.projections.state import remembered, tallies
 from writegate.projections.state.tables import (
     COUNTS_LAYOUT,
     STATE_TABLES,
@@ -158,10 +158,11 @@ class StateReader:
         return int(row[0]) if row else 0
 
     def node(self, conn: Sql, identity: str) -> NodeRow | None:
-        row = conn.execute(
-            f"SELECT {_NODE_READ} FROM state_nodes WHERE identity = ?", (identity,)
-        ).fetchone()
-        return _node(row) if row is not None else None
+        if (kept := remembered.seen(conn)) is not None:  # the whole row, without created_seq
+            whole = kept.node(conn, identity)
+            return _node((*whole[:8], *whole[9:12])) if whole is not None else None
+        row = conn.execute(f"SELECT {_NODE_READ} FROM state_nodes WHERE identity = ?", (identity,))
+        return _node(found) if (found := row.fetchone()) is not None else None
 
     def relationship(self, conn: Sql, identity: str) -> EdgeRow | None:
         row = conn.execute(
@@ -221,10 +222,14 @@ class StateReader:
 
     def alias_of(self, conn: Sql, identity: str) -> tuple[str, str] | None:
         """(the node, the merge) a merged duplicate's identity resolves to, or None."""
-        row = conn.execute(
-            "SELECT identity, merge FROM state_aliases WHERE alias = ?", (identity,)
-        ).fetchone()
-        return (row[0], row[1]) if row else None
+        kept = remembered.seen(conn)
+        if kept is not None and identity in kept.aliases:
+            return kept.aliases[identity]
+        row = conn.execute("SELECT identity, merge FROM state_aliases WHERE alias = ?", (identity,))
+        alias = (found[0], found[1]) if (found := row.fetchone()) else None
+        if kept is not None:
+            kept.aliases[identity] = alias
+        return alias
 
     def aliases_to(self, conn: Sql, identity: str) -> list[str]:
         rows = conn.execute(

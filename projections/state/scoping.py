@@ -16,6 +16,7 @@ import orjson
 from writegate.eventlog.sql import Sql, has_column
 from writegate.language import DEFAULT_SCOPE, NodeWritten, RelationshipWritten, scope_or_default
 from writegate.projections.search import Document, TextIndex, entity_text
+from writegate.projections.state import remembered
 
 _RELATIONSHIP_DOCUMENTS = (
     "SELECT r.identity, r.type, r.properties, f.scope, t.scope FROM state_relationships r "
@@ -39,10 +40,8 @@ def written_scope(conn: Sql, written: NodeWritten) -> str:
     the implicit one."""
     if written.scope is not None:
         return written.scope
-    row = conn.execute(
-        "SELECT scope FROM state_nodes WHERE identity = ?", (written.node.identity,)
-    ).fetchone()
-    return str(row[0]) if row else DEFAULT_SCOPE
+    row = remembered.node_row(conn, written.node.identity)
+    return str(row[remembered.SCOPE]) if row else DEFAULT_SCOPE
 
 
 def stub_scope(written: RelationshipWritten, identity: str) -> str:
@@ -56,7 +55,10 @@ def moved_relationships(conn: Sql, index: TextIndex, found: Sequence[Document]) 
     nodes = {d.identity: d.scope_from for d in found if d.kind == "node"}
     if not nodes:
         return []
-    indexed = {d.identity: d.scope_from for d in index.documents_of(conn, list(nodes))}
+    known = kept.node_documents if (kept := remembered.seen(conn)) is not None else {}
+    indexed = {i: scope for i, scope in known.items() if i in nodes and scope is not None}
+    asked = [i for i in nodes if i not in known]
+    indexed.update((d.identity, d.scope_from) for d in index.documents_of(conn, asked))
     moved = [i for i, scope in nodes.items() if i in indexed and indexed[i] != scope]
     again: dict[str, Document] = {}
     for identity in moved:
@@ -71,5 +73,5 @@ def moved_relationships(conn: Sql, index: TextIndex, found: Sequence[Document]) 
 
 def scope_of(conn: Sql, identity: str) -> str | None:
     """The scope of a node the read model holds (None: no such node)."""
-    row = conn.execute("SELECT scope FROM state_nodes WHERE identity = ?", (identity,)).fetchone()
-    return str(row[0]) if row else None
+    row = remembered.node_row(conn, identity)
+    return str(row[remembered.SCOPE]) if row else None

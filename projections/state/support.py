@@ -18,7 +18,7 @@ import orjson
 
 from writegate.eventlog import EventCore, canonical_json
 from writegate.eventlog.events import format_timestamp
-from writegate.eventlog.sql import Sql
+from writegate.eventlog.sql import Sql, sent
 from writegate.language import Corroborated, provenance_of
 from writegate.projections.state.tables import SUPPORT_LAYOUT, layout_of
 
@@ -68,11 +68,12 @@ def written(
     valid: tuple[str | None, str | None],
 ) -> None:
     """A new version: its writer is its one support."""
-    conn.execute("DELETE FROM state_support WHERE identity = ?", (identity,))
+    sent(conn, "DELETE FROM state_support WHERE identity = ?", (identity,))
     provenance = provenance_of(event)
     if provenance is None:  # a write that records none supports nothing anyone can weigh
         return
-    conn.execute(
+    sent(
+        conn,
         _INSERT,
         (
             identity,
