@@ -92,6 +92,22 @@ class Appending(LogReader):
     def _before_commit(self, conn: Sql, head: int) -> None:
         """Called in an append's transaction just before it commits with a new head."""
 
+    def _commit(self, conn: Sql, head: int | None) -> None:
+        """Commit, the inline read models' checkpoints moved to ``head`` (None: nothing new)."""
+        if head is not None:
+            for projector in self.inline:
+                projector.set_checkpoint(conn, head)
+            self._before_commit(conn, head)
+        conn.execute("COMMIT")
+
+    def _abandon(self, conn: Sql, exc: BaseException) -> None:
+        """Roll back what is open; ``exc`` raised as ``LogUnavailable`` if the database
+        failed to write (the caller raises anything else itself)."""
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if (fault := self.fault(exc)) is not None:
+            raise fault from exc
+
     def _alone(self) -> bool:
         """Whether this thread's appends commit alone, never grouped: one that may not wait
         (``store.EventLog.without_waiting``) must neither queue behind a group nor lead one."""
@@ -178,23 +194,13 @@ class Appending(LogReader):
                 conn.execute("ROLLBACK")
                 member.settle(None, refusal)
                 return True
-            if tx.events:
-                if key is not None:  # a key used before fails on its primary key
-                    first, last = tx.events[0].seq, tx.events[-1].seq
-                    sent(
-                        conn,
-                        INSERT_IDEMPOTENCY,
-                        (member.actor.agent, key, member.digest, first, last),
-                    )
-                for projector in self.inline:
-                    projector.set_checkpoint(conn, tx.events[-1].seq)
-                self._before_commit(conn, tx.events[-1].seq)
-            conn.execute("COMMIT")
+            if tx.events and key is not None:  # a key used before fails on its primary key
+                first, last = tx.events[0].seq, tx.events[-1].seq
+                row = (member.actor.agent, key, member.digest, first, last)
+                sent(conn, INSERT_IDEMPOTENCY, row)
+            self._commit(conn, tx.events[-1].seq if tx.events else None)
         except BaseException as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            if (fault := self.fault(exc)) is not None:
-                raise fault from exc
+            self._abandon(conn, exc)
             if not isinstance(exc, Exception) or isinstance(exc, EventLogError):
                 raise
             self._known = None  # stale: the next append reads, and knows again once committed
@@ -233,20 +239,12 @@ class Appending(LogReader):
                 member.settle(outcome, None)
                 if not outcome.replayed:
                     events.extend(outcome.events)
-            if events:
-                last = events[-1].seq
-                for projector in self.inline:
-                    projector.set_checkpoint(conn, last)
-                self._before_commit(conn, last)
-            conn.execute("COMMIT")
+            self._commit(conn, events[-1].seq if events else None)
         except BaseException as exc:
             self._known = None
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
             for member in group:  # nothing of the group is written: none is acknowledged
                 member.settle(None, None)
-            if (fault := self.fault(exc)) is not None:
-                raise fault from exc
+            self._abandon(conn, exc)
             raise
         if self.starts_from_known and events:
             newest = events[-1]
@@ -351,15 +349,9 @@ class Appending(LogReader):
                     self._forgetting(conn)
                     erased += erase_copied(conn, event, self.inline, self._replay)
                 seq, digest = event.seq, event.hash
-            for projector in self.inline:
-                projector.set_checkpoint(conn, seq)
-            self._before_commit(conn, seq)
-            conn.execute("COMMIT")
+            self._commit(conn, seq)
         except BaseException as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            if (fault := self.fault(exc)) is not None:
-                raise fault from exc
+            self._abandon(conn, exc)
             raise
         if erased:
             self._after_forget()

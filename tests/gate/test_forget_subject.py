@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from tests.conftest import AGENT, ROOT
+from tests.personal import works_at_acme
 from tests.postgres import Server
 from writegate.eventlog import Actor, EventLog
 from writegate.gate import Gate
@@ -108,19 +109,7 @@ def test_a_forgotten_subject_leaves_no_byte_in_the_log_or_a_rebuilt_projection(
     mail = f"{marker.lower()}mail"
     assert _write_person(people, marker, email=mail, role="engineer").status == "written"
     assert _write_person(people, marker, email=f"{mail}2").status == "written"
-    people.write_node(
-        label="Company", merge_keys={"name": "Acme"}, source="test", extraction_method="manual"
-    )
-    linked = people.write_relationship(
-        type="WORKS_AT",
-        from_label="Person",
-        from_keys={"name": marker},
-        to_label="Company",
-        to_keys={"name": "Acme"},
-        source="test",
-        extraction_method="manual",
-    )
-    assert linked.status == "written", linked
+    works_at_acme(people, marker)
     refused = _write_person(people, marker, nickname=marker)  # not declared: refused
     assert isinstance(refused, Rejected)
     assert people.rejections.count() == 1

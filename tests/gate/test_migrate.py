@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from tests.conftest import AGENT, FIXTURES, SEED_SCHEMA
+from tests.personal import works_at_acme
 from tests.postgres import Server
 from tests.projections.history import build_history
 from writegate.eventlog import Actor
@@ -67,19 +68,7 @@ def old(db_path: str | Path) -> Iterator[tuple[Gate, str]]:
                 extraction_method="manual",
             )
             assert written.status == "written", written
-        gate.write_node(
-            label="Company", merge_keys={"name": "Acme"}, source="test", extraction_method="manual"
-        )
-        linked = gate.write_relationship(
-            type="WORKS_AT",
-            from_label="Person",
-            from_keys={"name": marker},
-            to_label="Company",
-            to_keys={"name": "Acme"},
-            source="test",
-            extraction_method="manual",
-        )
-        assert linked.status == "written", linked
+        works_at_acme(gate, marker)
         assert gate.publish_schema(PERSONAL).status == "published"
         gate.refresh_schema_cache()
         yield gate, marker

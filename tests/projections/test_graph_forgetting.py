@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from tests.conftest import AGENT, FIXTURES, SEED_SCHEMA
+from tests.personal import works_at_acme
 from tests.projections.arcadedb import flush
 from tests.projections.conftest import wipe
 from tests.projections.history import build_history
@@ -52,20 +53,7 @@ def _write(gate: Gate, marker: str) -> None:
             extraction_method="manual",
         )
         assert written.status == "written", written
-    gate.write_node(
-        label="Company", merge_keys={"name": "Acme"}, source="test", extraction_method="manual"
-    )
-    for name in (marker, "Ada"):
-        linked = gate.write_relationship(
-            type="WORKS_AT",
-            from_label="Person",
-            from_keys={"name": name},
-            to_label="Company",
-            to_keys={"name": "Acme"},
-            source="test",
-            extraction_method="manual",
-        )
-        assert linked.status == "written", linked
+    works_at_acme(gate, marker, "Ada")
 
 
 def _people(snapshot: Any) -> dict[str, dict[str, Any]]:
