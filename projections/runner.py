@@ -175,8 +175,8 @@ def replay(
     )
     if isinstance(projector, Marked) and projector.mark() is None and checkpoint > 0:
         projector.adopt()  # a store from before marks: this log's from now (see check_follows)
-    if not back_in_time and not getattr(projector, "forgets_subjects", False):
-        notes += _forgotten(log, projector.name, start - 1, checkpoint)
+    if not back_in_time:
+        notes += _let_go(log, projector, start - 1, checkpoint, batch)
     return ReplayResult(
         projector.name,
         applied,
@@ -187,15 +187,19 @@ def replay(
     )
 
 
-def _forgotten(log: Log, name: str, after: int, upto: int) -> list[str]:
-    """What a store that cannot take a forgetting out of itself (a file) keeps: the values of
-    the subjects forgotten by the receipts it was just given, until it is rebuilt."""
+def _let_go(log: Log, projector: Projector, after: int, upto: int, batch: int) -> list[str]:
+    """A store that cannot take a forgetting out of itself (a file) and was just given a
+    forgetting's receipt is rebuilt from the log, which reads the subject's values as null:
+    what the rebuild says, or nothing."""
+    if getattr(projector, "forgets_subjects", False):
+        return []
     page = log.read(after_seq=after, to_seq=upto, types=[FORGOTTEN], limit=1)
     if not page.events:
         return []
+    rebuild(log, projector, batch=batch)
     return [
-        f"{name}: event {page.events[0].seq} forgot a subject, whose values this projection "
-        f"still holds: rebuild it (writegate rebuild {name}) to let go of them"
+        f"{projector.name}: event {page.events[0].seq} forgot a subject: rebuilt from the log "
+        "to let go of its values"
     ]
 
 
@@ -349,6 +353,7 @@ def _catch_up(
         if events:
             busy = True
             new = projector.apply(events)
+            _let_go(log, projector, checkpoint, events[-1].seq, batch)
             if on_batch:
                 on_batch(name, len(events), new)
     return busy
