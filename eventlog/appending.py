@@ -43,6 +43,10 @@ from writegate.eventlog.transaction import (
 )
 
 Head = tuple[int, str, str]  # seq, hash, occurred_at
+class _Unconfirmed(Exception):
+    """An append from what its process knew that cannot tell whether its key was used."""
+
+
 KNOWN_MISS_WAIT = 8  # after an append found what its process knew stale, appends that read
 
 
@@ -178,7 +182,10 @@ class Appending(LogReader):
         ``decide`` reads nothing more, the whole append is one round trip. Returns False,
         with nothing written or settled, if the database found them stale (another process
         appended since, or the idempotency key was used): the caller appends from what it
-        reads. A refusal by ``decide`` stands once what it was given is confirmed."""
+        reads. A refusal by ``decide`` stands once what it was given is confirmed. Under an
+        idempotency key, only an append that emits is tried here (a used key fails its
+        record's insert): a refusal or nothing to emit may be a retry of an append that
+        landed, which the caller's read of the key answers."""
         known, key = self._known, member.idempotency_key
         assert known is not None
         conn = self.connection()
@@ -190,10 +197,14 @@ class Appending(LogReader):
             except Exception as refusal:
                 if self._from_database(refusal):
                     raise  # perhaps what it was told is stale
+                if key is not None:
+                    raise _Unconfirmed from refusal  # perhaps a retry: its key is read
                 self._await_sent(conn)  # what decide was told holds: the refusal stands
                 conn.execute("ROLLBACK")
                 member.settle(None, refusal)
                 return True
+            if key is not None and not tx.events:
+                raise _Unconfirmed  # nothing to fail on the key's record: read it
             if tx.events and key is not None:  # a key used before fails on its primary key
                 first, last = tx.events[0].seq, tx.events[-1].seq
                 row = (member.actor.agent, key, member.digest, first, last)

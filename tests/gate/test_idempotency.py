@@ -81,6 +81,6 @@ def test_concurrent_retries_append_once(gate: Gate) -> None:
         t.start()
     for t in threads:
         t.join()
-    assert all(r == results[0] for r in results)
+    assert all(r == results[0] for r in results), results
     written = gate.log.read(types=["node.written"], limit=100).events
     assert len(written) == 1
