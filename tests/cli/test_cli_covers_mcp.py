@@ -53,6 +53,7 @@ COMMANDS: dict[str, tuple[str, ...] | None] = {
     "graph_improve": ("improve",),
     "audit_feedback": ("audit", "feedback"),
     "export_subject": ("export", "subject"),
+    "forget_subject": ("forget",),
 }
 
 # (tool, argument) -> the click parameter spelling it, where the names differ
@@ -108,6 +109,8 @@ SPELLED: dict[tuple[str, str], str] = {
     ("graph_improve", "usedEdgeKeys"): "edges",
     ("audit_feedback", "identity"): "node",  # or --edge TYPE FROM TO
     ("audit_feedback", "after"): "after_seq",
+    ("forget_subject", "label"): "node",  # LABEL KEY=VALUE...
+    ("forget_subject", "keys"): "node",
 }
 JOBS = {  # each kind of job: its command, and its target's spelling there (import: the log)
     "rebuild": (("rebuild",), "name"),

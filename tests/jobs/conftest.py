@@ -1,5 +1,5 @@
 """The live graph server of the projection tests, for the graph rebuild job."""
 
-from tests.projections.conftest import arcadedb, bolt
+from tests.projections.conftest import arcadedb, arcadedb_root, bolt
 
-__all__ = ["arcadedb", "bolt"]
+__all__ = ["arcadedb", "arcadedb_root", "bolt"]
