@@ -169,17 +169,10 @@ class LogContractTestCase(unittest.TestCase):
         self.assertEqual(self.log.earlier_append(ADA, "k", {"r": 1}), first.events)
         self.assertIsNone(self.log.earlier_append(ADA, "other", {"r": 1}))
 
-    def test_a_retry_whose_decide_now_emits_nothing_or_refuses_returns_the_first_events(
-        self,
-    ) -> None:
-        """What a retry's ``decide`` would do now (the write since landed: nothing to emit,
-        or a refusal) never answers in place of the first append under its key."""
+    def test_a_retry_returns_the_first_events_whatever_its_decide_would_do_now(self) -> None:
         first = self.log.append(ADA, emitting(note("a")), idempotency_key="k", request={"r": 1})
-
-        def refuses(tx: LogTransaction) -> None:
-            raise ValueError("refused now")
-
-        for decide in (emitting(), refuses):
+        refuses = emitting(note("b", expected={"s": 9}))  # a version conflict: a refusal now
+        for decide in (emitting(), refuses):  # nothing to emit now, or refused
             again = self.log.append(ADA, decide, idempotency_key="k", request={"r": 1})
             self.assertTrue(again.replayed)
             self.assertEqual(again.events, first.events)
