@@ -83,13 +83,18 @@ def arcadedb_server(root: Path, *, heap: str = "1g", timeout: float = 90) -> Ite
 def flush(root: Path, password: str, database: str = DATABASE) -> None:
     """Close and open ``database`` again through the server's HTTP API: its pages are written
     to its files and its transaction logs (``txlog_*.wal``) let go, as at a shutdown."""
+    server_command(root, password, f"close database {database}", f"open database {database}")
+
+
+def server_command(root: Path, password: str, *commands: str) -> None:
+    """Each of ``commands`` through the server's HTTP API (``/api/v1/server``)."""
     started = re.search(
         r"HTTP Server started \(host=\S+ port=(\d+)", (root / "server.log").read_text()
     )
     if started is None:
         raise RuntimeError(f"no HTTP port in {root / 'server.log'}")
     token = base64.b64encode(f"root:{password}".encode()).decode()
-    for command in (f"close database {database}", f"open database {database}"):
+    for command in commands:
         request = urllib.request.Request(
             f"http://127.0.0.1:{started.group(1)}/api/v1/server",
             data=json.dumps({"command": command}).encode(),
