@@ -1,8 +1,9 @@
 """Round trips counted on the wire: a TCP relay between PostgreSQL and its clients.
 
 A round trip is the client waiting for the server: it has sent a message that asks to be
-answered (a simple Query, a Sync, a Flush, its password or its start-up) and speaks again
-only once the server has answered. The relay reads the client's message framing to know
+answered (a simple Query, a Sync or a Flush) and speaks again only once the server has
+answered. Opening a connection is not counted: the pool opens its connections in the
+background, at any moment of a test. The relay reads the client's message framing to know
 which: psycopg's pipeline sends many statements in one turn, and may go on sending them
 while the first answers arrive (on a busy machine), which is not a wait; a pipelined read
 sends a Flush and is.
@@ -19,40 +20,75 @@ from types import TracebackType
 from psycopg.conninfo import conninfo_to_dict
 
 WAITS = frozenset(b"QSHp")  # Query, Sync, Flush, password: the client waits for the answer
-STARTUP_CODES = (80877103, 80877104)  # SSL and GSS encryption requests: a start-up follows
+SYNCS = frozenset(b"QS")  # answered in full only by a ReadyForQuery
+SYNC, FLUSH, READY = ord("S"), ord("H"), ord("Z")
+STARTUP_CODES = (80877103, 80877104)  # SSL and GSS encryption requests: one byte answers
+
+
+def _messages(buffer: bytes) -> tuple[list[int], int]:
+    """The types of the whole messages at the start of ``buffer``, and where they end."""
+    types, at = [], 0
+    while len(buffer) - at >= 5:
+        (length,) = struct.unpack_from("!i", buffer, at + 1)
+        if len(buffer) - at < length + 1:
+            break
+        types.append(buffer[at])
+        at += length + 1
+    return types, at
 
 
 class _Turn:
     """One connection's conversation: whether the client's last message asks to be answered
-    and whether the server has spoken since the client last did."""
+    and whether the server has answered all it was asked. A Sync or Query is answered by a
+    ReadyForQuery. psycopg follows a pipeline's Sync with a Flush when it has not read all the
+    answers yet: that Flush is part of the Sync's wait, whether the server's answers (some,
+    or all) come before it or after."""
 
     def __init__(self) -> None:
         self.waiting = True  # the client's first words are a turn of their own
         self.answered = True
         self._startup = True  # the start-up packet has a length and no type byte
-        self._buffer = b""
+        self._one_byte = 0  # encryption requests the server answers with one unframed byte
+        self.opening = True  # until the server is first ready for a query
+        self._syncs = 0  # Syncs and Queries the server has not answered yet
+        self._last: int | None = None  # the type of the client's last whole message
+        self._client = b""
+        self._server = b""
 
-    def read(self, data: bytes) -> None:
-        """Follow the client's messages through ``data`` to the last one it completes."""
-        buffer = self._buffer + data
-        at = 0
-        while True:
-            if self._startup:
-                if len(buffer) - at < 8:
-                    break
-                length, code = struct.unpack_from("!ii", buffer, at)
-                if len(buffer) - at < length:
-                    break
-                self._startup = code in STARTUP_CODES
-                self.waiting, at = True, at + length
-                continue
-            if len(buffer) - at < 5:
+    def client(self, data: bytes) -> bool:
+        """Follow the client's messages through ``data``: whether it starts a round trip."""
+        waited = self.waiting and self.answered and not self.opening
+        buffer, at = self._client + data, 0
+        while self._startup and len(buffer) - at >= 8:
+            length, code = struct.unpack_from("!ii", buffer, at)
+            if len(buffer) - at < length:
                 break
-            (length,) = struct.unpack_from("!i", buffer, at + 1)
-            if len(buffer) - at < length + 1:
-                break
-            self.waiting, at = buffer[at] in WAITS, at + length + 1
-        self._buffer = buffer[at:]
+            self._startup = code in STARTUP_CODES
+            self._one_byte += self._startup
+            self.waiting, at = True, at + length
+        types: list[int] = []
+        if not self._startup:
+            types, end = _messages(buffer[at:])
+            at += end
+        self._client = buffer[at:]
+        if types and set(types) == {FLUSH} and self._last == SYNC and not self._client:
+            return False  # psycopg's Flush after a Sync: asks nothing the Sync did not
+        self.answered = False  # set before it is passed on: the reply follows
+        if types:
+            self.waiting, self._last = types[-1] in WAITS, types[-1]
+            self._syncs += sum(kind in SYNCS for kind in types)
+        return waited
+
+    def server(self, data: bytes) -> None:
+        """Follow the server's messages through ``data``."""
+        buffer = self._server + data
+        while self._one_byte and buffer:
+            self._one_byte, buffer = self._one_byte - 1, buffer[1:]
+        types, end = _messages(buffer)
+        self._syncs = max(0, self._syncs - types.count(READY))
+        self.opening = self.opening and READY not in types
+        self._server = buffer[end:]
+        self.answered = self._syncs == 0
 
 
 class RoundTrips:
@@ -102,12 +138,9 @@ class RoundTrips:
             while data := source.recv(65536):
                 with self._lock:
                     if not asks:
-                        turn.answered = True
-                    else:
-                        if turn.waiting and turn.answered:
-                            self.count += 1
-                        turn.answered = False  # set before it is passed on: the reply follows
-                        turn.read(data)
+                        turn.server(data)
+                    elif turn.client(data):
+                        self.count += 1
                 sink.sendall(data)
         except OSError:
             pass

@@ -17,7 +17,7 @@ from writegate.projections.search.bm25 import phrase, scored
 from writegate.projections.search.sqlite import SqliteTextIndex
 
 COMMON = 8  # the bound under test, small so that a few dozen documents exceed it
-COMMON_WORDS = ("\"alice\"", "\"smith\"", "\"jones\"")  # each in more than COMMON
+COMMON_WORDS = ('"alice"', '"smith"', '"jones"')  # each in more than COMMON
 
 
 @pytest.fixture
@@ -49,6 +49,7 @@ def test_a_common_words_weight_comes_from_its_recent_share_its_counts_from_fts5(
 ) -> None:
     index, conn = SqliteTextIndex(), sqlite3.connect(tmp_path / "even.db", isolation_level=None)
     index.install(conn)
+
     def text(i: int) -> str:  # alpha in every 4th document, beta (twice) in every 10th
         return " ".join(["Person", "alpha" * (i % 4 == 0), "beta beta" * (i % 10 == 0), f"n{i}"])
 
