@@ -43,6 +43,8 @@ from writegate.eventlog.transaction import (
 )
 
 Head = tuple[int, str, str]  # seq, hash, occurred_at
+
+
 class _Unconfirmed(Exception):
     """An append from what its process knew that cannot tell whether its key was used."""
 
@@ -199,6 +201,7 @@ class Appending(LogReader):
                     raise  # perhaps what it was told is stale
                 if key is not None:
                     raise _Unconfirmed from refusal  # perhaps a retry: its key is read
+                tx.expect()
                 self._await_sent(conn)  # what decide was told holds: the refusal stands
                 conn.execute("ROLLBACK")
                 member.settle(None, refusal)
@@ -209,6 +212,7 @@ class Appending(LogReader):
                 first, last = tx.events[0].seq, tx.events[-1].seq
                 row = (member.actor.agent, key, member.digest, first, last)
                 sent(conn, INSERT_IDEMPOTENCY, row)
+            tx.expect()
             self._commit(conn, tx.events[-1].seq if tx.events else None)
         except BaseException as exc:
             self._abandon(conn, exc)

@@ -92,20 +92,25 @@ def stored_columns(event: Event) -> dict[str, Any]:
     }
 
 
-# Holds unless the stream has another version, when it divides by zero: an expectation the
-# database checks as it runs the statement, with nothing to read back (``Known``).
-EXPECT_VERSION = (
-    "SELECT 1 / (CASE WHEN COALESCE(MAX(version), 0) = ? THEN 1 ELSE 0 END) "
-    "FROM event_streams WHERE stream = ?"
-)
+def expect_versions(count: int) -> str:
+    """Holds unless one of ``count`` streams (each a ``?, ?`` pair: stream, version) has
+    another version, when it divides by zero: expectations the database checks as it runs
+    the statement, with nothing to read back (``Known``)."""
+    return (
+        "SELECT 1 / (CASE WHEN COUNT(*) = 0 THEN 1 ELSE 0 END) "
+        f"FROM (VALUES {', '.join(['(?, ?)'] * count)}) AS expected "
+        "WHERE expected.column2 <> (SELECT COALESCE(MAX(version), 0) FROM event_streams "
+        "WHERE stream = expected.column1)"
+    )
 
 
 @dataclass
 class Known:
     """What this process's last commit left: the head (seq, hash, ``occurred_at``) and
     stream versions as of it. An append may start from it instead of reading it (no round
-    trip); each version it serves is sent as an ``EXPECT_VERSION`` and the event's insert is
-    checked by the chain's trigger, so if another process appended since, the append fails
+    trip); the versions it serves are checked in one statement (``expect_versions``, sent
+    before the transaction's first event or its end) and the event's insert is checked by
+    the chain's trigger, so if another process appended since, the append fails
     in the database and is done again from what it reads."""
 
     head: tuple[int, str, str]
@@ -153,6 +158,7 @@ class Transaction:
         self.occurred_at: str = max(now, head[2]) if head else now
         self._occurred = parse_timestamp(self.occurred_at)
         self._versions: dict[str, int] = dict(after[1]) if after is not None else {}
+        self._expecting: list[tuple[str, int]] = []  # served from ``known``, not yet checked
         self.events: list[Event] = []
         self._seals: Seals | None = None
         # what a writer that seals some values does to each draft before it is emitted
@@ -181,9 +187,9 @@ class Transaction:
         """The stream's version including anything emitted earlier in this transaction."""
         version = self._versions.get(stream)
         if version is None:
-            if self._known is not None:  # as of the known head (new: none), checked on commit
+            if self._known is not None:  # as of the known head (new: none), checked later
                 version = self._known.versions.get(stream, 0)
-                sent(self.conn, EXPECT_VERSION, (version, stream))
+                self._expecting.append((stream, version))
             else:
                 version = self.conn.execute(STREAM_VERSION, (stream,)).fetchone()[0] or 0
             self._versions[stream] = version
@@ -193,8 +199,11 @@ class Transaction:
         """Ask now for the versions of ``streams`` not known yet, and take the answer when
         called: a writer that knows the streams it will touch reads them in the round trip
         of its other reads (a pipelined connection sends all before waiting). Nothing is
-        asked when they are served from ``Known`` (checked in the database instead)."""
+        asked when they are served from ``Known``: they are checked in the database, all
+        in one statement."""
         wanted = [s for s in dict.fromkeys(streams) if s not in self._versions]
+        for stream in wanted if self._known is not None else ():
+            self.stream_version(stream)  # checked with the first event's (``expect``)
         if self._known is not None or not wanted:
             return lambda: None
         asked = [
@@ -212,6 +221,14 @@ class Transaction:
                 self._versions.setdefault(stream, found.get(stream, 0))
 
         return take
+
+    def expect(self) -> None:
+        """Send the checks of the versions served from ``Known`` so far, all in one
+        statement: before this transaction's streams change (``emit``), and before what was
+        decided from them stands (a refusal, a commit)."""
+        pending, self._expecting = self._expecting, []
+        for chunk in (pending[i : i + 500] for i in range(0, len(pending), 500)):
+            sent(self.conn, expect_versions(len(chunk)), [x for pair in chunk for x in pair])
 
     @property
     def head_left(self) -> tuple[int, str, str] | None:
@@ -256,6 +273,7 @@ class Transaction:
             if forged(columns[column], self._seals):
                 raise EventLogError(f"an event's {column} may not hold a '$sealed' of its own")
         digest = chain_hash(self._prev_hash, stored_body(**columns))
+        self.expect()
         sent(self.conn, INSERT_EVENT, (*columns.values(), digest))
         if streams:
             self.conn.executemany(INSERT_STREAM, [(s, v, seq) for s, v in streams.items()])
@@ -293,7 +311,6 @@ class Transaction:
 Decide = Callable[[Transaction], None]
 
 __all__ = [
-    "EXPECT_VERSION",
     "AppendOutcome",
     "Decide",
     "InlineProjector",

@@ -21,20 +21,20 @@ from psycopg.conninfo import conninfo_to_dict
 
 WAITS = frozenset(b"QSHp")  # Query, Sync, Flush, password: the client waits for the answer
 SYNCS = frozenset(b"QS")  # answered in full only by a ReadyForQuery
-SYNC, FLUSH, READY = ord("S"), ord("H"), ord("Z")
+SYNC, FLUSH, READY, PARSE, BIND, QUERY = (ord(c) for c in "SHZPBQ")
 STARTUP_CODES = (80877103, 80877104)  # SSL and GSS encryption requests: one byte answers
 
 
-def _messages(buffer: bytes) -> tuple[list[int], int]:
-    """The types of the whole messages at the start of ``buffer``, and where they end."""
-    types, at = [], 0
+def _messages(buffer: bytes) -> tuple[list[tuple[int, bytes]], int]:
+    """The whole messages (type, body) at the start of ``buffer``, and where they end."""
+    messages, at = [], 0
     while len(buffer) - at >= 5:
         (length,) = struct.unpack_from("!i", buffer, at + 1)
         if len(buffer) - at < length + 1:
             break
-        types.append(buffer[at])
+        messages.append((buffer[at], buffer[at + 5 : at + length + 1]))
         at += length + 1
-    return types, at
+    return messages, at
 
 
 class _Turn:
@@ -44,7 +44,7 @@ class _Turn:
     answers yet: that Flush is part of the Sync's wait, whether the server's answers (some,
     or all) come before it or after."""
 
-    def __init__(self) -> None:
+    def __init__(self, ran: list[str] | None = None) -> None:
         self.waiting = True  # the client's first words are a turn of their own
         self.answered = True
         self._startup = True  # the start-up packet has a length and no type byte
@@ -54,6 +54,8 @@ class _Turn:
         self._last: int | None = None  # the type of the client's last whole message
         self._client = b""
         self._server = b""
+        self._parsed: dict[bytes, str] = {}  # the statements the client named, by name
+        self.ran = [] if ran is None else ran  # each statement the client had run, its text
 
     def client(self, data: bytes) -> bool:
         """Follow the client's messages through ``data``: whether it starts a round trip."""
@@ -68,7 +70,9 @@ class _Turn:
             self.waiting, at = True, at + length
         types: list[int] = []
         if not self._startup:
-            types, end = _messages(buffer[at:])
+            messages, end = _messages(buffer[at:])
+            types = [kind for kind, _ in messages]
+            self._statements(messages)
             at += end
         self._client = buffer[at:]
         if types and set(types) == {FLUSH} and self._last == SYNC and not self._client:
@@ -79,12 +83,23 @@ class _Turn:
             self._syncs += sum(kind in SYNCS for kind in types)
         return waited
 
+    def _statements(self, messages: list[tuple[int, bytes]]) -> None:
+        for kind, body in messages:
+            if kind == PARSE:
+                name, query = body.split(b"\0")[:2]
+                self._parsed[name] = query.decode()
+            elif kind == BIND:
+                self.ran.append(self._parsed.get(body.split(b"\0")[1], "?"))
+            elif kind == QUERY:
+                self.ran.append(body.rstrip(b"\0").decode())
+
     def server(self, data: bytes) -> None:
         """Follow the server's messages through ``data``."""
         buffer = self._server + data
         while self._one_byte and buffer:
             self._one_byte, buffer = self._one_byte - 1, buffer[1:]
-        types, end = _messages(buffer)
+        messages, end = _messages(buffer)
+        types = [kind for kind, _ in messages]
         self._syncs = max(0, self._syncs - types.count(READY))
         self.opening = self.opening and READY not in types
         self._server = buffer[end:]
@@ -93,11 +108,13 @@ class _Turn:
 
 class RoundTrips:
     """Listens on a free local port and relays each connection to PostgreSQL's ``port``;
-    ``count`` is the round trips of every connection through it so far."""
+    ``count`` is the round trips of every connection through it so far, ``ran`` the text of
+    each statement they ran."""
 
     def __init__(self, port: int) -> None:
         self.port = port
         self.count = 0
+        self.ran: list[str] = []
         self._lock = threading.Lock()
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._sockets: list[socket.socket] = [self._listener]
@@ -112,9 +129,10 @@ class RoundTrips:
         return f"postgresql://{user}127.0.0.1:{port}/{parts['dbname']}?sslmode=disable"
 
     def reset(self) -> int:
-        """The count so far, and start again from 0."""
+        """The count so far, and start again from 0 (and from no statements run)."""
         with self._lock:
             counted, self.count = self.count, 0
+            self.ran.clear()
         return counted
 
     def _accept(self) -> None:
@@ -128,7 +146,7 @@ class RoundTrips:
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._lock:
                 self._sockets += [client, server]
-            turn = _Turn()
+            turn = _Turn(self.ran)
             for pair in ((client, server, True), (server, client, False)):
                 threading.Thread(target=self._pump, args=(*pair, turn), daemon=True).start()
 

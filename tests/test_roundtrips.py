@@ -12,7 +12,8 @@ def message(kind: bytes, body: bytes = b"") -> bytes:
     return kind + struct.pack("!i", len(body) + 4) + body
 
 
-PARSE_BIND_EXECUTE = message(b"P", b"q") + message(b"B") + message(b"E")
+UNNAMED_BIND = message(b"B", b"\0\0\0\0\0\0\0\0")
+PARSE_BIND_EXECUTE = message(b"P", b"\0q\0\0\0") + UNNAMED_BIND + message(b"E", b"\0\0\0\0\0")
 SYNC, FLUSH = message(b"S"), message(b"H")
 ROW, READY = message(b"D", b"row"), message(b"Z", b"I")
 
@@ -89,3 +90,12 @@ def test_opening_a_connection_is_not_counted() -> None:
     assert not turn.client(message(b"p", b"md5..."))
     turn.server(message(b"R", b"\0\0\0\0") + message(b"S", b"a\0b\0") + READY)
     assert turn.client(PARSE_BIND_EXECUTE + SYNC)  # the connection's first round trip
+
+
+def test_the_statements_run_are_read_from_their_parse_and_bind() -> None:
+    turn = started()
+    named = message(b"P", b"s1\0SELECT 2\0\0\0") + message(b"B", b"\0s1\0\0\0\0\0\0\0")
+    unnamed = message(b"P", b"\0SELECT 1\0\0\0") + UNNAMED_BIND
+    turn.client(unnamed + named + message(b"B", b"\0s1\0\0\0\0\0\0\0") + SYNC)
+    turn.client(message(b"Q", b"COMMIT\0"))
+    assert turn.ran == ["SELECT 1", "SELECT 2", "SELECT 2", "COMMIT"]

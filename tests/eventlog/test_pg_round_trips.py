@@ -170,3 +170,30 @@ def test_a_batch_after_another_process_appended_reads_its_streams_with_its_nodes
         assert gate.log.verify().ok
         with gate.log.snapshot() as conn:
             assert gate.state.equals_replay(gate.log, conn)
+
+
+def test_the_versions_a_batch_was_served_from_what_its_process_knew_are_checked_at_once(
+    relay: RoundTrips, pg_dsn: str
+) -> None:
+    """One statement checks every stream version the batch took from the last commit, not
+    one a stream; and a version another process moved still fails it, in the database."""
+    items = [
+        {"op": "write_node", "label": "Person", "merge_keys": {"name": f"p{n}"}, **CLAIM}
+        for n in range(100)
+    ]
+    with Gate.open(relay.dsn(pg_dsn), default_actor=ALICE) as gate:
+        gate.publish_schema("fixtures/seed000_schema.yaml")
+        gate.write_node(label="Person", merge_keys={"name": "Ada"}, **CLAIM)
+        relay.reset()
+        assert gate.write_batch(items=items).status == "written"
+        checks = [q for q in relay.ran if "FROM event_streams" in q and q.startswith("SELECT 1 /")]
+        assert len(checks) == 1
+        with Gate.open(pg_dsn, default_actor=ALICE) as other:  # moves p5's stream
+            other.write_node(
+                label="Person", merge_keys={"name": "p5"}, properties={"age": 5}, **CLAIM
+            )
+        again = gate.write_batch(items=[{**item, "properties": {"age": 1}} for item in items[:10]])
+        assert again.status == "written"
+        (p5,) = gate.reader().open_nodes([{"label": "Person", "merge_keys": {"name": "p5"}}]).nodes
+        assert (p5.version, p5.properties["age"]) == (3, 1)
+        assert gate.log.verify().ok
