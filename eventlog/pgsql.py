@@ -66,6 +66,13 @@ def _placeholder(match: re.Match[str]) -> str:
     return token  # a string literal, or a cast
 
 
+@lru_cache(maxsize=256)
+def _many_rows(sql: str, count: int) -> str:
+    """A one-row ``INSERT ... VALUES (...)`` for ``count`` rows."""
+    head, row = sql.rsplit("VALUES", 1)
+    return f"{head}VALUES {', '.join([row.strip()] * count)}"
+
+
 @lru_cache(maxsize=512)
 def translate(sql: str) -> str:
     """One statement in SQLite's spelling, in PostgreSQL's."""
@@ -97,6 +104,7 @@ class PgConnection:
         self._leave = ExitStack()  # how it leaves pipeline mode
         self._memo: dict[type[Any], Any] | None = None  # while a pipelined transaction is open
         self._sender: psycopg.Cursor[Any] | None = None  # its statements nobody reads (``send``)
+        self._rows: dict[str, list[tuple[Any, ...]]] = {}  # held inserts (``add_rows``)
 
     @classmethod
     def over(cls, conn: Raw, where: str = "the database") -> PgConnection:
@@ -108,8 +116,28 @@ class PgConnection:
             parameters = tuple(parameters)
         query = translate(sql)
         if self._pipeline is not None:
+            self._send_rows(discard=query.lstrip()[:8].upper().startswith("ROLLBACK"))
             return self._pipelined(query, parameters)
         return self._run(lambda conn: conn.execute(query, parameters))
+
+    def add_rows(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Insert ``rows`` by ``sql`` (a one-row ``INSERT ... VALUES (?, ...)``). In a
+        pipelined transaction they are held, and sent with every row held for the same
+        statement as one multi-row insert before the next statement that is not a write
+        (``send``, ``executemany``): a batch's events cost one statement, not one each. Only
+        a table no other write of the transaction depends on may be inserted so, as its rows
+        land after writes sent later (the log's events and streams)."""
+        if self._pipeline is None:
+            self.executemany(sql, rows)
+        else:
+            self._rows.setdefault(sql, []).extend(rows)
+
+    def _send_rows(self, *, discard: bool = False) -> None:
+        held, self._rows = self._rows, {}
+        for sql, rows in held.items() if not discard else ():
+            per = 60_000 // len(rows[0])  # PostgreSQL takes at most 65,535 parameters
+            for chunk in (rows[i : i + per] for i in range(0, len(rows), per)):
+                self.send(_many_rows(sql, len(chunk)), [x for row in chunk for x in row])
 
     def begin_pipelined(self, statements: Iterable[str]) -> None:
         """Open a transaction in pipeline mode with ``statements`` (no parameters), sent
@@ -168,6 +196,7 @@ class PgConnection:
         """Wait for every statement sent so far (raising the first error among them), so
         that what fails is said where it was sent: a member of a commit group, say."""
         if self._pipeline is not None:
+            self._send_rows()
             self._sync()
 
     def _sync(self, *, quietly: bool = False) -> None:
@@ -190,7 +219,7 @@ class PgConnection:
             if not quietly:
                 raise
         finally:
-            self._pipeline, self._memo, self._sender = None, None, None
+            self._pipeline, self._memo, self._sender, self._rows = None, None, None, {}
             if conn is not None and self._held is conn:
                 if ending and _aborted(conn):
                     conn.close()  # its transaction rolls back with it (see ``_aborted``)
@@ -219,6 +248,7 @@ class PgConnection:
 
     def script(self, sql: str) -> None:
         """Several statements, sent as they are (no placeholders: DDL with its own ``%``)."""
+        self._send_rows()
         self._run(lambda conn: conn.execute(sql.encode()))
 
     def _run(self, work: Callable[[Raw], T]) -> T:
@@ -240,7 +270,7 @@ class PgConnection:
             elif _open(conn):
                 self._held = conn
             else:
-                self._pipeline, self._memo, self._sender = None, None, None
+                self._pipeline, self._memo, self._sender, self._rows = None, None, None, {}
                 self._held = None
                 self._give(conn)
 

@@ -46,6 +46,16 @@ def sent(conn: Sql, sql: str, parameters: Any = (), /) -> None:
         conn.execute(sql, parameters)
 
 
+def inserted(conn: Sql, sql: str, rows: Iterable[tuple[Any, ...]], /) -> None:
+    """Insert ``rows`` by a one-row ``INSERT``: on PostgreSQL held for one multi-row insert
+    (``PgConnection.add_rows``, which says which tables may be)."""
+    add = getattr(conn, "add_rows", None)
+    if add is not None:
+        add(sql, rows)
+    else:
+        conn.executemany(sql, rows)
+
+
 def statements(script: str) -> Iterator[str]:
     """Split a script into complete statements (triggers keep their inner ';').
 

@@ -27,7 +27,7 @@ from writegate.eventlog.events import (
     trusted,
 )
 from writegate.eventlog.sealing import Seals, forged
-from writegate.eventlog.sql import Sql, sent
+from writegate.eventlog.sql import Sql, inserted, sent
 from writegate.eventlog.tables import HEAD, INSERT_EVENT, INSERT_STREAM, STREAM_VERSION
 
 
@@ -274,9 +274,9 @@ class Transaction:
                 raise EventLogError(f"an event's {column} may not hold a '$sealed' of its own")
         digest = chain_hash(self._prev_hash, stored_body(**columns))
         self.expect()
-        sent(self.conn, INSERT_EVENT, (*columns.values(), digest))
+        inserted(self.conn, INSERT_EVENT, [(*columns.values(), digest)])
         if streams:
-            self.conn.executemany(INSERT_STREAM, [(s, v, seq) for s, v in streams.items()])
+            inserted(self.conn, INSERT_STREAM, [(s, v, seq) for s, v in streams.items()])
             self._versions.update(streams)
         payload, provenance, request = draft.payload, draft.provenance, draft.request
         if self._seals is not None:  # the events carry the clear values

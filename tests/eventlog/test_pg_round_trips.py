@@ -197,3 +197,22 @@ def test_the_versions_a_batch_was_served_from_what_its_process_knew_are_checked_
         (p5,) = gate.reader().open_nodes([{"label": "Person", "merge_keys": {"name": "p5"}}]).nodes
         assert (p5.version, p5.properties["age"]) == (3, 1)
         assert gate.log.verify().ok
+
+
+def test_a_batch_inserts_its_events_and_their_streams_in_one_statement_each(
+    relay: RoundTrips, pg_dsn: str
+) -> None:
+    """Held for one multi-row insert each (``PgConnection.add_rows``): the chain's trigger
+    still checks every row, in order."""
+    items = [
+        {"op": "write_node", "label": "Person", "merge_keys": {"name": f"p{n}"}, **CLAIM}
+        for n in range(100)
+    ]
+    with Gate.open(relay.dsn(pg_dsn), default_actor=ALICE) as gate:
+        gate.publish_schema("fixtures/seed000_schema.yaml")
+        relay.reset()
+        assert gate.write_batch(items=items).status == "written"
+        inserts = [q.split(" (")[0] for q in relay.ran if q.startswith("INSERT INTO event")]
+        assert inserts == ["INSERT INTO events", "INSERT INTO event_streams"]
+        assert [e.seq for e in gate.log.read(after_seq=1).events] == list(range(2, 102))
+        assert gate.log.verify().ok
