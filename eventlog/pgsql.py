@@ -38,6 +38,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
 
 from writegate.eventlog.errors import LogPermissionDenied, LogUnavailable, one_line
+from writegate.eventlog.pgheld import Held, Merged
 from writegate.eventlog.sql import Cursor
 from writegate.eventlog.transaction import InlineProjector
 
@@ -53,6 +54,7 @@ _DDL = (
 Raw = psycopg.Connection[Any]
 T = TypeVar("T")
 M = TypeVar("M")
+H = TypeVar("H", bound=Merged)
 
 
 def _placeholder(match: re.Match[str]) -> str:
@@ -64,13 +66,6 @@ def _placeholder(match: re.Match[str]) -> str:
     if token.startswith(":") and token != "::":
         return f"%({token[1:]})s"
     return token  # a string literal, or a cast
-
-
-@lru_cache(maxsize=256)
-def _many_rows(sql: str, count: int) -> str:
-    """A one-row ``INSERT ... VALUES (...)`` for ``count`` rows."""
-    head, row = sql.rsplit("VALUES", 1)
-    return f"{head}VALUES {', '.join([row.strip()] * count)}"
 
 
 @lru_cache(maxsize=512)
@@ -104,7 +99,7 @@ class PgConnection:
         self._leave = ExitStack()  # how it leaves pipeline mode
         self._memo: dict[type[Any], Any] | None = None  # while a pipelined transaction is open
         self._sender: psycopg.Cursor[Any] | None = None  # its statements nobody reads (``send``)
-        self._rows: dict[str, list[tuple[Any, ...]]] = {}  # held inserts (``add_rows``)
+        self._held_writes = Held()  # while a pipelined transaction is open (``pgheld``)
 
     @classmethod
     def over(cls, conn: Raw, where: str = "the database") -> PgConnection:
@@ -121,23 +116,24 @@ class PgConnection:
         return self._run(lambda conn: conn.execute(query, parameters))
 
     def add_rows(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
-        """Insert ``rows`` by ``sql`` (a one-row ``INSERT ... VALUES (?, ...)``). In a
-        pipelined transaction they are held, and sent with every row held for the same
-        statement as one multi-row insert before the next statement that is not a write
-        (``send``, ``executemany``): a batch's events cost one statement, not one each. Only
-        a table no other write of the transaction depends on may be inserted so, as its rows
-        land after writes sent later (the log's events and streams)."""
+        """Insert ``rows`` by ``sql`` (a one-row ``INSERT ... VALUES (?, ...)``); in a
+        pipelined transaction held (``pgheld``) and sent with every row held for the same
+        statement as one multi-row insert: a batch's events cost one statement."""
         if self._pipeline is None:
             self.executemany(sql, rows)
         else:
-            self._rows.setdefault(sql, []).extend(rows)
+            self._held_writes.add_rows(sql, rows)
+
+    def held(self, kind: type[H]) -> H | None:
+        """The open pipelined transaction's held ``kind`` of writes, made on first ask
+        (None outside such a transaction: write at once)."""
+        return None if self._pipeline is None else self._held_writes.merged(kind)
 
     def _send_rows(self, *, discard: bool = False) -> None:
-        held, self._rows = self._rows, {}
-        for sql, rows in held.items() if not discard else ():
-            per = 60_000 // len(rows[0])  # PostgreSQL takes at most 65,535 parameters
-            for chunk in (rows[i : i + per] for i in range(0, len(rows), per)):
-                self.send(_many_rows(sql, len(chunk)), [x for row in chunk for x in row])
+        if discard:
+            self._held_writes.drop()
+        for sql, parameters in self._held_writes.take():
+            self.send(sql, parameters)
 
     def begin_pipelined(self, statements: Iterable[str]) -> None:
         """Open a transaction in pipeline mode with ``statements`` (no parameters), sent
@@ -219,7 +215,8 @@ class PgConnection:
             if not quietly:
                 raise
         finally:
-            self._pipeline, self._memo, self._sender, self._rows = None, None, None, {}
+            self._pipeline, self._memo, self._sender = None, None, None
+            self._held_writes.drop()
             if conn is not None and self._held is conn:
                 if ending and _aborted(conn):
                     conn.close()  # its transaction rolls back with it (see ``_aborted``)
@@ -270,7 +267,8 @@ class PgConnection:
             elif _open(conn):
                 self._held = conn
             else:
-                self._pipeline, self._memo, self._sender, self._rows = None, None, None, {}
+                self._pipeline, self._memo, self._sender = None, None, None
+                self._held_writes.drop()
                 self._held = None
                 self._give(conn)
 
@@ -332,6 +330,11 @@ def remembered(conn: Any, kind: type[M]) -> M | None:
     """``conn``'s ``PgConnection.remembered`` (None on any other connection: SQLite reads in
     its own process, and a read there costs no round trip)."""
     return conn.remembered(kind) if isinstance(conn, PgConnection) else None
+
+
+def held(conn: Any, kind: type[H]) -> H | None:
+    """``conn``'s ``PgConnection.held`` (None elsewhere: write at once)."""
+    return conn.held(kind) if isinstance(conn, PgConnection) else None
 
 
 def resources_fault(exc: BaseException, where: str) -> LogUnavailable | None:

@@ -10,26 +10,38 @@ state table; a read-only copy of a layout before it was kept is counted by a sca
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
+from writegate.eventlog.pgsql import held
 from writegate.eventlog.sql import Sql
 
 LABEL, TYPE, STUBS = "label", "type", "stubs"  # the kinds of row; STUBS has one, named ""
 
 
+_STEP = (
+    "INSERT INTO state_counts (kind, name, count) VALUES (?, ?, ?) "
+    "ON CONFLICT (kind, name) DO UPDATE SET count = state_counts.count + excluded.count"
+)
+_GONE = "DELETE FROM state_counts WHERE kind = ? AND name = ? AND count <= 0"
+
+
+class Steps(Counter[tuple[str, str]]):
+    """The steps an append's transaction has taken, held until its next read (``pgheld``):
+    a batch of 100 nodes of one label is one step of 100, not 100 statements."""
+
+    def statements(self) -> list[tuple[str, list[tuple[Any, ...]]]]:
+        steps = sorted((kind, name, step) for (kind, name), step in self.items() if step)
+        return [(_STEP, list(steps)), (_GONE, [(k, n) for k, n, step in steps if step < 0])]
+
+
 def _moved(conn: Sql, delta: Counter[tuple[str, str]]) -> None:
-    steps = sorted((kind, name, step) for (kind, name), step in delta.items() if step)
-    if not steps:
+    steps = held(conn, Steps)
+    if steps is not None:
+        steps.update(delta)
         return
-    conn.executemany(
-        "INSERT INTO state_counts (kind, name, count) VALUES (?, ?, ?) "
-        "ON CONFLICT (kind, name) DO UPDATE SET count = state_counts.count + excluded.count",
-        steps,
-    )
-    gone = [(kind, name) for kind, name, step in steps if step < 0]
-    if gone:
-        conn.executemany(
-            "DELETE FROM state_counts WHERE kind = ? AND name = ? AND count <= 0", gone
-        )
+    for sql, rows in Steps(delta).statements():
+        if rows:
+            conn.executemany(sql, rows)
 
 
 def node(conn: Sql, before: tuple[str, bool] | None, after: tuple[str, bool] | None) -> None:
