@@ -18,6 +18,7 @@ from writegate.eventlog.canonical import chain_hash, stored_body
 from writegate.eventlog.erasing import erase_copied, forgetting
 from writegate.eventlog.errors import EventLogError, LogUnavailable
 from writegate.eventlog.events import Actor, Event, EventCore, format_timestamp
+from writegate.eventlog.expiring import ExpirePlan, Expiring, Finder, expiring
 from writegate.eventlog.grouping import CommitGroups, Pending
 from writegate.eventlog.reading import LogReader
 from writegate.eventlog.sealing import (
@@ -43,6 +44,8 @@ from writegate.eventlog.transaction import (
 )
 
 Head = tuple[int, str, str]  # seq, hash, occurred_at
+
+
 class _Unconfirmed(Exception):
     """An append from what its process knew that cannot tell whether its key was used."""
 
@@ -308,6 +311,16 @@ class Appending(LogReader):
         done: list[tuple[ForgetPlan, Event | None]] = []
         decide = forgetting(locators, reason, also, self._forgetting, done)
         self.append(actor, decide)
+        if done[-1][1] is not None:
+            self._after_forget()
+        return done[-1]
+
+    def expire(
+        self, actor: Actor, find: Finder, *, policy: dict[str, str], also: Expiring | None = None
+    ) -> tuple[ExpirePlan, Event | None]:
+        """Delete the sealed values ``find`` names, append the receipt (``expiring``)."""
+        done: list[tuple[ExpirePlan, Event | None]] = []
+        self.append(actor, expiring(find, policy, also, self._forgetting, done))
         if done[-1][1] is not None:
             self._after_forget()
         return done[-1]

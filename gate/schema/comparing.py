@@ -232,6 +232,7 @@ FIELDS: dict[tuple[type[BaseModel], str], Compare] = {
             "conflict",
             "half_lives",
             "personal_observations",
+            "observation_retention",
         )
     },
     (SchemaDocument, "description"): _description,
@@ -270,6 +271,7 @@ FIELDS: dict[tuple[type[BaseModel], str], Compare] = {
     (PropertyDoc, "conflict"): _policy,
     (PropertyDoc, "many"): _policy,
     (PropertyDoc, "personal"): _whole("personal_changed"),
+    (PropertyDoc, "retention"): _policy,
 }
 """How each field of the schema language is compared. Models compared whole (a review
 rule, a resolution policy, a relationship property's edge) are in ``WHOLE``."""
