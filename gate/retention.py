@@ -36,12 +36,13 @@ from writegate.eventlog.sql import Sql
 from writegate.gate.rejections import forget_rejections
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.document import SchemaDocument
+from writegate.language import NodeWritten, ObservationRecorded
 from writegate.projections.state import StateProjection
 from writegate.projections.state.forgetting import forget_nodes, forget_observations
 
 OBSERVATIONS = "observations"  # the policy's name for observations' text
-WRITTEN = "node.written"
-RECORDED = "observation.recorded"
+WRITTEN = NodeWritten.event_type
+RECORDED = ObservationRecorded.event_type
 
 
 class RetainResult(BaseModel):
