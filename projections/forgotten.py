@@ -13,7 +13,8 @@ its pseudonym (``cypher.PSEUDONYM_KEY``), which forgetting leaves as it was.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from writegate.eventlog import Event, EventCore, Log
 from writegate.eventlog.sealing import SubjectsForgotten
@@ -29,8 +30,11 @@ from writegate.projections.contract import ProjectionError
 from writegate.projections.cypher import PSEUDONYM_KEY, Statement, pseudonymous, quoted
 
 
-def forgetting(name: str, log: Log | None, receipt: EventCore) -> Iterator[Statement]:
-    """The statements taking ``receipt``'s forgotten values out of the graph (one per label)."""
+def forgetting(
+    name: str, log: Log | None, receipt: EventCore, erased: dict[str, set[str]] | None = None
+) -> Iterator[Statement]:
+    """The statements taking ``receipt``'s forgotten values out of the graph (one per label);
+    ``erased`` is told each label's keys they set to null (what an index may still hold)."""
     forgot = SubjectsForgotten.model_validate(receipt.payload)
     if not forgot.events:
         return
@@ -69,7 +73,33 @@ def forgetting(name: str, log: Log | None, receipt: EventCore) -> Iterator[State
             ),
         )
         statement.rows += [{"id": identity, "props": props} for props in values]
+        if erased is not None:
+            nulled = {key for props in values for key, value in props.items() if value is None}
+            erased.setdefault(label, set()).update(nulled)
     yield from by_label.values()
 
 
-__all__ = ["forgetting"]
+def index_rebuilds(
+    indexes: Iterable[Mapping[str, Any]], erased: Mapping[str, set[str]]
+) -> list[str]:
+    """The statements rebuilding (dropping and making again, as Cypher has no ``REBUILD
+    INDEX``) each node index ``SHOW INDEXES`` lists over a key ``erased`` names: ArcadeDB's
+    LSM index files keep a key set to null until the index is rebuilt. An index a
+    constraint owns is left (dropping it would drop the constraint)."""
+    found: list[str] = []
+    for index in indexes:
+        labels, keys = list(index.get("labelsOrTypes") or ()), list(index.get("properties") or ())
+        if index.get("entityType") != "NODE" or index.get("owningConstraint") or len(labels) != 1:
+            continue
+        if not set(keys) & erased.get(labels[0], set()):
+            continue
+        name = quoted(str(index.get("name")))
+        on = ", ".join(f"n.{quoted(key)}" for key in keys)
+        found += [
+            f"DROP INDEX {name} IF EXISTS",
+            f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{quoted(labels[0])}) ON ({on})",
+        ]
+    return found
+
+
+__all__ = ["forgetting", "index_rebuilds"]
