@@ -208,7 +208,7 @@ def retain(
             dry_run=True,
             values=len(plan.values),
             events=plan.events,
-            counts=plan.counts(),
+            counts=plan.counts() if plan.values else {},
             policy=policy,
         )
 
