@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from writegate.eventlog import Event, EventCore, Log
-from writegate.eventlog.sealing import SubjectsForgotten
+from writegate.eventlog.sealing import SubjectsForgotten, ValuesExpired
 from writegate.language import (
     PSEUDONYM,
     NodeDeleted,
@@ -49,9 +49,7 @@ def forgetting(
     def ours(ref: NodeRef) -> bool:
         return pseudonymous(ref.identity) and ref.identity.partition(PSEUDONYM)[2] in subjects
 
-    events: dict[int, Event] = {}  # read in parts: within any database's count of parameters
-    for first in range(0, len(forgot.events), 1000):
-        events.update(log.read_seqs(forgot.events[first : first + 1000]))
+    events = _read(log, forgot.events)
     for seq in sorted(events):
         match payload_of(events[seq]):
             case NodeWritten(node=node, properties=properties) if ours(node):
@@ -79,6 +77,30 @@ def forgetting(
     yield from by_label.values()
 
 
+def _read(log: Log, seqs: list[int]) -> dict[int, Event]:
+    """The events ``seqs`` names, as the log now reads them (in parts: within any database's
+    count of parameters)."""
+    events: dict[int, Event] = {}
+    for first in range(0, len(seqs), 1000):
+        events.update(log.read_seqs(seqs[first : first + 1000]))
+    return events
+
+
+def expired_keys(log: Log | None, receipt: EventCore) -> dict[str, set[str]]:
+    """Each label's properties whose superseded values a retention's receipt expired (its
+    events read again, those values now null): the live graph holds none of them, as a later
+    write replaced each, but an index over the property may still hold them in its files.
+    Nothing without a log to read them from."""
+    said = ValuesExpired.model_validate(receipt.payload)
+    found: dict[str, set[str]] = {}
+    for event in _read(log, said.events).values() if log is not None else ():
+        match payload_of(event):
+            case NodeWritten(node=node, superseded=superseded) if pseudonymous(node.identity):
+                nulled = {s.property for s in superseded or () if s.property and s.value is None}
+                found.setdefault(node.label, set()).update(nulled)
+    return found
+
+
 def index_rebuilds(
     indexes: Iterable[Mapping[str, Any]], erased: Mapping[str, set[str]]
 ) -> list[str]:
@@ -102,4 +124,4 @@ def index_rebuilds(
     return found
 
 
-__all__ = ["forgetting", "index_rebuilds"]
+__all__ = ["expired_keys", "forgetting", "index_rebuilds"]

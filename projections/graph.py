@@ -18,7 +18,8 @@ registry nodes (``:Schema``, ``:SchemaRelationship``), which operators manage th
 A ``subject.forgotten`` receipt takes the subject's values out of the store in its place
 in the batch (``projections.forgotten``: it reads the receipt's events again from the log,
 so a projector given no log refuses it); on ArcadeDB, whose index files keep a key set to
-null until the index is rebuilt, the indexes over the keys it nulled are then rebuilt.
+null until the index is rebuilt, the indexes over the keys it nulled are then rebuilt (and,
+for a ``values.expired`` receipt, those over the properties whose old values it expired).
 Dialects differ only in DDL (index creation).
 Observations are not projected: the graph holds facts, and which observations a fact was
 extracted from stays in the log, the read model and the PROV-O projection
@@ -45,7 +46,7 @@ from neo4j.exceptions import (
 from neo4j.time import DateTime
 
 from writegate.eventlog import EventCore, Log, one_line
-from writegate.eventlog.sealing import FORGOTTEN
+from writegate.eventlog.sealing import EXPIRED, FORGOTTEN
 from writegate.projections.contract import LogMark, ProjectionError, check_batch, mark_at
 from writegate.projections.cypher import (
     CHECKPOINT_LABEL,
@@ -55,7 +56,7 @@ from writegate.projections.cypher import (
     quoted,
     statements,
 )
-from writegate.projections.forgotten import forgetting, index_rebuilds
+from writegate.projections.forgotten import expired_keys, forgetting, index_rebuilds
 
 Dialect = Literal["memgraph", "neo4j"]
 DIALECTS: tuple[Dialect, ...] = ("memgraph", "neo4j")
@@ -255,6 +256,9 @@ class GraphProjector:
         """The batch's statements, a forgetting's patch in its place (``projections.forgotten``)."""
         start = 0
         for at, event in enumerate(events):
+            if event.type == EXPIRED:  # no value of it is live: only an index holds them
+                for label, keys in expired_keys(self.log, event).items():
+                    erased.setdefault(label, set()).update(keys)
             if event.type == FORGOTTEN:
                 yield from statements(events[start:at])
                 yield from forgetting(self.name, self.log, event, erased)
