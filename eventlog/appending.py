@@ -22,6 +22,7 @@ from writegate.eventlog.expiring import ExpirePlan, Expiring, Finder, expiring
 from writegate.eventlog.grouping import CommitGroups, Pending
 from writegate.eventlog.reading import LogReader
 from writegate.eventlog.sealing import (
+    EXPIRED,
     FORGOTTEN,
     TABLES,
     ForgetPlan,
@@ -369,7 +370,7 @@ class Appending(LogReader):
                 clear = _opened(conn, event, columns) if seals is not None else event
                 for projector in self.inline:
                     projector.apply_event(conn, clear)
-                if event.type == FORGOTTEN:  # a forgetting since this copy was made
+                if event.type in (FORGOTTEN, EXPIRED):  # since this copy was made
                     self._forgetting(conn)
                     erased += erase_copied(conn, event, self.inline, self._replay)
                 seq, digest = event.seq, event.hash

@@ -19,7 +19,8 @@ from freezegun import freeze_time
 
 from tests.conftest import AGENT, ROOT
 from tests.gate.test_forget_subject import _raw_bytes
-from writegate.eventlog import EventLog
+from writegate.eventlog import EventLog, open_log
+from writegate.eventlog.copying import copy_log
 from writegate.eventlog.tables import APPEND_ONLY_TRIGGERS, create_tables
 from writegate.gate import Gate
 from writegate.gate.models import Rejected
@@ -27,6 +28,7 @@ from writegate.gate.reads.reader import GraphReader
 from writegate.gate.retention import RetainResult
 from writegate.projections.prov import ProvProjector
 from writegate.projections.runner import replay
+from writegate.projections.state import StateProjection
 
 SCHEMA = ROOT / "fixtures" / "personal_schema.yaml"
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
@@ -210,3 +212,39 @@ def test_a_file_projection_reaching_a_retention_is_rebuilt_without_the_values(
             projector.close()
     assert marker.encode() not in path.read_bytes()
     assert b"now@mail" in path.read_bytes()
+
+
+def test_a_copy_continued_past_a_retention_expires_the_values_too(
+    any_db: str | Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    marker = f"MARK{os.urandom(6).hex()}"
+    if isinstance(any_db, Path):
+        copy_at: str | Path = tmp_path / "copy.db"
+    else:
+        copy_at = request.getfixturevalue("postgres").create_database(f"c{os.urandom(4).hex()}")
+
+    def copy(gate: Gate) -> None:
+        with open_log(copy_at, inline=[StateProjection()]) as dest:
+            copy_log(gate.log, dest)
+
+    with freeze_time(T0), Gate.open(any_db, default_actor=AGENT) as gate:
+        assert gate.publish_schema(_document()).status == "published"
+        _person(gate, "Ada", email=f"{marker}@mail")
+        _person(gate, "Ada", email="now@mail")
+        copy(gate)
+        with freeze_time(T0 + 40 * DAY):
+            done = _retain(gate)
+        assert done.values == 1
+        copy(gate)
+        head = gate.log.head()
+    with Gate.open(copy_at, create=False, default_actor=AGENT) as copied:
+        assert copied.log.head() == head
+        assert _email(copied, "Ada") == "now@mail"
+        report = copied.verify()  # the read model is what a replay makes of the log now
+        assert report.ok, report.checks
+        assert copied.log.verify().erased == len(done.events)
+    if isinstance(copy_at, Path):
+        wal = Path(f"{copy_at}-wal")
+        raw = copy_at.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+        assert marker.encode() not in raw
+        assert b"now@mail" in raw
