@@ -188,6 +188,8 @@ class Gate(WriteOperations, FeedbackOperations):
             return forget(
                 self.log, self.state, schema, who, label, keys, reason=reason, dry_run=dry_run
             )
+        except SchemaSourceUnavailable as exc:  # no schema: nothing is personal yet
+            return rejected(unavailable(exc, self.schema.has_snapshot))
         except GateRejection as exc:
             return rejected(exc)
 
@@ -199,6 +201,8 @@ class Gate(WriteOperations, FeedbackOperations):
         try:
             who = actor or self.default_actor
             return retain(self.log, self.state, self.current_schema(), who, dry_run=dry_run)
+        except SchemaSourceUnavailable as exc:  # no schema: no retention declared yet
+            return rejected(unavailable(exc, self.schema.has_snapshot))
         except GateRejection as exc:
             return rejected(exc)
 

@@ -43,3 +43,14 @@ def test_retain_says_what_would_go_then_expires_it_once(tmp_path: Path) -> None:
     assert b"old@mail" not in db.read_bytes()
     with Gate.open(db, create=False, default_actor=AGENT) as gate:
         assert gate.retain(dry_run=True).model_dump() == {**again, "dry_run": True}
+
+
+def test_retain_and_forget_on_a_log_without_a_schema_are_refused_in_one_line(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    writegate(db, "init")
+    for command in (("retain",), ("forget", "Person", "name=Ada")):
+        refused = writegate(db, *command, code=1)
+        assert refused.stderr.count("\n") == 1, refused.stderr
+        assert "SCHEMA_SOURCE_UNAVAILABLE: no schema has been published" in refused.stderr

@@ -248,3 +248,12 @@ def test_a_copy_continued_past_a_retention_expires_the_values_too(
         raw = copy_at.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
         assert marker.encode() not in raw
         assert b"now@mail" in raw
+
+
+def test_a_retention_of_no_time_is_refused_when_published(tmp_path: Path) -> None:
+    document = _document()
+    document["nodes"]["Person"]["properties"]["email"]["retention"] = "P0D"
+    with Gate.open(tmp_path / "log.db", default_actor=AGENT) as gate:
+        refused = gate.publish_schema(document)
+        assert isinstance(refused, Rejected), refused
+        assert "a retention must be positive" in refused.message
