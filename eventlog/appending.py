@@ -18,11 +18,10 @@ from writegate.eventlog.canonical import chain_hash, stored_body
 from writegate.eventlog.erasing import erase_copied, forgetting
 from writegate.eventlog.errors import EventLogError, LogUnavailable
 from writegate.eventlog.events import Actor, Event, EventCore, format_timestamp
-from writegate.eventlog.expiring import ExpirePlan, Expiring, Finder, expiring
+from writegate.eventlog.expiring import EXPIRED, ExpirePlan, Expiring, Finder, expiring
 from writegate.eventlog.grouping import CommitGroups, Pending
 from writegate.eventlog.reading import LogReader
 from writegate.eventlog.sealing import (
-    EXPIRED,
     FORGOTTEN,
     TABLES,
     ForgetPlan,
@@ -310,8 +309,7 @@ class Appending(LogReader):
         (``_after_forget``). Subjects that never sealed a value are nothing to forget: then
         nothing is appended."""
         done: list[tuple[ForgetPlan, Event | None]] = []
-        decide = forgetting(locators, reason, also, self._forgetting, done)
-        self.append(actor, decide)
+        self.append(actor, forgetting(locators, reason, also, self._forgetting, done))
         if done[-1][1] is not None:
             self._after_forget()
         return done[-1]
