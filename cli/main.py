@@ -65,6 +65,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "forget:forget",
         "Erase a personal node's data: its sealed values, read-model rows and refusals.",
     ),
+    "retain": (
+        "retain:retain",
+        "Forget superseded personal values and personal observations' text past retention.",
+    ),
     "migrate": (
         "migrate:migrate",
         "Write the log again into DEST with its personal values sealed, as the schema declares.",

@@ -18,6 +18,7 @@ from writegate.eventlog.canonical import chain_hash, stored_body
 from writegate.eventlog.erasing import erase_copied, forgetting
 from writegate.eventlog.errors import EventLogError, LogUnavailable
 from writegate.eventlog.events import Actor, Event, EventCore, format_timestamp
+from writegate.eventlog.expiring import EXPIRED, ExpirePlan, Expiring, Finder, expiring
 from writegate.eventlog.grouping import CommitGroups, Pending
 from writegate.eventlog.reading import LogReader
 from writegate.eventlog.sealing import (
@@ -310,8 +311,17 @@ class Appending(LogReader):
         (``_after_forget``). Subjects that never sealed a value are nothing to forget: then
         nothing is appended."""
         done: list[tuple[ForgetPlan, Event | None]] = []
-        decide = forgetting(locators, reason, also, self._forgetting, done)
-        self.append(actor, decide)
+        self.append(actor, forgetting(locators, reason, also, self._forgetting, done))
+        if done[-1][1] is not None:
+            self._after_forget()
+        return done[-1]
+
+    def expire(
+        self, actor: Actor, find: Finder, *, policy: dict[str, str], also: Expiring | None = None
+    ) -> tuple[ExpirePlan, Event | None]:
+        """Delete the sealed values ``find`` names, append the receipt (``expiring``)."""
+        done: list[tuple[ExpirePlan, Event | None]] = []
+        self.append(actor, expiring(find, policy, also, self._forgetting, done))
         if done[-1][1] is not None:
             self._after_forget()
         return done[-1]
@@ -360,7 +370,7 @@ class Appending(LogReader):
                 clear = _opened(conn, event, columns) if seals is not None else event
                 for projector in self.inline:
                     projector.apply_event(conn, clear)
-                if event.type == FORGOTTEN:  # a forgetting since this copy was made
+                if event.type in (FORGOTTEN, EXPIRED):  # since this copy was made
                     self._forgetting(conn)
                     erased += erase_copied(conn, event, self.inline, self._replay)
                 seq, digest = event.seq, event.hash

@@ -19,6 +19,7 @@ from typing import Any, Protocol, Self, runtime_checkable
 
 from writegate.eventlog.errors import LogUnavailable
 from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore
+from writegate.eventlog.expiring import ExpirePlan, Expiring, Finder
 from writegate.eventlog.grouping import CommitGroups
 from writegate.eventlog.reading import EventPage
 from writegate.eventlog.sealing import ForgetPlan, SealBundle
@@ -146,6 +147,17 @@ class Log(Protocol):
         also: Callable[[Transaction, ForgetPlan], dict[str, int]] | None = None,
     ) -> tuple[ForgetPlan, Event | None]:
         """Destroy those subjects' sealed values and keys; append the receipt (``sealing``)."""
+        ...
+
+    def expire(
+        self,
+        actor: Actor,
+        find: Finder,
+        *,
+        policy: dict[str, str],
+        also: Expiring | None = None,
+    ) -> tuple[ExpirePlan, Event | None]:
+        """Delete the sealed values ``find`` names; append the receipt (``expiring``)."""
         ...
 
     def missing_triggers(self) -> list[str]: ...

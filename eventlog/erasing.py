@@ -1,7 +1,8 @@
 """Forgetting in the log: the transaction of ``Log.forget``, and the forgettings a copy carries.
 
 A copy continued from an earlier one, or a backup restored and brought up to date from a log
-that went on (``copy``), holds the values of every subject forgotten since it was made; the
+that went on (``copy``), holds the values of every subject forgotten since it was made (and
+of every value a retention expired since: ``values.expired``, handled alike); the
 receipts of those forgettings come with the events after its head. ``append_existing`` hands
 each receipt here as it appends it: the subjects this log still holds lose their keys and
 values, and each inline read model that can (``Forgets``: the state) makes their rows again
@@ -16,10 +17,13 @@ from typing import Protocol, runtime_checkable
 
 from writegate.eventlog.contract import Log
 from writegate.eventlog.events import DraftEvent, Event, EventCore
+from writegate.eventlog.expiring import drop, held
 from writegate.eventlog.sealing import (
+    EXPIRED,
     FORGOTTEN,
     ForgetPlan,
     SubjectsForgotten,
+    ValuesExpired,
     destroy,
     install,
     plan_forget,
@@ -75,8 +79,11 @@ def forgetting(
 
 
 def erase_copied(conn: Sql, receipt: Event, inline: Iterable[object], replay: Replay) -> int:
-    """Forget on ``conn`` what the copied ``receipt`` forgot; returns how many of its
-    subjects this log still held (0: nothing to do, as in a copy made after it)."""
+    """Forget on ``conn`` what the copied ``receipt`` forgot (or, a retention's, expired);
+    returns how many of its subjects (values) this log still held (0: nothing to do, as in
+    a copy made after it)."""
+    if receipt.type == EXPIRED:
+        return _expire_copied(conn, receipt, inline, replay)
     subjects = SubjectsForgotten.model_validate(receipt.payload).subjects
     if not subjects:
         return 0
@@ -95,6 +102,29 @@ def erase_copied(conn: Sql, receipt: Event, inline: Iterable[object], replay: Re
         if isinstance(projector, Forgets):
             projector.forget_subjects(conn, located, replay)
     return len(located)
+
+
+def _expire_copied(conn: Sql, receipt: Event, inline: Iterable[object], replay: Replay) -> int:
+    """The values a copied ``values.expired`` receipt names that ``conn`` still holds deleted,
+    and their subjects' rows made again as the log now reads them (their keys stay)."""
+    named = ValuesExpired.model_validate(receipt.payload).values
+    install(conn)
+    found = held(conn, [(s, d) for s, _, d in (value.partition(".") for value in named)])
+    if not found:
+        return 0
+    drop(conn, found)
+    subjects = sorted({subject for subject, _ in found})
+    marks = ", ".join("?" * len(subjects))
+    located = [
+        (str(r[0]), str(r[1]))
+        for r in conn.execute(
+            f"SELECT subject, locator FROM subject_keys WHERE subject IN ({marks})", subjects
+        ).fetchall()
+    ]
+    for projector in inline:
+        if isinstance(projector, Forgets):
+            projector.forget_subjects(conn, located, replay)
+    return len(found)
 
 
 def forgettings_after(log: Log, seq: int) -> int:

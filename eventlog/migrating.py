@@ -9,7 +9,9 @@ receipt naming the old log, its head (seq and hash) and a digest of the old chai
 which the new log keeps (``migrated_hashes``, seq -> the old hash): an anchor taken before
 the migration is proven by its hash there, the table by the receipt's digest, the receipt by
 the new chain. The old log is refused if it fails ``verify``, so every old hash kept was
-checked. Nothing is migrated into a log that holds events.
+checked. Nothing is migrated into a log that holds events. The idempotency records of the
+events migrated come too (their seqs are kept), so a retry the old log would have answered
+with its first append's events is answered so by the new one.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from writegate.eventlog.errors import EventLogError
 from writegate.eventlog.events import Actor, DraftEvent, Event
 from writegate.eventlog.sealing import SealBundle, Seals, import_seals
 from writegate.eventlog.sql import Sql, has_column, run_script
+from writegate.eventlog.tables import INSERT_IDEMPOTENCY
 from writegate.eventlog.transaction import Transaction, stored_columns
 
 MIGRATED = "log.migrated"  # the receipt's event type
@@ -64,6 +67,7 @@ class Migrated:
     head_seq: int
     head_hash: str
     receipt: LogMigrated
+    idempotency: int = 0  # the idempotency records carried
 
 
 def migrate_log(
@@ -107,6 +111,10 @@ def migrate_log(
         dest.append(actor, _keeping([(e.seq, e.hash) for e in chunk]))  # appends no event
         if progress is not None:
             progress(again[-1].seq, head[0])
+    records = _idempotency(source, head[0])
+    for start in range(0, len(records), batch):
+        part = records[start : start + batch]
+        dest.append(actor, _recording(part))  # appends no event
     receipt = LogMigrated(
         from_log=source.describe(),
         from_head_seq=head[0],
@@ -117,7 +125,18 @@ def migrate_log(
 
     dest.append(actor, lambda tx: tx.emit(DraftEvent(MIGRATED, receipt.model_dump(), (STREAM,))))
     seq, digest = dest.head()
-    return Migrated(seq, digest, receipt)
+    return Migrated(seq, digest, receipt, len(records))
+
+
+def _idempotency(source: Log, upto: int) -> list[tuple[str, str, str, int, int]]:
+    """The idempotency records of ``source``'s events up to ``upto``."""
+    with source.snapshot() as conn:
+        rows = conn.execute(
+            "SELECT scope, key, request_hash, first_seq, last_seq FROM idempotency "
+            "WHERE last_seq <= ? ORDER BY first_seq",
+            (upto,),
+        ).fetchall()
+    return [(str(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4])) for r in rows]
 
 
 def _keeping(kept: list[tuple[int, str]]) -> Callable[[Transaction], None]:
@@ -126,6 +145,15 @@ def _keeping(kept: list[tuple[int, str]]) -> Callable[[Transaction], None]:
     def decide(tx: Transaction) -> None:
         install(tx.conn)
         tx.conn.executemany("INSERT INTO migrated_hashes (seq, hash) VALUES (?, ?)", kept)
+
+    return decide
+
+
+def _recording(records: list[tuple[str, str, str, int, int]]) -> Callable[[Transaction], None]:
+    """An append's ``decide`` adding idempotency records and emitting nothing."""
+
+    def decide(tx: Transaction) -> None:
+        tx.conn.executemany(INSERT_IDEMPOTENCY, records)
 
     return decide
 

@@ -32,6 +32,7 @@ MARK = '{"$sealed":"'  # how every sealed value's canonical JSON starts
 _SEALED = re.compile(r'\{"\$sealed":"([0-9a-f]{32})\.([0-9a-f]{64})"\}')
 _SUBJECT = re.compile(r'\{"\$sealed":"([0-9a-f]{32})\.')
 FORGOTTEN = "subject.forgotten"  # the receipt's event type
+EXPIRED = "values.expired"  # a retention's receipt: some values of subjects that stay
 TABLES = ("subject_keys", "sealed_values")
 DDL = """
 CREATE TABLE IF NOT EXISTS subject_keys (
@@ -57,6 +58,19 @@ class SubjectsForgotten(BaseModel):
     subjects: list[str]
     events: list[int]
     reason: str
+    counts: dict[str, int]
+
+
+class ValuesExpired(BaseModel):
+    """A retention's receipt: the sealed values (``subject.digest``) whose clear rows were
+    deleted while their subjects' keys stay, the events that held them, the policy that
+    expired them (what -> ISO 8601 period) and how much each store let go of."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    values: list[str]
+    events: list[int]
+    policy: dict[str, str]
     counts: dict[str, int]
 
 
@@ -250,8 +264,9 @@ class SealAudit:
     subject (a subject's receipt follows all its events: a subject written again after it is
     forgotten is a new one)."""
 
-    missing: dict[str, set[int]] = field(default_factory=dict)  # subject -> seqs lacking it
+    missing: dict[tuple[str, str], set[int]] = field(default_factory=dict)  # value -> seqs
     forgotten: dict[str, int] = field(default_factory=dict)  # subject -> the receipt's seq
+    expired: dict[tuple[str, str], int] = field(default_factory=dict)  # value -> receipt seq
     problem: tuple[int, str] | None = None  # the first: (seq, what)
 
     def see(self, conn: Sql, rows: Sequence[Sequence[Any]]) -> None:
@@ -268,6 +283,10 @@ class SealAudit:
             if row[2] == FORGOTTEN:
                 for subject in SubjectsForgotten.model_validate_json(row[6]).subjects:
                     self.forgotten.setdefault(subject, int(row[0]))
+            elif row[2] == EXPIRED:
+                for value in ValuesExpired.model_validate_json(row[6]).values:
+                    subject, _, digest = value.partition(".")
+                    self.expired.setdefault((subject, digest), int(row[0]))
 
     def _check(self, conn: Sql, refs: list[tuple[int, tuple[str, str]]]) -> None:
         subjects = sorted({subject for _, (subject, _) in refs})
@@ -284,7 +303,7 @@ class SealAudit:
         for seq, (subject, digest) in refs:
             value = held.get((subject, digest))
             if value is None:
-                self.missing.setdefault(subject, set()).add(seq)
+                self.missing.setdefault((subject, digest), set()).add(seq)
             elif (subject, digest) not in checked:
                 checked.add((subject, digest))
                 key = keys.get(subject)
@@ -298,13 +317,14 @@ class SealAudit:
 
     def result(self) -> tuple[int, tuple[int, str] | None]:
         """(events whose sealed content was erased, the first problem or None). A missing value
-        is erased only if a later receipt forgot its subject."""
+        is erased only if a later receipt forgot its subject or expired that value."""
         erased: set[int] = set()
-        for subject, seqs in self.missing.items():
-            if self.forgotten.get(subject, 0) > max(seqs):
+        for (subject, digest), seqs in self.missing.items():
+            receipt = max(self.forgotten.get(subject, 0), self.expired.get((subject, digest), 0))
+            if receipt > max(seqs):
                 erased |= seqs
             else:
                 self._found(
-                    min(seqs), "a sealed value is missing and no receipt forgot its subject"
+                    min(seqs), "a sealed value is missing and no receipt forgot or expired it"
                 )
         return len(erased), self.problem

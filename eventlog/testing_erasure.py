@@ -10,7 +10,8 @@
 
 Sealed values read back clear, the chain never holds them, a forgetting leaves the chain
 verifying with the erased events counted, an anchor taken before still verifies, an edit of
-a surviving value or of an erased event is still tampering, no byte of a forgotten value
+a surviving value or of an erased event is still tampering, an expired value is erased
+while its subject's other values read, no byte of a forgotten value
 is left in the database's files, a copy continued past a forgetting forgets it too, and a
 migration keeps the old chain's hashes (and refuses a log that fails ``verify``).
 """
@@ -30,8 +31,9 @@ from writegate.eventlog.contract import Log, LogTransaction
 from writegate.eventlog.copying import copy_log
 from writegate.eventlog.errors import EventLogError
 from writegate.eventlog.events import Actor, DraftEvent, EventCore
+from writegate.eventlog.expiring import ExpirePlan, held
 from writegate.eventlog.migrating import MIGRATED, migrate_log, old_hash
-from writegate.eventlog.sealing import FORGOTTEN, SubjectsForgotten
+from writegate.eventlog.sealing import EXPIRED, FORGOTTEN, SubjectsForgotten, ValuesExpired
 
 ADA = Actor(agent="ada", session="s-1", transport="test")
 ADMIN = Actor(agent="admin", session="s-9", transport="test")
@@ -187,6 +189,33 @@ class ErasureContractTestCase(unittest.TestCase):
             assert report.ok, report.describe()
             assert report.erased == 2
         assert self.log.hash_at(anchor[0]) == anchor[1]  # an anchor taken before
+
+    def test_an_expired_value_is_erased_while_its_subject_still_reads(self) -> None:
+        first, second = self.write_person("Ada", "London"), self.write_person("Ada", "Paris")
+        london = self.stored(first)[1].split('"$sealed":"')[1].split('"')[0].split(".")
+        value = (london[0], london[1])
+
+        def find(conn: Any) -> ExpirePlan:
+            return ExpirePlan(list(held(conn, [value])), [first])
+
+        _, receipt = self.log.expire(ADMIN, find, policy={"Person.city": "P1D"})
+        assert receipt is not None
+        assert receipt.type == EXPIRED
+        said = ValuesExpired.model_validate(receipt.payload)
+        assert (said.values, said.events, said.counts) == (
+            [".".join(value)],
+            [first],
+            {"sealed_values": 1},
+        )
+        assert keys(self.log.read_range(first, first)[0]) == Keys(name="Ada", city=None)
+        assert keys(self.log.read_range(second, second)[0]) == Keys(name="Ada", city="Paris")
+        report = self.log.verify()
+        assert report.ok, report.describe()
+        assert report.erased == 1
+        again, none = self.log.expire(ADMIN, find, policy={})
+        assert (again.values, none) == ([], None)
+        self.tamper(self.log, first)
+        assert not self.log.verify().ok
 
     def test_forgetting_a_subject_never_sealed_appends_nothing(self) -> None:
         self.write_person("Ada", "London")

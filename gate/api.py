@@ -36,6 +36,7 @@ from writegate.gate.reads.recall import Nearest
 from writegate.gate.reads.scoped import ScopedReader
 from writegate.gate.rejections import RejectionLog
 from writegate.gate.results import rejected
+from writegate.gate.retention import RetainResult, retain
 from writegate.gate.review import Reviews
 from writegate.gate.schema import (
     FileSchemaSource,
@@ -187,6 +188,21 @@ class Gate(WriteOperations, FeedbackOperations):
             return forget(
                 self.log, self.state, schema, who, label, keys, reason=reason, dry_run=dry_run
             )
+        except SchemaSourceUnavailable as exc:  # no schema: nothing is personal yet
+            return rejected(unavailable(exc, self.schema.has_snapshot))
+        except GateRejection as exc:
+            return rejected(exc)
+
+    def retain(
+        self, *, dry_run: bool = False, actor: Actor | None = None
+    ) -> RetainResult | Rejected:
+        """Forget the personal values the schema's retention periods have passed, with a
+        receipt (``gate.retention``); a dry run says what would go."""
+        try:
+            who = actor or self.default_actor
+            return retain(self.log, self.state, self.current_schema(), who, dry_run=dry_run)
+        except SchemaSourceUnavailable as exc:  # no schema: no retention declared yet
+            return rejected(unavailable(exc, self.schema.has_snapshot))
         except GateRejection as exc:
             return rejected(exc)
 

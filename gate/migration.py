@@ -9,6 +9,8 @@ subject (``gate.personal``); events already sealed are carried as they are. The 
 written into a new log, chained anew, after which a ``log.migrated`` receipt binds the new
 chain to the old head (``eventlog.migrating``). The old log is left as it was: once the
 new one is in use, the operator deletes it (and its backups), or the values stay there.
+The idempotency records come with the events, and the refused requests the rejections table
+keeps are recorded again in the new log's (as they were, under new ids).
 
 Refused: a log that fails ``verify``; a node written both before and after its label was
 declared personal (two streams, one clear and one a pseudonym, would become one: migrate
@@ -33,6 +35,7 @@ from writegate.eventlog.sealing import MARK, Seals
 from writegate.gate.backup import remove_partial
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.personal import Personal, personal_of
+from writegate.gate.rejections import RejectionLog
 from writegate.gate.schema import LoadedSchema
 from writegate.language import PSEUDONYM, node_stream
 from writegate.projections.state import StateProjection
@@ -54,6 +57,8 @@ class MigrateResult(BaseModel):
     from_head_hash: str
     resealed: int  # events whose body changed
     subjects: int  # personal nodes now named by a pseudonym
+    idempotency: int = 0  # idempotency records carried
+    rejections: int = 0  # refused requests carried
 
 
 def migrate(
@@ -77,6 +82,9 @@ def migrate(
         made = migrate_log(log, dest, actor, resealer.reseal, batch=batch)
     except EventLogError as exc:
         raise GateRejection(ErrorCode.INVALID_ARGUMENT, str(exc), {"field": "source"}) from exc
+    refused = list(RejectionLog(log).read())
+    if refused:
+        RejectionLog(dest).keep(refused)
     return MigrateResult(
         source=log.describe(),
         dest=dest.describe(),
@@ -86,6 +94,8 @@ def migrate(
         from_head_hash=made.receipt.from_head_hash,
         resealed=made.receipt.resealed,
         subjects=len(resealer.named),
+        idempotency=made.idempotency,
+        rejections=len(refused),
     )
 
 

@@ -23,7 +23,7 @@ import re
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -45,6 +45,7 @@ MAX_WAITING = 10_000  # refusals kept in memory while the write lock is held els
 PAUSES = (0.01, 0.5)  # seconds between tries for the lock: the first, doubled up to the last
 NAMED = 10  # refusals a line about unrecorded ones names; the rest are counted
 HELD = "another process held the write lock until this one stopped"
+CROWDED = f"more than {MAX_WAITING} waited for the lock"
 
 _TABLE = """
 CREATE TABLE IF NOT EXISTS rejections (
@@ -96,6 +97,11 @@ class _Refused:
     message: str
     request: str
     details: str | None
+
+    @staticmethod
+    def kept(r: Rejection) -> _Refused:
+        who = Actor(agent=r.agent, session=r.session, transport=r.transport)
+        return _Refused(r.at, who, r.operation, r.error_code, r.message, r.request, r.details)
 
     def said(self) -> str:
         return f"{self.operation} by {self.actor.agent} ({self.error_code}) at {self.at}"
@@ -196,7 +202,7 @@ class RejectionLog:
         if left:
             self._write_or_say(left, HELD)
         if turned_away:
-            self._unrecorded(turned_away, f"more than {MAX_WAITING} waited for the lock", [])
+            self._unrecorded(turned_away, CROWDED, [])
 
     def _without_waiting(self) -> AbstractContextManager[None]:
         """Only a SQLite file's lock is waited for; PostgreSQL's appends serialize on an
@@ -249,9 +255,7 @@ class RejectionLog:
                 for _ in batch:
                     self._waiting.popleft()
                 if self._turned_away:
-                    self._unrecorded(
-                        self._turned_away, f"more than {MAX_WAITING} waited for the lock", []
-                    )
+                    self._unrecorded(self._turned_away, CROWDED, [])
                     self._turned_away = 0
                 self._changed.notify_all()
             pause = PAUSES[0]
@@ -342,21 +346,15 @@ class RejectionLog:
     ) -> Iterator[Rejection]:
         if not self.log.has_table("rejections"):  # none recorded yet
             return
-        where, params = ["1 = 1"], []
-        if agent is not None:
-            where.append("agent = ?")
-            params.append(agent)
-        if since is not None:
-            where.append("at >= ?")
-            params.append(format_timestamp(since))
-        if until is not None:
-            where.append("at <= ?")
-            params.append(format_timestamp(until))
-        details = (
-            "(SELECT details FROM rejection_details d WHERE d.id = rejections.id)"
-            if self.log.has_table("rejection_details")
-            else "NULL"
-        )
+        asked = [
+            ("agent = ?", agent),
+            ("at >= ?", format_timestamp(since) if since else None),
+            ("at <= ?", format_timestamp(until) if until else None),
+        ]
+        where = ["1 = 1", *(clause for clause, value in asked if value is not None)]
+        params = [value for _, value in asked if value is not None]
+        details = "(SELECT details FROM rejection_details d WHERE d.id = rejections.id)"
+        details = details if self.log.has_table("rejection_details") else "NULL"
         rows = self.log.connection().execute(
             "SELECT id, at, agent, session, transport, operation, error_code, message, "
             f"request, {details} FROM rejections WHERE {' AND '.join(where)} ORDER BY id",
@@ -364,6 +362,10 @@ class RejectionLog:
         )
         for row in rows:
             yield Rejection.model_validate(dict(zip(Rejection.model_fields, row, strict=True)))
+
+    def keep(self, kept: Sequence[Rejection]) -> None:
+        """Record refusals another log kept (a migration's) as they were, under new ids."""
+        self._write([_Refused.kept(r) for r in kept])
 
     def count(self) -> int:
         if not self.log.has_table("rejections"):
@@ -391,10 +393,7 @@ def max_age_of(days: str | float | None, where: str) -> timedelta | None:
     is a ``ValueError`` naming ``where``."""
     if days is None or days == "":
         return None
-    try:
-        value = float(days)
-    except ValueError:
-        value = float("nan")
-    if not value > 0 or value == float("inf"):
-        raise ValueError(f"{where} must be a positive number of days, not {days!r}")
-    return timedelta(days=value)
+    with suppress(ValueError):
+        if 0 < (value := float(days)) < float("inf"):
+            return timedelta(days=value)
+    raise ValueError(f"{where} must be a positive number of days, not {days!r}")

@@ -17,7 +17,10 @@ The projection owns its database: ``reset`` deletes every node except seed 000's
 registry nodes (``:Schema``, ``:SchemaRelationship``), which operators manage there.
 A ``subject.forgotten`` receipt takes the subject's values out of the store in its place
 in the batch (``projections.forgotten``: it reads the receipt's events again from the log,
-so a projector given no log refuses it). Dialects differ only in DDL (index creation).
+so a projector given no log refuses it); on ArcadeDB, whose index files keep a key set to
+null until the index is rebuilt, the indexes over the keys it nulled are then rebuilt (and,
+for a ``values.expired`` receipt, those over the properties whose old values it expired).
+Dialects differ only in DDL (index creation).
 Observations are not projected: the graph holds facts, and which observations a fact was
 extracted from stays in the log, the read model and the PROV-O projection
 (``prov:wasDerivedFrom``).
@@ -43,7 +46,7 @@ from neo4j.exceptions import (
 from neo4j.time import DateTime
 
 from writegate.eventlog import EventCore, Log, one_line
-from writegate.eventlog.sealing import FORGOTTEN
+from writegate.eventlog.sealing import EXPIRED, FORGOTTEN
 from writegate.projections.contract import LogMark, ProjectionError, check_batch, mark_at
 from writegate.projections.cypher import (
     CHECKPOINT_LABEL,
@@ -53,7 +56,7 @@ from writegate.projections.cypher import (
     quoted,
     statements,
 )
-from writegate.projections.forgotten import forgetting
+from writegate.projections.forgotten import expired_keys, forgetting, index_rebuilds
 
 Dialect = Literal["memgraph", "neo4j"]
 DIALECTS: tuple[Dialect, ...] = ("memgraph", "neo4j")
@@ -221,7 +224,8 @@ class GraphProjector:
         if not events:
             return self.checkpoint()
         self._ensure_indexes(events)
-        batch = list(self._statements(events))
+        erased: dict[str, set[str]] = {}  # label -> keys a forgetting set to null
+        batch = list(self._statements(events, erased))
         mark = mark_at(self.log, events[-1].seq)
 
         def work(tx: ManagedTransaction) -> int:
@@ -242,17 +246,42 @@ class GraphProjector:
                 ).consume()
             return checkpoint
 
-        return int(self._run(work))
+        checkpoint = int(self._run(work))
+        self._rebuild_indexes(erased)
+        return checkpoint
 
-    def _statements(self, events: Sequence[EventCore]) -> Iterator[Statement]:
+    def _statements(
+        self, events: Sequence[EventCore], erased: dict[str, set[str]]
+    ) -> Iterator[Statement]:
         """The batch's statements, a forgetting's patch in its place (``projections.forgotten``)."""
         start = 0
         for at, event in enumerate(events):
+            if event.type == EXPIRED:  # no value of it is live: only an index holds them
+                for label, keys in expired_keys(self.log, event).items():
+                    erased.setdefault(label, set()).update(keys)
             if event.type == FORGOTTEN:
                 yield from statements(events[start:at])
-                yield from forgetting(self.name, self.log, event)
+                yield from forgetting(self.name, self.log, event, erased)
                 start = at + 1
         yield from statements(events[start:])
+
+    def _rebuild_indexes(self, erased: dict[str, set[str]]) -> None:
+        """On ArcadeDB (its ``dbms.info`` id says so), rebuild the indexes over keys a
+        forgetting set to null, once its patch is committed; Neo4j and Memgraph keep no
+        remnant, so nothing is asked of them."""
+        if not any(erased.values()) or self.target.dialect == "memgraph":
+            return
+        try:
+            with self._session() as session:
+                info = session.run("CALL dbms.info()").single()
+                if info is None or not str(info["id"]).startswith("arcadedb-"):
+                    return
+                for statement in index_rebuilds(session.run("SHOW INDEXES").data(), erased):
+                    session.run(statement).consume()
+        except (DriverError, Neo4jError) as exc:
+            raise ProjectionError(
+                f"{self.name}: rebuilding the indexes a forgetting left values in: {one_line(exc)}"
+            ) from exc
 
     def _ensure_indexes(self, events: Sequence[EventCore]) -> None:
         for label, key in sorted(merge_key_indexes(events) - self._indexed):

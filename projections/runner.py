@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from writegate.eventlog import EventCore, Log, LogUnavailable
 from writegate.eventlog.bulk import bulk
-from writegate.eventlog.sealing import FORGOTTEN
+from writegate.eventlog.sealing import EXPIRED, FORGOTTEN
 from writegate.projections.contract import (
     Inspected,
     Marked,
@@ -189,17 +189,17 @@ def replay(
 
 def _let_go(log: Log, projector: Projector, after: int, upto: int, batch: int) -> list[str]:
     """A store that cannot take a forgetting out of itself (a file) and was just given a
-    forgetting's receipt is rebuilt from the log, which reads the subject's values as null:
-    what the rebuild says, or nothing."""
+    forgetting's or a retention's receipt is rebuilt from the log, which reads those values
+    as null: what the rebuild says, or nothing."""
     if getattr(projector, "forgets_subjects", False):
         return []
-    page = log.read(after_seq=after, to_seq=upto, types=[FORGOTTEN], limit=1)
+    page = log.read(after_seq=after, to_seq=upto, types=[FORGOTTEN, EXPIRED], limit=1)
     if not page.events:
         return []
     rebuild(log, projector, batch=batch)
     return [
-        f"{projector.name}: event {page.events[0].seq} forgot a subject: rebuilt from the log "
-        "to let go of its values"
+        f"{projector.name}: event {page.events[0].seq} forgot personal values: rebuilt from "
+        "the log to let go of them"
     ]
 
 

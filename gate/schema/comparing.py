@@ -97,6 +97,14 @@ def _policy(where: Where, field: str, old: Any, new: Any) -> Iterator[Change]:
         yield where.change("policy_changed", before={field: old}, after={field: new})
 
 
+def _retention(where: Where, field: str, old: Any, new: Any) -> Iterator[Change]:
+    """A property's retention period: how long its superseded values are kept."""
+    if _plain(old) != _plain(new):
+        yield where.change(
+            "policy_changed", before={field: _plain(old)}, after={field: _plain(new)}
+        )
+
+
 def _whole(kind: ChangeKind) -> Compare:
     def compare(where: Where, field: str, old: Any, new: Any) -> Iterator[Change]:
         if _plain(old) != _plain(new):
@@ -232,6 +240,7 @@ FIELDS: dict[tuple[type[BaseModel], str], Compare] = {
             "conflict",
             "half_lives",
             "personal_observations",
+            "observation_retention",
         )
     },
     (SchemaDocument, "description"): _description,
@@ -270,6 +279,7 @@ FIELDS: dict[tuple[type[BaseModel], str], Compare] = {
     (PropertyDoc, "conflict"): _policy,
     (PropertyDoc, "many"): _policy,
     (PropertyDoc, "personal"): _whole("personal_changed"),
+    (PropertyDoc, "retention"): _retention,
 }
 """How each field of the schema language is compared. Models compared whole (a review
 rule, a resolution policy, a relationship property's edge) are in ``WHOLE``."""

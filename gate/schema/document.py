@@ -107,6 +107,9 @@ class PropertyDoc(BaseModel):
     many: bool = Field(default=False, exclude_if=_unset)  # multi-valued: never a conflict
     # sealed with the subject of the node holding it (``eventlog.sealing``): forgettable
     personal: bool = Field(default=False, exclude_if=_unset)
+    # a personal property's superseded values are forgotten this long after they were
+    # superseded (``writegate retain``; ISO 8601 duration, e.g. P90D)
+    retention: timedelta | None = Field(default=None, exclude_if=_unset)
 
 
 class EvidenceDoc(BaseModel):
@@ -245,6 +248,8 @@ class SchemaDocument(BaseModel):
     # observations' text is personal: each observation a subject of its own, sealed, with a
     # random id (not its content's digest), forgotten alone or with any node whose write cites it
     personal_observations: bool = Field(default=False, exclude_if=_unset)
+    # personal observations' text is forgotten this long after it was recorded (``retain``)
+    observation_retention: timedelta | None = Field(default=None, exclude_if=_unset)
 
     @field_validator("half_lives")
     @classmethod

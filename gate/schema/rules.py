@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from writegate.gate.identifiers import is_identifier, is_protected
@@ -106,6 +107,8 @@ def consistency_problems(doc: SchemaDocument) -> list[Problem]:
                         "a personal property needs a personal label (its node is the subject)",
                     )
                 )
+            if spec.retention is not None and not (spec.personal and node.personal):
+                problems.append(_unsealed(("nodes", label, "properties", prop, "retention")))
     for rtype, rel in doc.relationships.items():
         for prop, spec in rel.properties.items():
             if spec.personal:
@@ -114,6 +117,10 @@ def consistency_problems(doc: SchemaDocument) -> list[Problem]:
                         ("relationships", rtype, "properties", prop, "personal"),
                         "only a node's properties may be personal (a relationship is no subject)",
                     )
+                )
+            if spec.retention is not None:
+                problems.append(
+                    _unsealed(("relationships", rtype, "properties", prop, "retention"))
                 )
         if not is_identifier(rtype):
             problems.append(
@@ -149,7 +156,34 @@ def consistency_problems(doc: SchemaDocument) -> list[Problem]:
                 f"fallback_label {doc.fallback_label!r} is not a declared node label",
             )
         )
+    if doc.observation_retention is not None and not doc.personal_observations:
+        problems.append(_unsealed(("observation_retention",)))
+    for path, period in _retentions(doc):
+        if period <= timedelta(0):
+            problems.append(Problem(path, f"a retention must be positive, not {period}"))
     return problems
+
+
+def _unsealed(path: DocPath) -> Problem:
+    """A retention declared where values are not sealed: they cannot be erased without
+    breaking the chain (only a sealed value leaves the log while its event still proves)."""
+    return Problem(
+        path,
+        "a retention needs sealed values: declare it on a personal property of a personal "
+        "label, or as observation_retention with personal_observations",
+    )
+
+
+def _retentions(doc: SchemaDocument) -> list[tuple[DocPath, timedelta]]:
+    found: list[tuple[DocPath, timedelta]] = []
+    if doc.observation_retention is not None:
+        found.append((("observation_retention",), doc.observation_retention))
+    for kind, owners in (("nodes", doc.nodes), ("relationships", doc.relationships)):
+        for owner, entry in owners.items():
+            for prop, spec in entry.properties.items():
+                if spec.retention is not None:
+                    found.append(((kind, owner, "properties", prop, "retention"), spec.retention))
+    return found
 
 
 def _group_problems(doc: SchemaDocument) -> list[Problem]:

@@ -260,3 +260,31 @@ def test_a_history_of_stubs_remaps_batches_and_deletions_migrates_and_forgets(
             assert isinstance(migrated.forget("Person", {"name": name}, reason="x"), ForgetResult)
             report = migrated.verify()
             assert report.ok, (name, report.checks)
+
+
+def test_a_migrated_log_answers_a_retry_and_keeps_the_refusals(
+    db_path: str | Path, dest: str | Path
+) -> None:
+    def ada(gate: Gate) -> Any:
+        return gate.write_node(label="Company", merge_keys={"name": "Acme"}, source="test",
+                               extraction_method="manual", idempotency_key="k-1")  # fmt: skip
+
+    with Gate.open(db_path, default_actor=AGENT) as gate:
+        assert gate.publish_schema(PERSONAL).status == "published"
+        first = ada(gate)
+        assert first.status == "written", first
+        refused = gate.write_node(label="Person", merge_keys={"name": "Ada"},
+                                  properties={"nickname": "x"}, source="test",
+                                  extraction_method="manual")  # fmt: skip
+        assert isinstance(refused, Rejected)
+        kept = [r.model_dump(exclude={"id"}) for r in gate.rejections.read()]
+        assert len(kept) == 1
+        done = gate.migrate(dest)
+        assert isinstance(done, MigrateResult), done
+        assert (done.idempotency, done.rejections) == (1, 1)
+    with Gate.open(dest, default_actor=AGENT) as migrated:
+        head = migrated.log.head()
+        again = ada(migrated)
+        assert again.model_dump() == first.model_dump()  # the first append's answer
+        assert migrated.log.head() == head  # nothing appended
+        assert [r.model_dump(exclude={"id"}) for r in migrated.rejections.read()] == kept

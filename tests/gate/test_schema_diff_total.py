@@ -149,6 +149,16 @@ def _personal_email(doc: Doc) -> None:
     _person(doc)["properties"]["email"]["personal"] = True
 
 
+def _retained_email(doc: Doc) -> None:
+    """A retention needs sealed values: the property (and its label) personal too."""
+    _personal_email(doc)
+    _person(doc)["properties"]["email"]["retention"] = "P30D"
+
+
+def _retained_observations(doc: Doc) -> None:
+    doc.update(personal_observations=True, observation_retention="P7D")
+
+
 # (model, field) -> a change of that field alone, from RICH to another valid document
 CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (SchemaDocument, "name"): _set(_top, "name", "richer"),
@@ -164,6 +174,7 @@ CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (SchemaDocument, "identity_groups"): _set(_top, "identity_groups", None),
     (SchemaDocument, "half_lives"): _set(_top, "half_lives", {"llm": "P10D"}),
     (SchemaDocument, "personal_observations"): _set(_top, "personal_observations", True),
+    (SchemaDocument, "observation_retention"): _retained_observations,
     **{
         (Limits, f): _set(_limits, f, v)
         for f, v in (
@@ -206,6 +217,7 @@ CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (PropertyDoc, "conflict"): _set(_prop("email"), "conflict", "reject"),
     (PropertyDoc, "many"): _set(_prop("tags"), "many", None),
     (PropertyDoc, "personal"): _personal_email,
+    (PropertyDoc, "retention"): _retained_email,
     (ResolutionDoc, "policy"): _set(_resolution, "policy", "auto"),
     (ResolutionDoc, "name"): _set(_resolution, "name", None),
     (ResolutionDoc, "kind"): _set(_resolution, "kind", "organisation"),

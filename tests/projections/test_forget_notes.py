@@ -35,7 +35,7 @@ def test_a_file_projection_reaching_a_forgetting_is_rebuilt_without_its_values(
             assert marker.encode() in (tmp_path / "graph.jsonl").read_bytes()
             gate.forget("Person", {"name": marker}, reason="asked")
             (note,) = replay(gate.log, projector).notes
-            assert note.endswith("rebuilt from the log to let go of its values")
+            assert note.endswith("rebuilt from the log to let go of them")
             assert replay(gate.log, projector).notes == ()  # said once, for the receipt given
             assert projector.checkpoint() == gate.log.head()[0]
         finally:

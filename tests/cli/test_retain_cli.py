@@ -1,0 +1,56 @@
+"""``writegate retain`` as an operator runs it: what expired (or would) on one line, the
+result as JSON, the same answer as ``Gate.retain``."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from freezegun import freeze_time
+
+from tests.cli.conftest import writegate
+from tests.conftest import AGENT, FIXTURES
+from writegate.gate import Gate
+
+
+def _log(tmp_path: Path) -> Path:
+    """Ada's email superseded years ago, under a schema keeping superseded emails 30 days."""
+    document: dict[str, Any] = yaml.safe_load((FIXTURES / "personal_schema.yaml").read_text())
+    document["nodes"]["Person"]["properties"]["email"]["retention"] = "P30D"
+    db = tmp_path / "log.db"
+    with freeze_time(datetime(2020, 1, 1, tzinfo=UTC)), Gate.open(db, default_actor=AGENT) as g:
+        assert g.publish_schema(document).status == "published"
+        for email in ("old@mail", "new@mail"):
+            written = g.write_node(label="Person", merge_keys={"name": "Ada"},
+                                   properties={"email": email}, source="hr.csv",
+                                   extraction_method="parsed")  # fmt: skip
+            assert written.status == "written", written
+    return db
+
+
+def test_retain_says_what_would_go_then_expires_it_once(tmp_path: Path) -> None:
+    db = _log(tmp_path)
+    dry = writegate(db, "retain", "--dry-run").stdout.strip()
+    assert dry == "would expire 1 value: 2 events; 1 sealed_values (retention: Person.email P30D)"
+    done = writegate(db, "retain").stdout.strip()
+    assert done.startswith("expired 1 value at seq 4: 2 events; ")
+    assert "rejections" in done
+    again = json.loads(writegate(db, "retain", "--format", "json").stdout)
+    assert (again["status"], again["values"], again["seq"]) == ("ok", 0, None)
+    assert b"old@mail" not in db.read_bytes()
+    with Gate.open(db, create=False, default_actor=AGENT) as gate:
+        assert gate.retain(dry_run=True).model_dump() == {**again, "dry_run": True}
+
+
+def test_retain_and_forget_on_a_log_without_a_schema_are_refused_in_one_line(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    writegate(db, "init")
+    for command in (("retain",), ("forget", "Person", "name=Ada")):
+        refused = writegate(db, *command, code=1)
+        assert refused.stderr.count("\n") == 1, refused.stderr
+        assert "SCHEMA_SOURCE_UNAVAILABLE: no schema has been published" in refused.stderr
