@@ -127,8 +127,14 @@ class ScopedState(StateProjection):
             return [], False
         scoped, scopes = self._ends()
         found, more = edges_around(
-            conn, list(identities), relationship_type, cap, _EDGE_READ,
-            ends=f" {_ENDS}", scoped=scoped, scopes=scopes,
+            conn,
+            list(identities),
+            relationship_type,
+            cap,
+            _EDGE_READ,
+            ends=f" {_ENDS}",
+            scoped=scoped,
+            scopes=scopes,
         )
         return [_edge(row) for row in found], more
 
