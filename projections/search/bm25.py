@@ -157,6 +157,8 @@ class _Index:
         counts = [*(_varints(block[0]) if block is not None else []), 0, 0]  # empty: none
         self.documents, self.average = counts[0], counts[1] / max(counts[0], 1)
         self.weights: dict[str, float] = {}
+        self._lengths: dict[int, int] = {}  # read once a search, however many ask
+        self._top: int | None = None
 
     def part(self, idf: float, frequency: float, length: int) -> float:
         """One phrase's term of BM25's sum (FTS5's)."""
@@ -166,15 +168,16 @@ class _Index:
         return idf * frequency * (K1 + 1) / (frequency + norm)
 
     def lengths(self, rowids: Iterable[int]) -> dict[int, int]:
-        """Each document's length in tokens (FTS5's ``%_docsize``)."""
-        wanted = list(dict.fromkeys(rowids))
-        found: dict[int, int] = {}
+        """Each document's length in tokens (FTS5's ``%_docsize``), each read once a search:
+        a document holding rare and common phrases is asked twice."""
+        known = self._lengths
+        wanted = [rowid for rowid in dict.fromkeys(rowids) if rowid not in known]
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             marks = ", ".join("?" * len(chunk))
             sql = f"SELECT id, sz FROM {self.fts}_docsize WHERE id IN ({marks})"
-            found.update((rowid, sum(_varints(sz))) for rowid, sz in self.conn.execute(sql, chunk))
-        return found
+            known.update((rowid, sum(_varints(sz))) for rowid, sz in self.conn.execute(sql, chunk))
+        return known
 
     def weigh(self, match: str, since: int | None, common: int) -> set[int]:
         """Weigh a common phrase (``weights``) by the share of the documents holding it
@@ -206,7 +209,9 @@ class _Index:
         if last is None:
             sql = f"SELECT count(*) FROM {table} WHERE id >= ?"
             return int(self.conn.execute(sql, (oldest,)).fetchone()[0])
-        top = int(self.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0])
+        if self._top is None:  # the newest document: one read a search, not one a phrase
+            self._top = int(self.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0])
+        top = self._top
         return round(WINDOW_COUNTED * (top - oldest + 1) / (top - int(last[0]) + 1))
 
 

@@ -114,3 +114,21 @@ def test_no_statement_weighs_a_common_word_by_counting_its_documents(
         weighed = [sql for sql in said if "bm25(" in sql]
         assert all(common not in sql for sql in weighed for common in COMMON_WORDS), query
     conn.set_trace_callback(None)
+
+
+def test_a_search_reads_each_documents_length_once(conn: sqlite3.Connection) -> None:
+    """A document holding a rare word and a common one is scored by both: its length is
+    still one read of the index's ``%_docsize``."""
+    said: list[str] = []
+    conn.set_trace_callback(said.append)
+    found = scored(conn, "alice zebra", "node", None, common=COMMON)
+    conn.set_trace_callback(None)
+    assert "rare" in found
+    asked = [
+        int(rowid)
+        for sql in said
+        if "_docsize WHERE id IN" in sql
+        for rowid in sql.split("IN (")[1].rstrip(")").split(",")
+    ]
+    assert asked
+    assert len(asked) == len(set(asked))
