@@ -34,16 +34,18 @@ OPEN, CLOSE = "\x01", "\x02"  # highlight()'s marks: no tokenizer keeps a contro
 KINDS = ("node", "relationship", "observation")  # one FTS5 table each: a later kind, one more
 WINDOW_COUNTED = 16 * COMMON  # documents a window is counted through; beyond, by rowid span
 
-_FROM = (
+_FROM = (  # a scope to keep, or the one table of every kind: each hit's document read
     "FROM {fts} JOIN search_documents d ON d.rowid = {fts}.rowid "
     "WHERE {fts} MATCH ? AND d.kind = ?{scoped}"
 )
+_ALONE = "FROM {fts} WHERE {fts} MATCH ?"  # else a hit is its rowid until it is named
 _MARKED = f"highlight({{fts}}, 0, char({ord(OPEN)}), char({ord(CLOSE)}))"
-_RARE = f"SELECT d.rowid, d.identity, bm25({{fts}}) {_FROM}"
-_RARE_MARKED = f"SELECT d.rowid, d.identity, bm25({{fts}}), {_MARKED} {_FROM}"
-_HELD = f"SELECT d.rowid, d.identity, {_MARKED} {_FROM}"  # no bm25(), which counts
-_RECENT = f"SELECT d.rowid, d.identity, {_MARKED} {_FROM} ORDER BY {{fts}}.rowid DESC LIMIT ?"
+_RARE = "SELECT {fts}.rowid, {named}, bm25({fts}) {from}"
+_RARE_MARKED = f"SELECT {{fts}}.rowid, {{named}}, bm25({{fts}}), {_MARKED} {{from}}"
+_HELD = f"SELECT {{fts}}.rowid, {{named}}, {_MARKED} {{from}}"  # no bm25(), which counts
+_RECENT = f"SELECT {{fts}}.rowid, {{named}}, {_MARKED} {{from}} ORDER BY {{fts}}.rowid DESC LIMIT ?"
 _HOLDING = "SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT ?)"
+Rows = Callable[..., list[tuple[Any, ...]]]
 _NEWEST = "SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC"  # any scope
 
 
@@ -70,10 +72,18 @@ def fts_table(conn: Sql, kind: str) -> str | None:
 
 
 def scored(
-    conn: Sql, query: str, kind: str, visible: Visible, common: int = COMMON
+    conn: Sql,
+    query: str,
+    kind: str,
+    visible: Visible,
+    common: int = COMMON,
+    top: int | None = None,
 ) -> dict[str, float]:
     """Each document of ``kind`` that ``query``'s words find, with its BM25 score (FTS5's
-    sign: lower is better), reading a bounded number of documents whatever the log's size.
+    sign: lower is better), reading a bounded number of documents whatever the log's size;
+    with ``top``, only the ``top`` best and any tied with the last of them (what a page
+    ranked by score, then identity, can hold): unscoped, hits are ranked by rowid and only
+    those are named, so a search of hundreds of hits reads a page's identities, not all.
 
     A word matches its stem; one that is no indexed word matches the words it begins (a
     prefix merges every such word's list of documents first, so it is not asked of a word
@@ -82,11 +92,24 @@ def scored(
     if fts is None:
         return {}
     where, scopes = DocumentRows.scoped(visible)
-    head = [kind, *scopes]
+    joined = bool(where) or fts == "search_fts"
+    head = [kind, *scopes] if joined else []
+    shape = {
+        "{from}": _FROM if joined else _ALONE,
+        "{named}": "d.identity" if joined else "{fts}.rowid",
+    }
 
     def rows(sql: str, match: str, *tail: object) -> list[tuple[Any, ...]]:
-        made = sql.replace("{fts}", fts).replace("{scoped}", where)
+        made = sql.replace("{from}", shape["{from}"]).replace("{named}", shape["{named}"])
+        made = made.replace("{fts}", fts).replace("{scoped}", where)
         return conn.execute(made, [match, *head, *tail]).fetchall()
+
+    found = _scored(conn, fts, query, rows, common)
+    return found if joined else _named(conn, found, top)
+
+
+def _scored(conn: Sql, fts: str, query: str, rows: Rows, common: int) -> dict[Any, float]:
+    """``scored``'s hits, keyed as ``rows`` names them (an identity, or a rowid)."""
 
     def holding(match: str) -> int:  # of the table's documents: a bound, never a filter
         sql = _HOLDING.replace("{fts}", fts)
@@ -116,9 +139,6 @@ def scored(
                 frequency = _marks(marked) - alone[rowid][2]
                 found[identity] -= index.part(idf, frequency, lengths[rowid])
     return found
-
-
-Rows = Callable[..., list[tuple[Any, ...]]]
 
 
 def _common_only(
@@ -157,6 +177,8 @@ class _Index:
         counts = [*(_varints(block[0]) if block is not None else []), 0, 0]  # empty: none
         self.documents, self.average = counts[0], counts[1] / max(counts[0], 1)
         self.weights: dict[str, float] = {}
+        self._lengths: dict[int, int] = {}  # read once a search, however many ask
+        self._top: int | None = None
 
     def part(self, idf: float, frequency: float, length: int) -> float:
         """One phrase's term of BM25's sum (FTS5's)."""
@@ -166,15 +188,16 @@ class _Index:
         return idf * frequency * (K1 + 1) / (frequency + norm)
 
     def lengths(self, rowids: Iterable[int]) -> dict[int, int]:
-        """Each document's length in tokens (FTS5's ``%_docsize``)."""
-        wanted = list(dict.fromkeys(rowids))
-        found: dict[int, int] = {}
+        """Each document's length in tokens (FTS5's ``%_docsize``), each read once a search:
+        a document holding rare and common phrases is asked twice."""
+        known = self._lengths
+        wanted = [rowid for rowid in dict.fromkeys(rowids) if rowid not in known]
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             marks = ", ".join("?" * len(chunk))
             sql = f"SELECT id, sz FROM {self.fts}_docsize WHERE id IN ({marks})"
-            found.update((rowid, sum(_varints(sz))) for rowid, sz in self.conn.execute(sql, chunk))
-        return found
+            known.update((rowid, sum(_varints(sz))) for rowid, sz in self.conn.execute(sql, chunk))
+        return known
 
     def weigh(self, match: str, since: int | None, common: int) -> set[int]:
         """Weigh a common phrase (``weights``) by the share of the documents holding it
@@ -206,8 +229,25 @@ class _Index:
         if last is None:
             sql = f"SELECT count(*) FROM {table} WHERE id >= ?"
             return int(self.conn.execute(sql, (oldest,)).fetchone()[0])
-        top = int(self.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0])
+        if self._top is None:  # the newest document: one read a search, not one a phrase
+            self._top = int(self.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0])
+        top = self._top
         return round(WINDOW_COUNTED * (top - oldest + 1) / (top - int(last[0]) + 1))
+
+
+def _named(conn: Sql, found: dict[Any, float], top: int | None) -> dict[str, float]:
+    """The hits ranked by rowid, named: the ``top`` best and those tied with the last."""
+    ranked = sorted(found.items(), key=lambda hit: hit[1])
+    if top is not None and len(ranked) > top:
+        bound = ranked[max(top, 1) - 1][1]
+        ranked = [hit for hit in ranked if hit[1] <= bound]
+    named: dict[str, float] = {}
+    for start in range(0, len(ranked), 500):
+        chunk = dict(ranked[start : start + 500])
+        marks = ", ".join("?" * len(chunk))
+        sql = f"SELECT rowid, identity FROM search_documents WHERE rowid IN ({marks})"
+        named.update((identity, chunk[rowid]) for rowid, identity in conn.execute(sql, list(chunk)))
+    return named
 
 
 def _marks(marked: str) -> int:

@@ -106,9 +106,9 @@ class SqliteTextIndex(DocumentRows):
         visible: Visible = None,
     ) -> list[Hit]:
         start = None if after is None else parse_cursor(after)  # refused whatever the query
-        hits = sorted(
-            (score, identity) for identity, score in scored(conn, query, kind, visible).items()
-        )
+        top = limit if start is None else None  # past a cursor: every hit, to find its place
+        found = scored(conn, query, kind, visible, top=top)
+        hits = sorted((score, identity) for identity, score in found.items())
         if start is not None:
             hits = [hit for hit in hits if hit > start]
         return [Hit(identity, score) for score, identity in hits[:limit]]

@@ -24,7 +24,7 @@ from writegate.projections.state.tables import (
     layout_of,
     ordered_selects,
 )
-from writegate.projections.state.walk import Attached, Step, links_step
+from writegate.projections.state.walk import Attached, Step, edges_around, links_step
 
 _NODE_READ = (
     "identity, label, keys, properties, provenance, version, stub, remapped_from, "
@@ -93,6 +93,7 @@ class StateCounts:
     stubs: int
 
 
+@lru_cache(maxsize=4096)  # most rows share a few writers' provenance: read each text once
 def _provenance(text: str) -> WriteProvenance | None:
     data = orjson.loads(text)
     return WriteProvenance.read(data) if data else None
@@ -309,20 +310,8 @@ class StateReader:
     ) -> tuple[list[EdgeRow], bool]:
         """Relationships starting or ending at any of ``identities`` (of one type, if given),
         at most ``cap``; the flag says whether there were more."""
-        rows: dict[str, EdgeRow] = {}
-        type_clause = " AND type = ?" if relationship_type else ""
-        for identity in identities:
-            for column in ("from_identity", "to_identity"):
-                params: list[Any] = [identity, *([relationship_type] if relationship_type else [])]
-                query = (
-                    f"SELECT {_EDGE_READ} FROM state_relationships WHERE {column} = ?"
-                    f"{type_clause} ORDER BY identity LIMIT {cap + 1}"
-                )
-                for row in conn.execute(query, params):
-                    rows.setdefault(row[0], _edge(row))
-                    if len(rows) > cap:
-                        return list(rows.values())[:cap], True
-        return list(rows.values()), False
+        found, more = edges_around(conn, list(identities), relationship_type, cap, _EDGE_READ)
+        return [_edge(row) for row in found], more
 
     def links_touching(
         self, conn: Sql, identities: Sequence[str], relationship_type: str | None, cap: int

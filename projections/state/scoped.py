@@ -24,7 +24,7 @@ from writegate.projections.state.queries import (
     _edge,
 )
 from writegate.projections.state.tables import OBSERVATION_SCOPES_LAYOUT, SCOPES_LAYOUT
-from writegate.projections.state.walk import Attached, Step, links_step
+from writegate.projections.state.walk import Attached, Step, edges_around, links_step
 
 _CHUNK = 400
 _ENDS = (
@@ -123,16 +123,20 @@ class ScopedState(StateProjection):
     def edges_touching(
         self, conn: Sql, identities: Iterable[str], relationship_type: str | None, cap: int
     ) -> tuple[list[EdgeRow], bool]:
-        rows: dict[str, EdgeRow] = {}
-        for identity in identities:
-            for column in ("from_identity", "to_identity"):
-                for row in self._touching(
-                    conn, column, identity, relationship_type, cap + 1, _EDGE_COLUMNS
-                ):
-                    rows.setdefault(row[0], _edge(row))
-                    if len(rows) > cap:
-                        return list(rows.values())[:cap], True
-        return list(rows.values()), False
+        if self._blind(conn):
+            return [], False
+        scoped, scopes = self._ends()
+        found, more = edges_around(
+            conn,
+            list(identities),
+            relationship_type,
+            cap,
+            _EDGE_READ,
+            ends=f" {_ENDS}",
+            scoped=scoped,
+            scopes=scopes,
+        )
+        return [_edge(row) for row in found], more
 
     def relationships_of(self, conn: Sql, identity: str) -> list[Attached]:
         what = "r.identity, r.type, r.from_identity, r.to_identity"

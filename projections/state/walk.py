@@ -21,6 +21,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -93,3 +94,66 @@ def links_step(
         more |= len(ordered) > cap
         step[node] = ordered[:cap]
     return step, more
+
+
+_AROUND_SQLITE = (
+    "SELECT n.key, {d}, e.identity FROM json_each(?) AS n JOIN state_relationships AS e "
+    "ON e.{column} = n.value AND e.identity IN (SELECT r.identity FROM state_relationships "
+    "r{ends} WHERE r.{column} = n.value{where} ORDER BY r.identity LIMIT ?)"
+)
+_AROUND_POSTGRES = (
+    "SELECT n.k - 1, {d}, e.identity, e.at FROM json_array_elements_text(?::json) "
+    "WITH ORDINALITY AS n(v, k) CROSS JOIN LATERAL (SELECT r.identity, row_number() OVER "
+    "(ORDER BY r.identity) AS at FROM state_relationships r{ends} WHERE r.{column} = n.v"
+    "{where} ORDER BY r.identity LIMIT ?) AS e"
+)
+_READ_AT_ONCE = 500  # relationships per IN (...) read
+
+
+def edges_around(
+    conn: Sql,
+    identities: Sequence[str],
+    relationship_type: str | None,
+    cap: int,
+    columns: str,
+    *,
+    ends: str = "",
+    scoped: str = "",
+    scopes: Sequence[str] = (),
+) -> tuple[list[tuple[Any, ...]], bool]:
+    """The rows (``columns``, the identity first) of the relationships a node-by-node read
+    gives — each node's outgoing then incoming, each in identity order, each once, at most
+    ``cap`` — and whether there were more; in two statements whatever the nodes' number.
+
+    The first reads the order from the two walk indexes alone (at most ``cap + 1`` entries
+    a node and direction, so a hub costs index entries, not rows); the second reads only
+    the rows kept. One statement per node and direction cost a search of 25 nodes 50 round
+    trips, a tenth of its time at 1M people."""
+    if not identities:
+        return [], False
+    where = (" AND r.type = ?" if relationship_type else "") + scoped
+    sqlite = isinstance(conn, sqlite3.Connection)
+    shape = _AROUND_SQLITE if sqlite else _AROUND_POSTGRES
+    sql = " UNION ALL ".join(
+        shape.format(d=d, ends=ends, column=column, where=where)
+        for d, column in enumerate(("from_identity", "to_identity"))
+    )
+    one = [
+        orjson.dumps(list(identities)).decode(),
+        *([relationship_type] if relationship_type else []),
+        *scopes,
+        cap + 1,
+    ]
+    found = [tuple(row) for row in conn.execute(sql, one * 2)]
+    # SQLite compares text by its bytes, as Python does; PostgreSQL numbers each list
+    found.sort(key=(lambda r: (r[0], r[1], r[2])) if sqlite else (lambda r: (r[0], r[1], r[3])))
+    kept = list(dict.fromkeys(row[2] for row in found))
+    more = len(kept) > cap
+    kept = kept[:cap]
+    rows: dict[str, tuple[Any, ...]] = {}
+    for start in range(0, len(kept), _READ_AT_ONCE):
+        chunk = kept[start : start + _READ_AT_ONCE]
+        marks = ",".join("?" * len(chunk))
+        read = f"SELECT {columns} FROM state_relationships WHERE identity IN ({marks})"
+        rows.update((row[0], tuple(row)) for row in conn.execute(read, chunk))
+    return [rows[i] for i in kept if i in rows], more

@@ -114,3 +114,44 @@ def test_no_statement_weighs_a_common_word_by_counting_its_documents(
         weighed = [sql for sql in said if "bm25(" in sql]
         assert all(common not in sql for sql in weighed for common in COMMON_WORDS), query
     conn.set_trace_callback(None)
+
+
+def test_a_search_reads_each_documents_length_once(conn: sqlite3.Connection) -> None:
+    """A document holding a rare word and a common one is scored by both: its length is
+    still one read of the index's ``%_docsize``."""
+    said: list[str] = []
+    conn.set_trace_callback(said.append)
+    found = scored(conn, "alice zebra", "node", None, common=COMMON)
+    conn.set_trace_callback(None)
+    assert "rare" in found
+    asked = [
+        int(rowid)
+        for sql in said
+        if "_docsize WHERE id IN" in sql
+        for rowid in sql.split("IN (")[1].rstrip(")").split(",")
+    ]
+    assert asked
+    assert len(asked) == len(set(asked))
+
+
+def test_a_page_names_only_its_hits_and_ranks_as_every_hit_named_would(tmp_path: Path) -> None:
+    """Hits are ranked by their rowids and only the page's are named (their identities
+    read), ties with the last of them too: the page is the one every hit named gives."""
+    index, conn = SqliteTextIndex(), sqlite3.connect(tmp_path / "page.db", isolation_level=None)
+    index.install(conn)
+    lengths = [*range(30), 3, 3, 3]  # three documents tie with the fourth best
+    index.put(
+        conn, [Document(f"d{i:02d}", "node", "alpha " + "pad " * n) for i, n in enumerate(lengths)]
+    )
+    said: list[str] = []
+    conn.set_trace_callback(said.append)
+    page = index.search(conn, "alpha", "node", 4)
+    conn.set_trace_callback(None)
+    every = sorted((score, identity) for identity, score in full_bm25(conn, "alpha").items())
+    assert [(hit.score, hit.identity) for hit in page] == every[:4]
+    named = [sql for sql in said if "search_documents" in sql]
+    assert len(named) == 1  # the ranking read none: one read of the page's names
+    assert named[0].split("IN (")[1].count(",") + 1 == 7  # the four best, three tied with the last
+    assert [hit.identity for hit in index.search(conn, "alpha", "node", 40, page[-1].cursor)] == [
+        identity for _, identity in every[4:]
+    ]
