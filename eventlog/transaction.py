@@ -26,6 +26,7 @@ from writegate.eventlog.events import (
     parse_timestamp,
     trusted,
 )
+from writegate.eventlog.pgheld import CACHED_PARAMETERS
 from writegate.eventlog.sealing import Seals, forged
 from writegate.eventlog.sql import Sql, inserted, sent
 from writegate.eventlog.tables import HEAD, INSERT_EVENT, INSERT_STREAM, STREAM_VERSION
@@ -223,11 +224,12 @@ class Transaction:
         return take
 
     def expect(self) -> None:
-        """Send the checks of the versions served from ``Known`` so far, all in one
-        statement: before this transaction's streams change (``emit``), and before what was
+        """Send the checks of the versions served from ``Known`` so far, 25 a statement:
+        before this transaction's streams change (``emit``), and before what was
         decided from them stands (a refusal, a commit)."""
         pending, self._expecting = self._expecting, []
-        for chunk in (pending[i : i + 500] for i in range(0, len(pending), 500)):
+        per = CACHED_PARAMETERS // 2  # a statement psycopg parses once (``pgheld``)
+        for chunk in (pending[i : i + per] for i in range(0, len(pending), per)):
             sent(self.conn, expect_versions(len(chunk)), [x for pair in chunk for x in pair])
 
     @property
