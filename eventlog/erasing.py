@@ -88,13 +88,7 @@ def erase_copied(conn: Sql, receipt: Event, inline: Iterable[object], replay: Re
     if not subjects:
         return 0
     install(conn)  # a log that never sealed has no tables to look in
-    marks = ", ".join("?" * len(subjects))
-    located = [
-        (str(r[0]), str(r[1]))
-        for r in conn.execute(
-            f"SELECT subject, locator FROM subject_keys WHERE subject IN ({marks})", subjects
-        ).fetchall()
-    ]
+    located = _located(conn, subjects)
     if not located:
         return 0
     destroy(conn, [subject for subject, _ in located])  # first: the replay reads null
@@ -102,6 +96,17 @@ def erase_copied(conn: Sql, receipt: Event, inline: Iterable[object], replay: Re
         if isinstance(projector, Forgets):
             projector.forget_subjects(conn, located, replay)
     return len(located)
+
+
+def _located(conn: Sql, subjects: Sequence[str]) -> list[tuple[str, str]]:
+    """The (subject, locator) of each of ``subjects`` whose key this log still holds."""
+    marks = ", ".join("?" * len(subjects))
+    return [
+        (str(r[0]), str(r[1]))
+        for r in conn.execute(
+            f"SELECT subject, locator FROM subject_keys WHERE subject IN ({marks})", subjects
+        ).fetchall()
+    ]
 
 
 def _expire_copied(conn: Sql, receipt: Event, inline: Iterable[object], replay: Replay) -> int:
@@ -114,13 +119,7 @@ def _expire_copied(conn: Sql, receipt: Event, inline: Iterable[object], replay: 
         return 0
     drop(conn, found)
     subjects = sorted({subject for subject, _ in found})
-    marks = ", ".join("?" * len(subjects))
-    located = [
-        (str(r[0]), str(r[1]))
-        for r in conn.execute(
-            f"SELECT subject, locator FROM subject_keys WHERE subject IN ({marks})", subjects
-        ).fetchall()
-    ]
+    located = _located(conn, subjects)
     for projector in inline:
         if isinstance(projector, Forgets):
             projector.forget_subjects(conn, located, replay)

@@ -10,45 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.projections.hub import SCHEMA, hub, knows, who
 from writegate.eventlog import Actor
 from writegate.eventlog.sql import Sql
 from writegate.gate import Gate
-from writegate.language import node_identity
 from writegate.projections.state import StateProjection
 from writegate.projections.state.scoped import ScopedState
 
-SCHEMA = ROOT / "fixtures" / "conflict_schema.yaml"
 PEOPLE = ("Ann", "Bea", "Cy", "Di", "Ed", "Fay")
-
-
-def who(name: str) -> str:
-    return node_identity("Person", {"name": name})
-
-
-def knows(gate: Gate, a: str, b: str) -> None:
-    written = gate.write_relationship(
-        type="KNOWS",
-        from_label="Person",
-        from_keys={"name": a},
-        to_label="Person",
-        to_keys={"name": b},
-        source="chat",
-        extraction_method="llm",
-        reliability=0.8,
-        endpoint_policy="merge_endpoints",
-    )
-    assert written.status == "written", written
 
 
 @pytest.fixture
 def gate(any_db: str | Path) -> Gate:
-    gate = Gate.open(any_db, default_actor=Actor(agent="reader"))
-    gate.publish_schema(SCHEMA)
-    for friend in ("Bea", "Cy", "Di", "Ed"):  # Ann is a hub: four out, one in
-        knows(gate, "Ann", friend)
-    knows(gate, "Fay", "Ann")
-    knows(gate, "Bea", "Cy")
+    gate = hub(Gate.open(any_db, default_actor=Actor(agent="reader")))
     knows(gate, "Cy", "Bea")
     return gate
 
