@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -138,6 +138,15 @@ def check_batch(name: str, checkpoint: int, events: Sequence[EventCore]) -> None
     for before, after in itertools.pairwise(events):
         if after.seq != before.seq + 1:
             raise ProjectionGap(f"{name}: seq {before.seq} is followed by {after.seq}")
+
+
+@runtime_checkable
+class ForgetsInPlace(Protocol):
+    """A projector that takes a forgetting's or a retention's receipt out of its store as it
+    applies it (the graph store patches its nodes, the vectors are made again): the runner
+    need not rebuild it for one, as it rebuilds a file."""
+
+    forgets_in_place: Literal[True]
 
 
 @runtime_checkable

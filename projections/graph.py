@@ -125,7 +125,7 @@ class GraphProjector:
     """``log``: the log the events come from, whose mark is recorded with each checkpoint
     (without one, none is: a store of unknown provenance)."""
 
-    forgets_subjects = True  # a receipt takes its subjects' values out (``projections.forgotten``)
+    forgets_in_place: Literal[True] = True  # a receipt's values go (``projections.forgotten``)
 
     def __init__(self, target: BoltTarget, name: str = "graph", log: Log | None = None) -> None:
         if target.dialect not in DIALECTS:

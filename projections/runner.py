@@ -22,6 +22,7 @@ from writegate.eventlog import EventCore, Log, LogUnavailable
 from writegate.eventlog.bulk import bulk
 from writegate.eventlog.sealing import EXPIRED, FORGOTTEN
 from writegate.projections.contract import (
+    ForgetsInPlace,
     Inspected,
     Marked,
     ProjectionError,
@@ -191,7 +192,7 @@ def _let_go(log: Log, projector: Projector, after: int, upto: int, batch: int) -
     """A store that cannot take a forgetting out of itself (a file) and was just given a
     forgetting's or a retention's receipt is rebuilt from the log, which reads those values
     as null: what the rebuild says, or nothing."""
-    if getattr(projector, "forgets_subjects", False):
+    if isinstance(projector, ForgetsInPlace):
         return []
     page = log.read(after_seq=after, to_seq=upto, types=[FORGOTTEN, EXPIRED], limit=1)
     if not page.events:

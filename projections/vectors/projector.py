@@ -7,7 +7,9 @@ nor waits for one. For each batch it reads, in one snapshot of the log, the docu
 the entities the events name in their streams (``projections.search``: node, relationship,
 and any later kind the index keeps), embeds them outside any write transaction, then
 writes the vectors with the checkpoint in one short transaction of its own store. A
-document gone from the index leaves a row without a vector, so readers forget it.
+document gone from the index leaves a row without a vector, so readers forget it; a
+forgetting's or an expiry's receipt touches the entities of the events it names, so their
+vectors are made again from what their documents now say (or dropped).
 
 The vectors are those of the documents as the read model holds them when the batch is
 applied: a replay to an earlier seq marks which entities had been written by then, not
@@ -22,11 +24,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from writegate.eventlog import EventCore, Log
+from writegate.eventlog.sealing import EXPIRED, FORGOTTEN, SubjectsForgotten, ValuesExpired
 from writegate.eventlog.sql import Sql
 from writegate.projections.contract import LogMark, ProjectionError, check_batch, mark_at
 from writegate.projections.files import make_private
@@ -45,6 +48,8 @@ def default_path(log: Log) -> Path:
 class VectorProjector:
     """Vectors of a log's text index, in a SQLite file of their own (a SQLite log) or in
     the PostgreSQL log's database."""
+
+    forgets_in_place: Literal[True] = True  # a receipt's entities are embedded again
 
     def __init__(
         self, log: Log, embedder: Embedder, *, path: Path | None = None, name: str = "vectors"
@@ -82,7 +87,8 @@ class VectorProjector:
         fresh = [event for event in events if event.seq > seq]
         if not fresh:
             return seq
-        named = (stream.partition(":")[2] for event in fresh for stream in event.streams)
+        touched = [*fresh, *self._held_by_receipts(fresh)]
+        named = (stream.partition(":")[2] for event in touched for stream in event.streams)
         identities = list(dict.fromkeys(i for i in named if i))
         with self.log.snapshot() as read:
             documents = text_index_for(read).documents_of(read, identities)
@@ -105,6 +111,19 @@ class VectorProjector:
             )
             self.index.write(conn, [*entries, *(Entry(i, "", None) for i in gone)], last, made)
         return last
+
+    def _held_by_receipts(self, events: Sequence[EventCore]) -> list[EventCore]:
+        """The events a forgetting's or an expiry's receipt names: their entities' documents
+        no longer say what they said, and neither may their vectors."""
+        held = [
+            seq
+            for event in events
+            if event.type in (FORGOTTEN, EXPIRED)
+            for seq in (SubjectsForgotten if event.type == FORGOTTEN else ValuesExpired)
+            .model_validate(event.payload)
+            .events
+        ]
+        return list(self.log.read_seqs(held).values()) if held else []
 
     def reset(self) -> None:
         with self._writing() as conn:
