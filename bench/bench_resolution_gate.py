@@ -35,6 +35,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ from writegate.gate.schema.document import ResolutionDoc  # noqa: E402
 from writegate.language import node_identity  # noqa: E402
 from writegate.projections.state import StateProjection  # noqa: E402
 
+MODES = ("off", "propose")
 BARE = 500  # names (not in any graph) for the bare index measure
 CLAIM: dict[str, Any] = {"source": "bench", "extraction_method": "api", "reliability": 0.9}
 
@@ -102,18 +104,21 @@ def main() -> None:
             )
             with tempfile.TemporaryDirectory() as scratch:
                 for size in sizes:
-                    places = {m: Path(scratch) / f"{m}-{size}.db" for m in ("off", "propose")}
-                    run("sqlite", places, pool, size, options.calls)
-            for size in on_postgres if server is not None else []:
-                places = {
-                    m: server.create_database(f"{population}_{m}_{size}")
-                    for m in ("off", "propose")
-                }
-                run("postgresql", places, pool, size, options.calls)
+                    run(
+                        "sqlite",
+                        {m: Path(scratch) / f"{m}-{size}.db" for m in MODES},
+                        pool,
+                        size,
+                        options.calls,
+                    )
+            for size in on_postgres:
+                assert server is not None
+                named = {m: server.create_database(f"{population}_{m}_{size}") for m in MODES}
+                run("postgresql", named, pool, size, options.calls)
 
 
 def run(
-    backend: str, places: dict[str, Path | str], pool: list[str], size: int, calls: int
+    backend: str, places: Mapping[str, Path | str], pool: list[str], size: int, calls: int
 ) -> None:
     existing, fresh = pool[:size], pool[size : size + calls]
     gates = {mode: gate_with(where, mode == "propose", existing) for mode, where in places.items()}
