@@ -12,28 +12,37 @@ one with ``resolution: {policy: propose}``, interleaved in one run. Two populati
   namesakes a middle initial or a second surname apart and most writes are refused as
   possible duplicates: what refusing costs, not what resolution adds to a creating write.
 
-Prints p50/p99 in µs side by side; the ratio of the p50 of the writes resolution let
-through (created) to the plain write's, and the p50 of those refused, apart; then the
-index's own SQL replayed bare (a new name's probe and its rows, a transaction each, less an
-empty transaction): the part of resolution's cost no Python work removes. Nothing asserts.
+Prints, on SQLite at each size and on PostgreSQL (the test harness's server,
+tests/postgres.py) at ``--postgres-sizes``, p50/p99 in µs side by side; the ratio of the p50
+of the writes resolution let through (created) to the plain write's — in wall time and in
+the writing thread's CPU time (``time.thread_time``: on a shared machine the steadier of the
+two; on PostgreSQL it leaves out the server's work) — and the p50 of those refused, apart;
+then, on SQLite, the index's own SQL replayed bare (a new name's probe and its rows, a
+transaction each, less an empty transaction): the part of resolution's cost no Python work
+removes. ``--million`` adds 1,000,000 nodes on SQLite (building its two graphs takes the
+better part of an hour on 2 shared cores). Nothing asserts.
 
-usage: python bench/bench_resolution_gate.py [--sizes 1000,10000,100000] [--calls 2000]
+usage: python bench/bench_resolution_gate.py [--sizes 1000,10000,100000] [--million]
+                                             [--postgres-sizes 100000] [--calls 2000]
                                              [--populations realistic,dense]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.postgres import postgres_server  # noqa: E402
 from tests.resolution.synth import distinct_names, person_name, realistic_names  # noqa: E402
 from writegate.eventlog import Actor  # noqa: E402
 from writegate.gate import Gate, WriteNodeResult  # noqa: E402
@@ -43,6 +52,7 @@ from writegate.gate.schema.document import ResolutionDoc  # noqa: E402
 from writegate.language import node_identity  # noqa: E402
 from writegate.projections.state import StateProjection  # noqa: E402
 
+MODES = ("off", "propose")
 BARE = 500  # names (not in any graph) for the bare index measure
 CLAIM: dict[str, Any] = {"source": "bench", "extraction_method": "api", "reliability": 0.9}
 
@@ -54,8 +64,8 @@ def schema(resolving: bool) -> dict[str, Any]:
     return {"nodes": {"Person": person}}
 
 
-def gate_with(path: Path, resolving: bool, names: list[str]) -> Gate:
-    gate = Gate.open(path, default_actor=Actor(agent="bench"))
+def gate_with(where: Path | str, resolving: bool, names: list[str]) -> Gate:
+    gate = Gate.open(where, default_actor=Actor(agent="bench"))
     gate.publish_schema(schema(resolving))
     for start in range(0, len(names), 1000):
         items = [  # the graph is built as it is (distinct people, however alike)
@@ -71,51 +81,76 @@ def gate_with(path: Path, resolving: bool, names: list[str]) -> Gate:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--million", action="store_true", help="and 1,000,000 on SQLite")
+    parser.add_argument("--postgres-sizes", default="100000", help="'' for none")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--populations", default="realistic,dense")
     options = parser.parse_args()
-    sizes = [int(s) for s in options.sizes.split(",")]
-    count = max(sizes) + options.calls + BARE
-    for population in options.populations.split(","):
-        pool = realistic_names(count) if population == "realistic" else None
-        pool = pool or distinct_names(count, person_name)
-        print(f"\n{population}: single write_node of a new person, {options.calls} calls (µs):")
-        print(
-            f"  {'nodes':>8} {'off p50':>8} {'off p99':>8} {'propose p50':>12} "
-            f"{'propose p99':>12} {'created':>8} {'created p50':>12} {'ratio':>6} "
-            f"{'refused p50':>12} {'index SQL bare':>15}"
-        )
-        with tempfile.TemporaryDirectory() as scratch:
-            for size in sizes:
-                run(Path(scratch), pool, size, options.calls)
+    sizes = [int(s) for s in options.sizes.split(",") if s]
+    sizes += [1_000_000] if options.million else []
+    on_postgres = [int(s) for s in options.postgres_sizes.split(",") if s]
+    count = max(sizes + on_postgres) + options.calls + BARE
+    with contextlib.ExitStack() as stack:
+        server = stack.enter_context(postgres_server()) if on_postgres else None
+        for population in options.populations.split(","):
+            pool = realistic_names(count) if population == "realistic" else None
+            pool = pool or distinct_names(count, person_name)
+            print(f"\n{population}: single write_node of a new person, {options.calls} calls (µs):")
+            print(
+                f"  {'backend':>10} {'nodes':>9} {'off p50':>8} {'off p99':>8} "
+                f"{'propose p50':>12} {'propose p99':>12} {'created':>8} {'created p50':>12} "
+                f"{'ratio':>6} {'cpu ratio':>9} {'refused p50':>12} {'index SQL bare':>15}",
+                flush=True,
+            )
+            with tempfile.TemporaryDirectory() as scratch:
+                for size in sizes:
+                    run(
+                        "sqlite",
+                        {m: Path(scratch) / f"{m}-{size}.db" for m in MODES},
+                        pool,
+                        size,
+                        options.calls,
+                    )
+            for size in on_postgres:
+                assert server is not None
+                named = {m: server.create_database(f"{population}_{m}_{size}") for m in MODES}
+                run("postgresql", named, pool, size, options.calls)
 
 
-def run(scratch: Path, pool: list[str], size: int, calls: int) -> None:
+def run(
+    backend: str, places: Mapping[str, Path | str], pool: list[str], size: int, calls: int
+) -> None:
     existing, fresh = pool[:size], pool[size : size + calls]
-    gates = {
-        mode: gate_with(scratch / f"{mode}-{size}.db", mode == "propose", existing)
-        for mode in ("off", "propose")
-    }
+    gates = {mode: gate_with(where, mode == "propose", existing) for mode, where in places.items()}
     times: dict[str, list[float]] = {"off": [], "propose": []}
+    cpu: dict[str, list[float]] = {"off": [], "created": []}
     outcome: dict[bool, list[float]] = {True: [], False: []}  # created?
     for name in fresh:  # interleaved: both see the same machine at the same moment
         for mode, gate in gates.items():
-            started = time.perf_counter()
+            started, thread = time.perf_counter(), time.thread_time()
             out = gate.write_node(label="Person", merge_keys={"name": name}, **CLAIM)
             took = (time.perf_counter() - started) * 1e6
+            spent = (time.thread_time() - thread) * 1e6
             times[mode].append(took)
             if mode == "propose":
-                outcome[isinstance(out, WriteNodeResult)].append(took)
-    bare = index_sql(gates["propose"], pool[-BARE:])
+                created = isinstance(out, WriteNodeResult)
+                outcome[created].append(took)
+                if created:
+                    cpu["created"].append(spent)
+            else:
+                cpu["off"].append(spent)
+    bare = index_sql(gates["propose"], pool[-BARE:]) if backend == "sqlite" else float("nan")
     for gate in gates.values():
         gate.close()
     p = {m: statistics.quantiles(t, n=100, method="inclusive") for m, t in times.items()}
-    created = _median(outcome[True])
+    created_p50 = _median(outcome[True])
+    cpu_ratio = _median(cpu["created"]) / _median(cpu["off"])
     print(
-        f"  {size:>8,} {p['off'][49]:>8.0f} {p['off'][98]:>8.0f} "
+        f"  {backend:>10} {size:>9,} {p['off'][49]:>8.0f} {p['off'][98]:>8.0f} "
         f"{p['propose'][49]:>12.0f} {p['propose'][98]:>12.0f} {len(outcome[True]):>8} "
-        f"{created:>12.0f} {created / p['off'][49]:>6.2f} {_median(outcome[False]):>12.0f} "
-        f"{bare:>15.0f}"
+        f"{created_p50:>12.0f} {created_p50 / p['off'][49]:>6.2f} {cpu_ratio:>9.2f} "
+        f"{_median(outcome[False]):>12.0f} {bare:>15.0f}",
+        flush=True,
     )
 
 

@@ -30,7 +30,7 @@ from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.resolution.evidence import Contribution
 from writegate.gate.resolution.keys import keys_of, probes_of
 from writegate.gate.resolution.normalize import NormalizedName, normalize_with, rules_for
-from writegate.gate.resolution.score import Thresholds, decide, score_normalized, score_values
+from writegate.gate.resolution.score import Thresholds, below, decide, score_normalized
 from writegate.gate.resolution.vocabulary import NameRules
 from writegate.gate.resolution.weighing import evidence_keys, weighed
 from writegate.gate.schema.document import ResolutionDoc
@@ -260,10 +260,10 @@ def _scored(
     thresholds = Thresholds(auto=rules.auto_threshold, propose=rules.propose_threshold)
     near: list[tuple[str, dict[str, Any], ResolutionDoc]] = []  # identity, keys, its rules
     others = [(i, text) for i, text in texts.items() if i not in same and text != written.text]
-    values = score_values(written, [text for _, text in others], rules.kind, reading)
-    below = {i for (i, _), value in zip(others, values, strict=True) if value < thresholds.propose}
+    lower = below(written, [text for _, text in others], thresholds.propose, rules.kind, reading)
+    unlike = {i for (i, _), low in zip(others, lower, strict=True) if low}
     for identity in texts:
-        if identity in same or identity in below:
+        if identity in same or identity in unlike:
             continue  # "different": scored, never explained
         label, node_keys = parse_node_identity(identity)
         near.append((identity, node_keys, labels.get(label, rules)))

@@ -228,22 +228,126 @@ def score_values(
 ) -> list[float]:
     """``score_value`` of ``a`` against each normal text (as the index keeps it), equal to
     it to the last digit, with less done a candidate: no normal form built for it, no vetoes
-    or measures kept. Not ``process.cdist``: for a write's few words it measured no faster."""
+    or measures kept, the measures added up inline (``_measured``)."""
     rules = rules or DEFAULT_RULES[kind]
-    splits = [text.split() for text in texts]
+    mine = _mine(a, rules)
     values: list[float] = []
-    for text, split in zip(texts, splits, strict=True):
-        if " ".join(sorted(split)) == a.key:
-            values.append(1.0)
-        elif "".join(split) == a.joined:
-            values.append(JOINED_SCORE)
-        elif (len(split) == 1 or len(a.tokens) == 1) and _either_acronym(a, split):
-            values.append(ACRONYM_SCORE)
+    for text in texts:
+        split = text.split()
+        special = _special_value(a, split)
+        if special is not None:
+            values.append(special)
         else:
-            rows = [[_similarity(x, y, rules) for y in split] for x in a.tokens]
-            ratio, whole = fuzz.ratio(a.text, text) / 100, JaroWinkler.similarity(a.text, text)
-            values.append(_fuzzy(_aggregate(a.tokens, tuple(split), rows, rules, ratio, whole)))
+            values.append(_rounded(_measured(a, mine, split, text, rules)))
     return values
+
+
+MARGIN = 1e-3
+"""How near the threshold ``below``'s unrounded score must be for it to be rounded as
+``score_value`` rounds it: each measure and the score are rounded to 4 digits, which moves
+a score by less than 1e-4 in all."""
+
+
+def below(
+    a: NormalizedName,
+    texts: list[str],
+    threshold: float,
+    kind: Kind,
+    rules: NameRules | None = None,
+) -> list[bool]:
+    """Whether each text's ``score_values`` value is below ``threshold`` — the same answer
+    for every text, and all the gate asks of a candidate before it explains it: a fuzzy
+    score is rounded only within ``MARGIN`` of the threshold (most candidates of a creating
+    write are far below it, and rounding to 4 digits is a third of their scoring)."""
+    rules = rules or DEFAULT_RULES[kind]
+    mine = _mine(a, rules)
+    answers: list[bool] = []
+    for text in texts:
+        split = text.split()
+        special = _special_value(a, split)
+        if special is not None:
+            answers.append(special < threshold)
+            continue
+        measures = _measured(a, mine, split, text, rules)
+        me, worst, ratio, whole = measures
+        estimate = FUZZY_CEILING * (_ME * me + _WORST * worst + _RATIO * ratio + _WHOLE * whole)
+        if estimate < threshold - MARGIN:
+            answers.append(True)
+        elif estimate >= threshold + MARGIN:
+            answers.append(False)
+        else:
+            answers.append(_rounded(measures) < threshold)
+    return answers
+
+
+_ME, _WORST, _RATIO, _WHOLE = (
+    WEIGHTS[k] for k in ("monge_elkan", "worst_word", "ratio", "jaro_winkler")
+)
+Mine = list[tuple[str, bool, frozenset[str]]]
+
+
+def _mine(a: NormalizedName, rules: NameRules) -> Mine:
+    """Each of a's words, whether it is an initial, and its nicknames: read once a write."""
+    return [(x, len(x) == 1, rules.nicknames.get(x, frozenset())) for x in a.tokens]
+
+
+def _special_value(a: NormalizedName, split: list[str]) -> float | None:
+    """The value of a rule other than the fuzzy one, as ``score_value`` tries them."""
+    if " ".join(sorted(split)) == a.key:
+        return 1.0
+    if "".join(split) == a.joined:
+        return JOINED_SCORE
+    if (len(split) == 1 or len(a.tokens) == 1) and _either_acronym(a, split):
+        return ACRONYM_SCORE
+    return None
+
+
+def _rounded(measures: tuple[float, float, float, float]) -> float:
+    """``_fuzzy`` of the measures rounded as ``_aggregate`` rounds them: the same sums in the
+    same order, so the same value to the last digit."""
+    me, worst, ratio, whole = measures
+    total = (
+        _ME * round(me, 4)
+        + _WORST * round(worst, 4)
+        + _RATIO * round(ratio, 4)
+        + _WHOLE * round(whole, 4)
+    )
+    return round(FUZZY_CEILING * total, 4)
+
+
+def _measured(
+    a: NormalizedName, mine: Mine, split: list[str], text: str, rules: NameRules
+) -> tuple[float, float, float, float]:
+    """``_aggregate``'s measures of one candidate, unrounded, without a call a word pair."""
+    similarity = JaroWinkler.similarity
+    rows = [
+        [
+            1.0
+            if x == y
+            else (
+                (1.0 if x[0] == y[0] else 0.0)
+                if short or len(y) == 1
+                else (1.0 if y in nicknames else similarity(x, y))
+            )
+            for y in split
+        ]
+        for x, short, nicknames in mine
+    ]
+    forward = [max(row, default=0.0) for row in rows]
+    backward = [max(col) for col in zip(*rows, strict=True)] if rows else [0.0] * len(split)
+    if rules.extra_words_count:
+        pairs = [*zip(a.tokens, forward, strict=True), *zip(split, backward, strict=True)]
+        counted = [best for word, best in pairs if word not in rules.generic]
+    elif len(forward) == len(backward):
+        counted = forward + backward
+    else:
+        counted = forward if len(forward) < len(backward) else backward
+    return (
+        min(_mean(forward), _mean(backward)),
+        min(counted, default=0.0),
+        fuzz.ratio(a.text, text) / 100,
+        similarity(a.text, text),
+    )
 
 
 def _either_acronym(a: NormalizedName, words: list[str]) -> bool:

@@ -18,7 +18,7 @@ from writegate.gate.resolution import (
 )
 from writegate.gate.resolution.evaluate import parse_pairs
 from writegate.gate.resolution.normalize import normalize
-from writegate.gate.resolution.score import score_normalized, score_value, score_values
+from writegate.gate.resolution.score import below, score_normalized, score_value, score_values
 
 
 def verdict(a: str, b: str, kind: Kind) -> Verdict:
@@ -141,3 +141,31 @@ def test_scoring_at_once_agrees_on_the_labelled_fixture() -> None:
             x = normalize(pair.a, kind)
             expected = [score_value(x, normalize(b, kind), kind) for b in texts]
             assert score_values(x, texts, kind) == expected, pair
+
+
+@given(
+    names,
+    st.lists(names, max_size=6),
+    st.sampled_from(["person", "organisation"]),
+    st.floats(min_value=0.0, max_value=1.0),
+)
+def test_telling_candidates_below_a_threshold_answers_as_their_values_do(
+    a: str, others: list[str], kind: Kind, threshold: float
+) -> None:
+    """The gate asks only which candidates are below ``propose``; it rounds only near it."""
+    x = normalize(a, kind)
+    texts = [normalize(b, kind).text for b in others]
+    values = score_values(x, texts, kind)
+    for cut in [threshold, *values]:  # a value itself: the boundary, where rounding decides
+        assert below(x, texts, cut, kind) == [value < cut for value in values]
+
+
+def test_telling_candidates_below_agrees_on_the_labelled_fixture() -> None:
+    pairs = parse_pairs(PAIRS.read_text(encoding="utf-8"))
+    for kind in ("person", "organisation"):
+        texts = [normalize(pair.b, kind).text for pair in pairs if pair.kind == kind]
+        for pair in [pair for pair in pairs if pair.kind == kind][:50]:
+            x = normalize(pair.a, kind)
+            values = score_values(x, texts, kind)
+            for cut in (0.5, DEFAULT_THRESHOLDS.propose, 0.9, DEFAULT_THRESHOLDS.auto):
+                assert below(x, texts, cut, kind) == [v < cut for v in values], (pair, cut)
