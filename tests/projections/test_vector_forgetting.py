@@ -13,6 +13,7 @@ from tests.conftest import AGENT, ROOT
 from tests.personal import CLAIM
 from tests.projections.hashing_embedder import HashingEmbedder
 from writegate.gate import Gate
+from writegate.gate.forgetting import ForgetResult
 from writegate.projections import runner
 from writegate.projections.vectors.projector import VectorProjector
 
@@ -41,6 +42,7 @@ def test_a_forgotten_persons_vector_is_made_again_and_the_others_stay(
     before = vectors(follower)
     assert len(before) == 2
     done = people.forget("Person", {"name": "Ada Quill"}, reason="asked")
+    assert isinstance(done, ForgetResult) and done.node is not None, done
     assert done.node in before
     assert runner.replay(people.log, follower).notes == ()  # in place: not rebuilt
     after = vectors(follower)
