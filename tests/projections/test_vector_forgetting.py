@@ -42,7 +42,8 @@ def test_a_forgotten_persons_vector_is_made_again_and_the_others_stay(
     before = vectors(follower)
     assert len(before) == 2
     done = people.forget("Person", {"name": "Ada Quill"}, reason="asked")
-    assert isinstance(done, ForgetResult) and done.node is not None, done
+    assert isinstance(done, ForgetResult), done
+    assert done.node is not None
     assert done.node in before
     assert runner.replay(people.log, follower).notes == ()  # in place: not rebuilt
     after = vectors(follower)
