@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.conftest import AGENT, ROOT
-from tests.personal import works_at_acme
+from tests.personal import person, works_at_acme
 from tests.postgres import Server
 from writegate.eventlog import Actor, EventLog
 from writegate.gate import Gate
@@ -63,19 +63,9 @@ def _raw_bytes(gate: Gate, request: pytest.FixtureRequest) -> bytes:
     return b"".join(f.read_bytes() for f in sorted(folder.iterdir()) if f.is_file())
 
 
-def _write_person(gate: Gate, name: str, **properties: Any) -> Any:
-    return gate.write_node(
-        label="Person",
-        merge_keys={"name": name},
-        properties=properties,
-        source="test",
-        extraction_method="manual",
-    )
-
-
 def test_a_personal_node_is_sealed_in_the_log_and_read_in_the_clear(people: Gate) -> None:
     marker = f"MARK{os.urandom(6).hex()}"
-    written = _write_person(people, marker, email=f"{marker}@mail", role="engineer")
+    written = person(people, marker, email=f"{marker}@mail", role="engineer")
     assert written.status == "written", written
     event = people.log.read(after_seq=0, limit=100, sealed=True).events[-1]
     stored = "".join(str(x) for x in (event.streams, event.payload, event.request))
@@ -107,10 +97,10 @@ def test_a_forgotten_subject_leaves_no_byte_in_the_log_or_a_rebuilt_projection(
 ) -> None:
     marker = f"MARK{os.urandom(6).hex()}"
     mail = f"{marker.lower()}mail"
-    assert _write_person(people, marker, email=mail, role="engineer").status == "written"
-    assert _write_person(people, marker, email=f"{mail}2").status == "written"
+    assert person(people, marker, email=mail, role="engineer").status == "written"
+    assert person(people, marker, email=f"{mail}2").status == "written"
     works_at_acme(people, marker)
-    refused = _write_person(people, marker, nickname=marker)  # not declared: refused
+    refused = person(people, marker, nickname=marker)  # not declared: refused
     assert isinstance(refused, Rejected)
     assert people.rejections.count() == 1
     assert marker.encode() in _raw_bytes(people, request)  # the test can fail
@@ -228,9 +218,9 @@ def test_a_sealed_observation_is_forgotten_with_the_person_its_facts_name(
 
 
 def test_a_personal_node_read_as_it_stood_shows_its_keys(people: Gate) -> None:
-    assert _write_person(people, "Ada", role="engineer").status == "written"
+    assert person(people, "Ada", role="engineer").status == "written"
     moment = datetime.now(UTC)
-    assert _write_person(people, "Ada", role="admiral").status == "written"
+    assert person(people, "Ada", role="admiral").status == "written"
     reader, schema = GraphReader(people.log, people.state), people.current_schema()
     ada: list[Mapping[str, Any]] = [{"label": "Person", "merge_keys": {"name": "Ada"}}]
     for past in (reader.open_nodes(ada, schema, as_of=moment),

@@ -19,6 +19,7 @@ from freezegun import freeze_time
 
 from tests.conftest import AGENT, ROOT
 from tests.gate.test_forget_subject import _raw_bytes
+from tests.personal import person
 from writegate.eventlog import EventLog, open_log
 from writegate.eventlog.copying import copy_log
 from writegate.eventlog.tables import APPEND_ONLY_TRIGGERS, create_tables
@@ -42,17 +43,6 @@ def _document(**changes: Any) -> dict[str, Any]:
     document["observation_retention"] = "P7D"
     document.update(changes)
     return document
-
-
-def _person(gate: Gate, name: str, **properties: Any) -> None:
-    written = gate.write_node(
-        label="Person",
-        merge_keys={"name": name},
-        properties=properties,
-        source="test",
-        extraction_method="manual",
-    )
-    assert written.status == "written", written
 
 
 def _email(gate: Gate, name: str) -> Any:
@@ -96,9 +86,9 @@ def test_a_superseded_personal_value_is_forgotten_once_its_retention_has_passed(
     old, new = f"{marker}old@mail", f"{marker}new@mail"
     with freeze_time(T0), Gate.open(any_db, default_actor=AGENT) as gate:
         assert gate.publish_schema(_document()).status == "published"
-        _person(gate, "Ada", email=old, role="engineer")
+        assert person(gate, "Ada", email=old, role="engineer").status == "written"
     with freeze_time(T0 + DAY), Gate.open(any_db, create=False, default_actor=AGENT) as gate:
-        _person(gate, "Ada", email=new)
+        assert person(gate, "Ada", email=new).status == "written"
     with freeze_time(T0 + 20 * DAY), Gate.open(any_db, create=False, default_actor=AGENT) as gate:
         early = _retain(gate)  # superseded 19 days ago: kept
         assert (early.values, early.seq) == (0, None)
@@ -132,9 +122,9 @@ def test_a_superseded_personal_value_is_forgotten_once_its_retention_has_passed(
 def test_a_value_set_again_is_current_and_never_expires(any_db: str | Path) -> None:
     with freeze_time(T0), Gate.open(any_db, default_actor=AGENT) as gate:
         assert gate.publish_schema(_document()).status == "published"
-        _person(gate, "Ada", email="first@mail")
-        _person(gate, "Ada", email="second@mail")
-        _person(gate, "Ada", email="first@mail")
+        assert person(gate, "Ada", email="first@mail").status == "written"
+        assert person(gate, "Ada", email="second@mail").status == "written"
+        assert person(gate, "Ada", email="first@mail").status == "written"
     with freeze_time(T0 + 40 * DAY), Gate.open(any_db, create=False, default_actor=AGENT) as gate:
         done = _retain(gate)
         assert done.values == 1  # second@mail; first@mail stands again
@@ -198,8 +188,8 @@ def test_a_file_projection_reaching_a_retention_is_rebuilt_without_the_values(
     path = tmp_path / "graph.nt"
     with freeze_time(T0), Gate.open(tmp_path / "log.db", default_actor=AGENT) as gate:
         assert gate.publish_schema(_document()).status == "published"
-        _person(gate, "Ada", email=f"{marker}@mail")
-        _person(gate, "Ada", email="now@mail")
+        assert person(gate, "Ada", email=f"{marker}@mail").status == "written"
+        assert person(gate, "Ada", email="now@mail").status == "written"
         projector = ProvProjector(path, log=gate.log)
         try:
             assert replay(gate.log, projector).notes == ()
@@ -229,8 +219,8 @@ def test_a_copy_continued_past_a_retention_expires_the_values_too(
 
     with freeze_time(T0), Gate.open(any_db, default_actor=AGENT) as gate:
         assert gate.publish_schema(_document()).status == "published"
-        _person(gate, "Ada", email=f"{marker}@mail")
-        _person(gate, "Ada", email="now@mail")
+        assert person(gate, "Ada", email=f"{marker}@mail").status == "written"
+        assert person(gate, "Ada", email="now@mail").status == "written"
         copy(gate)
         with freeze_time(T0 + 40 * DAY):
             done = _retain(gate)

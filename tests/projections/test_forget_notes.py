@@ -9,15 +9,10 @@ import threading
 from pathlib import Path
 
 from tests.conftest import AGENT, FIXTURES
+from tests.personal import person
 from writegate.gate import Gate
 from writegate.projections.jsonl import JsonlProjector
 from writegate.projections.runner import follow, replay
-
-
-def _person(gate: Gate, name: str) -> None:
-    gate.write_node(
-        label="Person", merge_keys={"name": name}, source="t", extraction_method="manual"
-    )
 
 
 def test_a_file_projection_reaching_a_forgetting_is_rebuilt_without_its_values(
@@ -26,8 +21,8 @@ def test_a_file_projection_reaching_a_forgetting_is_rebuilt_without_its_values(
     marker = f"MARK{os.urandom(6).hex()}"
     with Gate.open(tmp_path / "log.db", default_actor=AGENT) as gate:
         assert gate.publish_schema(FIXTURES / "personal_schema.yaml").status == "published"
-        _person(gate, marker)
-        _person(gate, "Ada")
+        person(gate, marker)
+        person(gate, "Ada")
         projector = JsonlProjector(tmp_path / "graph.jsonl", gate.log)
         try:
             assert replay(gate.log, projector).notes == ()
@@ -67,7 +62,7 @@ def test_a_followed_file_projection_lets_go_of_a_forgotten_subject(tmp_path: Pat
     marker = f"MARK{os.urandom(6).hex()}"
     with Gate.open(tmp_path / "log.db", default_actor=AGENT) as gate:
         assert gate.publish_schema(FIXTURES / "personal_schema.yaml").status == "published"
-        _person(gate, marker)
+        person(gate, marker)
         projector = JsonlProjector(tmp_path / "followed.jsonl", gate.log)
         try:
             _followed(gate, projector)
