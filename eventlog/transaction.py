@@ -109,8 +109,8 @@ def expect_versions(count: int) -> str:
 class Known:
     """What this process's last commit left: the head (seq, hash, ``occurred_at``) and
     stream versions as of it. An append may start from it instead of reading it (no round
-    trip); the versions it serves are checked in one statement (``expect_versions``, sent
-    before the transaction's first event or its end) and the event's insert is checked by
+    trip); the versions it serves are checked together (``expect_versions``, 25 a statement,
+    sent before the transaction's first event or its end) and the event's insert is checked by
     the chain's trigger, so if another process appended since, the append fails
     in the database and is done again from what it reads."""
 
