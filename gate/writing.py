@@ -49,7 +49,7 @@ from writegate.gate.models import (
     WriteRelationshipResult,
     parse_request,
 )
-from writegate.gate.personal import planned
+from writegate.gate.personal import bound_request, planned
 from writegate.gate.planning import Emitter, Planner
 from writegate.gate.rejections import RejectionLog
 from writegate.gate.results import REFUSALS, batch_result, conflict_details, rejected, result_of
@@ -130,7 +130,7 @@ class Writer:
             request = parse_request(operation.request, arguments)
             raw = {**arguments, **({"idempotency_key": key} if key is not None else {})}
             json_safe(raw)
-            earlier = self.log.earlier_append(actor, key, raw) if key is not None else None
+            earlier = self.earlier(actor, key, raw)
             if earlier is not None:
                 return _as(operation.result, result_of(earlier))
 
@@ -198,7 +198,7 @@ class Writer:
                     {"field": "items"},
                 )
             json_safe(request)
-            earlier = self.log.earlier_append(actor, key, request) if key is not None else None
+            earlier = self.earlier(actor, key, request)
             if earlier is not None:
                 return batch_result(earlier)
 
@@ -227,12 +227,18 @@ class Writer:
             try:
                 outcome = self.append_planned(plan, actor, key, request)
             except _DryRun as rehearsal:
-                return batch_result(rehearsal.events, answers(self.log, quiet))
+                return batch_result(rehearsal.args[0], answers(self.log, quiet))
             return batch_result(outcome.events, answers(self.log, quiet))
         except REFUSALS as exc:
             if dry_run:
                 return rejected(exc)
             return self.refused(actor, "write_batch", exc, request)
+
+    def earlier(self, actor: Actor, key: str | None, request: Any) -> list[Event] | None:
+        """The events an earlier append under ``key`` produced (a retry's answer), or None."""
+        if key is None:
+            return None
+        return self.log.earlier_append(actor, key, bound_request(self._snapshot(), request))
 
     def append_planned(
         self,
@@ -255,7 +261,8 @@ class Writer:
                 snapshot = newer  # refused by a schema the log has superseded: plan again
                 continue
             try:
-                return self.log.append(actor, decide, idempotency_key=key, request=request)
+                bound = bound_request(snapshot, request)
+                return self.log.append(actor, decide, idempotency_key=key, request=bound)
             except _StaleSchema:
                 snapshot = self._refreshed()
         raise GateRejection(
@@ -361,8 +368,7 @@ def _while_current(
 
 
 class _DryRun(Exception):
-    def __init__(self, events: list[Event]) -> None:
-        self.events = events
+    """A rehearsal's events (its one argument), carried out of the transaction it undoes."""
 
 
 class _Item:

@@ -128,7 +128,7 @@ class Merges:
                 )
             request = parse_request(model, raw)
             stored = {**raw, **({"idempotency_key": key} if key is not None else {})}
-            earlier = writer.log.earlier_append(actor, key, stored) if key is not None else None
+            earlier = writer.earlier(actor, key, stored)
             if earlier is None:
                 if isinstance(request, MergeNodesRequest):
                     plan = self._merge(request, stored)
