@@ -31,6 +31,7 @@ from writegate.gate.ahead import ahead, naming
 from writegate.gate.corroboration import SINGLE, Unchanged, answered, answers, quietly
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.limits import Limits, check_request, json_safe
+from writegate.gate.limits import idempotency_key as checked_key
 from writegate.gate.models import (
     BATCH_OPERATIONS,
     MAX_BATCH,
@@ -126,7 +127,7 @@ class Writer:
         arguments = dict(arguments)
         try:
             check_request(arguments, self._limits())
-            key = _idempotency_key(arguments.pop("idempotency_key", None))
+            key = checked_key(arguments.pop("idempotency_key", None))
             request = parse_request(operation.request, arguments)
             raw = {**arguments, **({"idempotency_key": key} if key is not None else {})}
             json_safe(raw)
@@ -190,7 +191,7 @@ class Writer:
         request = {"items": items, "idempotency_key": idempotency_key}
         try:
             check_request(request, self._limits())
-            key = _idempotency_key(idempotency_key)
+            key = checked_key(idempotency_key)
             if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
                 raise GateRejection(
                     ErrorCode.INVALID_ARGUMENT,
@@ -324,18 +325,6 @@ def _as(kind: type[Res], result: ItemResult) -> Res | ProposedResult:
     if not isinstance(result, (kind, ProposedResult)):
         raise TypeError(f"expected a {kind.__name__}, the events made a {type(result).__name__}")
     return result
-
-
-def _idempotency_key(key: Any) -> str | None:
-    if key is None:
-        return None
-    if not isinstance(key, str) or not 1 <= len(key) <= 200:
-        raise GateRejection(
-            ErrorCode.INVALID_ARGUMENT,
-            "idempotency_key must be a string of 1 to 200 characters",
-            {"field": "idempotency_key"},
-        )
-    return key
 
 
 _SCHEMA_ATTEMPTS = 3
