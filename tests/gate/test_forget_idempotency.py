@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,3 +93,18 @@ def test_a_write_naming_nothing_personal_keeps_the_plain_digest_of_its_request(
     assert written.status == "written"
     request = people.log.read(after_seq=0, limit=100).events[-1].request
     assert digests(people) == {hashlib.sha256(canonical_json(request)).hexdigest()}
+
+
+def test_concurrent_retries_of_a_new_person_append_once_and_answer_alike(people: Gate) -> None:
+    results: list[object] = []
+
+    def retry() -> None:
+        results.append(_ada(people, "Ada Racer").model_dump())
+
+    threads = [threading.Thread(target=retry) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r == results[0] for r in results), results
+    assert len(people.log.read(types=["node.written"], limit=100).events) == 1
