@@ -318,3 +318,18 @@ def test_a_migrated_record_of_a_personal_write_holds_no_digest_to_guess_it_from(
         assert retried.error_code == "IDEMPOTENCY_KEY_REUSED"
         assert acme(migrated).model_dump() == company.model_dump()  # nothing personal: kept
         assert migrated.log.head() == head
+
+
+def test_a_gate_migrates_by_the_schema_it_has_just_published(
+    db_path: str | Path, dest: str | Path
+) -> None:
+    with Gate.open(db_path, default_actor=AGENT) as gate:
+        assert gate.publish_schema(_plain()).status == "published"
+        assert gate.write_node(label="Person", merge_keys={"name": "Ada"}, source="test",
+                               extraction_method="manual").status == "written"  # fmt: skip
+        published = gate.publish_schema(PERSONAL)
+        assert published.status == "published"
+        assert gate.current_schema().version == published.schema_version
+        done = gate.migrate(dest)
+        assert isinstance(done, MigrateResult), done
+        assert done.resealed == 1  # Ada's write, sealed: not the old schema's "nothing"
