@@ -13,9 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from writegate.eventlog import EventLog
 from writegate.projections.search import Document
 from writegate.projections.search.bm25 import _KEPT_BEGINNING, BEGINS, PREFIXED, scored
 from writegate.projections.search.sqlite import TOKENIZER, SqliteTextIndex
+from writegate.projections.state import StateProjection
 
 _TYPES = ("KNOWS", "WORKS_FOR", "LIVES_IN")
 
@@ -100,6 +102,27 @@ def test_install_makes_a_relationship_table_without_the_index_again(
     assert PREFIXED not in conn.execute(made, ("search_fts_node",)).fetchone()[0]
     assert SqliteTextIndex().intact(conn)
     assert {q: asked(conn, q)[0] for q in before} == before
+
+
+def test_a_writers_open_makes_the_table_again_and_keeps_the_read_model(tmp_path: Path) -> None:
+    """Not a new layout of the read model, which a replay would rebuild whole: the open
+    finds the table made otherwise and makes it again from the documents it indexes."""
+    log = EventLog(tmp_path / "log.db", inline=[StateProjection()])
+    conn = log.connection()
+    SqliteTextIndex().put(conn, [Document("r", "relationship", "KNOWS")])
+    without(conn)
+    assert not SqliteTextIndex().current(conn)
+    log.close()
+    reader = EventLog(tmp_path / "log.db", inline=[StateProjection()], readonly=True)
+    assert not SqliteTextIndex().current(reader.connection())  # read as it is
+    assert scored(reader.connection(), "kno", "relationship", None).keys() == {"r"}
+    reader.close()
+    log = EventLog(tmp_path / "log.db", inline=[StateProjection()])
+    conn = log.connection()
+    assert SqliteTextIndex().current(conn)
+    assert SqliteTextIndex().intact(conn)
+    assert scored(conn, "kno", "relationship", None).keys() == {"r"}
+    log.close()
 
 
 _WORDS = st.from_regex(r"[a-z0-9]{1,4}(ed|ing|ies|s|sses|y|ational|ize|ness|e|ll|)", fullmatch=True)
