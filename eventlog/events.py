@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cache
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -93,16 +92,27 @@ def trusted(model: type[M], values: dict[str, Any]) -> M:
     values must be complete and of the right types (tests compare it with validation).
     All instances of a model share one fields-set: with every field set it is the same for
     all, and a set per event would be the largest object a replay allocates. pydantic
-    copies it before changing it (``model_copy``), and these models are frozen.
+    copies it before changing it (``model_copy``), and these models are frozen. pydantic's
+    own slots are set through their descriptors: ``object.__setattr__`` and a
+    ``functools.cache`` lookup of the fields took three times as long (3.6 µs against 1.0,
+    and a search's answer builds some 650 views).
     """
-    instance = model.__new__(model)
-    object.__setattr__(instance, "__dict__", values)
-    object.__setattr__(instance, "__pydantic_fields_set__", _all_fields(model))
-    object.__setattr__(instance, "__pydantic_extra__", None)
-    object.__setattr__(instance, "__pydantic_private__", None)
+    instance = _NEW(model)
+    _SET_DICT(instance, values)
+    fields = _FIELDS.get(model)
+    if fields is None:
+        fields = _FIELDS[model] = set(model.model_fields)
+    _SET_FIELDS(instance, fields)
+    _SET_EXTRA(instance, None)
+    _SET_PRIVATE(instance, None)
     return instance
 
 
-@cache
-def _all_fields(model: type[BaseModel]) -> set[str]:
-    return set(model.model_fields)
+_NEW = object.__new__
+_SET_DICT = BaseModel.__dict__["__dict__"].__set__
+_SET_FIELDS = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
+_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+_FIELDS: dict[type[BaseModel], set[str]] = {}  # each model's fields: every one set

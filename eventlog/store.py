@@ -45,6 +45,10 @@ WAL_HEADER = 32  # bytes of a -wal file before its first frame
 # the transaction is not committed, so the append may be retried as it was
 _FAULTS = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
 BUSY_TIMEOUT = 60.0  # seconds a write waits for another connection's write lock by default
+# a read-only connection's page cache (SQLite's default: 2 MiB), filled only as pages are
+# read: a search at a million nodes reads its rows by identity through b-trees whose upper
+# pages a small cache keeps losing (measured: 5 to 9% less CPU a question)
+READ_CACHE_KIB = 64 * 1024
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
@@ -119,6 +123,7 @@ class EventLog(Appending):
                 conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
                 if self.readonly:
                     conn.execute("PRAGMA query_only = ON")
+                    conn.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")
                 else:
                     conn.execute("PRAGMA journal_mode = WAL")
                     conn.execute(f"PRAGMA synchronous = {self.durability.upper()}")

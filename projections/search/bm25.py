@@ -12,6 +12,10 @@ marks ``highlight()`` sets (beside a rare phrase: the marks it adds to the rare 
 a document's length is the index's own ``%_docsize``, and the sum is BM25's with FTS5's
 constants: with no common phrase, a score is exactly FTS5's own.
 
+A word that is no word of the index is asked as a prefix only when an index of words' first
+two letters (``PREFIXED``, kept where a kind's words are few) finds a word beginning as it
+does, or cannot say.
+
 Which documents are scored: every one holding a rare phrase, whatever its age; of those
 holding common phrases only, the ``common`` most recent holding any and the ``common`` most
 recent holding all (one of these older than the first shares its marks evenly among the
@@ -21,6 +25,7 @@ phrases). Never looked at: an older document holding common phrases only, and no
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -33,6 +38,12 @@ K1, B = 1.2, 0.75  # FTS5's bm25() constants
 OPEN, CLOSE = "\x01", "\x02"  # highlight()'s marks: no tokenizer keeps a control character
 KINDS = ("node", "relationship", "observation")  # one FTS5 table each: a later kind, one more
 WINDOW_COUNTED = 16 * COMMON  # documents a window is counted through; beyond, by rowid span
+BEGINS = 2  # the letters an FTS5 prefix index keeps (where ``PREFIXED``): fewer than porter stems
+PREFIXED = f", prefix = '{BEGINS}'"  # FTS5's option making that index
+# a word whose first two letters its stem keeps: porter (FTS5's) changes only the end of a
+# word; it leaves a single letter of "aed", "ies" or "yying", whose first letter is a vowel
+_TOKENS = re.compile(r"[A-Za-z0-9]+")  # unicode61's tokens of an ASCII text
+_KEPT_BEGINNING = re.compile(r"[b-df-hj-np-tv-xz0-9][a-z0-9]{2,}")
 
 _FROM = (  # a scope to keep, or the one table of every kind: each hit's document read
     "FROM {fts} JOIN search_documents d ON d.rowid = {fts}.rowid "
@@ -45,6 +56,7 @@ _RARE_MARKED = f"SELECT {{fts}}.rowid, {{named}}, bm25({{fts}}), {_MARKED} {{fro
 _HELD = f"SELECT {{fts}}.rowid, {{named}}, {_MARKED} {{from}}"  # no bm25(), which counts
 _RECENT = f"SELECT {{fts}}.rowid, {{named}}, {_MARKED} {{from}} ORDER BY {{fts}}.rowid DESC LIMIT ?"
 _HOLDING = "SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT ?)"
+_ANY = "SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT 1"
 Rows = Callable[..., list[tuple[Any, ...]]]
 _NEWEST = "SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC"  # any scope
 
@@ -55,20 +67,22 @@ def phrase(word: str, begins: bool = False) -> str:
     return '"' + word.replace('"', '""') + ('"*' if begins else '"')
 
 
-def fts_table(conn: Sql, kind: str) -> str | None:
-    """The FTS5 table holding ``kind``'s documents: its own, or on a read-only copy of the
-    layout before, the one table of every kind; None for a kind never indexed."""
+def fts_table(conn: Sql, kind: str) -> tuple[str, bool] | None:
+    """The FTS5 table holding ``kind``'s documents — its own, or on a read-only copy of the
+    layout before, the one table of every kind — and whether it keeps words' first two
+    letters (``PREFIXED``); None for a kind never indexed."""
     if kind not in KINDS:
         return None
     names = [f"search_fts_{kind}", "search_fts"]
     marks = ", ".join("?" * len(names))
-    found = {
-        row[0]
-        for row in conn.execute(
-            f"SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({marks})", names
-        )
-    }
-    return next((name for name in names if name in found), None)
+    found = dict(
+        conn.execute(
+            f"SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name IN ({marks})",
+            names,
+        ).fetchall()
+    )
+    name = next((name for name in names if name in found), None)
+    return None if name is None else (name, PREFIXED in found[name])
 
 
 def scored(
@@ -88,9 +102,10 @@ def scored(
     A word matches its stem; one that is no indexed word matches the words it begins (a
     prefix merges every such word's list of documents first, so it is not asked of a word
     that is there)."""
-    fts = fts_table(conn, kind)
-    if fts is None:
+    table = fts_table(conn, kind)
+    if table is None:
         return {}
+    fts, prefixed = table
     where, scopes = DocumentRows.scoped(visible)
     joined = bool(where) or fts == "search_fts"
     head = [kind, *scopes] if joined else []
@@ -104,23 +119,31 @@ def scored(
         made = made.replace("{fts}", fts).replace("{scoped}", where)
         return conn.execute(made, [match, *head, *tail]).fetchall()
 
-    found = _scored(conn, fts, query, rows, common)
+    found = _scored(conn, fts, query, rows, common, prefixed)
     return found if joined else _named(conn, found, top)
 
 
-def _scored(conn: Sql, fts: str, query: str, rows: Rows, common: int) -> dict[Any, float]:
+def _scored(
+    conn: Sql, fts: str, query: str, rows: Rows, common: int, prefixed: bool = False
+) -> dict[Any, float]:
     """``scored``'s hits, keyed as ``rows`` names them (an identity, or a rowid)."""
 
     def holding(match: str) -> int:  # of the table's documents: a bound, never a filter
         sql = _HOLDING.replace("{fts}", fts)
         return int(conn.execute(sql, (match, common + 1)).fetchone()[0])
 
+    def may_begin(word: str) -> bool:  # a word of the index may begin as ``word``'s stem
+        if not prefixed or not _KEPT_BEGINNING.fullmatch(word):
+            return True
+        sql = _ANY.replace("{fts}", fts)
+        return conn.execute(sql, (phrase(word[:BEGINS], begins=True),)).fetchone() is not None
+
     rare: list[str] = []
     frequent: list[str] = []
     for word in search_words(query):
         match = phrase(word)
         held = holding(match)
-        if held == 0:
+        if held == 0 and may_begin(word):
             match = phrase(word, begins=True)
             held = holding(match)
         if held:
@@ -131,7 +154,9 @@ def _scored(conn: Sql, fts: str, query: str, rows: Rows, common: int) -> dict[An
     found = _common_only(index, rows, rare, frequent, common)
     if rare:
         some = " OR ".join(rare)
-        alone = {r: (i, score, _marks(m)) for r, i, score, m in rows(_RARE_MARKED, some)}
+        marked = rows(_RARE_MARKED, some)
+        index.counted((rowid, text) for rowid, _, _, text in marked)
+        alone = {r: (i, score, _marks(m)) for r, i, score, m in marked}
         lengths = index.lengths(alone)
         found.update({identity: score for identity, score, _ in alone.values()})
         for match, idf in index.weights.items():  # a common phrase's marks beside the rare
@@ -153,6 +178,7 @@ def _common_only(
         every = rows(_RECENT, " AND ".join(rare + frequent), common)
     since = min((rowid for rowid, _, _ in recent), default=None)
     holding = {match: index.weigh(match, since, common) for match in frequent}
+    index.counted((rowid, marked) for rowid, _, marked in recent + every)
     lengths = index.lengths(rowid for rowid, _, _ in recent + every)
     found: dict[str, float] = {}
     for rowid, identity, marked in recent + every:
@@ -198,6 +224,15 @@ class _Index:
             sql = f"SELECT id, sz FROM {self.fts}_docsize WHERE id IN ({marks})"
             known.update((rowid, sum(_varints(sz))) for rowid, sz in self.conn.execute(sql, chunk))
         return known
+
+    def counted(self, marked: Iterable[tuple[int, str]]) -> None:
+        """The lengths of documents whose text a search has read (``highlight()``'s), counted
+        here rather than read: in ASCII, unicode61's tokens are the runs of letters and
+        digits (the marks are control characters, between tokens), and porter drops none."""
+        known = self._lengths
+        for rowid, text in marked:
+            if rowid not in known and text.isascii():
+                known[rowid] = len(_TOKENS.findall(text))
 
     def weigh(self, match: str, since: int | None, common: int) -> set[int]:
         """Weigh a common phrase (``weights``) by the share of the documents holding it

@@ -130,6 +130,11 @@ class TextIndex(Protocol):
         """Create its tables (nothing when they are there)."""
         ...
 
+    def current(self, conn: Sql) -> bool:
+        """Whether its tables are made as ``install`` makes them now: if not, a writer's
+        open installs them again (from the documents they hold, not by a replay)."""
+        ...
+
     def reset(self, conn: Sql) -> None:
         """Forget every document (a rebuild then puts them back)."""
         ...
@@ -195,6 +200,9 @@ class DocumentRows:
         "OR search_documents.scope_to <> excluded.scope_to"
     )
     _COLUMNS = "identity, kind, text, scope_from, scope_to"
+
+    def current(self, conn: Sql) -> bool:
+        return True  # its rows: a change to them is a layout of the read model
 
     def add_scopes(self, conn: Sql) -> None:
         """The scope columns, added to an index made before them (its rows are then

@@ -14,6 +14,14 @@ benchmark (``bench/bench_recall.py``) stems with the query's stop words left out
 question's evidence in the top 10 about ten points more often than the words as written.
 An index made with another tokenizer is made again on install, from the documents it has.
 A search reads a bounded number of documents however common its words (``bm25``).
+
+The relationships' table also keeps an index of each word's first two letters
+(``prefix = '2'``): their words are few, each held by very many documents, and FTS5 seeks a
+prefix absent from the index by reading, to its end, the list of documents of the word
+before it (every name a question asks was such a prefix: 1.7 ms for nothing at 1M
+relationships). A search asks the two letters first (``bm25``), which that index answers by
+a seek. Nodes and observations have many words, nearly every two letters begin one there,
+so the check would spare nothing and the index would double their entries.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import sqlite3
 
 from writegate.eventlog.sql import Sql, run_script
 from writegate.language.scopes import Visible
-from writegate.projections.search.bm25 import KINDS, scored
+from writegate.projections.search.bm25 import KINDS, PREFIXED, scored
 from writegate.projections.search.contract import DocumentRows, Hit, parse_cursor
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -41,7 +49,7 @@ CREATE VIEW IF NOT EXISTS search_documents_{kind} AS
     SELECT rowid, text FROM search_documents WHERE kind = '{kind}';
 CREATE VIRTUAL TABLE IF NOT EXISTS search_fts_{kind} USING fts5 (
     text, content = 'search_documents_{kind}', content_rowid = 'rowid',
-    tokenize = '{tokenizer}'
+    tokenize = '{tokenizer}'{options}
 );
 CREATE TRIGGER IF NOT EXISTS search_{kind}_ai AFTER INSERT ON search_documents
 WHEN new.kind = '{kind}' BEGIN
@@ -59,11 +67,31 @@ CREATE TRIGGER IF NOT EXISTS search_{kind}_au AFTER UPDATE ON search_documents B
     SELECT new.rowid, new.text WHERE new.kind = '{kind}';
 END;
 """
+OPTIONS = {"relationship": PREFIXED}  # a kind's further FTS5 options
 TABLES = DOCUMENTS + "".join(
-    _PER_KIND.replace("{kind}", kind).replace("{tokenizer}", TOKENIZER) for kind in KINDS
+    _PER_KIND.replace("{kind}", kind)
+    .replace("{tokenizer}", TOKENIZER)
+    .replace("{options}", OPTIONS.get(kind, ""))
+    for kind in KINDS
 )
 # the layout before: one FTS5 table of every kind, kept by these triggers
 _ONE_TABLE = ("search_fts", "search_documents_ai", "search_documents_ad", "search_documents_au")
+
+
+def _made(conn: Sql) -> dict[str, str]:
+    """Each kind's FTS5 table as it was made (its ``CREATE`` statement), by name."""
+    names = ["search_fts", *(f"search_fts_{kind}" for kind in KINDS)]
+    marks = ", ".join("?" * len(names))
+    sql = f"SELECT name, sql FROM sqlite_master WHERE name IN ({marks})"
+    return dict(conn.execute(sql, names).fetchall())
+
+
+def _lacks_options(made: str | None, kind: str) -> bool:
+    """Whether a kind's FTS5 table was made without the options it now has (none: not made)."""
+    if made is None:
+        return False
+    wanted = f"'{TOKENIZER}'{OPTIONS.get(kind, '')}"
+    return not made.rstrip().removesuffix(")").rstrip().endswith(wanted)
 
 
 class SqliteTextIndex(DocumentRows):
@@ -76,25 +104,33 @@ class SqliteTextIndex(DocumentRows):
         for kind in KINDS:
             conn.execute(f"INSERT INTO search_fts_{kind} (search_fts_{kind}) VALUES ('optimize')")
 
+    def current(self, conn: Sql) -> bool:
+        """Whether each kind's FTS5 table is made with its tokenizer and options (a log's
+        open remakes one that is not: 30 s for 3M relationships, against hours of replay)."""
+        made = _made(conn)
+        return "search_fts" not in made and not any(
+            _lacks_options(made.get(f"search_fts_{kind}"), kind) for kind in KINDS
+        )
+
     def install(self, conn: Sql) -> None:
-        made = conn.execute(
-            "SELECT sql FROM sqlite_master WHERE name = 'search_fts_node'"
-        ).fetchone()
-        one_table = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'search_fts'").fetchone()
-        outdated = one_table is not None or (made is not None and f"'{TOKENIZER}'" not in made[0])
+        made = _made(conn)
+        node = made.get("search_fts_node")
+        outdated = "search_fts" in made or (node is not None and f"'{TOKENIZER}'" not in node)
         if outdated:  # one table of every kind, or another tokenizer: made again, from the
             for name in _ONE_TABLE:  # documents they indexed
                 kind = "TABLE" if name == "search_fts" else "TRIGGER"
                 conn.execute(f"DROP {kind} IF EXISTS {name}")
-            for kind in KINDS:
-                conn.execute(f"DROP TABLE IF EXISTS search_fts_{kind}")
+        remade = [  # every kind, or one whose table lacks its options: made again
+            kind
+            for kind in KINDS
+            if outdated or _lacks_options(made.get(f"search_fts_{kind}"), kind)
+        ]
+        for kind in remade:  # its triggers stay, writing into the table made again
+            conn.execute(f"DROP TABLE IF EXISTS search_fts_{kind}")
         run_script(conn, TABLES)
         self.add_scopes(conn)
-        if outdated:
-            for kind in KINDS:
-                conn.execute(
-                    f"INSERT INTO search_fts_{kind} (search_fts_{kind}) VALUES ('rebuild')"
-                )
+        for kind in remade:
+            conn.execute(f"INSERT INTO search_fts_{kind} (search_fts_{kind}) VALUES ('rebuild')")
 
     def search(
         self,

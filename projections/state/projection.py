@@ -63,8 +63,9 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
 
     def installed(self, conn: Sql) -> bool:
         """Whether the tables are there in the current layout: then opening a log creates
-        nothing (a shared database's application role may not)."""
-        return self.layout(conn) >= LAYOUT
+        nothing (a shared database's application role may not). A text index made otherwise
+        than it is now is made again from its documents, the layout kept."""
+        return self.layout(conn) >= LAYOUT and text_index_for(conn).current(conn)
 
     def layout(self, conn: Sql) -> int:
         """The layout of the tables on ``conn`` (1: before the mark was kept)."""

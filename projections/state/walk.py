@@ -20,17 +20,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from writegate.eventlog.sql import Sql
 
 
-@dataclass(frozen=True)
-class Attached:
-    """A relationship as seen from one of its nodes."""
+class Attached(NamedTuple):
+    """A relationship as seen from one of its nodes (a tuple: a walk makes hundreds)."""
 
     identity: str
     type: str

@@ -11,8 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from writegate.projections.search import Document
+from writegate.projections.search import Document, bm25
 from writegate.projections.search.bm25 import phrase, scored
 from writegate.projections.search.sqlite import SqliteTextIndex
 
@@ -118,20 +120,51 @@ def test_no_statement_weighs_a_common_word_by_counting_its_documents(
 
 def test_a_search_reads_each_documents_length_once(conn: sqlite3.Connection) -> None:
     """A document holding a rare word and a common one is scored by both: its length is
-    still one read of the index's ``%_docsize``."""
+    still one read of the index's ``%_docsize``, if it is read at all (an ASCII text the
+    search has read is counted instead)."""
+    SqliteTextIndex().put(conn, [Document("accented", "node", "Person\nalice zebra naïve")])
     said: list[str] = []
     conn.set_trace_callback(said.append)
     found = scored(conn, "alice zebra", "node", None, common=COMMON)
     conn.set_trace_callback(None)
-    assert "rare" in found
+    assert {"rare", "accented"} <= set(found)
     asked = [
         int(rowid)
         for sql in said
         if "_docsize WHERE id IN" in sql
         for rowid in sql.split("IN (")[1].rstrip(")").split(",")
     ]
-    assert asked
+    rowids = dict(conn.execute("SELECT identity, rowid FROM search_documents").fetchall())
+    assert rowids["accented"] in asked
+    assert rowids["rare"] not in asked
     assert len(asked) == len(set(asked))
+
+
+def test_the_lengths_of_ascii_documents_a_search_has_read_are_counted_not_read(
+    conn: sqlite3.Connection,
+) -> None:
+    """Their text came with their marks: no read of ``%_docsize`` for them, and the same
+    scores as the lengths read from it give."""
+    said: list[str] = []
+    conn.set_trace_callback(said.append)
+    counted = {q: scored(conn, q, "node", None, common=COMMON) for q in ("alice", "alice zebra")}
+    conn.set_trace_callback(None)
+    assert not [sql for sql in said if "_docsize WHERE id IN" in sql]
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(bm25._Index, "counted", lambda self, marked: None)
+        for query, found in counted.items():
+            assert scored(conn, query, "node", None, common=COMMON) == found
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(min_codepoint=1, max_codepoint=127), max_size=120))
+def test_a_counted_length_is_the_one_fts5_keeps(text: str) -> None:
+    """unicode61's tokens of an ASCII text are its runs of letters and digits."""
+    with sqlite3.connect(":memory:", isolation_level=None) as memory:
+        SqliteTextIndex().install(memory)
+        SqliteTextIndex().put(memory, [Document("d", "node", text)])
+        size = memory.execute("SELECT sz FROM search_fts_node_docsize").fetchone()[0]
+        assert sum(bm25._varints(size)) == len(bm25._TOKENS.findall(text))
 
 
 def test_a_page_names_only_its_hits_and_ranks_as_every_hit_named_would(tmp_path: Path) -> None:
