@@ -163,6 +163,8 @@ class PgConnection:
         params = (
             parameters if parameters is None or isinstance(parameters, dict) else tuple(parameters)
         )
+        if self._held_writes.touches(query):
+            self._send_rows()  # it comes after the writes held for its table
         self._run(lambda conn: self._sending(conn).execute(query, params))
 
     def _sending(self, conn: Raw) -> psycopg.Cursor[Any]:
@@ -241,6 +243,8 @@ class PgConnection:
             with conn.cursor() as cursor:
                 cursor.executemany(query, rows)
 
+        if self._pipeline is not None and self._held_writes.touches(query):
+            self._send_rows()  # it comes after the writes held for its table
         self._run(many)
 
     def script(self, sql: str) -> None:

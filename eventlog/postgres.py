@@ -291,12 +291,14 @@ class PostgresEventLog(Appending):
 
     # -- transactions ------------------------------------------------------------------
 
-    def _write_opening(self) -> tuple[str, str, str]:
-        """The transaction, its lock timeout, the lock."""
+    def _write_opening(self) -> tuple[str, str]:
+        """The transaction; the lock, waited for no longer than the lock timeout set before
+        it (a volatile subquery in ``FROM`` is run first), in one statement."""
         return (
             WRITE_BEGIN,
-            f"SET LOCAL lock_timeout = '{int(self.lock_timeout * 1000)}ms'",
-            "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.events'))",
+            "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.events')) "
+            f"FROM (SELECT set_config('lock_timeout', '{int(self.lock_timeout * 1000)}ms', true))"
+            " AS timeout",
         )
 
     def _begin_write(self, conn: Sql) -> None:
