@@ -1,20 +1,23 @@
 """The writes an append's pipelined transaction on PostgreSQL holds and sends together.
 
 psycopg spends tens of microseconds of Python (and a send to the server) on each statement,
-so a batch costs what its statement count does. Writes nobody reads back before the next
-read may be held (``PgConnection.add_rows``, ``PgConnection.held``) and sent as few
-statements — before the transaction's next statement that is not a write (a read, a
-savepoint, the ``COMMIT``) or a write that names a table rows are held for, so every read
-and every later write of those rows sees them, and dropped with a ``ROLLBACK``. Only writes
-whose order against the transaction's writes of other tables does not matter may be held:
-they land after those sent later.
+so an append costs what its statement count does. Writes nobody reads back before the next
+read may be held (``PgConnection.add_rows``, ``PgConnection.held``) and sent together —
+before the transaction's next statement that is not a write (a read, a savepoint, the
+``COMMIT``) or a write that names a table rows are held for, so every read and every later
+write of those rows sees them, and dropped with a ``ROLLBACK``. Only writes whose order
+against the transaction's writes of other tables does not matter may be held: they land
+after those sent later.
 
-The rows of one held insert go as one statement whatever their number: a JSON array of
-them as its one parameter (``json_populate_recordset`` over the table's own row type, so
-each value is read by its column's type), which psycopg parses once and the server prepares
-once, as it does a one-row insert. Rows of an upsert that name the same key twice keep the
-last (an upsert may change a row once a statement); an upsert that adds to what a row holds
-is sent a row a statement.
+The rows of one held insert go as one part whatever their number: a JSON array of them as
+its one parameter (``json_populate_recordset`` over the table's own row type, so each value
+is read by its column's type). Rows of an upsert naming one key twice keep the last (an
+upsert may change a row once a statement); an upsert that adds to the row it finds takes
+them one a statement unless each key is named once. The parts of different tables then go
+as one statement (writable ``WITH`` queries, run on one snapshot, none seeing another's
+rows: held writes of different tables do not depend on each other), whose few parameters
+psycopg parses once and the server prepares once: a lone write's rows, or a batch's, are
+one statement.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ import orjson
 
 Statement = tuple[str, list[Any]]  # SQL in SQLite's spelling, its parameters
 # psycopg parses a statement of more parameters again each time it is run (3.5 ms for a
-# hundred events' 1,200), one of up to 50 once
+# hundred events' 1,200), or of more characters than 4,096: one of fewer once
 CACHED_PARAMETERS = 50
+CACHED_LENGTH = 4000
 _INSERT = re.compile(
     r"\s*INSERT INTO (\w+) \(([\w\s,]+)\)\s*VALUES\s*\(([?,\s]+)\)\s*(ON CONFLICT \(([\w\s,]+)\)"
     r" DO (NOTHING|UPDATE SET (.*?)))?\s*(WHERE .*)?",
@@ -37,12 +41,17 @@ _INSERT = re.compile(
 )
 _REPLACING = re.compile(r"\s*(\w+) = excluded\.(\w+)\s*")
 _PLAIN = (str, int, float, type(None))
+# the log's own statements sent beside its held rows (the versions' checks) are about the
+# rows as they were before them: a statement naming these does not wait for their rows
+_UNWATCHED = frozenset({"events", "event_streams"})
 
 
 class Merged(Protocol):
     """Writes held as one object, which says the statements they come to."""
 
     tables: ClassVar[tuple[str, ...]]  # the tables they write (a statement naming one waits)
+    # whether its statements may run as one (none changes or needs a row another changes)
+    together: ClassVar[bool]
 
     def statements(self) -> Iterable[tuple[str, list[tuple[Any, ...]]]]:
         """(SQL, rows): each row one statement's parameters."""
@@ -56,26 +65,26 @@ class _Shape(NamedTuple):
     table: str
     many: str  # the insert of a JSON array of rows, one parameter
     columns: tuple[str, ...]
-    key: tuple[int, ...] | None  # an upsert's conflict columns: one row a key a statement
+    key: tuple[int, ...] | None  # an upsert's conflict columns
+    replaces: bool  # its update takes every value from the row inserted: the last one stands
 
 
 @lru_cache(maxsize=256)
 def _shape(sql: str) -> _Shape | None:
-    """How ``sql``, a one-row insert, inserts many rows in one statement (None: it cannot
-    — an upsert adding to the row it finds, a statement of another form)."""
+    """How ``sql``, a one-row insert, inserts rows of a JSON array (None: another form)."""
     match = _INSERT.fullmatch(sql)
     if match is None:
         return None
     table, names, _, conflict, keys, action, updates, where = match.groups()
     columns = tuple(c.strip() for c in names.split(","))
     key: tuple[int, ...] | None = None
+    replaces = False
     if conflict and action != "NOTHING":
-        if not all(
-            (m := _REPLACING.fullmatch(part)) and m.group(1) == m.group(2)
-            for part in updates.split(",")
-        ):
-            return None  # it adds to the row: rows of one key must go one by one, in order
         key = tuple(columns.index(k.strip()) for k in keys.split(","))
+        replaces = all(
+            (m := _REPLACING.fullmatch(part)) is not None and m.group(1) == m.group(2)
+            for part in updates.split(",")
+        )
     rest = f" {conflict}" if conflict else ""
     rest += f" {where}" if where else ""
     listed = ", ".join(columns)
@@ -83,16 +92,26 @@ def _shape(sql: str) -> _Shape | None:
         f"INSERT INTO {table} ({listed}) SELECT {listed} "
         f"FROM json_populate_recordset(NULL::{table}, ?::json) WHERE true{rest}"
     )
-    return _Shape(table, many, columns, key)
+    return _Shape(table, many, columns, key, replaces)
 
 
-@lru_cache(maxsize=256)
-def _table(sql: str) -> str | None:
-    shape = _shape(sql)
-    if shape is not None:
-        return shape.table
-    match = _INSERT.fullmatch(sql)
-    return None if match is None else match.group(1)
+def _as_json(shape: _Shape, rows: list[tuple[Any, ...]]) -> str | None:
+    """The rows as the one parameter of ``shape.many`` (None: a value JSON would not carry
+    as it is, or a key named twice by an upsert that adds to its row)."""
+    if shape.key is not None:
+        last = {tuple(row[i] for i in shape.key): row for row in rows}
+        if len(last) < len(rows) and not shape.replaces:
+            return None
+        rows = list(last.values())
+    for row in rows:
+        for value in row:
+            if type(value) not in _PLAIN:  # a bool, bytes: as psycopg would adapt them
+                return None
+    columns = shape.columns
+    try:
+        return orjson.dumps([dict(zip(columns, row, strict=True)) for row in rows]).decode()
+    except orjson.JSONEncodeError:  # a lone surrogate, say: psycopg says what is wrong
+        return None
 
 
 @lru_cache(maxsize=256)
@@ -102,51 +121,105 @@ def _many_rows(sql: str, count: int) -> str:
     return f"{head}VALUES {', '.join([row.strip()] * count)}"
 
 
-def _as_json(shape: _Shape, rows: list[tuple[Any, ...]]) -> str | None:
-    """The rows as the one parameter of ``shape.many`` (None: a value JSON would not carry
-    as it is, or a key named twice where a row must keep its first)."""
-    if shape.key is not None:
-        last = {tuple(row[i] for i in shape.key): row for row in rows}
-        rows = list(last.values())
-    columns = shape.columns
-    for row in rows:
-        for value in row:
-            if type(value) not in _PLAIN:  # a bool, bytes: as psycopg would adapt them
-                return None
-    try:
-        return orjson.dumps([dict(zip(columns, row, strict=True)) for row in rows]).decode()
-    except orjson.JSONEncodeError:  # a lone surrogate, say: psycopg says what is wrong
-        return None
+class _Part(NamedTuple):
+    sql: str
+    parameters: list[Any]
+    tables: frozenset[str] | None  # what it writes (None: it goes alone, in its order)
 
 
-def _chunked(sql: str, held: list[tuple[Any, ...]]) -> Iterator[Statement]:
-    per = max(1, CACHED_PARAMETERS // len(held[0]))
-    for chunk in (held[i : i + per] for i in range(0, len(held), per)):
-        yield _many_rows(sql, len(chunk)), [x for row in chunk for x in row]
-
-
-def rows_statements(sql: str, held: list[tuple[Any, ...]]) -> Iterator[Statement]:
-    """The statements that insert ``held`` rows by ``sql`` (a one-row insert): one, where
-    its rows can go as JSON; else as few multi-row ones as psycopg parses once (an insert
-    of another form, or an upsert that adds to a row: one a row)."""
-    if not held:
-        return
+def _rows_parts(sql: str, held: list[tuple[Any, ...]]) -> Iterator[_Part]:
+    """``held`` rows by ``sql`` (a one-row insert): one part where they go as JSON; else
+    statements of their own, as few as psycopg parses once (one a row for an upsert)."""
     shape = _shape(sql)
-    if shape is not None and len(held) > 1:
+    if shape is not None:
         text = _as_json(shape, held)
         if text is not None:
-            yield shape.many, [text]
+            yield _Part(shape.many, [text], frozenset({shape.table}))
             return
-    if shape is None and _table(sql) is not None and "ON CONFLICT" in sql:
-        for row in held:  # an upsert that adds: each row in order, one a statement
-            yield sql, list(row)
-        return
-    yield from _chunked(sql, held)
+        if shape.key is not None:  # each row in order, one a statement
+            yield from (_Part(sql, list(row), None) for row in held)
+            return
+    per = max(1, CACHED_PARAMETERS // len(held[0]))
+    for chunk in (held[i : i + per] for i in range(0, len(held), per)):
+        yield _Part(_many_rows(sql, len(chunk)), [x for row in chunk for x in row], None)
+
+
+def _merged_parts(kept: Merged) -> Iterator[_Part]:
+    tables = frozenset(kept.tables)
+    for number, (sql, rows) in enumerate(kept.statements()):
+        if not rows:
+            continue
+        if _shape(sql) is not None:
+            parts = list(_rows_parts(sql, list(rows)))
+        else:
+            parts = [_Part(sql, list(row), tables if len(rows) == 1 else None) for row in rows]
+        if kept.together and number:  # with its first: no other table's part is between
+            parts = [p._replace(tables=frozenset()) if p.tables else p for p in parts]
+        yield from parts
+
+
+@lru_cache(maxsize=64)
+def _with(sqls: tuple[str, ...]) -> str:
+    """One statement running each of ``sqls`` (writes; at most one a ``SELECT``, last)."""
+    writes = [sql for sql in sqls if not sql.lstrip().upper().startswith("SELECT")]
+    reads = [sql for sql in sqls if sql not in writes] or ["SELECT 1"]
+    named = ", ".join(f"w{n} AS ({sql})" for n, sql in enumerate(writes))
+    return f"WITH {named} {reads[0]}"
+
+
+def _together(parts: list[_Part]) -> Statement:
+    if len(parts) == 1:
+        return parts[0].sql, parts[0].parameters
+    ordered = sorted(parts, key=lambda p: p.sql.lstrip().upper().startswith("SELECT"))
+    return _with(tuple(p.sql for p in ordered)), [x for p in ordered for x in p.parameters]
+
+
+def _grouped(parts: Iterable[_Part]) -> Iterator[Statement]:
+    """``parts`` as few statements, in their order: a part goes with those before it
+    unless it names one of their tables (or goes alone), or the statement grows too long."""
+    group: list[_Part] = []
+    tables: set[str] = set()
+    length = 0
+    for part in parts:
+        select = part.sql.lstrip().upper().startswith("SELECT")
+        fits = (
+            part.tables is not None
+            and not (part.tables & tables)
+            and not (select and any(p.sql.lstrip().upper().startswith("SELECT") for p in group))
+            and length + len(part.sql) < CACHED_LENGTH
+        )
+        if group and not fits:
+            yield _together(group)
+            group, tables, length = [], set(), 0
+        if part.tables is None:
+            yield part.sql, part.parameters
+            continue
+        group.append(part)
+        tables |= part.tables
+        length += len(part.sql) + 10
+    if group:
+        yield _together(group)
+
+
+NOTIFY = "SELECT pg_notify(?, ?)"
+
+
+class Notified:
+    """A ``NOTIFY`` sent with the held writes (delivered at the commit, whenever sent)."""
+
+    tables: ClassVar[tuple[str, ...]] = ()
+    together: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        self.channel = self.payload = ""
+
+    def statements(self) -> list[tuple[str, list[tuple[Any, ...]]]]:
+        return [(NOTIFY, [(self.channel, self.payload)])]
 
 
 class Held:
-    """One transaction's held writes: rows of one-row inserts, sent as one insert a
-    statement, and merged objects, one of each kind."""
+    """One transaction's held writes: rows of one-row inserts and merged objects, one of
+    each kind, sent as few statements."""
 
     def __init__(self) -> None:
         self._rows: dict[str, list[tuple[Any, ...]]] = {}
@@ -157,8 +230,9 @@ class Held:
         kept = self._rows.get(sql)
         if kept is None:
             kept = self._rows[sql] = []
-            table = _table(sql)
-            self._tables.add(table if table is not None else sql)
+            shape = _shape(sql)
+            if shape is not None and shape.table not in _UNWATCHED:
+                self._tables.add(shape.table)
         kept.extend(rows)
 
     def merged(self, kind: type[H]) -> H:
@@ -177,17 +251,18 @@ class Held:
         rows, self._rows = self._rows, {}
         merged, self._merged = self._merged, {}
         self._tables = set()
-        for sql, held in rows.items():
-            yield from rows_statements(sql, held)
-        for kept in merged.values():
-            for sql, each in kept.statements():
-                if _shape(sql) is not None:
-                    yield from rows_statements(sql, list(each))
-                else:
-                    yield from ((sql, list(row)) for row in each)
+
+        def parts() -> Iterator[_Part]:
+            for sql, held in rows.items():
+                if held:
+                    yield from _rows_parts(sql, held)
+            for kept in merged.values():
+                yield from _merged_parts(kept)
+
+        yield from _grouped(parts())
 
     def drop(self) -> None:
         self._rows, self._merged, self._tables = {}, {}, set()
 
 
-__all__ = ["Held", "Merged", "rows_statements"]
+__all__ = ["NOTIFY", "Held", "Merged", "Notified"]

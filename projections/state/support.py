@@ -33,7 +33,10 @@ _INSERT = (
     f"INSERT INTO state_support ({_COLUMNS}) VALUES ({','.join('?' * 14)}) "
     "ON CONFLICT (identity, seq) DO NOTHING"
 )
-_FORGET_ALL = "DELETE FROM state_support WHERE identity = ANY(?::text[])"  # PostgreSQL's only
+_FORGET_ALL = (  # PostgreSQL's only: the identities a JSON array
+    "DELETE FROM state_support "
+    "WHERE identity = ANY(ARRAY(SELECT json_array_elements_text(?::json)))"
+)
 
 
 @dataclass(frozen=True)
@@ -68,13 +71,16 @@ class Rewritten:
     insert, not two statements a node."""
 
     tables: ClassVar[tuple[str, ...]] = ("state_support",)
+    # the delete sees the rows as they were before the statement; those inserted are new
+    # versions' supports, of this transaction's events, never a row it deletes
+    together: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self.rows: dict[str, tuple[Any, ...] | None] = {}
 
     def statements(self) -> list[tuple[str, list[tuple[Any, ...]]]]:
         kept = [row for row in self.rows.values() if row is not None]
-        return [(_FORGET_ALL, [(list(self.rows),)]), (_INSERT, kept)]
+        return [(_FORGET_ALL, [(orjson.dumps(list(self.rows)).decode(),)]), (_INSERT, kept)]
 
 
 def written(

@@ -30,6 +30,7 @@ class Steps(Counter[tuple[str, str]]):
     a batch of 100 nodes of one label is one step of 100, not 100 statements."""
 
     tables: ClassVar[tuple[str, ...]] = ("state_counts",)
+    together: ClassVar[bool] = False  # a count's delete must see its step
 
     def statements(self) -> list[tuple[str, list[tuple[Any, ...]]]]:
         steps = sorted((kind, name, step) for (kind, name), step in self.items() if step)
