@@ -158,11 +158,16 @@ def _merged_parts(kept: Merged) -> Iterator[_Part]:
         yield from parts
 
 
+@lru_cache(maxsize=256)
+def _selects(sql: str) -> bool:
+    return sql.lstrip().upper().startswith("SELECT")
+
+
 @lru_cache(maxsize=64)
 def _with(sqls: tuple[str, ...]) -> str:
     """One statement running each of ``sqls`` (writes; at most one a ``SELECT``, last)."""
-    writes = [sql for sql in sqls if not sql.lstrip().upper().startswith("SELECT")]
-    reads = [sql for sql in sqls if sql not in writes] or ["SELECT 1"]
+    writes = [sql for sql in sqls if not _selects(sql)]
+    reads = [sql for sql in sqls if _selects(sql)] or ["SELECT 1"]
     named = ", ".join(f"w{n} AS ({sql})" for n, sql in enumerate(writes))
     return f"WITH {named} {reads[0]}"
 
@@ -170,7 +175,7 @@ def _with(sqls: tuple[str, ...]) -> str:
 def _together(parts: list[_Part]) -> Statement:
     if len(parts) == 1:
         return parts[0].sql, parts[0].parameters
-    ordered = sorted(parts, key=lambda p: p.sql.lstrip().upper().startswith("SELECT"))
+    ordered = sorted(parts, key=lambda p: _selects(p.sql))  # a SELECT is the main query
     return _with(tuple(p.sql for p in ordered)), [x for p in ordered for x in p.parameters]
 
 
@@ -179,24 +184,25 @@ def _grouped(parts: Iterable[_Part]) -> Iterator[Statement]:
     unless it names one of their tables (or goes alone), or the statement grows too long."""
     group: list[_Part] = []
     tables: set[str] = set()
-    length = 0
+    length, selects = 0, False
     for part in parts:
-        select = part.sql.lstrip().upper().startswith("SELECT")
+        select = _selects(part.sql)
         fits = (
             part.tables is not None
             and not (part.tables & tables)
-            and not (select and any(p.sql.lstrip().upper().startswith("SELECT") for p in group))
+            and not (select and selects)
             and length + len(part.sql) < CACHED_LENGTH
         )
         if group and not fits:
             yield _together(group)
-            group, tables, length = [], set(), 0
+            group, tables, length, selects = [], set(), 0, False
         if part.tables is None:
             yield part.sql, part.parameters
             continue
         group.append(part)
         tables |= part.tables
         length += len(part.sql) + 10
+        selects = selects or select
     if group:
         yield _together(group)
 
@@ -241,6 +247,9 @@ class Held:
             kept = self._merged[kind] = kind()
             self._tables.update(kind.tables)
         return kept  # type: ignore[return-value]
+
+    def __bool__(self) -> bool:
+        return bool(self._rows or self._merged)
 
     def touches(self, query: str) -> bool:
         """Whether ``query`` names a table writes are held for (it must come after them)."""

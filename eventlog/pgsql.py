@@ -130,6 +130,8 @@ class PgConnection:
         return None if self._pipeline is None else self._held_writes.merged(kind)
 
     def _send_rows(self, *, discard: bool = False) -> None:
+        if not self._held_writes:
+            return
         if discard:
             self._held_writes.drop()
         for sql, parameters in self._held_writes.take():
@@ -150,7 +152,7 @@ class PgConnection:
         self._held, self._pipeline, self._leave = conn, pipeline, stack
         self._memo = {}
         for statement in statements:
-            self.execute(statement)
+            self.send(statement)
 
     def send(self, sql: str, parameters: Any = None, /) -> None:
         """``execute`` a statement whose result nobody reads (a write). In a pipelined
@@ -184,10 +186,11 @@ class PgConnection:
                 self._pipeline = self._leave.enter_context(self._held.pipeline())
                 self._memo = {}  # what was read since the savepoint may be undone
             return cursor
-        cursor = self._run(lambda conn: conn.execute(query, parameters))
-        if word.startswith("COMMIT"):
+        if word.startswith("COMMIT"):  # nobody reads it: on the kept cursor too
+            cursor = self._run(lambda conn: self._sending(conn).execute(query, parameters))
             self._end_pipeline(quietly=False)  # its Sync: the one wait of a lone append
             return cursor
+        cursor = self._run(lambda conn: conn.execute(query, parameters))
         return _Deferred(cursor, self)
 
     def sync(self) -> None:
