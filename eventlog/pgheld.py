@@ -223,6 +223,12 @@ class Notified:
         return [(NOTIFY, [(self.channel, self.payload)])]
 
 
+def held(conn: Any, kind: type[H]) -> H | None:
+    """``conn``'s ``PgConnection.held`` (None elsewhere, as on SQLite's: write at once)."""
+    ask = getattr(conn, "held", None)
+    return None if ask is None else ask(kind)
+
+
 class Held:
     """One transaction's held writes: rows of one-row inserts and merged objects, one of
     each kind, sent as few statements."""
@@ -274,4 +280,4 @@ class Held:
         self._rows, self._merged, self._tables = {}, {}, set()
 
 
-__all__ = ["NOTIFY", "Held", "Merged", "Notified"]
+__all__ = ["NOTIFY", "Held", "Merged", "Notified", "held"]

@@ -19,7 +19,7 @@ import orjson
 
 from writegate.eventlog import EventCore, canonical_json
 from writegate.eventlog.events import format_timestamp
-from writegate.eventlog.pgsql import held
+from writegate.eventlog.pgheld import held
 from writegate.eventlog.sql import Sql, sent
 from writegate.language import Corroborated, provenance_of
 from writegate.projections.state.tables import SUPPORT_LAYOUT, layout_of

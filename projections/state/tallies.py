@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, ClassVar
 
-from writegate.eventlog.pgsql import held
+from writegate.eventlog.pgheld import held
 from writegate.eventlog.sql import Sql
 
 LABEL, TYPE, STUBS = "label", "type", "stubs"  # the kinds of row; STUBS has one, named ""
