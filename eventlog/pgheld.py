@@ -40,7 +40,6 @@ _INSERT = re.compile(
     re.S,
 )
 _REPLACING = re.compile(r"\s*(\w+) = excluded\.(\w+)\s*")
-_PLAIN = (str, int, float, type(None))
 # the log's own statements sent beside its held rows (the versions' checks) are about the
 # rows as they were before them: a statement naming these does not wait for their rows
 _UNWATCHED = frozenset({"events", "event_streams"})
@@ -96,21 +95,18 @@ def _shape(sql: str) -> _Shape | None:
 
 
 def _as_json(shape: _Shape, rows: list[tuple[Any, ...]]) -> str | None:
-    """The rows as the one parameter of ``shape.many`` (None: a value JSON would not carry
-    as it is, or a key named twice by an upsert that adds to its row)."""
-    if shape.key is not None:
+    """The rows as the one parameter of ``shape.many`` (None: a value JSON would not carry,
+    or a key named twice by an upsert that adds to its row). Held rows hold text, numbers
+    and nulls, as JSON does (a bool would be refused by an integer column either way)."""
+    if shape.key is not None and len(rows) > 1:
         last = {tuple(row[i] for i in shape.key): row for row in rows}
         if len(last) < len(rows) and not shape.replaces:
             return None
         rows = list(last.values())
-    for row in rows:
-        for value in row:
-            if type(value) not in _PLAIN:  # a bool, bytes: as psycopg would adapt them
-                return None
     columns = shape.columns
     try:
         return orjson.dumps([dict(zip(columns, row, strict=True)) for row in rows]).decode()
-    except orjson.JSONEncodeError:  # a lone surrogate, say: psycopg says what is wrong
+    except (orjson.JSONEncodeError, ValueError):  # bytes, a lone surrogate: psycopg says
         return None
 
 
