@@ -22,7 +22,11 @@ from writegate.cli.render import console, emit_json, emit_jsonl, format_option, 
 from writegate.gate import Gate
 from writegate.gate.jobs import Job, JobFailed, JobNotFound, Jobs, JobView, TargetBusy
 
-UNITS = {"backup": "pages", "import": "items"}  # what a job's done and total count
+UNITS = {
+    "backup": "pages",
+    "import": "items",
+    "retain": "values",
+}  # what a job's done and total count
 
 
 class Bar:

@@ -1,5 +1,5 @@
 """The kinds of job that work on a log itself: ``backup`` and ``copy`` (whose target is
-their destination) and ``import`` (whose target is the log it writes to). Like the
+their destination), ``import`` and ``retain`` (whose target is the log they write to). Like the
 projection kinds (``cli.job_kinds``), they serve both the foreground commands (a job you
 wait for) and a server's ``job_start``.
 
@@ -12,7 +12,8 @@ What each leaves when cancelled, or when its process dies:
   from its head when resumed (whatever it holds is a checked prefix of the source); a copy
   into PostgreSQL, or continuing an earlier copy, is made in place, in checked batches;
 * an import keeps what it imported (every item is a gated write); resumed, it goes on
-  after the last item it recorded, its batches the same, so nothing is written twice.
+  after the last item it recorded, its batches the same, so nothing is written twice;
+* a retention is one transaction: it has forgotten all it counted, or nothing.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ from writegate.eventlog import Actor, EventLog, EventLogError, Log, open_log
 from writegate.eventlog.copying import copy_log
 from writegate.eventlog.erasing import forgettings_after
 from writegate.eventlog.opening import is_postgres
-from writegate.gate import Gate
+from writegate.gate import Gate, Rejected
 from writegate.gate.backup import BackupFailed, BackupReport, backup, remove_partial
 from writegate.gate.imports import CHUNK, Format, ImportSummary, import_file, items_in
 from writegate.gate.jobs import Job, JobCancelled, JobFailed, Kind, Report
+from writegate.gate.retention import RetainResult
 from writegate.projections.state import StateProjection
 
 Seen = Callable[[int, int], None]  # (done, total): a progress bar, in the foreground
@@ -59,6 +61,12 @@ class ImportOptions(BaseModel):
     method: str
     source: str | None = None
     reliability: float = Field(default=0.5, ge=0, le=1)
+
+
+class RetainOptions(BaseModel):
+    """A retention takes no options: its periods are the schema's."""
+
+    model_config = _OPTIONS
 
 
 def destination(address: str) -> str:
@@ -247,10 +255,49 @@ def import_kind(
     return Kind(options=ImportOptions, total=total, run=run, target=gate.log.describe())
 
 
+def retain_kind(gate: Gate, made: Callable[[RetainResult], None] | None = None) -> Kind:
+    """``retain`` on ``gate``'s log, as the job's owner: the values the schema's retention
+    periods have passed (counted on claiming), forgotten in one transaction with its
+    receipt — so a job cancelled or killed before it commits has forgotten nothing."""
+
+    def total(_target: str, _options: str) -> int:
+        planned = gate.retain(dry_run=True)
+        if isinstance(planned, Rejected):
+            raise ValueError(planned.message)
+        return planned.values
+
+    def run(job: Job, report: Report) -> str:
+        report(0, job.total, force=True)  # a cancellation asked before it began is heeded
+        owner = Actor(agent=job.owner, session=job.session, transport=job.transport)
+        result = gate.retain(actor=owner)
+        if isinstance(result, Rejected):
+            raise JobFailed(result.message)
+        report.done = report.total = result.values  # kept: too late to heed a cancellation
+        if made:
+            made(result)
+        return retained(result)
+
+    return Kind(options=RetainOptions, total=total, run=run, target=gate.log.describe())
+
+
+def retained(result: RetainResult) -> str:
+    """The one line a retention ends with (the job's outcome, the command's output)."""
+    what = "would expire" if result.dry_run else "expired"
+    stores = ", ".join(f"{n} {store}" for store, n in sorted(result.counts.items()))
+    at = f" at seq {result.seq}" if result.seq is not None else ""
+    policy = ", ".join(f"{name} {period}" for name, period in result.policy.items())
+    return (
+        f"{what} {counted(result.values, 'value')}{at}: {counted(len(result.events), 'event')}"
+        + (f"; {stores}" if stores else "")
+        + (f" (retention: {policy})" if policy else " (the schema declares no retention)")
+    )
+
+
 def log_kinds(gate: Gate, seen: Seen | None = None) -> dict[str, Kind]:
     """Every kind on the log, for a server's ``job_start`` and ``writegate jobs resume``."""
     return {
         "backup": backup_kind(gate.log, seen),
         "copy": copy_kind(gate.log, seen),
         "import": import_kind(gate, seen),
+        "retain": retain_kind(gate),
     }

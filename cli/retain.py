@@ -7,8 +7,9 @@ from __future__ import annotations
 import click
 
 from writegate.cli.common import Context, emit_result, opened, pass_ctx
-from writegate.cli.render import counted
 from writegate.cli.written import write_format
+from writegate.gate import Gate, Rejected
+from writegate.gate.retention import RetainResult
 
 
 @click.command()
@@ -21,19 +22,30 @@ def retain(ctx: Context, /, dry_run: bool, fmt: str, as_json: bool) -> None:
     The periods are the schema's (a personal property's retention, observation_retention).
     Their events stay and still verify, the expired values reading null; the subjects'
     current values stay readable; a values.expired event is the receipt."""
-    from writegate.gate import Rejected
+    from writegate.cli.log_jobs import retained
 
     with opened(ctx) as gate:
-        result = gate.retain(dry_run=dry_run, actor=ctx.actor)
+        if dry_run:
+            result: RetainResult | Rejected = gate.retain(dry_run=True, actor=ctx.actor)
+        else:
+            result = _as_job(ctx, gate)
     if isinstance(result, Rejected) or fmt == "json" or as_json:
         emit_result(result)
         return
-    what = "would expire" if result.dry_run else "expired"
-    stores = ", ".join(f"{n} {store}" for store, n in sorted(result.counts.items()))
-    at = f" at seq {result.seq}" if result.seq is not None else ""
-    policy = ", ".join(f"{name} {period}" for name, period in result.policy.items())
-    click.echo(
-        f"{what} {counted(result.values, 'value')}{at}: {counted(len(result.events), 'event')}"
-        + (f"; {stores}" if stores else "")
-        + (f" (retention: {policy})" if policy else " (the schema declares no retention)")
-    )
+    click.echo(retained(result))
+
+
+def _as_job(ctx: Context, gate: Gate) -> RetainResult | Rejected:
+    """The retention as a job on the log, waited for (``cli.log_jobs``), as a server runs
+    one an admin started; refused (no schema, a retention already running) as one line."""
+    from writegate.cli.jobs import Bar, run_kind
+    from writegate.cli.log_jobs import RetainOptions, retain_kind
+    from writegate.gate.jobs import Jobs
+
+    planned = gate.retain(dry_run=True, actor=ctx.actor)
+    if isinstance(planned, Rejected):
+        return planned
+    made: list[RetainResult] = []
+    jobs = Jobs(gate.log, {"retain": retain_kind(gate, made.append)})
+    run_kind(jobs, Bar(), ctx, "retain", gate.log.describe(), RetainOptions(), echo=False)
+    return made[0]

@@ -39,7 +39,7 @@ from writegate.eventlog.transaction import (
     InlineProjector,
     Known,
     Transaction,
-    request_hash,
+    bound,
     stored_columns,
 )
 
@@ -161,7 +161,7 @@ class Appending(LogReader):
         """
         if self.readonly:
             raise EventLogError(f"{self.describe()} is open read-only")
-        pending = Pending(actor, decide, idempotency_key, request_hash(request))
+        pending = Pending(actor, decide, idempotency_key, bound(request))
         if not self.group_commit or self._alone():
             self._commit_group([pending])
             return pending.result()
@@ -211,7 +211,7 @@ class Appending(LogReader):
                 raise _Unconfirmed  # nothing to fail on the key's record: read it
             if tx.events and key is not None:  # a key used before fails on its primary key
                 first, last = tx.events[0].seq, tx.events[-1].seq
-                row = (member.actor.agent, key, member.digest, first, last)
+                row = (member.actor.agent, key, member.digest(conn), first, last)
                 sent(conn, INSERT_IDEMPOTENCY, row)
             tx.expect()
             self._commit(conn, tx.events[-1].seq if tx.events else None)
@@ -284,7 +284,7 @@ class Appending(LogReader):
             sent(
                 conn,
                 INSERT_IDEMPOTENCY,
-                (actor.agent, key, member.digest, tx.events[0].seq, tx.events[-1].seq),
+                (actor.agent, key, member.digest(conn), tx.events[0].seq, tx.events[-1].seq),
             )
         return AppendOutcome(tx.events), tx
 

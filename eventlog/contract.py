@@ -89,7 +89,12 @@ class Log(Protocol):
     def subject_of(self, locator: str) -> str | None: ...
 
     def earlier_append(
-        self, actor: Actor, idempotency_key: str, request: Any = None, *, digest: str | None = None
+        self,
+        actor: Actor,
+        idempotency_key: str,
+        request: Any = None,
+        *,
+        digest: Callable[[Sql], str] | None = None,
     ) -> list[Event] | None: ...
 
     # reading

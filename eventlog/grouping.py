@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from writegate.eventlog.events import Actor
+from writegate.eventlog.sql import Sql
 from writegate.eventlog.transaction import AppendOutcome, Decide
 
 
@@ -28,7 +29,7 @@ class Pending:
     actor: Actor
     decide: Decide
     idempotency_key: str | None
-    digest: str
+    digest: Callable[[Sql], str]  # taken in the transaction (``transaction.bound``)
     outcome: AppendOutcome | None = None
     error: BaseException | None = None
     _ready: threading.Event = field(default_factory=threading.Event)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -33,6 +34,7 @@ from writegate.eventlog.sql import Sql, has_column, run_script
 from writegate.eventlog.tables import INSERT_IDEMPOTENCY
 from writegate.eventlog.transaction import Transaction, stored_columns
 
+RESEALED = "resealed"  # a carried record's digest of a request the migration sealed
 MIGRATED = "log.migrated"  # the receipt's event type
 STREAM = "log:migrated"
 TABLE = "migrated_hashes"
@@ -94,7 +96,7 @@ def migrate_log(
     import_seals(scratch, source.export_seals())
     seals = Seals(scratch)
     old_hashes = hashlib.sha256()
-    changed = 0
+    resealed: list[int] = []  # the seqs whose body the migration changed
     prev = GENESIS_HASH
     events = source.iter_events(to_seq=head[0], batch=batch, sealed=True)
     sent: set[str] = set()
@@ -103,7 +105,8 @@ def migrate_log(
         for event in chunk:
             old_hashes.update(f"{event.hash}\n".encode())
             made = reseal(event, seals)
-            changed += stored_columns(made) != stored_columns(event)
+            if stored_columns(made) != stored_columns(event):
+                resealed.append(event.seq)
             again.append(_chained(made, prev))
             prev = again[-1].hash
         seals.opened.clear()  # what a transaction would read back: not needed here
@@ -111,7 +114,7 @@ def migrate_log(
         dest.append(actor, _keeping([(e.seq, e.hash) for e in chunk]))  # appends no event
         if progress is not None:
             progress(again[-1].seq, head[0])
-    records = _idempotency(source, head[0])
+    records = _idempotency(source, head[0], resealed)
     for start in range(0, len(records), batch):
         part = records[start : start + batch]
         dest.append(actor, _recording(part))  # appends no event
@@ -120,7 +123,7 @@ def migrate_log(
         from_head_seq=head[0],
         from_head_hash=head[1],
         hashes=old_hashes.hexdigest(),
-        resealed=changed,
+        resealed=len(resealed),
     )
 
     dest.append(actor, lambda tx: tx.emit(DraftEvent(MIGRATED, receipt.model_dump(), (STREAM,))))
@@ -128,15 +131,29 @@ def migrate_log(
     return Migrated(seq, digest, receipt, len(records))
 
 
-def _idempotency(source: Log, upto: int) -> list[tuple[str, str, str, int, int]]:
-    """The idempotency records of ``source``'s events up to ``upto``."""
+def _idempotency(
+    source: Log, upto: int, resealed: list[int]
+) -> list[tuple[str, str, str, int, int]]:
+    """The idempotency records of ``source``'s events up to ``upto``. A record of events the
+    migration sealed keeps its key spent but not its digest: a plain digest of a request that
+    held personal values would let them be guessed once forgotten. A retry under such a key
+    is refused as the key reused, never written twice."""
     with source.snapshot() as conn:
         rows = conn.execute(
             "SELECT scope, key, request_hash, first_seq, last_seq FROM idempotency "
             "WHERE last_seq <= ? ORDER BY first_seq",
             (upto,),
         ).fetchall()
-    return [(str(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4])) for r in rows]
+    records = [(str(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4])) for r in rows]
+    return [
+        (r[0], r[1], RESEALED, r[3], r[4]) if _holds(resealed, r[3], r[4]) else r for r in records
+    ]
+
+
+def _holds(seqs: list[int], first: int, last: int) -> bool:
+    """Whether the ascending ``seqs`` hold one from ``first`` to ``last``."""
+    at = bisect_left(seqs, first)
+    return at < len(seqs) and seqs[at] <= last
 
 
 def _keeping(kept: list[tuple[int, str]]) -> Callable[[Transaction], None]:

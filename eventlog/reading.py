@@ -6,7 +6,7 @@ A mixin of ``EventLog``: every method reads through ``connection()``, so inside
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,7 +25,7 @@ from writegate.eventlog.tables import (
     HEAD,
     STREAM_VERSION,
 )
-from writegate.eventlog.transaction import request_hash
+from writegate.eventlog.transaction import bound
 from writegate.eventlog.verify import VerifyReport, verify_rows
 
 CORE_SEALED = (6, 7)  # the columns of a ``CORE_COLUMNS`` row that may hold sealed values
@@ -137,20 +137,20 @@ class LogReader:
         idempotency_key: str,
         request: Any = None,
         *,
-        digest: str | None = None,
+        digest: Callable[[Sql], str] | None = None,
     ) -> list[Event] | None:
         """The events an earlier append under this key produced, or None if there was none.
 
         Callers may ask before ``append`` as a lock-free fast path for retries; ``append``
         asks again inside its transaction. The same key with another request (``digest``:
-        its ``request_hash``) raises ``IdempotencyKeyReused``.
+        what it is bound to, ``transaction.bound``) raises ``IdempotencyKeyReused``.
         """
         earlier = (
             self.connection().execute(FIND_IDEMPOTENCY, (actor.agent, idempotency_key)).fetchone()
         )
         if earlier is None:
             return None
-        if earlier[0] != (digest or request_hash(request)):
+        if earlier[0] != (digest or bound(request))(self.connection()):
             raise IdempotencyKeyReused(idempotency_key)
         return self.read_range(earlier[1], earlier[2])
 

@@ -18,9 +18,9 @@ import hashlib
 import hmac
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 from pydantic import BaseModel, ConfigDict
@@ -117,8 +117,7 @@ class Seals:
     def seal(self, locator: str, value: Any) -> dict[str, str]:
         subject, key = self.subject(locator)
         text = canonical_json(value)
-        digest = hmac.new(key, text, hashlib.sha256).hexdigest()
-        marker = {"$sealed": f"{subject}.{digest}"}
+        marker, digest = _sealed(subject, key, text)
         self.conn.execute(
             "INSERT INTO sealed_values (subject, digest, value) VALUES (?, ?, ?) "
             "ON CONFLICT DO NOTHING",
@@ -132,6 +131,56 @@ class Seals:
         if MARK not in text:
             return orjson.loads(text)
         return orjson.loads(_SEALED.sub(lambda m: self.opened[m.group(0)].decode(), text))
+
+
+def _sealed(subject: str, key: bytes, text: bytes) -> tuple[dict[str, str], str]:
+    """The sealed form of a value's canonical JSON ``text``, and its digest."""
+    digest = hmac.new(key, text, hashlib.sha256).hexdigest()
+    return {"$sealed": f"{subject}.{digest}"}, digest
+
+
+class Sealer(Protocol):
+    """What seals a value of a subject: a write transaction, a migration's ``Seals``, or the
+    lookup a ``SealedRequest``'s digest is taken with."""
+
+    def seal(self, locator: str, value: Any) -> dict[str, str]: ...
+
+
+@dataclass(frozen=True)
+class SealedRequest:
+    """A request naming personal values, as an append is handed it: its idempotency record
+    binds the key to the digest of the request sealed (``seal``) with its subjects' keys as
+    the database holds them when the digest is taken — in the append's transaction, once its
+    keys are made. A plain digest would let anyone holding the files test guessed values
+    after the subject is forgotten; this one cannot be tested without the destroyed key, and
+    a retry after the forgetting no longer matches it (refused as the key reused, so the
+    forgotten values are not written again)."""
+
+    body: Any
+    seal: Callable[[Any, Sealer], Any]
+
+    def digest(self, conn: Sql) -> str:
+        return hashlib.sha256(canonical_json(self.seal(self.body, _Keys(conn)))).hexdigest()
+
+
+@dataclass
+class _Keys:
+    """Seals with the keys the database holds, making none: a subject it does not hold (not
+    yet, or no more) seals every value alike, matching no digest taken with a key."""
+
+    conn: Sql
+    found: dict[str, tuple[str, bytes] | None] = field(default_factory=dict)
+
+    def seal(self, locator: str, value: Any) -> dict[str, str]:
+        if locator not in self.found:
+            row = None
+            if has_column(self.conn, "subject_keys", "key"):
+                row = self.conn.execute(
+                    "SELECT subject, key FROM subject_keys WHERE locator = ?", (locator,)
+                ).fetchone()
+            self.found[locator] = (str(row[0]), bytes.fromhex(row[1])) if row else None
+        known = self.found[locator]
+        return _sealed(*known, canonical_json(value))[0] if known else {"$sealed": ""}
 
 
 def forged(text: str, seals: Seals | None) -> bool:

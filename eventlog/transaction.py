@@ -28,7 +28,7 @@ from writegate.eventlog.events import (
     parse_timestamp,
     trusted,
 )
-from writegate.eventlog.sealing import Seals, forged
+from writegate.eventlog.sealing import SealedRequest, Seals, forged
 from writegate.eventlog.sql import Sql, inserted, sent
 from writegate.eventlog.tables import HEAD, INSERT_EVENT, INSERT_STREAM, STREAM_VERSION
 
@@ -74,6 +74,16 @@ def new_event_id() -> str:
 def request_hash(request: Any) -> str:
     """What an idempotency key is bound to: the digest of the request it first answered."""
     return hashlib.sha256(canonical_json(request)).hexdigest()
+
+
+def bound(request: Any) -> Callable[[Sql], str]:
+    """The digest an idempotency key is bound to, taken on the append's connection: a
+    ``SealedRequest``'s with the keys the database holds then; any other request's is taken
+    now, outside the lock, and only handed back."""
+    if isinstance(request, SealedRequest):
+        return request.digest
+    digest = request_hash(request)
+    return lambda _conn: digest
 
 
 def stored_columns(event: Event) -> dict[str, Any]:
@@ -317,6 +327,7 @@ __all__ = [
     "InlineProjector",
     "Known",
     "Transaction",
+    "bound",
     "new_event_id",
     "request_hash",
 ]

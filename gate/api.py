@@ -301,14 +301,18 @@ class Gate(WriteOperations, FeedbackOperations):
         actor: Actor | None = None,
         force: bool = False,
     ) -> SchemaPublishResult | Rejected:
-        """Append a schema to the log (``schema.published``); writes use it after a refresh.
+        """Append a schema to the log (``schema.published``) and use it at once in this gate
+        (other gates on the log take it on their next write, or their next refresh).
 
         A change that would strand or invalidate live data is ``SCHEMA_CHANGE_UNSAFE`` unless
         ``force``; the result (and the event) carry the diff: see ``gate.schema.publishing``.
         """
-        return publish_schema(
+        result = publish_schema(
             self.log, self.state, document, actor or self.default_actor, force=force
         )
+        if isinstance(result, SchemaPublishResult) and result.status == "published":
+            self.refresh_schema_cache()  # a forget or migrate next must not read the old one
+        return result
 
 
 def _policy(value: str | None, where: str) -> str | None:

@@ -140,3 +140,16 @@ def json_safe(arguments: Any) -> None:
             f"arguments are not representable as JSON: {exc}",
             {"field": "arguments"},
         ) from exc
+
+
+def idempotency_key(key: Any) -> str | None:
+    """An idempotency key as sent, refused unless a string of 1 to 200 characters."""
+    if key is None:
+        return None
+    if not isinstance(key, str) or not 1 <= len(key) <= 200:
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT,
+            "idempotency_key must be a string of 1 to 200 characters",
+            {"field": "idempotency_key"},
+        )
+    return key

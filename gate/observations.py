@@ -19,10 +19,16 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictStr
 
 from writegate.eventlog import Actor, Event, Transaction
 from writegate.eventlog.events import format_timestamp
+from writegate.eventlog.sealing import SealedRequest
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.limits import check_request, check_text
 from writegate.gate.models import Declared, Rejected, parse_request
-from writegate.gate.personal import random_observation, seal_text, sealed_observations
+from writegate.gate.personal import (
+    random_observation,
+    seal_text,
+    sealed_observations,
+    sealed_text,
+)
 from writegate.gate.results import REFUSALS
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.scopes import check_known_scope
@@ -100,7 +106,14 @@ class Observations:
                 )
             check_text(request.text, limits, "text")
             key = request.idempotency_key
-            earlier = writer.log.earlier_append(actor, key, raw) if key is not None else None
+            chance = random_observation(actor.agent, key)
+
+            def bound(snapshot: LoadedSchema) -> Any:
+                """A sealed text's request binds its key by the text's seal."""
+                sealed = sealed_observations(snapshot)
+                return SealedRequest(raw, sealed_text(chance)) if sealed else raw
+
+            earlier = writer.earlier(actor, key, bound)
             if earlier is not None:
                 return _recorded(earlier)
             said = format_timestamp(request.said_at) if request.said_at is not None else None
@@ -118,7 +131,7 @@ class Observations:
                 check_known_scope(snapshot, request.scope)
                 sealed = sealed_observations(snapshot)
                 if sealed:  # its content's digest would tell of its text: an id of chance
-                    observed = observed.model_copy(update={"observation": random_observation()})
+                    observed = observed.model_copy(update={"observation": chance})
                 provenance = writer.planner.provenance(request, snapshot)
                 event = draft(
                     observed,
@@ -138,7 +151,7 @@ class Observations:
 
                 return decide
 
-            outcome = writer.append_planned(plan, actor, key, raw)
+            outcome = writer.append_planned(plan, actor, key, bound)
             if outcome.events:
                 return _recorded(outcome.events)
             first = writer.log.latest(observation_stream(observed.observation))

@@ -16,14 +16,16 @@ again inside it, where its subjects are made as the transaction seals.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 from weakref import WeakKeyDictionary
 
 from writegate.eventlog import DraftEvent, Log, Transaction
+from writegate.eventlog.sealing import SealedRequest, Sealer
 from writegate.gate.schema import LoadedSchema, SchemaRegistry
 from writegate.language import (
     PSEUDONYM,
@@ -34,12 +36,6 @@ from writegate.language import (
 )
 
 Emitter = Callable[[Transaction, int | None], None]
-
-
-class Sealer(Protocol):
-    """What seals a value of a subject: a write transaction, or a migration's ``Seals``."""
-
-    def seal(self, locator: str, value: Any) -> dict[str, str]: ...
 
 
 _UNKNOWN = "unknown"  # the subject id of a personal node the log has never named: matches none
@@ -148,9 +144,35 @@ def sealed_observations(snapshot: LoadedSchema) -> bool:
     return bool(getattr(document, "personal_observations", False))
 
 
-def random_observation() -> str:
-    """A sealed observation's id: of chance, as its content's digest could be guessed."""
-    return "obs_" + os.urandom(16).hex()
+def random_observation(agent: str, key: str | None) -> str:
+    """A sealed observation's id: of chance, as its content's digest could be guessed; under
+    an idempotency key drawn from the agent and key, so a retry names the same observation
+    (and its sealed request the same subject: ``bound_request``)."""
+    if key is None:
+        return "obs_" + os.urandom(16).hex()
+    return "obs_" + hashlib.sha256(f"{agent}\0{key}".encode()).hexdigest()[:32]
+
+
+def bound_request(snapshot: LoadedSchema, request: Any) -> Any:
+    """What an append binds an idempotency key to: a request naming anything personal as a
+    ``SealedRequest`` (its digest taken over its seals), any other as sent; a callable
+    works it out from the snapshot (an observation, sealed only if the schema says so)."""
+    if callable(request):
+        return request(snapshot)
+    personal = personal_of(snapshot.registry)
+    if personal is None or isinstance(request, SealedRequest) or not personal.mentions(request):
+        return request
+    return SealedRequest(request, personal.sealed)
+
+
+def sealed_text(locator: str) -> Callable[[Any, Sealer], Any]:
+    """How an observation's request is sealed for its idempotency record: its text, with the
+    observation's own subject (``locator``: its id)."""
+
+    def seal(body: Any, sealer: Sealer) -> Any:
+        return {**body, "text": sealer.seal(locator, body["text"])}
+
+    return seal
 
 
 def seal_text(tx: Transaction, locator: str) -> Callable[[DraftEvent], DraftEvent]:
@@ -300,6 +322,7 @@ class _Sealing:
 __all__ = [
     "Personal",
     "Sealer",
+    "bound_request",
     "identity_in",
     "lookup",
     "personal_of",
@@ -307,4 +330,5 @@ __all__ = [
     "random_observation",
     "seal_text",
     "sealed_observations",
+    "sealed_text",
 ]

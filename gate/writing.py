@@ -31,6 +31,7 @@ from writegate.gate.ahead import ahead, naming
 from writegate.gate.corroboration import SINGLE, Unchanged, answered, answers, quietly
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.limits import Limits, check_request, json_safe
+from writegate.gate.limits import idempotency_key as checked_key
 from writegate.gate.models import (
     BATCH_OPERATIONS,
     MAX_BATCH,
@@ -49,7 +50,7 @@ from writegate.gate.models import (
     WriteRelationshipResult,
     parse_request,
 )
-from writegate.gate.personal import planned
+from writegate.gate.personal import bound_request, planned
 from writegate.gate.planning import Emitter, Planner
 from writegate.gate.rejections import RejectionLog
 from writegate.gate.results import REFUSALS, batch_result, conflict_details, rejected, result_of
@@ -126,11 +127,11 @@ class Writer:
         arguments = dict(arguments)
         try:
             check_request(arguments, self._limits())
-            key = _idempotency_key(arguments.pop("idempotency_key", None))
+            key = checked_key(arguments.pop("idempotency_key", None))
             request = parse_request(operation.request, arguments)
             raw = {**arguments, **({"idempotency_key": key} if key is not None else {})}
             json_safe(raw)
-            earlier = self.log.earlier_append(actor, key, raw) if key is not None else None
+            earlier = self.earlier(actor, key, raw)
             if earlier is not None:
                 return _as(operation.result, result_of(earlier))
 
@@ -190,7 +191,7 @@ class Writer:
         request = {"items": items, "idempotency_key": idempotency_key}
         try:
             check_request(request, self._limits())
-            key = _idempotency_key(idempotency_key)
+            key = checked_key(idempotency_key)
             if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
                 raise GateRejection(
                     ErrorCode.INVALID_ARGUMENT,
@@ -198,7 +199,7 @@ class Writer:
                     {"field": "items"},
                 )
             json_safe(request)
-            earlier = self.log.earlier_append(actor, key, request) if key is not None else None
+            earlier = self.earlier(actor, key, request)
             if earlier is not None:
                 return batch_result(earlier)
 
@@ -227,12 +228,18 @@ class Writer:
             try:
                 outcome = self.append_planned(plan, actor, key, request)
             except _DryRun as rehearsal:
-                return batch_result(rehearsal.events, answers(self.log, quiet))
+                return batch_result(rehearsal.args[0], answers(self.log, quiet))
             return batch_result(outcome.events, answers(self.log, quiet))
         except REFUSALS as exc:
             if dry_run:
                 return rejected(exc)
             return self.refused(actor, "write_batch", exc, request)
+
+    def earlier(self, actor: Actor, key: str | None, request: Any) -> list[Event] | None:
+        """The events an earlier append under ``key`` produced (a retry's answer), or None."""
+        if key is None:
+            return None
+        return self.log.earlier_append(actor, key, bound_request(self._snapshot(), request))
 
     def append_planned(
         self,
@@ -255,7 +262,8 @@ class Writer:
                 snapshot = newer  # refused by a schema the log has superseded: plan again
                 continue
             try:
-                return self.log.append(actor, decide, idempotency_key=key, request=request)
+                bound = bound_request(snapshot, request)
+                return self.log.append(actor, decide, idempotency_key=key, request=bound)
             except _StaleSchema:
                 snapshot = self._refreshed()
         raise GateRejection(
@@ -319,18 +327,6 @@ def _as(kind: type[Res], result: ItemResult) -> Res | ProposedResult:
     return result
 
 
-def _idempotency_key(key: Any) -> str | None:
-    if key is None:
-        return None
-    if not isinstance(key, str) or not 1 <= len(key) <= 200:
-        raise GateRejection(
-            ErrorCode.INVALID_ARGUMENT,
-            "idempotency_key must be a string of 1 to 200 characters",
-            {"field": "idempotency_key"},
-        )
-    return key
-
-
 _SCHEMA_ATTEMPTS = 3
 Decide = Callable[[Transaction], None]
 
@@ -361,8 +357,7 @@ def _while_current(
 
 
 class _DryRun(Exception):
-    def __init__(self, events: list[Event]) -> None:
-        self.events = events
+    """A rehearsal's events (its one argument), carried out of the transaction it undoes."""
 
 
 class _Item:

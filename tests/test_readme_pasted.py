@@ -152,3 +152,21 @@ def test_the_asking_commands_work_as_pasted(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "Initech" not in done.stdout  # asked as an agent granted hr: nothing of default
+
+
+def test_the_forgetting_commands_work_as_pasted(tmp_path: Path) -> None:
+    """The README's forgetting, pasted into bash as it stands: after it, no byte of Ada is
+    left in the log's files, and the chain verifies with her event erased."""
+    [script] = blocks(section("## Forgetting a person"), "sh")
+    (tmp_path / "fixtures").symlink_to(ROOT / "fixtures")
+    path = f"{Path(WRITEGATE).parent}:/usr/bin:/bin"
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env={"PATH": path},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert '"email":"ada@example.org"' in done.stdout  # the export, before
+    assert "1 erased" in done.stdout
+    assert done.stdout.rstrip().endswith("verified up to seq 3")
+    held = b"".join(f.read_bytes() for f in tmp_path.glob("people.db*"))
+    assert b"ada@example.org" not in held

@@ -26,6 +26,7 @@ from writegate.gate.audit.trail import RelationshipEntry, Support, Trail, TrailE
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.rejections import Rejection
 from writegate.language import (
+    PSEUDONYM,
     NodeRef,
     NodeWritten,
     RelationshipCorroborated,
@@ -136,6 +137,13 @@ def export_subject(log: Log, state: StateProjection, identity: str) -> SubjectEx
     with log.snapshot() as conn:
         if not log.read(limit=1, stream=node_stream(identity)).events:
             ref = NodeRef.parse(identity)
+            if PSEUDONYM in identity:  # named by keys the log no longer (or never) held
+                raise GateRejection(
+                    ErrorCode.NODE_NOT_FOUND,
+                    f"no {ref.label} with those keys is held (a personal label: never "
+                    "written, or forgotten)",
+                    {"label": ref.label},
+                )
             raise GateRejection(
                 ErrorCode.NODE_NOT_FOUND,
                 f"node {identity} does not exist",
@@ -172,7 +180,7 @@ def export_subject(log: Log, state: StateProjection, identity: str) -> SubjectEx
     return SubjectExport(
         identity=identity,
         label=ref.label,
-        keys=dict(ref.keys),
+        keys=dict(ref.keys or (current.keys if current else {})),  # a pseudonym names none
         head_seq=head,
         exists=lives[0][0].exists,
         current=current,

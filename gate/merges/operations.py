@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from writegate.eventlog import Actor, Event, Transaction
 from writegate.gate import checks
 from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.limits import idempotency_key
 from writegate.gate.merges.plan import MergeInput, emit_merge
 from writegate.gate.merges.undo import emit_unmerge
 from writegate.gate.models import Keys, Provenanced, Rejected, parse_request
@@ -119,16 +120,10 @@ class Merges:
         writer = self.writer
         raw = dict(arguments)
         try:
-            key = raw.pop("idempotency_key", None)
-            if key is not None and (not isinstance(key, str) or not 1 <= len(key) <= 200):
-                raise GateRejection(
-                    ErrorCode.INVALID_ARGUMENT,
-                    "idempotency_key must be a string of 1 to 200 characters",
-                    {"field": "idempotency_key"},
-                )
+            key = idempotency_key(raw.pop("idempotency_key", None))
             request = parse_request(model, raw)
             stored = {**raw, **({"idempotency_key": key} if key is not None else {})}
-            earlier = writer.log.earlier_append(actor, key, stored) if key is not None else None
+            earlier = writer.earlier(actor, key, stored)
             if earlier is None:
                 if isinstance(request, MergeNodesRequest):
                     plan = self._merge(request, stored)

@@ -35,7 +35,7 @@ from writegate.gate.resolution.vocabulary import NameRules
 from writegate.gate.resolution.weighing import evidence_keys, weighed
 from writegate.gate.schema.document import ResolutionDoc
 from writegate.gate.schema.registry import SchemaEntry
-from writegate.language import NodeRef, parse_node_identity
+from writegate.language import NodeRef, clear_identity, parse_node_identity
 from writegate.projections.state import NodeRow, StateReader
 from writegate.projections.state.blocking import text_of
 
@@ -188,9 +188,12 @@ def resolve(
         merged = {**existing.properties, **added}
         kept = keys_for(rules, existing.label, name_of(rules, merged, existing.keys), merged)
         return Resolved(target, existing, ref.identity, kept)
+    scored = _in_clear(state, conn, scored[:10], rows)
+    best = scored[0][2]
     raise GateRejection(
         ErrorCode.POSSIBLE_DUPLICATE,
-        f"{ref.identity} is probably {best.identity} (score {best_score:.2f}); write to it, "
+        f"{clear_identity(ref.label, ref.keys)} is probably "
+        f"{clear_identity(best.label, best.keys)} (score {best_score:.2f}); write to it, "
         "or send resolution: new if it is another",
         {
             "candidates": [
@@ -206,7 +209,7 @@ def resolve(
                     if rules.evidence is not None
                     else {}
                 )
-                for value, v, node, reasons, said in scored[:10]
+                for value, v, node, reasons, said in scored
             ]
         },
     )
@@ -267,19 +270,35 @@ def _scored(
             continue  # "different": scored, never explained
         label, node_keys = parse_node_identity(identity)
         near.append((identity, node_keys, labels.get(label, rules)))
-    named = [identity for identity, _, theirs in near if theirs.name is not None]
+    # read: a name kept in properties, and a personal node's keys (its pseudonym names none)
+    named = [i for i, node_keys, theirs in near if theirs.name is not None or not node_keys]
     found = {row.identity: row for row in state.nodes(conn, named)} if named else {}
     rows: dict[str, NodeRow | None] = {identity: found.get(identity) for identity in named}
     for identity, node_keys, theirs in near:
         row = rows.get(identity)
-        stored = row.properties if row is not None else node_keys
+        stored, keys = (row.properties, node_keys or row.keys) if row else (node_keys, node_keys)
         match = score_normalized(
-            written, normal_name(theirs, name_of(theirs, stored, node_keys)), rules.kind, reading
+            written, normal_name(theirs, name_of(theirs, stored, keys)), rules.kind, reading
         )
         judged = decide(match, thresholds)
         if judged != "different":
             scored.append((match.score, judged, NodeRef.parse(identity), list(match.reasons), []))
     return scored, rows
+
+
+def _in_clear(
+    state: StateReader, conn: Sql, scored: list[Scored], rows: dict[str, NodeRow | None]
+) -> list[Scored]:
+    """The candidates with a personal node's keys read back from its row (its pseudonym
+    names none), so that a refusal tells the writer whom it means, as a read by keys would."""
+    hidden = [s[2].identity for s in scored if not s[2].keys and s[2].identity not in rows]
+    rows.update({row.identity: row for row in state.nodes(conn, hidden)} if hidden else {})
+    clear = []
+    for value, verdict, node, reasons, said in scored:
+        row = rows.get(node.identity) if not node.keys else None
+        named = NodeRef(identity=node.identity, label=row.label, keys=row.keys) if row else node
+        clear.append((value, verdict, named, reasons, said))
+    return clear
 
 
 def _name_of_row(rules: ResolutionDoc, row: NodeRow) -> NormalizedName:

@@ -27,13 +27,14 @@ _ARGS = ConfigDict(extra="forbid", frozen=True)
 class JobStartArgs(BaseModel):
     model_config = _ARGS
 
-    kind: Literal["rebuild", "replay", "backup", "copy", "import"] = Field(
+    kind: Literal["rebuild", "replay", "backup", "copy", "import", "retain"] = Field(
         description="rebuild: reset the projection and replay the whole log into it (the "
         "old one is served until the new one is complete); replay: apply the log from its "
         "checkpoint; backup: a verified copy of this server's SQLite log; copy: this "
         "server's log into another database; import: a memory file into this log, every "
-        "item a gated write as the caller. backup, copy and import name paths on the "
-        "server's machine: admins only."
+        "item a gated write as the caller; retain: forget the personal values the schema's "
+        "retention periods have passed, with a values.expired receipt. backup, copy and "
+        "import name paths on the server's machine, retain forgets: admins only."
     )
     target: StrictStr | None = Field(
         default=None,
@@ -41,7 +42,7 @@ class JobStartArgs(BaseModel):
         max_length=1000,
         description="rebuild, replay: the projection's name in the configuration; backup: "
         "the new file's path; copy: the destination's path or postgresql:// address; "
-        "import: none (its target is this log).",
+        "import, retain: none (their target is this log).",
     )
     options: dict[str, Any] = Field(
         default_factory=dict,
@@ -52,7 +53,12 @@ class JobStartArgs(BaseModel):
     )
 
 
-PATH_KINDS = ("backup", "copy", "import")  # they read or write the server's own files
+ADMIN_KINDS = {  # why each is for admins only
+    "backup": "name paths on the server's machine",
+    "copy": "name paths on the server's machine",
+    "import": "name paths on the server's machine",
+    "retain": "forget personal values",
+}
 
 
 class JobArgs(BaseModel):
@@ -100,14 +106,14 @@ def _seen(call: ToolCall, job_id: int) -> Job:
 @tool("jobs", destructive=True)
 def job_start(call: ToolCall, args: JobStartArgs) -> JobResult | Rejected:
     """Start long work as a job on this server (a rebuild or replay of a projection, a
-    backup, a copy, an import) and answer at once with its id; follow it with job_status.
-    One job per target at a time: an interrupted job doing the same work is resumed from
-    its checkpoint instead."""
+    backup, a copy, an import, a retention) and answer at once with its id; follow it with
+    job_status. One job per target at a time: an interrupted job doing the same work is
+    resumed from its checkpoint instead."""
     jobs = _jobs(call)
-    if args.kind in PATH_KINDS and "admin" not in call.roles:
+    if args.kind in ADMIN_KINDS and "admin" not in call.roles:
         raise GateRejection(
             ErrorCode.POLICY_DENIED,
-            f"{args.kind} jobs name paths on the server's machine: admins only",
+            f"{args.kind} jobs {ADMIN_KINDS[args.kind]}: admins only",
             {"kind": args.kind},
         )
     fixed = jobs.kinds[args.kind].target if args.kind in jobs.kinds else None

@@ -98,7 +98,7 @@ SPELLED: dict[tuple[str, str], str] = {
     ("merge_nodes", "duplicate_keys"): "nodes",
     ("merge_nodes", "duplicate_label"): "nodes",
     ("unmerge_nodes", "merge"): "merge_id",
-    ("job_start", "kind"): BY_SUBCOMMAND,  # writegate rebuild | replay | backup | copy | import
+    ("job_start", "kind"): BY_SUBCOMMAND,  # writegate rebuild | replay | backup | copy | import | retain
     ("job_start", "target"): "name",
     ("job_start", "options"): "options",  # each option of the kind's command: OPTIONS
     ("job_status", "job"): "job_id",
@@ -118,6 +118,7 @@ JOBS = {  # each kind of job: its command, and its target's spelling there (impo
     "backup": (("backup",), "dest"),
     "copy": (("copy",), "dest"),
     "import": (("import", "mcp-memory"), None),  # its format is the subcommand
+    "retain": (("retain",), None),  # its target is the log
 }
 OPTIONS = {
     "rebuild": ("regate",),

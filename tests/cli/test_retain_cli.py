@@ -16,7 +16,7 @@ from tests.conftest import AGENT, FIXTURES
 from writegate.gate import Gate
 
 
-def _log(tmp_path: Path) -> Path:
+def expired_log(tmp_path: Path) -> Path:
     """Ada's email superseded years ago, under a schema keeping superseded emails 30 days."""
     document: dict[str, Any] = yaml.safe_load((FIXTURES / "personal_schema.yaml").read_text())
     document["nodes"]["Person"]["properties"]["email"]["retention"] = "P30D"
@@ -32,7 +32,7 @@ def _log(tmp_path: Path) -> Path:
 
 
 def test_retain_says_what_would_go_then_expires_it_once(tmp_path: Path) -> None:
-    db = _log(tmp_path)
+    db = expired_log(tmp_path)
     dry = writegate(db, "retain", "--dry-run").stdout.strip()
     assert dry == "would expire 1 value: 2 events; 1 sealed_values (retention: Person.email P30D)"
     done = writegate(db, "retain").stdout.strip()
@@ -54,3 +54,13 @@ def test_retain_and_forget_on_a_log_without_a_schema_are_refused_in_one_line(
         refused = writegate(db, *command, code=1)
         assert refused.stderr.count("\n") == 1, refused.stderr
         assert "SCHEMA_SOURCE_UNAVAILABLE: no schema has been published" in refused.stderr
+
+
+def test_retain_runs_as_a_job_on_the_log_which_jobs_list_shows_ended(tmp_path: Path) -> None:
+    db = expired_log(tmp_path)
+    done = writegate(db, "retain").stdout.strip()
+    listed = json.loads(writegate(db, "jobs", "list", "--format", "json").stdout)
+    assert [(j["kind"], j["state"], j["done"], j["total"]) for j in listed] == [
+        ("retain", "completed", 1, 1)
+    ]
+    assert listed[0]["outcome"] == done

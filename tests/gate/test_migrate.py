@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.conftest import AGENT, FIXTURES, SEED_SCHEMA
-from tests.personal import works_at_acme
+from tests.personal import guessed, works_at_acme
 from tests.postgres import Server
 from tests.projections.history import build_history
 from writegate.eventlog import Actor
@@ -288,3 +288,48 @@ def test_a_migrated_log_answers_a_retry_and_keeps_the_refusals(
         assert again.model_dump() == first.model_dump()  # the first append's answer
         assert migrated.log.head() == head  # nothing appended
         assert [r.model_dump(exclude={"id"}) for r in migrated.rejections.read()] == kept
+
+
+def test_a_migrated_record_of_a_personal_write_holds_no_digest_to_guess_it_from(
+    db_path: str | Path, dest: str | Path
+) -> None:
+    marker = f"MARK{os.urandom(6).hex()}"
+
+    def ada(gate: Gate) -> Any:
+        return gate.write_node(label="Person", merge_keys={"name": marker}, source="test",
+                               extraction_method="manual", idempotency_key="p-1")  # fmt: skip
+
+    def acme(gate: Gate) -> Any:
+        return gate.write_node(label="Company", merge_keys={"name": "Acme"}, source="test",
+                               extraction_method="manual", idempotency_key="c-1")  # fmt: skip
+
+    with Gate.open(db_path, default_actor=AGENT) as gate:
+        assert gate.publish_schema(_plain()).status == "published"
+        assert ada(gate).status == "written"
+        company = acme(gate)
+        assert gate.publish_schema(PERSONAL).status == "published"
+        gate.refresh_schema_cache()
+        assert isinstance(gate.migrate(dest), MigrateResult)
+    with Gate.open(dest, default_actor=AGENT) as migrated:
+        assert guessed(migrated, ["Ada", marker]) == set()
+        head = migrated.log.head()
+        retried = ada(migrated)
+        assert isinstance(retried, Rejected)
+        assert retried.error_code == "IDEMPOTENCY_KEY_REUSED"
+        assert acme(migrated).model_dump() == company.model_dump()  # nothing personal: kept
+        assert migrated.log.head() == head
+
+
+def test_a_gate_migrates_by_the_schema_it_has_just_published(
+    db_path: str | Path, dest: str | Path
+) -> None:
+    with Gate.open(db_path, default_actor=AGENT) as gate:
+        assert gate.publish_schema(_plain()).status == "published"
+        assert gate.write_node(label="Person", merge_keys={"name": "Ada"}, source="test",
+                               extraction_method="manual").status == "written"  # fmt: skip
+        published = gate.publish_schema(PERSONAL)
+        assert published.status == "published"
+        assert gate.current_schema().version == published.schema_version
+        done = gate.migrate(dest)
+        assert isinstance(done, MigrateResult), done
+        assert done.resealed == 1  # Ada's write, sealed: not the old schema's "nothing"
