@@ -14,9 +14,9 @@ does falls on all of them alike:
 
 Prints each one's p50, rate and CPU time (this process's, a write) and its ratio to the bare
 record (single writes to the bare single transaction, batches to the bare batch): >= 50% is
-the target. Then the round trips each writegate write makes, counted on the wire through a
-relay, as a lone writer (each on a database of its own) and after another process appended
-(the append then reads what it knew). The machine's load average is printed with them (it
+the target. Then the round trips each writegate write makes, and the statements it runs,
+counted on the wire through a relay, as a lone writer (each on a database of its own) and
+after another process appended (the append then reads what it knew). The machine's load average is printed with them (it
 may be shared). Nothing asserts.
 
 usage: python bench/bench_pg_append.py [--rounds 400] [--batches 20]
@@ -175,7 +175,7 @@ def main() -> None:
         gate.close()
         log.close()
         bare.conn.close()
-        print("round trips (counted on the wire, tests/roundtrips.py):  alone  after another")
+        print("round trips (statements) on the wire, tests/roundtrips.py:     alone  after another")
         with RoundTrips(server.port) as relay:
             trips(relay, server)
 
@@ -208,13 +208,16 @@ def trips(relay: RoundTrips, server: Server) -> None:
             work("first")
             relay.reset()
             work("alone")
-            alone = relay.reset()
+            statements = len(relay.ran)
+            alone = f"{relay.reset()} ({statements})"
             with PostgresEventLog(dsn) as other:
                 other.append(actor, emitting(note("theirs", "elsewhere")))
             work("stale")  # what it knew is stale: it tries, then reads
             relay.reset()
             work("after")
-            print(f"  {name:<34} {alone:>24}  {relay.reset():>13}")
+            statements = len(relay.ran)
+            after = f"{relay.reset()} ({statements})"
+            print(f"  {name:<34} {alone:>24}  {after:>13}")
 
 
 if __name__ == "__main__":

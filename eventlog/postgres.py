@@ -36,6 +36,7 @@ from writegate.eventlog import errors
 from writegate.eventlog.appending import Appending
 from writegate.eventlog.errors import LogBusy, LogPermissionDenied, LogUnavailable, one_line
 from writegate.eventlog.grouping import CommitGroups
+from writegate.eventlog.pgheld import NOTIFY, Notified
 from writegate.eventlog.pgsql import (
     WRITE_BEGIN,
     PgConnection,
@@ -291,13 +292,12 @@ class PostgresEventLog(Appending):
 
     # -- transactions ------------------------------------------------------------------
 
-    def _write_opening(self) -> tuple[str, str, str]:
-        """The transaction, its lock timeout, the lock."""
-        return (
-            WRITE_BEGIN,
-            f"SET LOCAL lock_timeout = '{int(self.lock_timeout * 1000)}ms'",
-            "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.events'))",
-        )
+    def _write_opening(self) -> tuple[str, str]:
+        """The transaction; the lock, waited for no longer than the timeout set (a volatile
+        subquery in ``FROM`` is run first) in the same statement."""
+        timeout = f"set_config('lock_timeout', '{int(self.lock_timeout * 1000)}ms', true)"
+        lock = "pg_advisory_xact_lock(hashtext(current_schema() || '.events'))"
+        return (WRITE_BEGIN, f"SELECT {lock} FROM (SELECT {timeout}) AS timeout")
 
     def _begin_write(self, conn: Sql) -> None:
         """One round trip; a lock not had in time is ``LogBusy`` (the caller rolls back)."""
@@ -329,7 +329,10 @@ class PostgresEventLog(Appending):
         self.connection().execute("VACUUM (FULL, ANALYZE) " + ", ".join(SEALING_TABLES))
 
     def _before_commit(self, conn: Sql, head: int) -> None:
-        sent(conn, "SELECT pg_notify(?, ?)", (CHANNEL, str(head)))
+        if (notified := conn.held(Notified) if isinstance(conn, PgConnection) else None) is None:
+            sent(conn, NOTIFY, (CHANNEL, str(head)))
+        else:  # sent with the append's held writes, as one statement
+            notified.channel, notified.payload = CHANNEL, str(head)
 
     @contextmanager
     def snapshot(self) -> Iterator[PgConnection]:

@@ -47,7 +47,7 @@ def sent(conn: Sql, sql: str, parameters: Any = (), /) -> None:
 
 
 def inserted(conn: Sql, sql: str, rows: Iterable[tuple[Any, ...]], /) -> None:
-    """Insert ``rows`` by a one-row ``INSERT``: on PostgreSQL held for one multi-row insert
+    """Insert ``rows`` by a one-row ``INSERT``: on PostgreSQL held, to go as one statement
     (``PgConnection.add_rows``, which says which tables may be)."""
     add = getattr(conn, "add_rows", None)
     if add is not None:

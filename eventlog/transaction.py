@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+import orjson
+
 from writegate.eventlog.canonical import GENESIS_HASH, canonical_json, chain_hash, stored_body
 from writegate.eventlog.errors import EventLogError, VersionConflict
 from writegate.eventlog.events import (
@@ -26,7 +28,6 @@ from writegate.eventlog.events import (
     parse_timestamp,
     trusted,
 )
-from writegate.eventlog.pgheld import CACHED_PARAMETERS
 from writegate.eventlog.sealing import SealedRequest, Seals, forged
 from writegate.eventlog.sql import Sql, inserted, sent
 from writegate.eventlog.tables import HEAD, INSERT_EVENT, INSERT_STREAM, STREAM_VERSION
@@ -103,23 +104,22 @@ def stored_columns(event: Event) -> dict[str, Any]:
     }
 
 
-def expect_versions(count: int) -> str:
-    """Holds unless one of ``count`` streams (each a ``?, ?`` pair: stream, version) has
-    another version, when it divides by zero: expectations the database checks as it runs
-    the statement, with nothing to read back (``Known``)."""
-    return (
-        "SELECT 1 / (CASE WHEN COUNT(*) = 0 THEN 1 ELSE 0 END) "
-        f"FROM (VALUES {', '.join(['(?, ?)'] * count)}) AS expected "
-        "WHERE expected.column2 <> (SELECT COALESCE(MAX(version), 0) FROM event_streams "
-        "WHERE stream = expected.column1)"
-    )
+# Holds unless a stream of the JSON array of [stream, version] pairs, its one parameter, has
+# another version, when it divides by zero: expectations the database checks as it runs the
+# statement, with nothing to read back (``Known``), one statement however many there are.
+EXPECT_VERSIONS = (
+    "SELECT 1 / (CASE WHEN COUNT(*) = 0 THEN 1 ELSE 0 END) "
+    "FROM json_array_elements(?::json) AS expected "
+    "WHERE (expected ->> 1)::bigint <> (SELECT COALESCE(MAX(version), 0) FROM event_streams "
+    "WHERE stream = expected ->> 0)"
+)
 
 
 @dataclass
 class Known:
     """What this process's last commit left: the head (seq, hash, ``occurred_at``) and
     stream versions as of it. An append may start from it instead of reading it (no round
-    trip); the versions it serves are checked together (``expect_versions``, 25 a statement,
+    trip); the versions it serves are checked together (``EXPECT_VERSIONS``, one statement,
     sent before the transaction's first event or its end) and the event's insert is checked by
     the chain's trigger, so if another process appended since, the append fails
     in the database and is done again from what it reads."""
@@ -234,13 +234,12 @@ class Transaction:
         return take
 
     def expect(self) -> None:
-        """Send the checks of the versions served from ``Known`` so far, 25 a statement:
+        """Send the checks of the versions served from ``Known`` so far, in one statement:
         before this transaction's streams change (``emit``), and before what was
         decided from them stands (a refusal, a commit)."""
         pending, self._expecting = self._expecting, []
-        per = CACHED_PARAMETERS // 2  # a statement psycopg parses once (``pgheld``)
-        for chunk in (pending[i : i + per] for i in range(0, len(pending), per)):
-            sent(self.conn, expect_versions(len(chunk)), [x for pair in chunk for x in pair])
+        if pending:
+            sent(self.conn, EXPECT_VERSIONS, (orjson.dumps(pending).decode(),))
 
     @property
     def head_left(self) -> tuple[int, str, str] | None:

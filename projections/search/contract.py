@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from writegate.eventlog.sql import Sql, has_column
+from writegate.eventlog.sql import Sql, has_column, inserted
 from writegate.language import DEFAULT_SCOPE
 from writegate.language.scopes import Visible
 
@@ -223,7 +223,8 @@ class DocumentRows:
         conn.execute("DELETE FROM search_documents")
 
     def put(self, conn: Sql, documents: Iterable[Document]) -> None:
-        conn.executemany(
+        inserted(  # an append's held on PostgreSQL, sent with the rest of its batch's
+            conn,
             self._PUT,
             [(d.identity, d.kind, d.text, d.scope_from, d.scope_to) for d in documents],
         )

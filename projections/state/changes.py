@@ -12,7 +12,7 @@ import orjson
 
 from writegate.eventlog import EventCore, canonical_json
 from writegate.eventlog.events import format_timestamp
-from writegate.eventlog.sql import Sql, sent
+from writegate.eventlog.sql import Sql, inserted, sent
 from writegate.language import (
     FeedbackGiven,
     NodeCorroborated,
@@ -82,7 +82,7 @@ def _record_facts(
                 (identity, name),
             )
         else:
-            sent(conn, UPSERT_FACT, (identity, name, event.seq, by, provenance))
+            inserted(conn, UPSERT_FACT, [(identity, name, event.seq, by, provenance)])
 
 
 def _forget(conn: Sql, table: str, identity: str) -> None:
@@ -142,7 +142,7 @@ def _upsert_node(
     keys, merged = _text(ref.keys), _text(properties)
     written: remembered.NodeTuple = (ref.identity, ref.label, keys, merged, provenance, version)
     written += (int(stub), remapped_from, created, seq, at, by, scope)
-    sent(conn, UPSERT_NODE, written)
+    inserted(conn, UPSERT_NODE, [written])
     remembered.wrote_node(conn, ref.identity, written)
 
 

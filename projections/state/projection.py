@@ -15,7 +15,7 @@ import orjson
 
 from writegate.eventlog import EventCore, InlineProjector, Log
 from writegate.eventlog.erasing import Replay
-from writegate.eventlog.sql import Sql, run_script, sent
+from writegate.eventlog.sql import Sql, inserted, run_script
 from writegate.language import DEFAULT_SCOPE
 from writegate.projections.search import Document, TextIndex, entity_text, text_index_for
 from writegate.projections.search.sqlite import SqliteTextIndex
@@ -132,11 +132,11 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
             kept.node_documents.update((d.identity, d.scope_from) for d in found if d.kind == _NODE)
 
     def set_checkpoint(self, conn: sqlite3.Connection, seq: int) -> None:
-        sent(
+        inserted(  # an append's held on PostgreSQL: a batch's last is sent, once
             conn,
             "INSERT INTO projection_checkpoints (name, seq) VALUES (?, ?) "
             "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",
-            (self.name, seq),
+            [(self.name, seq)],
         )
 
     def reset(self, conn: Sql) -> None:

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
+
 from writegate.eventlog.pgsql import remembered
 from writegate.eventlog.sql import Sql
 from writegate.projections.search import text_index_for
@@ -25,8 +27,11 @@ from writegate.projections.state.tables import NODE_COLUMNS
 NodeTuple = tuple[Any, ...]  # a state_nodes row as ``NODE_COLUMNS`` reads it
 LABEL, KEYS, PROPERTIES, STUB, REMAPPED, CREATED, SCOPE = 1, 2, 3, 6, 7, 8, 12
 _NODES = f"SELECT {NODE_COLUMNS} FROM state_nodes WHERE identity = ?"
-_NODES_OF = f"SELECT {NODE_COLUMNS} FROM state_nodes WHERE identity = ANY(?::text[])"
-_ALIASES_OF = "SELECT alias, identity, merge FROM state_aliases WHERE alias = ANY(?::text[])"
+# the identities as a JSON array: psycopg adapts a list to an array element by element, in
+# Python, and a string as it is
+_NAMED = "ANY(ARRAY(SELECT json_array_elements_text(?::json)))"
+_NODES_OF = f"SELECT {NODE_COLUMNS} FROM state_nodes WHERE identity = {_NAMED}"
+_ALIASES_OF = f"SELECT alias, identity, merge FROM state_aliases WHERE alias = {_NAMED}"
 
 
 class Seen:
@@ -80,8 +85,9 @@ def read_ahead(conn: Sql, identities: Sequence[str]) -> None:
     wanted = [i for i in dict.fromkeys(identities) if i not in kept.nodes]
     if not wanted:
         return
-    nodes = conn.execute(_NODES_OF, (wanted,))
-    aliases = conn.execute(_ALIASES_OF, (wanted,))
+    named = orjson.dumps(wanted).decode()
+    nodes = conn.execute(_NODES_OF, (named,))
+    aliases = conn.execute(_ALIASES_OF, (named,))
     documents = text_index_for(conn).scopes_later(conn, wanted)
     found = {str(row[0]): row for row in nodes.fetchall()}
     merged = {str(row[0]): (str(row[1]), str(row[2])) for row in aliases.fetchall()}

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import orjson
 
 from writegate.eventlog import EventCore, canonical_json
 from writegate.eventlog.events import format_timestamp
+from writegate.eventlog.pgheld import held
 from writegate.eventlog.sql import Sql, sent
 from writegate.language import Corroborated, provenance_of
 from writegate.projections.state.tables import SUPPORT_LAYOUT, layout_of
@@ -30,6 +32,10 @@ _COLUMNS = (
 _INSERT = (
     f"INSERT INTO state_support ({_COLUMNS}) VALUES ({','.join('?' * 14)}) "
     "ON CONFLICT (identity, seq) DO NOTHING"
+)
+_FORGET_ALL = (  # PostgreSQL's only: the identities a JSON array
+    "DELETE FROM state_support "
+    "WHERE identity = ANY(ARRAY(SELECT json_array_elements_text(?::json)))"
 )
 
 
@@ -59,6 +65,24 @@ class Support:
         return (self.agent, self.source, self.method)
 
 
+class Rewritten:
+    """The versions an append's transaction wrote, each with its one support (None: none),
+    held until its next read (``eventlog.pgsql.held``): a batch's are one delete and one
+    insert, not two statements a node."""
+
+    tables: ClassVar[tuple[str, ...]] = ("state_support",)
+    # the delete sees the rows as they were before the statement; those inserted are new
+    # versions' supports, of this transaction's events, never a row it deletes
+    together: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        self.rows: dict[str, tuple[Any, ...] | None] = {}
+
+    def statements(self) -> list[tuple[str, list[tuple[Any, ...]]]]:
+        kept = [row for row in self.rows.values() if row is not None]
+        return [(_FORGET_ALL, [(orjson.dumps(list(self.rows)).decode(),)]), (_INSERT, kept)]
+
+
 def written(
     conn: Sql,
     event: EventCore,
@@ -68,14 +92,10 @@ def written(
     valid: tuple[str | None, str | None],
 ) -> None:
     """A new version: its writer is its one support."""
-    sent(conn, "DELETE FROM state_support WHERE identity = ?", (identity,))
     provenance = provenance_of(event)
-    if provenance is None:  # a write that records none supports nothing anyone can weigh
-        return
-    sent(
-        conn,
-        _INSERT,
-        (
+    row = None
+    if provenance is not None:  # a write that records none supports nothing anyone can weigh
+        row = (
             identity,
             event.seq,
             "written",
@@ -89,8 +109,13 @@ def written(
             canonical_json(provenance.observations or []).decode(),
             *valid,
             format_timestamp(event.occurred_at),
-        ),
-    )
+        )
+    if (rewritten := held(conn, Rewritten)) is not None:
+        rewritten.rows[identity] = row
+        return
+    sent(conn, "DELETE FROM state_support WHERE identity = ?", (identity,))
+    if row is not None:
+        sent(conn, _INSERT, row)
 
 
 def corroborated(conn: Sql, event: EventCore, payload: Corroborated) -> None:

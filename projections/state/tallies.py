@@ -10,9 +10,9 @@ state table; a read-only copy of a layout before it was kept is counted by a sca
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, ClassVar
 
-from writegate.eventlog.pgsql import held
+from writegate.eventlog.pgheld import held
 from writegate.eventlog.sql import Sql
 
 LABEL, TYPE, STUBS = "label", "type", "stubs"  # the kinds of row; STUBS has one, named ""
@@ -28,6 +28,9 @@ _GONE = "DELETE FROM state_counts WHERE kind = ? AND name = ? AND count <= 0"
 class Steps(Counter[tuple[str, str]]):
     """The steps an append's transaction has taken, held until its next read (``pgheld``):
     a batch of 100 nodes of one label is one step of 100, not 100 statements."""
+
+    tables: ClassVar[tuple[str, ...]] = ("state_counts",)
+    together: ClassVar[bool] = False  # a count's delete must see its step
 
     def statements(self) -> list[tuple[str, list[tuple[Any, ...]]]]:
         steps = sorted((kind, name, step) for (kind, name), step in self.items() if step)

@@ -4,7 +4,7 @@ the wire (``tests.roundtrips``), against a real server."""
 
 from __future__ import annotations
 
-import math
+import re
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -16,7 +16,6 @@ from tests.roundtrips import RoundTrips
 from writegate.eventlog import Actor
 from writegate.eventlog.appending import KNOWN_MISS_WAIT
 from writegate.eventlog.errors import IdempotencyKeyReused, VersionConflict
-from writegate.eventlog.pgheld import CACHED_PARAMETERS
 from writegate.eventlog.postgres import PostgresEventLog
 from writegate.eventlog.testing import emitting, note
 from writegate.gate import Gate
@@ -178,7 +177,7 @@ def test_a_batch_after_another_process_appended_reads_its_streams_with_its_nodes
 def test_the_versions_a_batch_was_served_from_what_its_process_knew_are_checked_together(
     relay: RoundTrips, pg_dsn: str
 ) -> None:
-    """A few statements check every stream version the batch took from the last commit, not
+    """One statement checks every stream version the batch took from the last commit, not
     one a stream; and a version another process moved still fails it, in the database."""
     items = [
         {"op": "write_node", "label": "Person", "merge_keys": {"name": f"p{n}"}, **CLAIM}
@@ -190,7 +189,7 @@ def test_the_versions_a_batch_was_served_from_what_its_process_knew_are_checked_
         relay.reset()
         assert gate.write_batch(items=items).status == "written"
         checks = [q for q in relay.ran if "FROM event_streams" in q and q.startswith("SELECT 1 /")]
-        assert len(checks) == math.ceil(101 / (CACHED_PARAMETERS // 2))  # its nodes', the schema's
+        assert len(checks) == 1  # its nodes', the schema's
         with Gate.open(pg_dsn, default_actor=ALICE) as other:  # moves p5's stream
             other.write_node(
                 label="Person", merge_keys={"name": "p5"}, properties={"age": 5}, **CLAIM
@@ -202,23 +201,70 @@ def test_the_versions_a_batch_was_served_from_what_its_process_knew_are_checked_
         assert gate.log.verify().ok
 
 
-def test_a_batch_inserts_its_events_and_their_streams_many_rows_a_statement(
+def test_a_batch_writes_every_table_and_notifies_in_one_statement(
     relay: RoundTrips, pg_dsn: str
 ) -> None:
-    """Held for one multi-row insert each (``PgConnection.add_rows``): the chain's trigger
-    still checks every row, in order."""
+    """Held (``PgConnection.add_rows``, ``held``) and sent as one insert a table, its rows one
+    JSON parameter, all in one statement: the chain's trigger still checks every event, in
+    order, and the state read model equals its replay."""
     items = [
-        {"op": "write_node", "label": "Person", "merge_keys": {"name": f"p{n}"}, **CLAIM}
+        {
+            "op": "write_node",
+            "label": "Person",
+            "merge_keys": {"name": f"p{n}"},
+            "properties": {"age": n, "motto": 'say "hi" \\ ünï'},
+            **CLAIM,
+        }
         for n in range(100)
     ]
     with Gate.open(relay.dsn(pg_dsn), default_actor=ALICE) as gate:
         gate.publish_schema("fixtures/seed000_schema.yaml")
         relay.reset()
         assert gate.write_batch(items=items).status == "written"
-        inserts = Counter(q.split(" (")[0] for q in relay.ran if q.startswith("INSERT INTO event"))
-        assert inserts == {  # as many rows a statement as psycopg parses once
-            "INSERT INTO events": math.ceil(100 / (CACHED_PARAMETERS // 12)),
-            "INSERT INTO event_streams": math.ceil(100 / (CACHED_PARAMETERS // 3)),
-        }
+        (written,) = [q for q in relay.ran if q.startswith("WITH")]
+        writes = Counter(re.findall(r"(?:INSERT INTO|DELETE FROM) \w+", written))
+        assert writes == dict.fromkeys(
+            [
+                "INSERT INTO events",
+                "INSERT INTO event_streams",
+                "INSERT INTO state_nodes",
+                "INSERT INTO state_facts",
+                "DELETE FROM state_support",
+                "INSERT INTO state_support",
+                "INSERT INTO search_documents",
+                "INSERT INTO state_counts",
+                "INSERT INTO projection_checkpoints",
+            ],
+            1,
+        )
+        assert "pg_notify" in written
+        assert not [q for q in relay.ran if q.startswith(("INSERT", "DELETE"))]
         assert [e.seq for e in gate.log.read(after_seq=1).events] == list(range(2, 102))
         assert gate.log.verify().ok
+        (p7,) = gate.reader().open_nodes([{"label": "Person", "merge_keys": {"name": "p7"}}]).nodes
+        assert (p7.properties["age"], p7.properties["motto"]) == (7, 'say "hi" \\ ünï')
+        with gate.log.snapshot() as conn:
+            assert gate.state.equals_replay(gate.log, conn)
+
+
+def test_a_batch_naming_a_node_twice_keeps_its_last_write(relay: RoundTrips, pg_dsn: str) -> None:
+    """Rows of one key held twice are one upsert's: the last write's row and support stand."""
+    with Gate.open(relay.dsn(pg_dsn), default_actor=ALICE) as gate:
+        gate.publish_schema("fixtures/seed000_schema.yaml")
+        items = [
+            {
+                "op": "write_node",
+                "label": "Person",
+                "merge_keys": {"name": "Ada"},
+                "properties": {"age": age},
+                **CLAIM,
+            }
+            for age in (36, 37)
+        ]
+        assert gate.write_batch(items=items).status == "written"
+        (ada,) = (
+            gate.reader().open_nodes([{"label": "Person", "merge_keys": {"name": "Ada"}}]).nodes
+        )
+        assert (ada.version, ada.properties["age"]) == (2, 37)
+        with gate.log.snapshot() as conn:
+            assert gate.state.equals_replay(gate.log, conn)
