@@ -98,7 +98,10 @@ SPELLED: dict[tuple[str, str], str] = {
     ("merge_nodes", "duplicate_keys"): "nodes",
     ("merge_nodes", "duplicate_label"): "nodes",
     ("unmerge_nodes", "merge"): "merge_id",
-    ("job_start", "kind"): BY_SUBCOMMAND,  # writegate rebuild | replay | backup | copy | import | retain
+    (
+        "job_start",
+        "kind",
+    ): BY_SUBCOMMAND,  # writegate rebuild | replay | backup | copy | import | retain
     ("job_start", "target"): "name",
     ("job_start", "options"): "options",  # each option of the kind's command: OPTIONS
     ("job_status", "job"): "job_id",
