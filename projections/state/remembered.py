@@ -23,7 +23,7 @@ from writegate.projections.search import text_index_for
 from writegate.projections.state.tables import NODE_COLUMNS
 
 NodeTuple = tuple[Any, ...]  # a state_nodes row as ``NODE_COLUMNS`` reads it
-LABEL, KEYS, PROPERTIES, STUB, REMAPPED, CREATED, SCOPE = 1, 2, 3, 6, 7, 8, 12
+LABEL, KEYS, PROPERTIES, STUB, REMAPPED, CREATED, SCOPE, RESOLUTION_KEYS = 1, 2, 3, 6, 7, 8, 12, 13
 _NODES = f"SELECT {NODE_COLUMNS} FROM state_nodes WHERE identity = ?"
 _NODES_OF = f"SELECT {NODE_COLUMNS} FROM state_nodes WHERE identity = ANY(?::text[])"
 _ALIASES_OF = "SELECT alias, identity, merge FROM state_aliases WHERE alias = ANY(?::text[])"
