@@ -134,12 +134,17 @@ def normal_name(rules: ResolutionDoc, name: str) -> NormalizedName:
 
 
 def keys_for(
-    rules: ResolutionDoc, label: str, name: str, properties: Mapping[str, Any]
+    rules: ResolutionDoc,
+    label: str,
+    name: str,
+    properties: Mapping[str, Any],
+    normal: NormalizedName | None = None,
 ) -> list[str]:
     """The index rows of a node's name, and one ``id:`` key per identity property set,
     each under its label (``Person/p:TRNK|a|ALN|alan turing``): a probe meets that label's
-    nodes only."""
-    keys = set(keys_of(normal_name(rules, name), rules.kind, name_rules(rules))) if name else set()
+    nodes only. ``normal``: the name's normal form, if the caller has it already."""
+    normal = normal or (normal_name(rules, name) if name else None)
+    keys = set(keys_of(normal, rules.kind, name_rules(rules))) if name and normal else set()
     keys.update(_identity_keys(rules, properties))
     keys.update(evidence_keys(rules, properties))
     return sorted(f"{label}/{key}" for key in keys)
@@ -167,11 +172,11 @@ def resolve(
     """The node a creating write lands on, or the refusal its label's policy calls for.
     ``group``: the other labels of its identity group, whose nodes are candidates too —
     proposed, never landed on (their label's schema did not check this write)."""
-    keys = keys_for(rules, ref.label, name, properties)
+    written = normal_name(rules, name)  # once: for the keys and the probes
+    keys = keys_for(rules, ref.label, name, properties, written)
     if rules.policy == "off" or not keys:
         return Resolved(ref, None, None, keys)
     labels = {ref.label: rules, **(group or {})}
-    written = normal_name(rules, name)
     scored, rows = _scored(state, conn, rules, labels, ref, written, properties)
     if not scored:
         return Resolved(ref, None, None, keys)

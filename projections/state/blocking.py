@@ -22,6 +22,9 @@ from functools import lru_cache
 from itertools import permutations
 
 import jellyfish
+import orjson
+
+from writegate.eventlog.sql import Sql, has_column
 
 SEP = "|"
 FAMILIES = ("p", "m", "o", "j", "a")
@@ -139,3 +142,30 @@ def organisation_rows(distinctive: list[str], text: str) -> set[str]:
         return {row("o", distinctive[0], "", text)}
     one, two = distinctive[:2]
     return {row("o", one, two, text), row("o", two, one, text)}
+
+
+def add_keys_column(conn: Sql) -> None:
+    """``state_nodes.resolution_keys``, added to a read model made before it (rebuilt then)."""
+    if not has_column(conn, "state_nodes", "resolution_keys"):
+        conn.execute("ALTER TABLE state_nodes ADD COLUMN resolution_keys TEXT")
+
+
+def stored_keys(text: str | None) -> list[str] | None:
+    """The keys a node's row lists (None: none ever indexed)."""
+    return [str(key) for key in orjson.loads(text)] if text is not None else None
+
+
+def store_keys(conn: Sql, identity: str, old: list[str] | None, new: list[str] | None) -> None:
+    """The node's rows in the index, from ``old`` to ``new`` (its row lists them), each
+    deleted or inserted by its own key — the index has no second index by node. Inserting
+    skips a row there already (an event applied again, at-least-once)."""
+    wanted = set(new or ())
+    gone = [(key, identity) for key in old or () if key not in wanted]
+    if gone:
+        conn.executemany("DELETE FROM state_resolution_keys WHERE key = ? AND identity = ?", gone)
+    if new:
+        conn.executemany(
+            "INSERT INTO state_resolution_keys (key, identity) VALUES (?, ?) "
+            "ON CONFLICT DO NOTHING",
+            [(key, identity) for key in new],
+        )

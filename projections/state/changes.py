@@ -90,6 +90,9 @@ def _forget(conn: Sql, table: str, identity: str) -> None:
         row = remembered.node_row(conn, identity)
         if row is not None:
             tallies.node(conn, (str(row[remembered.LABEL]), bool(row[remembered.STUB])), None)
+            old = blocking.stored_keys(row[remembered.RESOLUTION_KEYS])
+            valuecounts.rekey(conn, [], old or [])
+            blocking.store_keys(conn, identity, old, None)
         remembered.wrote_node(conn, identity, None)
     else:
         row = conn.execute(
@@ -99,25 +102,16 @@ def _forget(conn: Sql, table: str, identity: str) -> None:
             tallies.relationship(conn, str(row[0]), None)
     conn.execute(f"DELETE FROM {table} WHERE identity = ?", (identity,))
     conn.execute("DELETE FROM state_facts WHERE identity = ?", (identity,))
-    valuecounts.rekey(conn, identity, [])
-    conn.execute("DELETE FROM state_resolution_keys WHERE identity = ?", (identity,))
     support.forget(conn, identity)
 
 
-def _index(conn: Sql, identity: str, keys: list[str], *, created: bool) -> None:
-    """The node's blocking keys, as its latest write computed them (a node this write
-    created has none to delete: deleting and merging it away forgot them — unless the
-    event is applied again, at-least-once, hence the conflict clause); keys of an earlier
-    layout, as this layout would have them (``blocking.from_legacy``); the value counts
-    follow (``valuecounts``)."""
-    keys = blocking.from_legacy(keys)
-    valuecounts.rekey(conn, identity, keys, read_old=not created)
-    if not created:
-        conn.execute("DELETE FROM state_resolution_keys WHERE identity = ?", (identity,))
-    conn.executemany(
-        "INSERT INTO state_resolution_keys (key, identity) VALUES (?, ?) ON CONFLICT DO NOTHING",
-        [(key, identity) for key in keys],
-    )
+def _index(conn: Sql, identity: str, keys: list[str], old: list[str] | None) -> None:
+    """The node's blocking keys, as its latest write computed them (already made this
+    layout's by ``blocking.from_legacy``), in place of ``old`` — those its row listed (a
+    node this write created has none: deleting and merging it away forgot them); the value
+    counts follow (``valuecounts``)."""
+    valuecounts.rekey(conn, keys, old or [])
+    blocking.store_keys(conn, identity, old, keys)
 
 
 def _upsert_node(
@@ -129,7 +123,10 @@ def _upsert_node(
     stub: bool,
     by: str,
     scope: str,
-) -> None:
+    indexed: list[str] | None = None,
+) -> list[str] | None:
+    """Write the node's row; the resolution keys it listed before (its row lists
+    ``indexed`` now, or keeps its own if None)."""
     row = remembered.node_row(conn, ref.identity)
     before = (str(row[remembered.LABEL]), bool(row[remembered.STUB])) if row else None
     tallies.node(conn, before, (ref.label, stub))
@@ -141,9 +138,12 @@ def _upsert_node(
     version = event.streams[ref.stream]
     keys, merged = _text(ref.keys), _text(properties)
     written: remembered.NodeTuple = (ref.identity, ref.label, keys, merged, provenance, version)
-    written += (int(stub), remapped_from, created, seq, at, by, scope)
+    old = row[remembered.RESOLUTION_KEYS] if row else None
+    listed = _text(indexed) if indexed is not None else old
+    written += (int(stub), remapped_from, created, seq, at, by, scope, listed)
     inserted(conn, UPSERT_NODE, [written])
     remembered.wrote_node(conn, ref.identity, written)
+    return blocking.stored_keys(old)
 
 
 def _relationship_written(
@@ -152,10 +152,11 @@ def _relationship_written(
     for stub in written.stubs_created:
         if remembered.node_row(conn, stub.identity) is None:
             scope = scoping.stub_scope(written, stub.identity)
-            _upsert_node(conn, event, stub, {}, stub=True, by=by, scope=scope)
             keys = (written.stub_keys or {}).get(stub.identity)
+            keys = blocking.from_legacy(keys) if keys is not None else None
+            old = _upsert_node(conn, event, stub, {}, stub=True, by=by, scope=scope, indexed=keys)
             if keys is not None:
-                _index(conn, stub.identity, keys, created=True)
+                _index(conn, stub.identity, keys, old)
     row = conn.execute(
         "SELECT properties, remapped_from, created_seq, type FROM state_relationships "
         "WHERE identity = ?",
@@ -190,18 +191,25 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
         case NodeWritten() as written:
             by = writer_of(event, written)
             scope = scoping.written_scope(conn, written)
-            _upsert_node(
-                conn, event, written.node, written.properties, stub=False, by=by, scope=scope
+            keys = written.resolution_keys
+            keys = blocking.from_legacy(keys) if keys is not None else None
+            old = _upsert_node(
+                conn,
+                event,
+                written.node,
+                written.properties,
+                stub=False,
+                by=by,
+                scope=scope,
+                indexed=keys,
             )
             _record_facts(conn, event, written.node.identity, written.properties, by)
             valid = (written.valid_from, written.valid_to)
             version = event.streams[written.node.stream]
             support.written(conn, event, written.node.identity, version, by, valid)
             observations.cite(conn, event, written.node.identity, "node")
-            if written.resolution_keys is not None:
-                _index(
-                    conn, written.node.identity, written.resolution_keys, created=written.created
-                )
+            if keys is not None:
+                _index(conn, written.node.identity, keys, old)
         case RelationshipWritten() as written:
             by = writer_of(event, written)
             _relationship_written(conn, event, written, by)

@@ -16,7 +16,7 @@ from writegate.eventlog.events import EventCore
 from writegate.eventlog.sql import Sql
 from writegate.language import PSEUDONYM, node_stream, observation_stream, relationship_stream
 from writegate.projections.search import text_index_for
-from writegate.projections.state import remembered, tallies, valuecounts
+from writegate.projections.state import blocking, remembered, tallies, valuecounts
 
 # (table, column naming an entity): the rows its own stream's events make
 _BY_ENTITY = (
@@ -49,13 +49,19 @@ def forget_nodes(
         tallies.relationship(conn, str(rtype[0]), None)  # applied again, counted again
     for row in _column(conn, "SELECT label, stub FROM state_nodes WHERE identity = ?", gone):
         tallies.node(conn, (str(row[0]), bool(row[1])), None)
-    for identity in identities:  # its values counted as evidence (keyed by the value) let go
-        valuecounts.rekey(conn, identity, [])
+    listed: dict[str, list[str]] = {}  # each node's resolution keys, as its row lists them
+    for identity in identities:  # and its values counted as evidence (keyed by the value)
+        for (text,) in _column(conn, _KEYS_LISTED, [identity]):
+            listed[identity] = blocking.stored_keys(str(text) if text else None) or []
+            valuecounts.rekey(conn, [], listed[identity])
     counts: dict[str, int] = {}
     for table, column in _BY_ENTITY:
         for name in gone:
-            found = conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (name,)).rowcount
-            counts[table] = counts.get(table, 0) + max(found, 0)
+            if table == "state_resolution_keys":  # by their keys: no index by node
+                found = sum(_deleted(conn, _KEY_ROW, (key, name)) for key in listed.get(name, []))
+            else:
+                found = _deleted(conn, f"DELETE FROM {table} WHERE {column} = ?", (name,))
+            counts[table] = counts.get(table, 0) + found
     index = text_index_for(conn)
     counts["search_documents"] = len(index.documents_of(conn, gone))
     index.drop(conn, gone)
@@ -75,6 +81,14 @@ def forget_nodes(
         apply(event)
     index.compact(conn)
     return {table: count for table, count in counts.items() if count}
+
+
+_KEYS_LISTED = "SELECT resolution_keys FROM state_nodes WHERE identity = ?"
+_KEY_ROW = "DELETE FROM state_resolution_keys WHERE key = ? AND identity = ?"
+
+
+def _deleted(conn: Sql, sql: str, args: tuple[str, ...]) -> int:
+    return max(conn.execute(sql, args).rowcount, 0)
 
 
 def _column(conn: Sql, sql: str, names: Sequence[str]) -> list[tuple[object, ...]]:

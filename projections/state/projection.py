@@ -19,7 +19,7 @@ from writegate.eventlog.sql import Sql, inserted, run_script
 from writegate.language import DEFAULT_SCOPE
 from writegate.projections.search import Document, TextIndex, entity_text, text_index_for
 from writegate.projections.search.sqlite import SqliteTextIndex
-from writegate.projections.state import remembered, scoping
+from writegate.projections.state import blocking, remembered, scoping
 from writegate.projections.state.changes import apply_to_state
 from writegate.projections.state.forgetting import forget_located
 from writegate.projections.state.observations import ObservationQueries
@@ -52,6 +52,7 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
         catch-up rebuilds it whole."""
         run_script(conn, TABLES)
         scoping.add_scope_column(conn)
+        blocking.add_keys_column(conn)
         text_index_for(conn).install(conn)
         if self.layout(conn) < LAYOUT:
             self.reset(conn)

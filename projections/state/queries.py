@@ -17,7 +17,7 @@ import orjson
 
 from writegate.eventlog.sql import Sql
 from writegate.language import FactRecord, WriteProvenance
-from writegate.projections.state import remembered, tallies
+from writegate.projections.state import blocking, remembered, tallies
 from writegate.projections.state.tables import (
     COUNTS_LAYOUT,
     STATE_TABLES,
@@ -220,10 +220,10 @@ class StateReader:
         ]
 
     def resolution_keys_of(self, conn: Sql, identity: str) -> list[str]:
-        rows = conn.execute(
-            "SELECT key FROM state_resolution_keys WHERE identity = ? ORDER BY key", (identity,)
-        )
-        return [row[0] for row in rows]
+        row = conn.execute(
+            "SELECT resolution_keys FROM state_nodes WHERE identity = ?", (identity,)
+        ).fetchone()
+        return sorted(blocking.stored_keys(row[0]) or []) if row is not None else []
 
     def alias_of(self, conn: Sql, identity: str) -> tuple[str, str] | None:
         """(the node, the merge) a merged duplicate's identity resolves to, or None."""

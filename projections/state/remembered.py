@@ -25,7 +25,7 @@ from writegate.projections.search import text_index_for
 from writegate.projections.state.tables import NODE_COLUMNS
 
 NodeTuple = tuple[Any, ...]  # a state_nodes row as ``NODE_COLUMNS`` reads it
-LABEL, KEYS, PROPERTIES, STUB, REMAPPED, CREATED, SCOPE = 1, 2, 3, 6, 7, 8, 12
+LABEL, KEYS, PROPERTIES, STUB, REMAPPED, CREATED, SCOPE, RESOLUTION_KEYS = 1, 2, 3, 6, 7, 8, 12, 13
 _NODES = f"SELECT {NODE_COLUMNS} FROM state_nodes WHERE identity = ?"
 # the identities as a JSON array: psycopg adapts a list to an array element by element, in
 # Python, and a string as it is

@@ -10,6 +10,8 @@ from writegate.eventlog.sql import Sql
 # state_facts: who set each property value held now (a change is compared with it: conflicts);
 # state_proposals: the review lane's queue (each held write, pending until decided);
 # state_resolution_keys: the blocking keys of resolvable nodes (duplicates are index probes);
+# a node's own row lists them (``state_nodes.resolution_keys``), so they are changed and
+# deleted by their keys, with no second index by node;
 # state_aliases: the identities of merged duplicates, each naming the node it resolves to;
 # state_approved_agents: how many of each agent's held writes reviewers approved (trust earned)
 # state_feedback: each rated node's or relationship's feedback weight (``feedback``), how
@@ -35,7 +37,8 @@ CREATE TABLE IF NOT EXISTS state_nodes (
     updated_seq INTEGER NOT NULL,
     updated_at TEXT NOT NULL,
     updated_by TEXT NOT NULL,
-    scope TEXT NOT NULL DEFAULT 'default'
+    scope TEXT NOT NULL DEFAULT 'default',
+    resolution_keys TEXT
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS state_relationships (
     identity TEXT PRIMARY KEY,
@@ -80,7 +83,7 @@ CREATE TABLE IF NOT EXISTS state_resolution_keys (
     identity TEXT NOT NULL,
     PRIMARY KEY (key, identity)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS state_resolution_keys_identity ON state_resolution_keys (identity);
+DROP INDEX IF EXISTS state_resolution_keys_identity;
 DROP INDEX IF EXISTS state_rel_to;
 DROP INDEX IF EXISTS state_rel_to_ordered;
 CREATE INDEX IF NOT EXISTS state_rel_to_walk
@@ -166,7 +169,7 @@ OBSERVATION_SCOPES_LAYOUT = 13  # the first with each observation's scope
 VALUE_COUNTS_LAYOUT = 15  # the first with the value counts of evidence fields
 SUPPORT_LAYOUT = 16  # the first with each fact's supporting writes (corroboration)
 COUNTS_LAYOUT = 18  # the first with the counts of labels, types and stubs
-LAYOUT = 18  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+LAYOUT = 19  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
 # index; 9: the feedback weights; 10: observations and the writes citing them (and their
 # words in the text index); 11: the text index stems its words (``projections.search``);
 # 12: each node's scope, and both ends' in the text index (``scoping``); 13: each
@@ -175,7 +178,8 @@ LAYOUT = 18  # 7: the resolution index's keys are ranges' rows (``blocking``); 8
 # FTS5 table per kind of document; 15: the value counts of evidence fields; 16: the writes
 # supporting each fact (``support``); 17: the corroborations indexed on their own, and a
 # node's relationships indexed with what a walk reads of them (``walk``); 18: the counts
-# of labels, types and stubs (``tallies``)
+# of labels, types and stubs (``tallies``); 19: a node's resolution keys in its own row,
+# the index's second index (by node) gone
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),
@@ -263,7 +267,7 @@ def ordered_selects(tables: Iterable[str]) -> Iterator[str]:
 
 NODE_COLUMNS = (
     "identity, label, keys, properties, provenance, version, stub, remapped_from, "
-    "created_seq, updated_seq, updated_at, updated_by, scope"
+    "created_seq, updated_seq, updated_at, updated_by, scope, resolution_keys"
 )
 REL_COLUMNS = (
     "identity, type, from_identity, to_identity, properties, provenance, version, "

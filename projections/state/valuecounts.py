@@ -42,23 +42,12 @@ def counted(keys: Iterable[str]) -> set[str]:
     return rows
 
 
-def rekey(conn: Sql, identity: str, keys: Iterable[str], *, read_old: bool = True) -> None:
-    """Count ``identity`` under ``keys`` instead of the keys it has now (``read_old``: it may
-    have some; a node first written has none, unless its event is applied again — then it
-    has exactly these)."""
-    new = counted(keys)
-    if not new and not read_old:
-        return
-    old: set[str] = set()
-    if read_old or new:
-        old = counted(
-            key
-            for (key,) in conn.execute(
-                "SELECT key FROM state_resolution_keys WHERE identity = ?", (identity,)
-            )
-        )
-    delta = Counter(dict.fromkeys(new - old, 1))
-    delta.update(dict.fromkeys(old - new, -1))
+def rekey(conn: Sql, keys: Iterable[str], old: Iterable[str]) -> None:
+    """Count a node under ``keys`` instead of ``old``, the keys its row listed (none
+    for a node first written — or, its event applied again, exactly these)."""
+    new, before = counted(keys), counted(old)
+    delta = Counter(dict.fromkeys(new - before, 1))
+    delta.update(dict.fromkeys(before - new, -1))
     if not delta:
         return
     conn.executemany(
