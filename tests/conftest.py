@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -121,3 +122,12 @@ def any_db(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
     if request.param == "sqlite":
         return tmp_path / "log.db"
     return str(request.getfixturevalue("pg_dsn"))
+
+
+def concurrently(work: Callable[[], object], threads: int) -> None:
+    """``work`` on ``threads`` threads at once, waited for."""
+    started = [threading.Thread(target=work) for _ in range(threads)]
+    for thread in started:
+        thread.start()
+    for thread in started:
+        thread.join()

@@ -21,6 +21,16 @@ README_DSN = "postgresql://writegate@127.0.0.1:5432/memory"
 PROJECTIONS = "## Projections: the log replayed into stores"
 
 
+def pasted(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A README block pasted into bash as it stands (stopping at its first failing line),
+    with this checkout's ``writegate`` on the PATH."""
+    path = f"{Path(WRITEGATE).parent}:/usr/bin:/bin"
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env={"PATH": path},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
 def run(*words: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [WRITEGATE, *words], cwd=cwd, capture_output=True, text=True, timeout=HANG, check=False
@@ -134,11 +144,7 @@ def test_the_asking_commands_work_as_pasted(tmp_path: Path) -> None:
     (tmp_path / "fixtures").symlink_to(ROOT / "fixtures")
     assert run(*init[1:], cwd=tmp_path).returncode == 0
     script, scoped = blocks(section("## Asking the graph"), "sh")
-    path = f"{Path(WRITEGATE).parent}:/usr/bin:/bin"
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env={"PATH": path},
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = pasted(script, tmp_path)
     assert done.returncode == 0, done.stderr
     said = done.stdout
     assert "1 triplet" in said
@@ -146,10 +152,7 @@ def test_the_asking_commands_work_as_pasted(tmp_path: Path) -> None:
     assert "moved the weights of 0 nodes and 1 relationship" in said
     assert "cites" in said  # the trail names the observation the write cited
     assert "Lisbon" in said
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", scoped], cwd=tmp_path, env={"PATH": path},
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = pasted(scoped, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Initech" not in done.stdout  # asked as an agent granted hr: nothing of default
 
@@ -159,11 +162,7 @@ def test_the_forgetting_commands_work_as_pasted(tmp_path: Path) -> None:
     left in the log's files, and the chain verifies with her event erased."""
     [script] = blocks(section("## Forgetting a person"), "sh")
     (tmp_path / "fixtures").symlink_to(ROOT / "fixtures")
-    path = f"{Path(WRITEGATE).parent}:/usr/bin:/bin"
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env={"PATH": path},
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = pasted(script, tmp_path)
     assert done.returncode == 0, done.stderr
     assert '"email":"ada@example.org"' in done.stdout  # the export, before
     assert "1 erased" in done.stdout

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import AGENT, FIXTURES
+from tests.conftest import AGENT, FIXTURES, concurrently
 from tests.personal import CLAIM, digests, guessed
 from writegate.eventlog.canonical import canonical_json
 from writegate.gate import Gate
@@ -101,10 +100,6 @@ def test_concurrent_retries_of_a_new_person_append_once_and_answer_alike(people:
     def retry() -> None:
         results.append(_ada(people, "Ada Racer").model_dump())
 
-    threads = [threading.Thread(target=retry) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    concurrently(retry, 8)
     assert all(r == results[0] for r in results), results
     assert len(people.log.read(types=["node.written"], limit=100).events) == 1

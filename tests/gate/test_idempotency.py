@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import person, relationship
+from tests.conftest import concurrently, person, relationship
 from writegate.eventlog import Actor
 from writegate.gate import BatchResult, Gate, Rejected, WriteNodeResult, dump
 
@@ -76,11 +75,7 @@ def test_concurrent_retries_append_once(gate: Gate) -> None:
     def retry() -> None:
         results.append(dump(gate.write_node(**person("Racer", idempotency_key="race"))))
 
-    threads = [threading.Thread(target=retry) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    concurrently(retry, 8)
     assert all(r == results[0] for r in results), results
     written = gate.log.read(types=["node.written"], limit=100).events
     assert len(written) == 1

@@ -12,21 +12,14 @@ from typing import Any
 
 import pytest
 
+from tests.gate.test_resolution_gate import SCHEMA as RESOLVING
 from writegate.eventlog import Actor
 from writegate.gate import Gate, WriteNodeResult
 from writegate.language import node_identity
 from writegate.projections.state import StateProjection
 from writegate.projections.state.tables import LAYOUT, LAYOUT_MARK
 
-SCHEMA: dict[str, Any] = {
-    "nodes": {
-        "Person": {
-            "merge_keys": ["name"],
-            "properties": {"name": {"type": "string"}, "email": {"type": "string"}},
-            "resolution": {"policy": "propose", "identity": ["email"]},
-        },
-    },
-}
+SCHEMA: dict[str, Any] = {"nodes": {"Person": RESOLVING["nodes"]["Person"]}}  # by name, email
 CLAIM: dict[str, Any] = {"source": "test", "extraction_method": "manual"}
 
 
