@@ -154,8 +154,10 @@ def test_the_old_log_replays_to_the_same_prov_and_state(
     snapshot = json.loads(json.dumps(state.snapshot()))
     state.close()
     old = json.loads(golden("state.json").read_text())  # the tables 0.1 had
-    # the columns 0.1 had, as they were; those added since (a node's scope) as an event
-    # that records none leaves them: the implicit scope
+    # the columns 0.1 had, as they were; those added since as an event that records none
+    # leaves them: a node's scope the implicit one, its resolution keys none (0.1's schema
+    # resolved nothing)
     width = {table: len(rows[0]) for table, rows in old.items()}
     assert {t: [row[: width[t]] for row in snapshot[t]] for t in old} == old
-    assert {tuple(row[width["nodes"] :]) for row in snapshot["nodes"]} == {(DEFAULT_SCOPE,)}
+    added = {tuple(row[width["nodes"] :]) for row in snapshot["nodes"]}
+    assert added == {(DEFAULT_SCOPE, None)}
