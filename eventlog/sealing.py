@@ -170,11 +170,14 @@ class _Keys:
 
     conn: Sql
     found: dict[str, tuple[str, bytes] | None] = field(default_factory=dict)
+    present: bool | None = None  # whether the log has its keys' table (asked once)
 
     def seal(self, locator: str, value: Any) -> dict[str, str]:
         if locator not in self.found:
             row = None
-            if has_column(self.conn, "subject_keys", "key"):
+            if self.present is None:
+                self.present = has_column(self.conn, "subject_keys", "key")
+            if self.present:
                 row = self.conn.execute(
                     "SELECT subject, key FROM subject_keys WHERE locator = ?", (locator,)
                 ).fetchone()

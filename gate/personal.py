@@ -166,26 +166,25 @@ def bound_request(snapshot: LoadedSchema, request: Any) -> Any:
 
 
 def sealed_text(locator: str) -> Callable[[Any, Sealer], Any]:
-    """How an observation's request is sealed for its idempotency record: its text, with the
-    observation's own subject (``locator``: its id)."""
+    """An observation's payload or request with its text sealed by ``sealer``, with the
+    observation's own subject (``locator``: its id): as the log keeps it, and as its
+    idempotency record binds it."""
 
     def seal(body: Any, sealer: Sealer) -> Any:
+        if not isinstance(body, dict) or not isinstance(body.get("text"), str):
+            return body
         return {**body, "text": sealer.seal(locator, body["text"])}
 
     return seal
 
 
 def seal_text(tx: Transaction, locator: str) -> Callable[[DraftEvent], DraftEvent]:
-    """An observation's draft with its text sealed, its own subject (``locator``: its id),
-    in the payload and in the request as sent."""
+    """An observation's draft with its text sealed in the payload and the request as sent."""
+    sealed = sealed_text(locator)
 
     def seal(draft: DraftEvent) -> DraftEvent:
-        def sealed(body: dict[str, Any] | None) -> dict[str, Any] | None:
-            if body is None or not isinstance(body.get("text"), str):
-                return body
-            return {**body, "text": tx.seal(locator, body["text"])}
-
-        return replace(draft, payload=sealed(draft.payload) or {}, request=sealed(draft.request))
+        payload, request = sealed(draft.payload, tx), sealed(draft.request, tx)
+        return replace(draft, payload=payload or {}, request=request)
 
     return seal
 
