@@ -219,7 +219,7 @@ class ServeSettings(BaseModel):
 
     http: bool = False
     host: str = "127.0.0.1"
-    port: int = Field(default=8765, ge=1, le=65535)
+    port: int = Field(default=8765, ge=0, le=65535)  # 0: a free one, announced
     public_hosts: list[str] = Field(default_factory=list)
     allow_origins: list[str] = Field(default_factory=list)
     tokens: Path | None = None

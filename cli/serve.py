@@ -70,7 +70,9 @@ tokens_option = click.option(
 )
 @click.option("--host", help="HTTP bind address [default: 127.0.0.1].")
 @click.option(
-    "--port", type=click.IntRange(1, 65535), help="The HTTP port to listen on [default: 8765]."
+    "--port",
+    type=click.IntRange(0, 65535),
+    help="The HTTP port to listen on; 0 takes a free one, named when serving [default: 8765].",
 )
 @click.option(
     "--public-host",
@@ -216,7 +218,7 @@ def _options(ctx: Context, flags: dict[str, Any]) -> dict[str, Any]:
     return {
         "http": flags["use_http"] if flags["use_http"] is not None else configured.http,
         "host": flags["host"] or configured.host,
-        "port": flags["port"] or configured.port,
+        "port": configured.port if flags["port"] is None else flags["port"],
         "public_hosts": flags["public_hosts"] or tuple(configured.public_hosts),
         "origins": flags["origins"] or tuple(configured.allow_origins),
         "tokens": tokens_path(ctx, flags["tokens_file"], configured.tokens),
@@ -246,9 +248,11 @@ def _bind(options: dict[str, Any]) -> Any:
     from writegate.gate.server.http import PortTaken, bind
 
     try:
-        return bind(options["host"], options["port"])
+        sock = bind(options["host"], options["port"])
     except PortTaken as exc:
         fail(str(exc))
+    options["port"] = sock.getsockname()[1]  # port 0: the one the system chose, announced
+    return sock
 
 
 def _warn_without_schema(gate: Any, ctx: Context) -> None:

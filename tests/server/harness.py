@@ -8,6 +8,7 @@ connect with the SDK's Streamable HTTP client and a real bearer token.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -137,18 +138,18 @@ class HttpServer:
 def http_server(
     db: Path | str, env: dict[str, str] | None = None, extra: tuple[str, ...] = ()
 ) -> Iterator[HttpServer]:
-    """``writegate serve --http`` on a free port, stopped (and reaped) afterwards."""
-    port = free_port()
+    """``writegate serve --http`` on the free port it takes (``--port 0``) and names, stopped
+    (and reaped) afterwards: a port picked here and bound there could be taken in between."""
     with tempfile.TemporaryFile() as stderr:
         process = subprocess.Popen(
-            [WRITEGATE, "--db", str(db), "serve", "--http", "--port", str(port), *extra],
+            [WRITEGATE, "--db", str(db), "serve", "--http", "--port", "0", *extra],
             env={**os.environ, **(env or {})},
             stdout=subprocess.DEVNULL,
             stderr=stderr,
         )
-        server = HttpServer(f"http://127.0.0.1:{port}/mcp", port, db, process, stderr)
-        wait_listening(port, process, said=server.said)
-        _wait_started(process, server.said)
+        server = HttpServer("", 0, db, process, stderr)
+        server.port = announced_port(process, server.said)
+        server.url = f"http://127.0.0.1:{server.port}/mcp"
         try:
             yield server
         finally:
@@ -156,14 +157,18 @@ def http_server(
             server.last_said = server.said()
 
 
-def _wait_started(process: subprocess.Popen[bytes], said: Callable[[], str]) -> None:
-    """Until the server has said where it serves: it binds its port first, then opens what
-    it serves (the log, the jobs it resumes), so a port that accepts is not yet a server."""
+def announced_port(process: subprocess.Popen[bytes], said: Callable[[], str]) -> int:
+    """The port a server says it serves on, once it has said so: it binds its port first,
+    then opens what it serves (the log, the jobs it resumes), so a port that accepts is not
+    yet a server."""
     deadline = time.monotonic() + 30
-    while "writegate MCP on http" not in said():
+    while not (named := re.search(r"writegate MCP on http://\S+?:(\d+)/mcp", said())):
         if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            process.wait()
             raise AssertionError(f"the server did not start: {said()[-2000:]}")
         time.sleep(0.02)
+    return int(named[1])
 
 
 def stop(process: subprocess.Popen[bytes], seconds: float = 10) -> None:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tempfile
 from pathlib import Path
+from typing import IO
 
 import httpx2
 
 from tests.server.conftest import published
-from tests.server.harness import WRITEGATE, HttpServer, http_server
+from tests.server.harness import WRITEGATE, HttpServer, announced_port, http_server, stop
 from writegate.gate import Gate
 from writegate.gate.server.tokens import create_token
 
@@ -30,6 +32,27 @@ def test_serve_warns_when_no_agent_holds_a_token(db_path: Path) -> None:
         "warning: no agent holds a token, so every request is refused (401): "
         f"writegate --db {db_path} token create AGENT --role writer",
     ]
+
+
+def test_port_zero_serves_on_a_free_port_it_names(db_path: Path) -> None:
+    """A port picked before the server binds it can be taken by then (tests beside each other
+    did); with ``--port 0`` the system picks while binding, and the banner names its pick."""
+    published(db_path)
+    with tempfile.TemporaryFile() as stderr:
+        process = subprocess.Popen(
+            [WRITEGATE, "--db", str(db_path), "serve", "--http", "--port", "0"], stderr=stderr
+        )
+        try:
+            port = announced_port(process, lambda: _read(stderr))
+            assert port != 0
+            assert httpx2.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
+        finally:
+            stop(process)
+
+
+def _read(file: IO[bytes]) -> str:
+    file.seek(0)
+    return file.read().decode()
 
 
 def test_serve_counts_the_agents_holding_a_token(db_path: Path) -> None:
