@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import EXAMPLE_SCHEMA
 from tests.postgres import create_app_role
-from tests.server.harness import WRITEGATE, free_port, http_agent, stop, wait_listening
+from tests.server.harness import WRITEGATE, http_agent, http_server
 from writegate.gate.server.tokens import create_token
 
 pytestmark = pytest.mark.anyio
@@ -82,17 +82,8 @@ def test_the_app_role_writes_merges_deletes_and_verifies(app_dsn: str, pg_dsn: s
 async def test_the_app_role_serves_http_to_an_sdk_client(app_dsn: str, tmp_path: Path) -> None:
     tokens = tmp_path / "tokens.json"
     token = create_token(tokens, "agent-a", ("writer",))
-    port = free_port()
-    said = tmp_path / "serve.err"
-    with said.open("wb") as stderr:
-        server = subprocess.Popen(
-            [WRITEGATE, "--db", app_dsn, "serve", "--http", "--port", str(port),
-             "--tokens", str(tokens)],
-            stdout=subprocess.DEVNULL, stderr=stderr,
-        )  # fmt: skip
-    try:
-        wait_listening(port, server, said=said.read_text)
-        async with http_agent(f"http://127.0.0.1:{port}/mcp", token) as agent:
+    with http_server(app_dsn, extra=("--tokens", str(tokens))) as server:
+        async with http_agent(server.url, token) as agent:
             person = {"label": "Person", "merge_keys": {"name": "Grace"},
                       "properties": {"age": 85}, "source": "hr.csv", "extraction_method": "api"}  # fmt: skip
             written = await agent.call("write_node", person)
@@ -101,9 +92,7 @@ async def test_the_app_role_serves_http_to_an_sdk_client(app_dsn: str, tmp_path:
             assert not again.is_error, again.data
             refused = await agent.call("write_node", {**person, "properties": {"confidence": 1}})
             assert refused.data["error_code"] == "SCHEMA_PROTECTED_FIELD"
-    finally:
-        stop(server)
-    assert "Traceback" not in said.read_text()
+    assert "Traceback" not in server.last_said
     verify = cli(app_dsn, "verify")
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
