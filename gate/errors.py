@@ -79,7 +79,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.LOG_UNAVAILABLE: "The log's database could not be reached or written (a full disk; details.cause says what the database said), the connection broke, or the log's write lock was not free within the lock timeout; nothing was appended. Retry with the same idempotency_key.",
     ErrorCode.POSSIBLE_DUPLICATE: "The node to create is probably one the graph holds (details.candidates, with scores and reasons); write to the candidate, or send resolution: new.",
     ErrorCode.MERGE_NOT_FOUND: "unmerge_nodes names no merge, or one already undone (details.undone says which).",
-    ErrorCode.MERGE_NOT_UNDOABLE: "The merge cannot be undone as recorded: its survivor is gone (merged or deleted since), or a restored relationship would end at a node deleted since; details name it.",
+    ErrorCode.MERGE_NOT_UNDOABLE: "The merge cannot be undone as recorded: its survivor is gone (merged or deleted since), a restored relationship would end at a node deleted since, or the people it merged were forgotten; details name it.",
     ErrorCode.JOB_NOT_FOUND: "No such job, or not yours to see (an admin sees every job); job_list lists yours.",
     ErrorCode.JOB_TARGET_BUSY: "Another job holds the target (running, or interrupted and waiting to be resumed or cancelled); details.job names it.",
     ErrorCode.OBSERVATION_NOT_FOUND: "A write cites an observation the log does not hold (details.missing lists the ids); record it first with record_observation.",

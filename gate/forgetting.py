@@ -22,7 +22,7 @@ from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.personal import personal_of
 from writegate.gate.rejections import forget_rejections
 from writegate.gate.schema import LoadedSchema
-from writegate.language import PSEUDONYM, clear_identity
+from writegate.language import PSEUDONYM, NodesMerged, clear_identity, merge_stream, payload_of
 from writegate.projections.state import StateProjection
 from writegate.projections.state.forgetting import forget_nodes, forget_observations
 
@@ -73,9 +73,12 @@ def forget(
     locator = clear_identity(canonical, keys)
     subject = log.subject_of(locator)
     node = f"{canonical}{PSEUDONYM}{subject}" if subject is not None else None
-    needles = [canonical_json(value).decode() for value in keys.values()]
-    observations = _cited(log, state, node)
-    locators = [locator, *observations]
+    person = _one_person(log, state, node, canonical, keys)
+    named_by = [keys, *person.values()]
+    needles = list(dict.fromkeys(canonical_json(v).decode() for k in named_by for v in k.values()))
+    observations = [o for identity in person for o in _cited(log, state, identity)]
+    clear = [clear_identity(canonical, named) for named in person.values()] or [locator]
+    locators = list(dict.fromkeys([*clear, *observations]))
     if dry_run:
         plan = log.forget_plan(locators)
         return ForgetResult(dry_run=True, node=node, events=plan.events, counts=plan.counts())
@@ -85,8 +88,8 @@ def forget(
         counts: dict[str, int] = {}
         inline: InlineProjector = state  # applies to the append's connection, whatever backend
         apply = partial(inline.apply_event, tx.conn)
-        if node is not None:
-            counts = forget_nodes(tx.conn, [node], replay, apply)
+        if person:
+            counts = forget_nodes(tx.conn, list(person), replay, apply)
         if observations:
             counts.update(forget_observations(tx.conn, observations, replay, apply))
         counts["rejections"] = forget_rejections(tx.conn, needles)
@@ -106,6 +109,31 @@ def forget(
         seq=receipt.seq,
         event_id=receipt.event_id,
     )
+
+
+def _one_person(
+    log: Log, state: StateProjection, node: str | None, label: str, keys: Mapping[str, Any]
+) -> dict[str, Mapping[str, Any]]:
+    """The keys of each node that is one person with ``node`` (``label``, ``keys``): it, the
+    survivor it was merged into and every duplicate merged into that survivor — forgotten
+    together, as a merge moved their values onto each other's nodes (each sealed with its
+    own subject, so each subject is named here)."""
+    if node is None:
+        return {}
+    person: dict[str, Mapping[str, Any]] = {node: keys}
+    with log.snapshot() as conn:
+        alias = state.alias_of(conn, node)
+        survivor = alias[0] if alias is not None else node
+        merges = state.merges_into(conn, survivor)
+        row = state.node(conn, survivor)
+    if row is not None and row.label == label:
+        person[survivor] = row.keys
+    for merge in merges.values():
+        found = log.latest(merge_stream(merge))
+        record = payload_of(found) if found is not None else None
+        if isinstance(record, NodesMerged) and record.merged.label == label:
+            person[record.merged.identity] = record.merged.keys
+    return person
 
 
 def _cited(log: Log, state: StateProjection, node: str | None) -> list[str]:

@@ -222,24 +222,37 @@ def _named(personal: Personal, value: Any) -> Iterator[tuple[str, dict[str, Any]
         for item in value:
             yield from _named(personal, item)
     elif isinstance(value, dict):
-        for label_field, keys_field in _PAIRS:
-            if keys_field not in value:
-                continue
-            label = personal.canonical(value.get(label_field))
-            keys = value.get(keys_field)
-            if label is not None and isinstance(keys, dict):
-                yield label, keys
+        for label, _, keys in _pairs(personal, value):
+            yield label, keys
         for item in value.values():
             yield from _named(personal, item)
 
 
-# where a node is named by a label and keys: a ``NodeRef``, and requests' arguments
+# where a node is named by a label and keys: a ``NodeRef``, and requests' arguments (the
+# label the first of its fields that is set: a merge's duplicate has the survivor's unless
+# it names its own)
 _PAIRS = (
-    ("label", "keys"),
-    ("label", "merge_keys"),
-    ("from_label", "from_keys"),
-    ("to_label", "to_keys"),
+    (("label",), "keys"),
+    (("label",), "merge_keys"),
+    (("from_label",), "from_keys"),
+    (("to_label",), "to_keys"),
+    (("label",), "survivor_keys"),
+    (("duplicate_label", "label"), "duplicate_keys"),
 )
+
+
+def _pairs(
+    personal: Personal, value: Mapping[str, Any]
+) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(canonical label, keys field, keys) of each node ``value`` names by label and keys."""
+    for label_fields, keys_field in _PAIRS:
+        keys = value.get(keys_field)
+        if not isinstance(keys, dict):
+            continue
+        named = next((value[f] for f in label_fields if value.get(f) is not None), None)
+        label = personal.canonical(named)
+        if label is not None:
+            yield label, keys_field, keys
 
 
 @dataclass
@@ -255,18 +268,13 @@ class _Sealing:
         if not isinstance(value, dict):
             return value
         out = {k: self.walk(v) for k, v in value.items()}
-        for label_field, keys_field in _PAIRS:
-            if keys_field not in value:
-                continue
-            label = self.personal.canonical(value.get(label_field))
-            keys = value.get(keys_field)
-            if label is not None and isinstance(keys, dict):
-                locator = clear_identity(label, keys)
-                names = self.personal.sealed_names(label, keys)
-                if label in self.personal.labels:
-                    out[keys_field] = {k: self.tx.seal(locator, v) for k, v in keys.items()}
-                if label_field == "label" and names:
-                    self._properties(out, value, locator, names)
+        for named, keys_field, clear in _pairs(self.personal, value):
+            locator = clear_identity(named, clear)
+            names = self.personal.sealed_names(named, clear)
+            if named in self.personal.labels:
+                out[keys_field] = {k: self.tx.seal(locator, v) for k, v in clear.items()}
+            if keys_field in ("keys", "merge_keys") and names:
+                self._properties(out, value, locator, names)
         node = value.get("node")
         if isinstance(node, dict):
             label = self.personal.canonical(node.get("label"))
@@ -280,7 +288,37 @@ class _Sealing:
                     out["resolution_keys"] = self.tx.seal(locator, value["resolution_keys"])
         if isinstance(value.get("stub_keys"), dict):
             out["stub_keys"] = self._stub_keys(value)
+        if isinstance(value.get("survivor"), dict) and isinstance(value.get("merged"), dict):
+            self._merged(out, value)
         return out
+
+    def _merged(self, out: dict[str, Any], value: Mapping[str, Any]) -> None:
+        """A merge's before-image: the duplicate's values and blocking keys sealed with its
+        subject, the survivor's values it replaced and set with the survivor's."""
+        ends: dict[str, tuple[str, frozenset[str], bool]] = {}
+        for end in ("survivor", "merged"):
+            label = self.personal.canonical(value[end].get("label"))
+            keys = value[end].get("keys")
+            if label is None or not isinstance(keys, dict):
+                return
+            names = self.personal.sealed_names(label, keys)
+            ends[end] = (clear_identity(label, keys), names, label in self.personal.labels)
+        locator, names, subject = ends["merged"]
+        out["properties"] = self._values(value.get("properties"), locator, names)
+        if subject and value.get("resolution_keys"):
+            out["resolution_keys"] = self.tx.seal(locator, value["resolution_keys"])
+        locator, names, _ = ends["survivor"]
+        for field in ("replaced", "set"):
+            out[field] = self._values(value.get(field), locator, names)
+
+    def _values(self, values: Any, locator: str, names: frozenset[str]) -> Any:
+        """``values`` (a property map) with those ``names`` names sealed (absent ones kept)."""
+        if not isinstance(values, dict):
+            return values
+        return {
+            k: self.tx.seal(locator, v) if k in names and v is not None else v
+            for k, v in values.items()
+        }
 
     def _stub_keys(self, value: Mapping[str, Any]) -> dict[str, Any]:
         """A relationship write's blocking keys of the ends it made as stubs, a personal
@@ -302,12 +340,8 @@ class _Sealing:
         self, out: dict[str, Any], value: Mapping[str, Any], locator: str, names: frozenset[str]
     ) -> None:
         """A write's properties and the values it superseded, those named sealed."""
-        properties = value.get("properties")
-        if isinstance(properties, dict):
-            out["properties"] = {
-                k: self.tx.seal(locator, v) if k in names and v is not None else v
-                for k, v in properties.items()
-            }
+        if isinstance(value.get("properties"), dict):
+            out["properties"] = self._values(value["properties"], locator, names)
         superseded = value.get("superseded")
         if isinstance(superseded, list):
             out["superseded"] = [

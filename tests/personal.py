@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 from typing import Any
 
+import psycopg
+import pytest
+
+from tests.postgres import Server
+from writegate.eventlog import EventLog
 from writegate.eventlog.canonical import canonical_json
 from writegate.gate import Gate
 
@@ -34,7 +40,7 @@ def works_at_acme(gate: Gate, *names: str) -> None:
         assert linked.status == "written", linked
 
 
-_SEAL = re.compile(r'\{"\$sealed":"[^"]*"\}')
+SEAL = re.compile(r'\{"\$sealed":"[^"]*"\}')
 
 
 def digests(gate: Gate) -> set[str]:
@@ -50,10 +56,29 @@ def guessed(gate: Gate, guesses: list[str]) -> set[str]:
     confirmed = set()
     for event in gate.log.read(after_seq=0, limit=1000, sealed=True).events:
         text = canonical_json(event.request).decode()
-        if not _SEAL.search(text):
+        if not SEAL.search(text):
             continue  # nothing sealed in it to guess
         for guess in guesses:
-            filled = _SEAL.sub(canonical_json(guess).decode().replace("\\", "\\\\"), text)
+            filled = SEAL.sub(canonical_json(guess).decode().replace("\\", "\\\\"), text)
             if hashlib.sha256(filled.encode()).hexdigest() in records:
                 confirmed.add(guess)
     return confirmed
+
+
+def raw_bytes(gate: Gate, request: pytest.FixtureRequest) -> bytes:
+    """Every byte the log's database keeps on disk (its file and -wal; a server's files)."""
+    log = gate.log
+    if isinstance(log, EventLog):
+        wal = Path(f"{log.path}-wal")
+        return log.path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+    server: Server = request.getfixturevalue("postgres")
+    dsn = str(request.getfixturevalue("pg_dsn"))
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("VACUUM FULL")  # what an operator runs after a forgetting
+        conn.execute("CHECKPOINT")
+        row = conn.execute(
+            "SELECT oid FROM pg_database WHERE datname = current_database()"
+        ).fetchone()
+    assert row is not None
+    folder = Path(server.data) / "base" / str(row[0])
+    return b"".join(f.read_bytes() for f in sorted(folder.iterdir()) if f.is_file())

@@ -11,7 +11,7 @@ keep. Reviewers and admins call them (``merge_nodes`` / ``unmerge_nodes`` over M
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 from uuid import uuid4
 
@@ -24,7 +24,7 @@ from writegate.gate.limits import idempotency_key
 from writegate.gate.merges.plan import MergeInput, emit_merge
 from writegate.gate.merges.undo import emit_unmerge
 from writegate.gate.models import Keys, Provenanced, Rejected, parse_request
-from writegate.gate.personal import personal_of
+from writegate.gate.personal import Emitter, planned
 from writegate.gate.resolution.matching import keys_for, name_of
 from writegate.gate.results import REFUSALS
 from writegate.gate.schema import LoadedSchema
@@ -139,60 +139,62 @@ class Merges:
         state = self.state
 
         def plan(snapshot: LoadedSchema) -> Any:
-            resolved = checks.resolve_label(
-                request.label, snapshot.registry, planner.label_policy(snapshot)
-            )
-            entry = resolved.entry
-            checks.check_keys(request.survivor_keys, entry, "survivor_keys")
-            d_label, d_entry = resolved.label, entry
-            if request.duplicate_label is not None:
-                other = checks.resolve_label(
-                    request.duplicate_label, snapshot.registry, planner.label_policy(snapshot)
+            def then() -> Emitter:  # personal nodes: named by pseudonyms (``planned``)
+                resolved = checks.resolve_label(
+                    request.label, snapshot.registry, planner.label_policy(snapshot)
                 )
-                d_label, d_entry = other.label, other.entry
-                if d_label != resolved.label and d_label not in entry.group:
+                entry = resolved.entry
+                checks.check_keys(request.survivor_keys, entry, "survivor_keys")
+                d_label, d_entry = resolved.label, entry
+                if request.duplicate_label is not None:
+                    other = checks.resolve_label(
+                        request.duplicate_label, snapshot.registry, planner.label_policy(snapshot)
+                    )
+                    d_label, d_entry = other.label, other.entry
+                    if d_label != resolved.label and d_label not in entry.group:
+                        raise GateRejection(
+                            ErrorCode.INVALID_ARGUMENT,
+                            f"{d_label} and {resolved.label} are not one identity group of "
+                            "the schema: only nodes of one label, or of one declared group, merge",
+                            {"field": "duplicate_label"},
+                        )
+                checks.check_keys(request.duplicate_keys, d_entry, "duplicate_keys")
+                s_ref = NodeRef.of(resolved.label, request.survivor_keys)
+                d_ref = NodeRef.of(d_label, request.duplicate_keys)
+                if s_ref.identity == d_ref.identity:
                     raise GateRejection(
                         ErrorCode.INVALID_ARGUMENT,
-                        f"{d_label} and {resolved.label} are not one identity group of the "
-                        "schema: only nodes of one label, or of one declared group, merge",
-                        {"field": "duplicate_label"},
+                        "survivor_keys and duplicate_keys name the same node",
+                        {"field": "duplicate_keys"},
                     )
-            checks.check_keys(request.duplicate_keys, d_entry, "duplicate_keys")
-            _not_personal(snapshot, resolved.label, d_label)
-            s_ref = NodeRef.of(resolved.label, request.survivor_keys)
-            d_ref = NodeRef.of(d_label, request.duplicate_keys)
-            if s_ref.identity == d_ref.identity:
-                raise GateRejection(
-                    ErrorCode.INVALID_ARGUMENT,
-                    "survivor_keys and duplicate_keys name the same node",
-                    {"field": "duplicate_keys"},
-                )
-            provenance = planner.provenance(request, snapshot)
-            rules = entry.resolution
+                provenance = planner.provenance(request, snapshot)
+                rules = entry.resolution
 
-            def index(properties: Mapping[str, Any]) -> list[str] | None:
-                if rules is None:
-                    return None
-                name = name_of(rules, properties, s_ref.keys)
-                return keys_for(rules, s_ref.label, name, properties)
+                def index(properties: Mapping[str, Any]) -> list[str] | None:
+                    if rules is None:
+                        return None
+                    name = name_of(rules, properties, s_ref.keys)
+                    return keys_for(rules, s_ref.label, name, properties)
 
-            def decide(tx: Transaction) -> None:
-                survivor = self._node(tx, s_ref, "survivor_keys", request.if_version)
-                duplicate = self._node(tx, d_ref, "duplicate_keys", None)
-                merge = MergeInput(
-                    merge=uuid4().hex,
-                    survivor=survivor,
-                    duplicate=duplicate,
-                    entry=entry,
-                    registry=snapshot.registry,
-                    reason=request.reason,
-                    provenance=provenance,
-                    request=stored,
-                    index=index,
-                )
-                emit_merge(state, tx, merge)
+                def decide(tx: Transaction, _item: int | None) -> None:
+                    survivor = self._node(tx, s_ref, "survivor_keys", request.if_version)
+                    duplicate = self._node(tx, d_ref, "duplicate_keys", None)
+                    merge = MergeInput(
+                        merge=uuid4().hex,
+                        survivor=survivor,
+                        duplicate=duplicate,
+                        entry=entry,
+                        registry=snapshot.registry,
+                        reason=request.reason,
+                        provenance=provenance,
+                        request=stored,
+                        index=index,
+                    )
+                    emit_merge(state, tx, merge)
 
-            return decide
+                return decide
+
+            return single(planned(self.writer.log, snapshot, stored, then))
 
         return plan
 
@@ -209,16 +211,22 @@ class Merges:
                 {"merge": request.merge, "undone": record is not None},
             )
         merged = record
+        _not_forgotten(merged)
 
         def plan(snapshot: LoadedSchema) -> Any:
             provenance = planner.provenance(request, snapshot)
 
-            def decide(tx: Transaction) -> None:
-                if request.if_version is not None:
-                    self._node(tx, merged.survivor, "merge", request.if_version)
-                emit_unmerge(state, tx, merged, request.reason, provenance, stored)
+            def then() -> Emitter:
+                def decide(tx: Transaction, _item: int | None) -> None:
+                    if request.if_version is not None:
+                        self._node(tx, merged.survivor, "merge", request.if_version)
+                    emit_unmerge(state, tx, merged, request.reason, provenance, stored)
 
-            return decide
+                return decide
+
+            # sealed as the merge was: its record names whose values it gives back
+            named = merged.model_dump(mode="json", by_alias=True)
+            return single(planned(self.writer.log, snapshot, named, then))
 
         return plan
 
@@ -242,20 +250,21 @@ class Merges:
         return found
 
 
-def _not_personal(snapshot: LoadedSchema, *labels: str) -> None:
-    """Refuse a merge of personal nodes: it would move one subject's sealed values onto
-    another's node, where forgetting the first would not reach them (``gate.personal``)."""
-    personal = personal_of(snapshot.registry)
-    declared = personal.labels if personal is not None else frozenset()
-    for label in labels:
-        if label in declared:
+def _not_forgotten(merged: NodesMerged) -> None:
+    """Refuse to undo a merge whose people were forgotten: its record reads their keys as
+    null, and giving back a node of no one would only make a stranger."""
+    for ref in (merged.survivor, merged.merged):
+        if any(value is None for value in ref.keys.values()):
             raise GateRejection(
-                ErrorCode.INVALID_ARGUMENT,
-                f"{label} is personal: its nodes are not merged (a merge would move one "
-                "person's sealed values onto another's node, out of reach of forgetting the "
-                "first)",
-                {"field": "label"},
+                ErrorCode.MERGE_NOT_UNDOABLE,
+                f"merge {merged.merge} cannot be undone: the person it merged was forgotten",
+                {"merge": merged.merge, "forgotten": True},
             )
+
+
+def single(emit: Emitter) -> Callable[[Transaction], None]:
+    """An emitter as the one decision of an append (no batch item)."""
+    return lambda tx: emit(tx, None)
 
 
 def _result(events: Sequence[Event]) -> MergeResult | UnmergeResult:

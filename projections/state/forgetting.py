@@ -14,7 +14,13 @@ from collections.abc import Callable, Iterable, Sequence
 
 from writegate.eventlog.events import EventCore
 from writegate.eventlog.sql import Sql
-from writegate.language import PSEUDONYM, node_stream, observation_stream, relationship_stream
+from writegate.language import (
+    PSEUDONYM,
+    merge_stream,
+    node_stream,
+    observation_stream,
+    relationship_stream,
+)
 from writegate.projections.search import text_index_for
 from writegate.projections.state import blocking, remembered, tallies, valuecounts
 
@@ -45,6 +51,10 @@ def forget_nodes(
         ).fetchall()
         relationships += [str(r[0]) for r in rows if str(r[0]) not in relationships]
     gone = [*identities, *relationships]
+    merges = [  # what made a duplicate an alias of one of them: applied again, as a replay would
+        merge_stream(str(row[0]))
+        for row in _column(conn, "SELECT merge FROM state_aliases WHERE identity = ?", identities)
+    ]
     for rtype in _column(conn, "SELECT type FROM state_relationships WHERE identity = ?", gone):
         tallies.relationship(conn, str(rtype[0]), None)  # applied again, counted again
     for row in _column(conn, "SELECT label, stub FROM state_nodes WHERE identity = ?", gone):
@@ -77,7 +87,7 @@ def forget_nodes(
         }
     )
     remembered.forget(conn)  # the rows deleted here are asked again
-    for event in replay(streams):
+    for event in replay([*streams, *sorted(set(merges))]):
         apply(event)
     index.compact(conn)
     return {table: count for table, count in counts.items() if count}

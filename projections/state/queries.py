@@ -237,10 +237,14 @@ class StateReader:
         return alias
 
     def aliases_to(self, conn: Sql, identity: str) -> list[str]:
+        return sorted(self.merges_into(conn, identity))
+
+    def merges_into(self, conn: Sql, identity: str) -> dict[str, str]:
+        """The identities that resolve to ``identity``, each with the merge that made it so."""
         rows = conn.execute(
-            "SELECT alias FROM state_aliases WHERE identity = ? ORDER BY alias", (identity,)
+            "SELECT alias, merge FROM state_aliases WHERE identity = ?", (identity,)
         )
-        return [row[0] for row in rows]
+        return {str(row[0]): str(row[1]) for row in rows}
 
     def resolution_candidates(
         self, conn: Sql, ranges: Sequence[tuple[str, str, bool]], limit: int

@@ -11,14 +11,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 import yaml
 
 from tests.conftest import AGENT, ROOT
-from tests.personal import person, works_at_acme
-from tests.postgres import Server
-from writegate.eventlog import Actor, EventLog
+from tests.personal import person, raw_bytes, works_at_acme
+from writegate.eventlog import Actor
 from writegate.gate import Gate
 from writegate.gate.forgetting import ForgetResult
 from writegate.gate.models import ProposedResult, Rejected
@@ -42,25 +40,6 @@ def people(db_path: str | Path) -> Any:
     assert g.publish_schema(SCHEMA).status == "published"
     yield g
     g.close()
-
-
-def _raw_bytes(gate: Gate, request: pytest.FixtureRequest) -> bytes:
-    """Every byte the log's database keeps on disk (its file and -wal; a server's files)."""
-    log = gate.log
-    if isinstance(log, EventLog):
-        wal = Path(f"{log.path}-wal")
-        return log.path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
-    server: Server = request.getfixturevalue("postgres")
-    dsn = str(request.getfixturevalue("pg_dsn"))
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("VACUUM FULL")  # what an operator runs after a forgetting
-        conn.execute("CHECKPOINT")
-        row = conn.execute(
-            "SELECT oid FROM pg_database WHERE datname = current_database()"
-        ).fetchone()
-    assert row is not None
-    folder = Path(server.data) / "base" / str(row[0])
-    return b"".join(f.read_bytes() for f in sorted(folder.iterdir()) if f.is_file())
 
 
 def test_a_personal_node_is_sealed_in_the_log_and_read_in_the_clear(people: Gate) -> None:
@@ -103,7 +82,7 @@ def test_a_forgotten_subject_leaves_no_byte_in_the_log_or_a_rebuilt_projection(
     refused = person(people, marker, nickname=marker)  # not declared: refused
     assert isinstance(refused, Rejected)
     assert people.rejections.count() == 1
-    assert marker.encode() in _raw_bytes(people, request)  # the test can fail
+    assert marker.encode() in raw_bytes(people, request)  # the test can fail
 
     dry = people.forget("Person", {"name": marker}, reason="asked", dry_run=True)
     assert isinstance(dry, ForgetResult)
@@ -117,7 +96,7 @@ def test_a_forgotten_subject_leaves_no_byte_in_the_log_or_a_rebuilt_projection(
     assert done.counts["state_nodes"] == 1
     assert done.seq is not None
 
-    raw = _raw_bytes(people, request)
+    raw = raw_bytes(people, request)
     for needle in (marker, marker.lower(), mail):
         assert needle.encode() not in raw
     assert b"Acme" in raw
@@ -212,8 +191,8 @@ def test_a_sealed_observation_is_forgotten_with_the_person_its_facts_name(
         done = gate.forget("Person", {"name": marker}, reason="asked")
         assert isinstance(done, ForgetResult), done
         assert done.counts["state_observations"] == 1
-        assert marker.encode() not in _raw_bytes(gate, request)
-        assert b"a plain remark" in _raw_bytes(gate, request)
+        assert marker.encode() not in raw_bytes(gate, request)
+        assert b"a plain remark" in raw_bytes(gate, request)
         assert gate.verify().ok
 
 

@@ -18,8 +18,7 @@ import yaml
 from freezegun import freeze_time
 
 from tests.conftest import AGENT, ROOT
-from tests.gate.test_forget_subject import _raw_bytes
-from tests.personal import person
+from tests.personal import person, raw_bytes
 from writegate.eventlog import EventLog, open_log
 from writegate.eventlog.copying import copy_log
 from writegate.eventlog.tables import APPEND_ONLY_TRIGGERS, create_tables
@@ -94,7 +93,7 @@ def test_a_superseded_personal_value_is_forgotten_once_its_retention_has_passed(
         assert (early.values, early.seq) == (0, None)
         assert early.policy == {"Person.email": "P30D", "observations": "P7D"}
     with freeze_time(T0 + 40 * DAY), Gate.open(any_db, create=False, default_actor=AGENT) as gate:
-        assert old.encode() in _raw_bytes(gate, request)  # the test can fail
+        assert old.encode() in raw_bytes(gate, request)  # the test can fail
         dry = _retain(gate, dry_run=True)
         assert (dry.dry_run, dry.values, dry.seq) == (True, 1, None)
         assert len(dry.events) == 2  # the write that set it and the one that superseded it
@@ -103,7 +102,7 @@ def test_a_superseded_personal_value_is_forgotten_once_its_retention_has_passed(
         assert done.seq is not None
         assert done.counts["sealed_values"] == 1
 
-        raw = _raw_bytes(gate, request)
+        raw = raw_bytes(gate, request)
         assert old.encode() not in raw
         assert new.encode() in raw
         assert _email(gate, "Ada") == new  # the subject's key stays: current values read
@@ -152,7 +151,7 @@ def test_a_personal_observation_is_forgotten_once_its_retention_has_passed(
         done = _retain(gate)
         assert done.values == 1
         assert done.counts["state_observations"] == 1
-        raw = _raw_bytes(gate, request)
+        raw = raw_bytes(gate, request)
         assert marker.encode() not in raw
         assert b"a recent remark" in raw
         found = gate.observation_reader().search_observations("recent", 5)
