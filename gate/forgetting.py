@@ -36,6 +36,7 @@ class ForgetResult(BaseModel):
     status: Literal["ok"] = "ok"
     dry_run: bool
     node: str | None  # the pseudonym (None: the log holds no such subject)
+    merged: list[str] = []  # the pseudonyms of the nodes merged with it: one person, gone too
     events: list[int]
     counts: dict[str, int]
     seq: int | None = None
@@ -74,6 +75,7 @@ def forget(
     subject = log.subject_of(locator)
     node = f"{canonical}{PSEUDONYM}{subject}" if subject is not None else None
     person = _one_person(log, state, node, canonical, keys)
+    others = sorted(identity for identity in person if identity != node)
     named_by = [keys, *person.values()]
     needles = list(dict.fromkeys(canonical_json(v).decode() for k in named_by for v in k.values()))
     observations = [o for identity in person for o in _cited(log, state, identity)]
@@ -81,7 +83,9 @@ def forget(
     locators = list(dict.fromkeys([*clear, *observations]))
     if dry_run:
         plan = log.forget_plan(locators)
-        return ForgetResult(dry_run=True, node=node, events=plan.events, counts=plan.counts())
+        return ForgetResult(
+            dry_run=True, node=node, merged=others, events=plan.events, counts=plan.counts()
+        )
 
     def also(tx: Transaction, plan: ForgetPlan) -> dict[str, int]:
         destroy(tx.conn, plan.subjects)  # first, so the events applied again read null
@@ -100,10 +104,11 @@ def forget(
 
     plan, receipt = log.forget(actor, locators, reason=reason, also=also)
     if receipt is None:
-        return ForgetResult(dry_run=False, node=node, events=plan.events, counts={})
+        return ForgetResult(dry_run=False, node=node, merged=others, events=plan.events, counts={})
     return ForgetResult(
         dry_run=False,
         node=node,
+        merged=others,
         events=plan.events,
         counts=SubjectsForgotten.model_validate(receipt.payload).counts,
         seq=receipt.seq,

@@ -105,12 +105,13 @@ def test_a_merge_of_personal_nodes_keeps_no_clear_value_of_either(two: Two) -> N
 def test_forgetting_either_of_merged_nodes_forgets_both(
     two: Two, asked: str, request: pytest.FixtureRequest
 ) -> None:
-    two.merge()
+    merged = two.merge()
     before = raw_bytes(two.gate, request)
     assert two.duplicate.encode() in before  # the test can fail
     name = two.survivor if asked == "survivor" else two.duplicate
     done = two.gate.forget("Person", {"name": name}, reason="asked by the person")
     assert isinstance(done, ForgetResult), done
+    assert {done.node, *done.merged} == {merged.survivor, merged.merged}
     stored = two.stored_since(0)
     raw = raw_bytes(two.gate, request)
     for needle in two.needles():
@@ -178,3 +179,34 @@ def test_a_merge_request_names_no_one_in_its_idempotency_record(two: Two) -> Non
         before, between, after = SEAL.split(text)
         clear = before + first + between + second + after
         assert hashlib.sha256(clear.encode()).hexdigest() not in records
+
+
+def test_a_chain_of_merges_is_one_person_to_forget(two: Two) -> None:
+    """The duplicate merged into a node that was merged in turn: forgetting the first
+    forgets the three (its alias moved to the last survivor with the second merge)."""
+    third = f"{two.survivor} Jr"
+    created = two.gate.write_node(
+        label="Person",
+        merge_keys={"name": third},
+        resolution="new",
+        source="t",
+        extraction_method="manual",
+    )
+    assert created.status == "written", created
+    first = two.gate.merge_nodes(
+        label="Person", survivor_keys={"name": third}, duplicate_keys={"name": two.duplicate},
+        reason="the same", **REVIEW,
+    )  # fmt: skip
+    assert isinstance(first, MergeResult), first
+    second = two.gate.merge_nodes(
+        label="Person", survivor_keys={"name": two.survivor}, duplicate_keys={"name": third},
+        reason="the same", **REVIEW,
+    )  # fmt: skip
+    assert isinstance(second, MergeResult), second
+    done = two.gate.forget("Person", {"name": two.duplicate}, reason="asked")
+    assert isinstance(done, ForgetResult), done
+    assert {done.node, *done.merged} == {first.merged, first.survivor, second.survivor}
+    stored = two.stored_since(0)
+    for needle in [*two.needles(), third]:
+        assert needle not in stored
+    assert two.gate.verify().ok
