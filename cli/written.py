@@ -64,9 +64,10 @@ def summary(result: BaseModel) -> list[str]:
         what = "would forget" if result.dry_run else "forgot"
         stores = ", ".join(f"{n} {store}" for store, n in sorted(result.counts.items()))
         at = f" at seq {result.seq}" if result.seq is not None else ""
+        merged = f" and {', '.join(result.merged)} merged with it" if result.merged else ""
         return [
-            f"{what} {result.node or 'nothing'}{at}: {counted(len(result.events), 'event')}"
-            + (f"; {stores}" if stores else "")
+            f"{what} {result.node or 'nothing'}{merged}{at}: "
+            f"{counted(len(result.events), 'event')}" + (f"; {stores}" if stores else "")
         ]
     if isinstance(result, MergeResult):
         lines = [
