@@ -6,6 +6,7 @@ and on PostgreSQL."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -140,8 +141,12 @@ def test_a_node_written_first_asks_no_document_of_the_text_index(tmp_path: Path)
     with Gate.open(tmp_path / "log.db", default_actor=AGENT) as gate:
         assert gate.publish_schema(SCHEMA).status == "published"
         asked: list[str] = []
-        gate.log.connection().set_trace_callback(asked.append)
-        assert gate.write_node(label="Note", merge_keys={"name": "memo"}, **WRITE).created
+        conn = gate.log.connection()
+        assert isinstance(conn, sqlite3.Connection)
+        conn.set_trace_callback(asked.append)
+        created = gate.write_node(label="Note", merge_keys={"name": "memo"}, **WRITE)
+        assert isinstance(created, WriteNodeResult)
+        assert created.created
         assert not [sql for sql in asked if sql.startswith("SELECT") and "search_doc" in sql]
         assert gate.write_batch(items=[link("Ada", "Alan")]).status == "written"
         asked.clear()
