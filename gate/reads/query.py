@@ -34,7 +34,7 @@ from enum import StrEnum
 from typing import Any
 
 from writegate.eventlog import Event, Log
-from writegate.eventlog.events import format_timestamp
+from writegate.eventlog.events import format_timestamp, trusted
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.reads import recall
@@ -261,7 +261,10 @@ _WORD = re.compile(r"[^\W_]+")  # letters and digits, as the text index's tokeni
 
 
 def _folded(text: str) -> str:
-    """Lower case without diacritics, as the index compares words."""
+    """Lower case without diacritics, as the index compares words (ASCII has none: a
+    query's answer folds some 50 texts, each a character at a time otherwise)."""
+    if text.isascii():
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
@@ -287,8 +290,11 @@ def _node_words(words: Words | None) -> set[str]:
 
 
 def matched(wanted: list[str], said: set[str]) -> list[str]:
-    """The query's words that begin a word of ``said``, in the query's order."""
-    return [w for w in wanted if any(s.startswith(w) for s in said)]
+    """The query's words that begin a word of ``said``, in the query's order (a word
+    begins one of them where it follows a line's start in their lines: one search each,
+    not one a pair; words hold no line break)."""
+    lines = "\n" + "\n".join(said)
+    return [w for w in wanted if "\n" + w in lines]
 
 
 # -- triplets ---------------------------------------------------------------------------
@@ -331,36 +337,49 @@ def _triplet(
     recorded = format_timestamp(event.occurred_at)
     met = {*meets.get(link.from_identity, []), *meets.get(link.to_identity, [])}
     met |= set(matched(wanted, set(_WORD.findall(_folded(link.type)))))
-    return Triplet(
-        source_entity=link.from_identity,
-        relationship=link.type,
-        target_entity=link.to_identity,
-        relevance_score=ranked.score * rank_factor(weight[link.identity], floor),
-        source=ref_of(link.from_identity),
-        target=ref_of(link.to_identity),
-        provenance=TripletProvenance(
-            event_id=event.event_id,
-            seq=event.seq,
-            observation_ids=observation_ids(provenance),
-            agent=writer_of(event, written),
-            session=event.actor.session,
-            source=provenance.source if provenance else "",
-            method=provenance.extraction_method if provenance else "",
-            confidence=provenance.confidence if provenance else 0.0,
-            decayed_confidence=(
-                decay.of(provenance.confidence, provenance.extraction_method, recorded)
-                if decay and provenance
-                else None
+    # built as ``views`` builds its views, without validating again what the read model
+    # and the log hold (``trusted``: a query builds sixty of these models)
+    return trusted(
+        Triplet,
+        {
+            "source_entity": link.from_identity,
+            "relationship": link.type,
+            "target_entity": link.to_identity,
+            "relevance_score": ranked.score * rank_factor(weight[link.identity], floor),
+            "source": ref_of(link.from_identity),
+            "target": ref_of(link.to_identity),
+            "provenance": trusted(
+                TripletProvenance,
+                {
+                    "event_id": event.event_id,
+                    "seq": event.seq,
+                    "observation_ids": observation_ids(provenance),
+                    "agent": writer_of(event, written),
+                    "session": event.actor.session,
+                    "source": provenance.source if provenance else "",
+                    "method": provenance.extraction_method if provenance else "",
+                    "confidence": provenance.confidence if provenance else 0.0,
+                    "decayed_confidence": (
+                        decay.of(provenance.confidence, provenance.extraction_method, recorded)
+                        if decay and provenance
+                        else None
+                    ),
+                    "recorded_at": recorded,
+                    "valid_from": link.valid_from or (stated.valid_from if stated else None),
+                    "valid_to": link.valid_to or (stated.valid_to if stated else None),
+                    "corroborated_confidence": None,
+                    "sources": None,
+                },
             ),
-            recorded_at=recorded,
-            valid_from=link.valid_from or (stated.valid_from if stated else None),
-            valid_to=link.valid_to or (stated.valid_to if stated else None),
-        ),
-        why=Why(
-            terms=[w for w in wanted if w in met],
-            seed=ranked.seed,
-            hops=ranked.hops,
-            similarity=None,
-            feedback_weight=weight[link.identity],
-        ),
+            "why": trusted(
+                Why,
+                {
+                    "terms": [w for w in wanted if w in met],
+                    "seed": ranked.seed,
+                    "hops": ranked.hops,
+                    "similarity": None,
+                    "feedback_weight": weight[link.identity],
+                },
+            ),
+        },
     )

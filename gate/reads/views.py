@@ -239,13 +239,24 @@ def node_view(row: NodeRow, decay: Decay | None = None, heard: Sequence[Support]
     )
 
 
-def edge_view(row: EdgeRow, decay: Decay | None = None, heard: Sequence[Support] = ()) -> EdgeView:
+def edge_view(
+    row: EdgeRow,
+    decay: Decay | None = None,
+    heard: Sequence[Support] = (),
+    refs: dict[str, NodeRef] | None = None,
+) -> EdgeView:
+    """``refs``: the ends already named in this answer (a node ends several of its edges:
+    each named once, its keys parsed once; the models are frozen, so shared)."""
+    named = {} if refs is None else refs
+    for end in (row.from_identity, row.to_identity):
+        if end not in named:
+            named[end] = ref_of(end)
     return trusted(
         EdgeView,
         {
             "type": row.type,
-            "from_node": ref_of(row.from_identity),
-            "to_node": ref_of(row.to_identity),
+            "from_node": named[row.from_identity],
+            "to_node": named[row.to_identity],
             "properties": row.properties,
             "version": row.version,
             "provenance": _of_row(row, decay, heard),
@@ -316,4 +327,5 @@ def edge_views(
     """``node_views`` for relationships."""
     found = list(rows)
     heard = state.corroborations(conn, [row.identity for row in found])
-    return [edge_view(row, decay, heard.get(row.identity, ())) for row in found]
+    refs: dict[str, NodeRef] = {}
+    return [edge_view(row, decay, heard.get(row.identity, ()), refs) for row in found]

@@ -6,6 +6,7 @@ and on PostgreSQL."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +132,24 @@ def test_a_refused_batch_leaves_nothing_the_next_write_sees(gate: Gate) -> None:
     conn = gate.log.connection()
     assert gate.state.counts(conn).labels == {"Person": 1}
     assert replayed(gate)
+
+
+def test_a_node_written_first_asks_no_document_of_the_text_index(tmp_path: Path) -> None:
+    """A node its write creates had no document, so no relationship of it can be indexed
+    under a scope it left: the write asks the index nothing (a probe a creating write);
+    a later write of it asks, and a move still takes its relationships' words along."""
+    with Gate.open(tmp_path / "log.db", default_actor=AGENT) as gate:
+        assert gate.publish_schema(SCHEMA).status == "published"
+        asked: list[str] = []
+        conn = gate.log.connection()
+        assert isinstance(conn, sqlite3.Connection)
+        conn.set_trace_callback(asked.append)
+        created = gate.write_node(label="Note", merge_keys={"name": "memo"}, **WRITE)
+        assert isinstance(created, WriteNodeResult)
+        assert created.created
+        assert not [sql for sql in asked if sql.startswith("SELECT") and "search_doc" in sql]
+        assert gate.write_batch(items=[link("Ada", "Alan")]).status == "written"
+        asked.clear()
+        assert gate.write_node(label="Person", merge_keys={"name": "Ada"}, **WRITE).status
+        assert [sql for sql in asked if sql.startswith("SELECT") and "search_doc" in sql]
+        assert replayed(gate)
