@@ -10,7 +10,14 @@ does falls on all of them alike:
     own cost — lock, head, hash, event row, stream row, NOTIFY;
   * gate: ``Gate.write_node`` of a new node (its checks read the read model, then the
     event, stream, state, support and search rows and the NOTIFY), and ``write_batch`` of
-    100 nodes.
+    100 nodes;
+  * floor: the least version of a gate write: the very rows one ``write_node`` writes (taken
+    from one, then renamed for each new node) into the log's and read model's own tables,
+    with their indexes and the chain's trigger, as one statement sent with the lock and the
+    ``COMMIT`` in one round trip by bare psycopg — no reads, no Python of the gate's;
+  * the same ``Gate.write_node`` on SQLite (a file in a temporary directory): the gate's
+    own work (checks, events, hashes, read-model rows) with SQLite's in-process writes.
+    The floor plus that is about the least a gate write on PostgreSQL can cost.
 
 Prints each one's p50, rate and CPU time (this process's, a write) and its ratio to the bare
 record (single writes to the bare single transaction, batches to the bare batch): >= 50% is
@@ -25,14 +32,17 @@ usage: python bench/bench_pg_append.py [--rounds 400] [--batches 20]
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
 import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +51,7 @@ sys.path.insert(0, str(ROOT))
 from tests.postgres import Server, postgres_server  # noqa: E402
 from tests.roundtrips import RoundTrips  # noqa: E402
 from writegate.eventlog import Actor, DraftEvent, Transaction  # noqa: E402
+from writegate.eventlog.pgsql import PgConnection  # noqa: E402
 from writegate.eventlog.postgres import PostgresEventLog  # noqa: E402
 from writegate.eventlog.testing import emitting, note  # noqa: E402
 from writegate.gate import Gate  # noqa: E402
@@ -99,6 +110,64 @@ class Bare:
             cursor.executemany(BARE_STATE, states)
 
 
+class Floor:
+    """The rows of one gate write, written again under new names by bare psycopg: the
+    statement the gate sent for them (captured), the lock and the ``COMMIT``, one round trip."""
+
+    NAME = "floor-capture"
+    SEQS = frozenset({"seq", "created_seq", "updated_seq"})
+
+    def __init__(self, dsn: str) -> None:
+        captured: list[tuple[str, list[Any]]] = []
+        send = PgConnection.send
+
+        def capture(conn: PgConnection, sql: str, parameters: Any = None, /) -> None:
+            if sql.startswith("WITH w0 AS (INSERT INTO events"):
+                captured.append((sql, list(parameters)))
+            send(conn, sql, parameters)
+
+        PgConnection.send = capture  # type: ignore[method-assign]
+        try:
+            with Gate.open(dsn, default_actor=Actor(agent="bench")) as gate:
+                gate.publish_schema(SCHEMA)
+                gate.write_node(**node(self.NAME))
+        finally:
+            PgConnection.send = send  # type: ignore[method-assign]
+        self.sql, self.parameters = captured[-1]
+        self.conn = psycopg.connect(dsn, autocommit=True)
+        head = self.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1")
+        self.seq, self.hash = head.fetchone() or (0, "")
+        self.number = 0
+
+    def _parameters(self) -> list[Any]:
+        self.number += 1
+        self.seq += 1
+        prev, self.hash = self.hash, hashlib.sha256(f"{self.seq}".encode()).hexdigest()
+        out: list[Any] = []
+        for value in self.parameters:
+            if not (isinstance(value, str) and value.startswith("[")):
+                out.append(value)
+                continue
+            rows = orjson.loads(value.replace(self.NAME, f"floor-{self.number}"))
+            for row in rows:
+                if isinstance(row, dict):
+                    row.update(dict.fromkeys(self.SEQS & row.keys(), self.seq))
+                    if "prev_hash" in row:
+                        row.update(prev_hash=prev, hash=self.hash)
+            out.append(orjson.dumps(rows).decode())
+        out[-1] = str(self.seq)  # the NOTIFY's payload: the new head
+        return out
+
+    def single(self) -> None:
+        parameters = self._parameters()
+        with self.conn.pipeline() as pipeline:
+            self.conn.execute(b"BEGIN ISOLATION LEVEL READ COMMITTED")
+            self.conn.execute(b"SELECT pg_advisory_xact_lock(hashtext('floor'))")
+            self.conn.execute(self.sql.replace("?", "%s"), parameters)
+            self.conn.execute(b"COMMIT")
+            pipeline.sync()
+
+
 class Samples(list[float]):
     """Wall-clock seconds of each call, and the process's CPU seconds over all of them."""
 
@@ -135,6 +204,9 @@ def main() -> None:
         actor = Actor(agent="bench")
         gate = Gate.open(server.create_database("gate"), default_actor=actor)
         gate.publish_schema(SCHEMA)
+        floor = Floor(server.create_database("floor"))
+        lite = Gate.open(Path(tempfile.mkdtemp()) / "log.db", default_actor=actor)
+        lite.publish_schema(SCHEMA)
         counter = iter(range(10**9))
 
         def log_append() -> None:
@@ -147,34 +219,64 @@ def main() -> None:
         def write_node() -> None:
             assert gate.write_node(**node(f"single-{next(counter)}")).status == "written"
 
+        def write_lite() -> None:
+            assert lite.write_node(**node(f"lite-{next(counter)}")).status == "written"
+
         def write_batch() -> None:
             items = [{"op": "write_node", **node(f"b-{next(counter)}")} for _ in range(100)]
             assert gate.write_batch(items=items).status == "written"
 
-        singles = {"bare": Samples(), "log": Samples(), "gate": Samples()}
-        batches = {"bare": Samples(), "gate": Samples()}
+        def lite_batch() -> None:
+            items = [{"op": "write_node", **node(f"lb-{next(counter)}")} for _ in range(100)]
+            assert lite.write_batch(items=items).status == "written"
+
+        singles = {
+            "bare": Samples(),
+            "log": Samples(),
+            "floor": Samples(),
+            "gate": Samples(),
+            "lite": Samples(),
+        }
+        batches = {"bare": Samples(), "gate": Samples(), "lite": Samples()}
         before = load()
-        for work in (bare.single, log_append, write_node, bare.batch, write_batch):
+        for work in (
+            bare.single,
+            log_append,
+            floor.single,
+            write_node,
+            write_lite,
+            bare.batch,
+            write_batch,
+            lite_batch,
+        ):
             work()  # warm: connections, prepared statements, the schema loaded
         for _ in range(args.rounds):
             timed(singles["bare"], bare.single)
             timed(singles["log"], log_append)
+            timed(singles["floor"], floor.single)
             timed(singles["gate"], write_node)
+            timed(singles["lite"], write_lite)
         for _ in range(args.batches):
             timed(batches["bare"], bare.batch)
             timed(batches["gate"], write_batch)
+            timed(batches["lite"], lite_batch)
         print(f"PostgreSQL (harness: fsync off, synchronous_commit on), {args.rounds} rounds")
         print(f"  {before} before, {load()} after")
         print("single writes:")
         line("bare transaction (event + state row)", singles["bare"], 1, None)
         line("log append (one event, one stream)", singles["log"], 1, singles["bare"])
+        line("floor (a write's rows, one trip)", singles["floor"], 1, singles["bare"])
         line("gate write_node", singles["gate"], 1, singles["bare"])
+        line("gate write_node on SQLite", singles["lite"], 1, singles["bare"])
         print(f"batches of 100, {args.batches} rounds (rate in writes/s):")
         line("bare transaction (100 + 100 rows)", batches["bare"], 100, None)
         line("gate write_batch of 100", batches["gate"], 100, batches["bare"])
+        line("gate write_batch of 100 on SQLite", batches["lite"], 100, batches["bare"])
         gate.close()
+        lite.close()
         log.close()
         bare.conn.close()
+        floor.conn.close()
         print("round trips (statements) on the wire, tests/roundtrips.py:     alone  after another")
         with RoundTrips(server.port) as relay:
             trips(relay, server)

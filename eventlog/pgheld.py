@@ -51,6 +51,8 @@ class Merged(Protocol):
     tables: ClassVar[tuple[str, ...]]  # the tables they write (a statement naming one waits)
     # whether its statements may run as one (none changes or needs a row another changes)
     together: ClassVar[bool]
+    # whether it goes before everything else held (a check of rows as they were before them)
+    first: ClassVar[bool]
 
     def statements(self) -> Iterable[tuple[str, list[tuple[Any, ...]]]]:
         """(SQL, rows): each row one statement's parameters."""
@@ -161,11 +163,13 @@ def _selects(sql: str) -> bool:
 
 @lru_cache(maxsize=64)
 def _with(sqls: tuple[str, ...]) -> str:
-    """One statement running each of ``sqls`` (writes; at most one a ``SELECT``, last)."""
+    """One statement running each of ``sqls``: writes, and ``SELECT``s (last) of one row and
+    one column each — a check, a NOTIFY — run as the main query's values."""
     writes = [sql for sql in sqls if not _selects(sql)]
-    reads = [sql for sql in sqls if _selects(sql)] or ["SELECT 1"]
+    reads = [sql for sql in sqls if _selects(sql)]
     named = ", ".join(f"w{n} AS ({sql})" for n, sql in enumerate(writes))
-    return f"WITH {named} {reads[0]}"
+    main = reads[0] if len(reads) == 1 else f"SELECT {', '.join(f'({r})' for r in reads) or 1}"
+    return f"WITH {named} {main}" if writes else main
 
 
 def _together(parts: list[_Part]) -> Statement:
@@ -180,25 +184,22 @@ def _grouped(parts: Iterable[_Part]) -> Iterator[Statement]:
     unless it names one of their tables (or goes alone), or the statement grows too long."""
     group: list[_Part] = []
     tables: set[str] = set()
-    length, selects = 0, False
+    length = 0
     for part in parts:
-        select = _selects(part.sql)
         fits = (
             part.tables is not None
             and not (part.tables & tables)
-            and not (select and selects)
             and length + len(part.sql) < CACHED_LENGTH
         )
         if group and not fits:
             yield _together(group)
-            group, tables, length, selects = [], set(), 0, False
+            group, tables, length = [], set(), 0
         if part.tables is None:
             yield part.sql, part.parameters
             continue
         group.append(part)
         tables |= part.tables
         length += len(part.sql) + 10
-        selects = selects or select
     if group:
         yield _together(group)
 
@@ -211,6 +212,7 @@ class Notified:
 
     tables: ClassVar[tuple[str, ...]] = ()
     together: ClassVar[bool] = True
+    first: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.channel = self.payload = ""
@@ -264,11 +266,15 @@ class Held:
         self._tables = set()
 
         def parts() -> Iterator[_Part]:
+            for kept in merged.values():
+                if kept.first:
+                    yield from _merged_parts(kept)
             for sql, held in rows.items():
                 if held:
                     yield from _rows_parts(sql, held)
             for kept in merged.values():
-                yield from _merged_parts(kept)
+                if not kept.first:
+                    yield from _merged_parts(kept)
 
         yield from _grouped(parts())
 

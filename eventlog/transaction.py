@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import orjson
 
@@ -28,6 +28,7 @@ from writegate.eventlog.events import (
     parse_timestamp,
     trusted,
 )
+from writegate.eventlog.pgheld import held
 from writegate.eventlog.sealing import SealedRequest, Seals, forged
 from writegate.eventlog.sql import Sql, inserted, sent
 from writegate.eventlog.tables import HEAD, INSERT_EVENT, INSERT_STREAM, STREAM_VERSION
@@ -113,6 +114,22 @@ EXPECT_VERSIONS = (
     "WHERE (expected ->> 1)::bigint <> (SELECT COALESCE(MAX(version), 0) FROM event_streams "
     "WHERE stream = expected ->> 0)"
 )
+
+
+class Expected:
+    """Checks of stream versions held with an append's other writes (``pgheld``) and sent
+    before them, in the same statement where they fit: they see the versions as they were
+    before this transaction wrote any, and cost no statement of their own."""
+
+    tables: ClassVar[tuple[str, ...]] = ()
+    together: ClassVar[bool] = True
+    first: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[str, int]] = []
+
+    def statements(self) -> list[tuple[str, list[tuple[Any, ...]]]]:
+        return [(EXPECT_VERSIONS, [(orjson.dumps(self.pending).decode(),)])]
 
 
 @dataclass
@@ -236,9 +253,14 @@ class Transaction:
     def expect(self) -> None:
         """Send the checks of the versions served from ``Known`` so far, in one statement:
         before this transaction's streams change (``emit``), and before what was
-        decided from them stands (a refusal, a commit)."""
+        decided from them stands (a refusal, a commit). On PostgreSQL they are held, and go
+        first in the statement of the writes held with them (``Expected``)."""
         pending, self._expecting = self._expecting, []
-        if pending:
+        if not pending:
+            return
+        if (expected := held(self.conn, Expected)) is not None:
+            expected.pending.extend(pending)
+        else:
             sent(self.conn, EXPECT_VERSIONS, (orjson.dumps(pending).decode(),))
 
     @property

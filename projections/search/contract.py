@@ -20,7 +20,7 @@ checks both.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -178,9 +178,10 @@ class TextIndex(Protocol):
         follower of the index, the vectors', reads for the entities a batch touched)."""
         ...
 
-    def scopes_later(self, conn: Sql, identities: Sequence[str]) -> Callable[[], dict[str, str]]:
-        """Ask now, read when called: the ``scope_from`` of each of these identities' documents
-        that are there (a pipelined connection sends it with what is asked beside it)."""
+    def scope_of(self, identity: str) -> str:
+        """SQL of one value: the ``scope_from`` of the document of the identity the SQL
+        ``identity`` names (NULL: none), for a statement that reads the rows of a write's
+        nodes in every table at once (one round trip, one probe of the key each)."""
         ...
 
 
@@ -255,14 +256,5 @@ class DocumentRows:
             found.extend(Document(*row) for row in rows)
         return sorted(found, key=lambda d: d.identity)
 
-    def scopes_later(self, conn: Sql, identities: Sequence[str]) -> Callable[[], dict[str, str]]:
-        unique = sorted(set(identities))
-        asked = [
-            conn.execute(
-                "SELECT identity, scope_from FROM search_documents WHERE identity IN "
-                f"({', '.join('?' * len(chunk))})",
-                chunk,
-            )
-            for chunk in (unique[i : i + _IN_LIST] for i in range(0, len(unique), _IN_LIST))
-        ]
-        return lambda: {str(row[0]): str(row[1]) for rows in asked for row in rows.fetchall()}
+    def scope_of(self, identity: str) -> str:
+        return f"(SELECT scope_from FROM search_documents WHERE identity = {identity})"

@@ -31,6 +31,7 @@ class Steps(Counter[tuple[str, str]]):
 
     tables: ClassVar[tuple[str, ...]] = ("state_counts",)
     together: ClassVar[bool] = False  # a count's delete must see its step
+    first: ClassVar[bool] = False
 
     def statements(self) -> list[tuple[str, list[tuple[Any, ...]]]]:
         steps = sorted((kind, name, step) for (kind, name), step in self.items() if step)
