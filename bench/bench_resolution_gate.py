@@ -19,23 +19,32 @@ the writing thread's CPU time (``time.thread_time``: on a shared machine the ste
 two; on PostgreSQL it leaves out the server's work) — and the p50 of those refused, apart;
 then, on SQLite, the index's own SQL replayed bare (a new name's probe and its rows, a
 transaction each, less an empty transaction): the part of resolution's cost no Python work
-removes. ``--million`` adds 1,000,000 nodes on SQLite (building its two graphs takes the
-better part of an hour on 2 shared cores). Nothing asserts.
+removes. ``--million`` adds 1,000,000 nodes on SQLite.
+
+The graphs are built through the gate as an import builds one (``write_batch`` of 10,000
+items, cyclic GC off), each in a process of its own, ``--jobs`` at a time: the two graphs of
+one size are built at once. ``--keep DIR`` keeps the SQLite graphs in DIR (built once,
+reused by later runs; each run writes into a copy, so a kept graph stays as built). Nothing
+asserts.
 
 usage: python bench/bench_resolution_gate.py [--sizes 1000,10000,100000] [--million]
                                              [--postgres-sizes 100000] [--calls 2000]
                                              [--populations realistic,dense]
+                                             [--keep DIR] [--jobs 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import multiprocessing
+import shutil
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 from tests.postgres import postgres_server  # noqa: E402
 from tests.resolution.synth import distinct_names, person_name, realistic_names  # noqa: E402
 from writegate.eventlog import Actor  # noqa: E402
+from writegate.eventlog.bulk import bulk  # noqa: E402
 from writegate.gate import Gate, WriteNodeResult  # noqa: E402
 from writegate.gate.resolution import matching  # noqa: E402
 from writegate.gate.resolution.keys import probes_of  # noqa: E402
@@ -55,6 +65,7 @@ from writegate.projections.state import StateProjection  # noqa: E402
 MODES = ("off", "propose")
 BARE = 500  # names (not in any graph) for the bare index measure
 CLAIM: dict[str, Any] = {"source": "bench", "extraction_method": "api", "reliability": 0.9}
+BUILD_BATCH = 10_000  # the gate's most items a batch (``Limits.max_batch_items``)
 
 
 def schema(resolving: bool) -> dict[str, Any]:
@@ -64,18 +75,77 @@ def schema(resolving: bool) -> dict[str, Any]:
     return {"nodes": {"Person": person}}
 
 
-def gate_with(where: Path | str, resolving: bool, names: list[str]) -> Gate:
-    gate = Gate.open(where, default_actor=Actor(agent="bench"))
-    gate.publish_schema(schema(resolving))
-    for start in range(0, len(names), 1000):
-        items = [  # the graph is built as it is (distinct people, however alike)
-            {"op": "write_node", "label": "Person", "merge_keys": {"name": n}, **CLAIM}
-            | ({"resolution": "new"} if resolving else {})
-            for n in names[start : start + 1000]
-        ]
-        out = gate.write_batch(items=items)
-        assert out.status == "written", out
-    return gate
+def people(population: str, count: int) -> list[str]:
+    """The first ``count`` people of a population (the same prefix whatever ``count``)."""
+    if population == "realistic":
+        return realistic_names(count)
+    return distinct_names(count, person_name)
+
+
+def build(where: str, population: str, size: int, resolving: bool) -> str:
+    """A graph of the population's first ``size`` people, written through the gate as an
+    import writes (run in a worker process: the names are made again there)."""
+    names = people(population, size)
+    with bulk(), Gate.open(where, default_actor=Actor(agent="bench")) as gate:
+        gate.publish_schema(schema(resolving))
+        for start in range(0, len(names), BUILD_BATCH):
+            items = [  # the graph is built as it is (distinct people, however alike)
+                {"op": "write_node", "label": "Person", "merge_keys": {"name": n}, **CLAIM}
+                | ({"resolution": "new"} if resolving else {})
+                for n in names[start : start + BUILD_BATCH]
+            ]
+            out = gate.write_batch(items=items)
+            assert out.status == "written", out
+    return where
+
+
+def built(path: Path, size: int) -> bool:
+    """Whether a kept graph is whole: its schema and ``size`` people written (a build
+    killed half way leaves fewer, and is built again)."""
+    if not path.exists():
+        return False
+    with Gate.open(path, default_actor=Actor(agent="bench")) as gate:
+        return gate.log.head()[0] == size + 1
+
+
+def build_all(wanted: list[tuple[str, str, int, bool]], jobs: int) -> None:
+    """Builds ``(where, population, size, resolving)`` graphs, ``jobs`` processes at once."""
+    if not wanted:
+        return
+    started = time.perf_counter()
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn) as pool:
+        for done in [pool.submit(build, *w) for w in wanted]:
+            done.result()
+    print(f"  (built {len(wanted)} graphs in {time.perf_counter() - started:,.0f} s)", flush=True)
+
+
+def sqlite_graphs(
+    keep: Path | None, scratch: Path, population: str, sizes: list[int], jobs: int
+) -> dict[int, dict[str, Path]]:
+    """Each size's two SQLite graphs, built where missing: kept in ``keep`` (if given) and
+    copied into ``scratch`` for the run to write into, else built in ``scratch``."""
+    home = keep or scratch
+    made = {s: {m: home / f"{population}-{m}-{s}.db" for m in MODES} for s in sizes}
+    missing = []
+    for size, places in made.items():
+        for mode, path in places.items():
+            if not built(path, size):
+                for stale in home.glob(f"{path.name}*"):
+                    stale.unlink()
+                missing.append((str(path), population, size, mode == "propose"))
+    build_all(missing, jobs)
+    return made
+
+
+def writable(kept: Mapping[str, Path], keep: Path | None, scratch: Path) -> dict[str, Path]:
+    """The graphs a run writes into: copies of kept ones (as they were built)."""
+    if keep is None:
+        return dict(kept)
+    copies = {mode: scratch / path.name for mode, path in kept.items()}
+    for mode, path in kept.items():
+        shutil.copyfile(path, copies[mode])
+    return copies
 
 
 def main() -> None:
@@ -85,16 +155,20 @@ def main() -> None:
     parser.add_argument("--postgres-sizes", default="100000", help="'' for none")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--populations", default="realistic,dense")
+    parser.add_argument("--keep", type=Path, help="keep the SQLite graphs here, and reuse them")
+    parser.add_argument("--jobs", type=int, default=2, help="graphs built at once")
     options = parser.parse_args()
     sizes = [int(s) for s in options.sizes.split(",") if s]
     sizes += [1_000_000] if options.million else []
     on_postgres = [int(s) for s in options.postgres_sizes.split(",") if s]
     count = max(sizes + on_postgres) + options.calls + BARE
+    keep: Path | None = options.keep
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
     with contextlib.ExitStack() as stack:
         server = stack.enter_context(postgres_server()) if on_postgres else None
         for population in options.populations.split(","):
-            pool = realistic_names(count) if population == "realistic" else None
-            pool = pool or distinct_names(count, person_name)
+            pool = people(population, count)
             print(f"\n{population}: single write_node of a new person, {options.calls} calls (µs):")
             print(
                 f"  {'backend':>10} {'nodes':>9} {'off p50':>8} {'off p99':>8} "
@@ -102,26 +176,28 @@ def main() -> None:
                 f"{'ratio':>6} {'cpu ratio':>9} {'refused p50':>12} {'index SQL bare':>15}",
                 flush=True,
             )
-            with tempfile.TemporaryDirectory() as scratch:
+            with tempfile.TemporaryDirectory() as folder:
+                scratch = Path(folder)
+                graphs = sqlite_graphs(keep, scratch, population, sizes, options.jobs)
                 for size in sizes:
-                    run(
-                        "sqlite",
-                        {m: Path(scratch) / f"{m}-{size}.db" for m in MODES},
-                        pool,
-                        size,
-                        options.calls,
-                    )
+                    places = writable(graphs[size], keep, scratch)
+                    run("sqlite", places, pool, size, options.calls)
+                    if keep is not None:
+                        for copy in places.values():
+                            for path in scratch.glob(f"{copy.name}*"):
+                                path.unlink()
             for size in on_postgres:
                 assert server is not None
                 named = {m: server.create_database(f"{population}_{m}_{size}") for m in MODES}
+                build_all([(d, population, size, m == "propose") for m, d in named.items()], 2)
                 run("postgresql", named, pool, size, options.calls)
 
 
 def run(
     backend: str, places: Mapping[str, Path | str], pool: list[str], size: int, calls: int
 ) -> None:
-    existing, fresh = pool[:size], pool[size : size + calls]
-    gates = {mode: gate_with(where, mode == "propose", existing) for mode, where in places.items()}
+    fresh = pool[size : size + calls]
+    gates = {m: Gate.open(where, default_actor=Actor(agent="bench")) for m, where in places.items()}
     times: dict[str, list[float]] = {"off": [], "propose": []}
     cpu: dict[str, list[float]] = {"off": [], "created": []}
     outcome: dict[bool, list[float]] = {True: [], False: []}  # created?
