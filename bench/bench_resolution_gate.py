@@ -19,42 +19,46 @@ the writing thread's CPU time (``time.thread_time``: on a shared machine the ste
 two; on PostgreSQL it leaves out the server's work) — and the p50 of those refused, apart;
 then, on SQLite, the index's own SQL replayed bare (a new name's probe and its rows, a
 transaction each, less an empty transaction): the part of resolution's cost no Python work
-removes. ``--million`` adds 1,000,000 nodes on SQLite.
+removes; and the ratio of created writes to the plain writes of the same names (the
+``same-names`` columns, wall and CPU). ``--million`` adds 1,000,000 nodes on SQLite.
 
-The graphs are built through the gate as an import builds one (``write_batch`` of 10,000
-items, cyclic GC off), each in a process of its own, ``--jobs`` at a time: the two graphs of
-one size are built at once. ``--keep DIR`` keeps the SQLite graphs in DIR (built once,
-reused by later runs; each run writes into a copy, so a kept graph stays as built). Nothing
-asserts.
+The graphs are made by ``bench/resolution_graphs.py``: through the gate as an import writes
+(cyclic GC off), ``--jobs`` processes at once. ``--keep DIR`` keeps the SQLite graphs in DIR
+for later runs (each run writes into copies); a missing one grows from a smaller kept one,
+and with ``--derive`` one with resolution is made from the plain graph of the same people
+(half the work: 1M people took over an hour a graph on 2 shared cores). Nothing asserts.
 
 usage: python bench/bench_resolution_gate.py [--sizes 1000,10000,100000] [--million]
                                              [--postgres-sizes 100000] [--calls 2000]
                                              [--populations realistic,dense]
-                                             [--keep DIR] [--jobs 2]
+                                             [--keep DIR] [--jobs 2] [--derive]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import multiprocessing
-import shutil
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Mapping
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.resolution_graphs import (  # noqa: E402
+    CLAIM,
+    MODES,
+    Graph,
+    make_all,
+    people,
+    sqlite_graphs,
+    writable,
+)
 from tests.postgres import postgres_server  # noqa: E402
-from tests.resolution.synth import distinct_names, person_name, realistic_names  # noqa: E402
 from writegate.eventlog import Actor  # noqa: E402
-from writegate.eventlog.bulk import bulk  # noqa: E402
 from writegate.gate import Gate, WriteNodeResult  # noqa: E402
 from writegate.gate.resolution import matching  # noqa: E402
 from writegate.gate.resolution.keys import probes_of  # noqa: E402
@@ -62,90 +66,7 @@ from writegate.gate.schema.document import ResolutionDoc  # noqa: E402
 from writegate.language import node_identity  # noqa: E402
 from writegate.projections.state import StateProjection  # noqa: E402
 
-MODES = ("off", "propose")
 BARE = 500  # names (not in any graph) for the bare index measure
-CLAIM: dict[str, Any] = {"source": "bench", "extraction_method": "api", "reliability": 0.9}
-BUILD_BATCH = 10_000  # the gate's most items a batch (``Limits.max_batch_items``)
-
-
-def schema(resolving: bool) -> dict[str, Any]:
-    person: dict[str, Any] = {"merge_keys": ["name"]}
-    if resolving:
-        person["resolution"] = {"policy": "propose"}
-    return {"nodes": {"Person": person}}
-
-
-def people(population: str, count: int) -> list[str]:
-    """The first ``count`` people of a population (the same prefix whatever ``count``)."""
-    if population == "realistic":
-        return realistic_names(count)
-    return distinct_names(count, person_name)
-
-
-def build(where: str, population: str, size: int, resolving: bool) -> str:
-    """A graph of the population's first ``size`` people, written through the gate as an
-    import writes (run in a worker process: the names are made again there)."""
-    names = people(population, size)
-    with bulk(), Gate.open(where, default_actor=Actor(agent="bench")) as gate:
-        gate.publish_schema(schema(resolving))
-        for start in range(0, len(names), BUILD_BATCH):
-            items = [  # the graph is built as it is (distinct people, however alike)
-                {"op": "write_node", "label": "Person", "merge_keys": {"name": n}, **CLAIM}
-                | ({"resolution": "new"} if resolving else {})
-                for n in names[start : start + BUILD_BATCH]
-            ]
-            out = gate.write_batch(items=items)
-            assert out.status == "written", out
-    return where
-
-
-def built(path: Path, size: int) -> bool:
-    """Whether a kept graph is whole: its schema and ``size`` people written (a build
-    killed half way leaves fewer, and is built again)."""
-    if not path.exists():
-        return False
-    with Gate.open(path, default_actor=Actor(agent="bench")) as gate:
-        return gate.log.head()[0] == size + 1
-
-
-def build_all(wanted: list[tuple[str, str, int, bool]], jobs: int) -> None:
-    """Builds ``(where, population, size, resolving)`` graphs, ``jobs`` processes at once."""
-    if not wanted:
-        return
-    started = time.perf_counter()
-    spawn = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn) as pool:
-        for done in [pool.submit(build, *w) for w in wanted]:
-            done.result()
-    print(f"  (built {len(wanted)} graphs in {time.perf_counter() - started:,.0f} s)", flush=True)
-
-
-def sqlite_graphs(
-    keep: Path | None, scratch: Path, population: str, sizes: list[int], jobs: int
-) -> dict[int, dict[str, Path]]:
-    """Each size's two SQLite graphs, built where missing: kept in ``keep`` (if given) and
-    copied into ``scratch`` for the run to write into, else built in ``scratch``."""
-    home = keep or scratch
-    made = {s: {m: home / f"{population}-{m}-{s}.db" for m in MODES} for s in sizes}
-    missing = []
-    for size, places in made.items():
-        for mode, path in places.items():
-            if not built(path, size):
-                for stale in home.glob(f"{path.name}*"):
-                    stale.unlink()
-                missing.append((str(path), population, size, mode == "propose"))
-    build_all(missing, jobs)
-    return made
-
-
-def writable(kept: Mapping[str, Path], keep: Path | None, scratch: Path) -> dict[str, Path]:
-    """The graphs a run writes into: copies of kept ones (as they were built)."""
-    if keep is None:
-        return dict(kept)
-    copies = {mode: scratch / path.name for mode, path in kept.items()}
-    for mode, path in kept.items():
-        shutil.copyfile(path, copies[mode])
-    return copies
 
 
 def main() -> None:
@@ -157,6 +78,11 @@ def main() -> None:
     parser.add_argument("--populations", default="realistic,dense")
     parser.add_argument("--keep", type=Path, help="keep the SQLite graphs here, and reuse them")
     parser.add_argument("--jobs", type=int, default=2, help="graphs built at once")
+    parser.add_argument(
+        "--derive",
+        action="store_true",
+        help="make a missing SQLite graph with resolution from the plain one (half the work)",
+    )
     options = parser.parse_args()
     sizes = [int(s) for s in options.sizes.split(",") if s]
     sizes += [1_000_000] if options.million else []
@@ -173,12 +99,15 @@ def main() -> None:
             print(
                 f"  {'backend':>10} {'nodes':>9} {'off p50':>8} {'off p99':>8} "
                 f"{'propose p50':>12} {'propose p99':>12} {'created':>8} {'created p50':>12} "
-                f"{'ratio':>6} {'cpu ratio':>9} {'refused p50':>12} {'index SQL bare':>15}",
+                f"{'ratio':>6} {'cpu ratio':>9} {'refused p50':>12} {'index SQL bare':>15} "
+                f"{'same-names':>10} {'cpu':>9}",
                 flush=True,
             )
             with tempfile.TemporaryDirectory() as folder:
                 scratch = Path(folder)
-                graphs = sqlite_graphs(keep, scratch, population, sizes, options.jobs)
+                graphs = sqlite_graphs(
+                    keep, scratch, population, sizes, options.jobs, options.derive
+                )
                 for size in sizes:
                     places = writable(graphs[size], keep, scratch)
                     run("sqlite", places, pool, size, options.calls)
@@ -189,7 +118,7 @@ def main() -> None:
             for size in on_postgres:
                 assert server is not None
                 named = {m: server.create_database(f"{population}_{m}_{size}") for m in MODES}
-                build_all([(d, population, size, m == "propose") for m, d in named.items()], 2)
+                make_all([Graph(d, population, size, m == "propose") for m, d in named.items()], 2)
                 run("postgresql", named, pool, size, options.calls)
 
 
@@ -201,8 +130,9 @@ def run(
     times: dict[str, list[float]] = {"off": [], "propose": []}
     cpu: dict[str, list[float]] = {"off": [], "created": []}
     outcome: dict[bool, list[float]] = {True: [], False: []}  # created?
+    same: dict[str, list[float]] = {"wall": [], "cpu": []}  # plain writes of created names
     for name in fresh:  # interleaved: both see the same machine at the same moment
-        for mode, gate in gates.items():
+        for mode, gate in gates.items():  # plain first
             started, thread = time.perf_counter(), time.thread_time()
             out = gate.write_node(label="Person", merge_keys={"name": name}, **CLAIM)
             took = (time.perf_counter() - started) * 1e6
@@ -213,6 +143,8 @@ def run(
                 outcome[created].append(took)
                 if created:
                     cpu["created"].append(spent)
+                    same["wall"].append(times["off"][-1])
+                    same["cpu"].append(cpu["off"][-1])
             else:
                 cpu["off"].append(spent)
     bare = index_sql(gates["propose"], pool[-BARE:]) if backend == "sqlite" else float("nan")
@@ -221,11 +153,13 @@ def run(
     p = {m: statistics.quantiles(t, n=100, method="inclusive") for m, t in times.items()}
     created_p50 = _median(outcome[True])
     cpu_ratio = _median(cpu["created"]) / _median(cpu["off"])
+    same_wall = created_p50 / _median(same["wall"])
+    same_cpu = _median(cpu["created"]) / _median(same["cpu"])
     print(
         f"  {backend:>10} {size:>9,} {p['off'][49]:>8.0f} {p['off'][98]:>8.0f} "
         f"{p['propose'][49]:>12.0f} {p['propose'][98]:>12.0f} {len(outcome[True]):>8} "
         f"{created_p50:>12.0f} {created_p50 / p['off'][49]:>6.2f} {cpu_ratio:>9.2f} "
-        f"{_median(outcome[False]):>12.0f} {bare:>15.0f}",
+        f"{_median(outcome[False]):>12.0f} {bare:>15.0f} {same_wall:>10.2f} {same_cpu:>9.2f}",
         flush=True,
     )
 
