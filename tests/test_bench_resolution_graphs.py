@@ -31,10 +31,17 @@ def _layout(path: Path) -> tuple[list[tuple[str, str, str]], dict[str, list[tupl
     return schema, rows
 
 
-def _made(tmp_path: Path, name: str, **how: object) -> Path:
+def _made(
+    tmp_path: Path,
+    name: str,
+    resolving: bool,
+    grown_from: Path | None = None,
+    start: int = 0,
+    derived_from: Path | None = None,
+) -> Path:
     where = tmp_path / f"{name}.db"
-    resolving = bool(how.pop("resolving"))
-    make(Graph(str(where), "realistic", PEOPLE, resolving, batch=BATCH, **how))  # type: ignore[arg-type]
+    grown, derived = (str(p) if p else None for p in (grown_from, derived_from))
+    make(Graph(str(where), "realistic", PEOPLE, resolving, grown, start, derived, BATCH))
     return where
 
 
@@ -43,7 +50,7 @@ def test_a_derived_graph_has_the_read_model_of_one_written_through_the_gate(
 ) -> None:
     plain = _made(tmp_path, "plain", resolving=False)
     written = _made(tmp_path, "written", resolving=True)
-    derived = _made(tmp_path, "derived", resolving=True, derived_from=str(plain))
+    derived = _made(tmp_path, "derived", resolving=True, derived_from=plain)
     assert _layout(derived) == _layout(written)
     assert _layout(derived)[1]["state_resolution_keys"]
 
@@ -57,7 +64,7 @@ def test_a_grown_graph_has_the_read_model_of_one_built_from_nothing(tmp_path: Pa
             tmp_path,
             f"grown-{resolving}",
             resolving=resolving,
-            grown_from=str(small),
+            grown_from=small,
             start=2 * BATCH,
         )
         assert _layout(grown) == _layout(whole)
