@@ -58,15 +58,15 @@ def people(population: str, count: int) -> list[str]:
 @dataclass(frozen=True)
 class Graph:
     """One graph to make at ``where``: from nothing, grown from ``grown_from`` (a kept
-    graph of the same kind and ``start`` people), or derived from ``derived_from`` (the
-    plain graph of the same people)."""
+    graph of the same kind and fewer people), or derived from ``derived_from`` (the plain
+    graph of the same people). A graph at ``where`` already, left half made by a killed
+    build, is gone on with."""
 
     where: str
     population: str
     size: int
     resolving: bool
     grown_from: str | None = None
-    start: int = 0
     derived_from: str | None = None
     batch: int = BUILD_BATCH
 
@@ -77,12 +77,13 @@ def make(graph: Graph) -> str:
     if graph.derived_from is not None:
         derive(Path(graph.derived_from), Path(graph.where), names)
         return graph.where
-    if graph.grown_from is not None:
+    if graph.grown_from is not None and not Path(graph.where).exists():
         shutil.copyfile(graph.grown_from, graph.where)
     with bulk(), Gate.open(graph.where, default_actor=ACTOR) as gate:
-        if graph.grown_from is None:
+        if gate.log.head()[0] == 0:
             gate.publish_schema(schema(graph.resolving))
-        for start in range(graph.start, len(names), graph.batch):
+        there = gate.log.head()[0] - 1  # people: a grown graph's, or a killed build's
+        for start in range(there, len(names), graph.batch):
             items = [  # the graph is built as it is (distinct people, however alike)
                 {"op": "write_node", "label": "Person", "merge_keys": {"name": n}, **CLAIM}
                 | ({"resolution": "new"} if graph.resolving else {})
@@ -115,13 +116,21 @@ def derive(plain: Path, where: Path, names: list[str]) -> None:
         gate.publish_schema(schema(True))
 
 
-def made_as(path: Path, size: int) -> str | None:
-    """How a kept graph was made — ``"built"`` (its schema and ``size`` people), ``"derived"``
-    (and a second schema) — or None: missing, or left half made by a killed build."""
+def made_as(path: Path, size: int, resolving: bool) -> str | None:
+    """How a kept graph was made — ``"built"`` (its schema and ``size`` people),
+    ``"derived"`` (and a second schema), ``"partial"`` (a build killed half way, which a
+    make goes on with) — or None: missing, or not of its kind (a derivation killed before
+    its schema was published: a copy of the plain graph)."""
     if not path.exists():
         return None
     with Gate.open(path, default_actor=ACTOR) as gate:
-        return {1: "built", 2: "derived"}.get(gate.log.head()[0] - size)
+        head = gate.log.head()[0]
+        if head == 0:
+            return None
+        entry = gate.current_schema().registry.get_entry("Person")
+        if entry is None or (entry.resolution is not None) != resolving:
+            return None
+    return {1: "built", 2: "derived"}.get(head - size, "partial" if head <= size else None)
 
 
 def make_all(graphs: list[Graph], jobs: int) -> None:
@@ -164,15 +173,19 @@ def sqlite_graphs(
     or made first) whose people end with a whole batch."""
     home = keep or scratch
     made = {s: {m: home / f"{population}-{m}-{s}.db" for m in MODES} for s in sizes}
-    how = {p: made_as(p, s) for s, places in made.items() for p in places.values()}
+    how = {p: made_as(p, s, m == "propose") for s, ps in made.items() for m, p in ps.items()}
     missing: list[Graph] = []
     for size, places in sorted(made.items()):
         for mode, path in places.items():
-            if how[path] is not None:
+            if how[path] in ("built", "derived"):
+                continue
+            resolving = mode == "propose"
+            if how[path] == "partial" and not (derive and resolving):
+                missing.append(Graph(str(path), population, size, resolving))  # goes on
+                how[path] = "built"
                 continue
             for stale in home.glob(f"{path.name}*"):
                 stale.unlink()
-            resolving = mode == "propose"
             if derive and resolving:
                 plain = str(places["off"])
                 missing.append(Graph(str(path), population, size, True, derived_from=plain))
@@ -185,7 +198,7 @@ def sqlite_graphs(
             ]
             if smaller:
                 source = str(made[smaller[-1]][mode])
-                missing.append(Graph(str(path), population, size, resolving, source, smaller[-1]))
+                missing.append(Graph(str(path), population, size, resolving, source))
             else:
                 missing.append(Graph(str(path), population, size, resolving))
             how[path] = "built"

@@ -36,12 +36,11 @@ def _made(
     name: str,
     resolving: bool,
     grown_from: Path | None = None,
-    start: int = 0,
     derived_from: Path | None = None,
 ) -> Path:
     where = tmp_path / f"{name}.db"
     grown, derived = (str(p) if p else None for p in (grown_from, derived_from))
-    make(Graph(str(where), "realistic", PEOPLE, resolving, grown, start, derived, BATCH))
+    make(Graph(str(where), "realistic", PEOPLE, resolving, grown, derived, BATCH))
     return where
 
 
@@ -65,6 +64,5 @@ def test_a_grown_graph_has_the_read_model_of_one_built_from_nothing(tmp_path: Pa
             f"grown-{resolving}",
             resolving=resolving,
             grown_from=small,
-            start=2 * BATCH,
         )
         assert _layout(grown) == _layout(whole)
