@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from rapidfuzz import fuzz, process
@@ -265,7 +266,7 @@ def _scored(
         (1.0, "same", NodeRef.parse(identity), [f"the same {', '.join(props)}"], [])
         for identity, props in same.items()
     ]
-    thresholds = Thresholds(auto=rules.auto_threshold, propose=rules.propose_threshold)
+    thresholds = _thresholds(rules.auto_threshold, rules.propose_threshold)
     near: list[tuple[str, dict[str, Any], ResolutionDoc]] = []  # identity, keys, its rules
     others = [(i, text) for i, text in texts.items() if i not in same and text != written.text]
     lower = below(written, [text for _, text in others], thresholds.propose, rules.kind, reading)
@@ -275,6 +276,8 @@ def _scored(
             continue  # "different": scored, never explained
         label, node_keys = parse_node_identity(identity)
         near.append((identity, node_keys, labels.get(label, rules)))
+    if not near:  # most creating writes: every candidate told apart by ``below`` alone
+        return scored, {}
     # read: a name kept in properties, and a personal node's keys (its pseudonym names none)
     named = [i for i, node_keys, theirs in near if theirs.name is not None or not node_keys]
     found = {row.identity: row for row in state.nodes(conn, named)} if named else {}
@@ -289,6 +292,12 @@ def _scored(
         if judged != "different":
             scored.append((match.score, judged, NodeRef.parse(identity), list(match.reasons), []))
     return scored, rows
+
+
+@lru_cache(maxsize=64)
+def _thresholds(auto: float, propose: float) -> Thresholds:
+    """A label's thresholds, made once (a validated model: a few µs a write otherwise)."""
+    return Thresholds(auto=auto, propose=propose)
 
 
 def _in_clear(
