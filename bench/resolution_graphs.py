@@ -75,7 +75,7 @@ def make(graph: Graph) -> str:
     """Makes one graph (in a worker process: the names are made again there)."""
     names = people(graph.population, graph.size)
     if graph.derived_from is not None:
-        derive(Path(graph.derived_from), Path(graph.where), names)
+        derive(Path(graph.derived_from), Path(graph.where), names, graph.batch)
         return graph.where
     if graph.grown_from is not None and not Path(graph.where).exists():
         shutil.copyfile(graph.grown_from, graph.where)
@@ -94,25 +94,27 @@ def make(graph: Graph) -> str:
     return graph.where
 
 
-def derive(plain: Path, where: Path, names: list[str]) -> None:
-    """The graph with resolution made from ``plain`` (see the module docstring). The keys
-    are indexed first, the schema published after: a derivation killed half way leaves a
-    graph ``built`` does not take for whole."""
+def derive(plain: Path, where: Path, names: list[str], batch: int = BUILD_BATCH) -> None:
+    """The graph with resolution made from ``plain`` (see the module docstring): each
+    ``batch`` of people's keys indexed in a transaction, as their writes would have been,
+    the schema published last — a derivation killed half way is no graph with resolution
+    (``made_as``), and is made again."""
     shutil.copyfile(plain, where)
     rules = parse_document(schema(True)).nodes["Person"].resolution
     assert rules is not None
     with bulk(), Gate.open(where, default_actor=ACTOR) as gate:
         conn = gate.log.connection()
-        conn.execute("BEGIN IMMEDIATE")
-        for name in names:
-            identity = node_identity("Person", {"name": name})
-            keys = matching.keys_for(rules, "Person", name, {"name": name})
-            conn.execute(
-                "UPDATE state_nodes SET resolution_keys = ? WHERE identity = ?",
-                (changes._text(keys), identity),
-            )
-            changes._index(conn, identity, keys, None)
-        conn.execute("COMMIT")
+        for start in range(0, len(names), batch):
+            conn.execute("BEGIN IMMEDIATE")
+            for name in names[start : start + batch]:
+                identity = node_identity("Person", {"name": name})
+                keys = matching.keys_for(rules, "Person", name, {"name": name})
+                conn.execute(
+                    "UPDATE state_nodes SET resolution_keys = ? WHERE identity = ?",
+                    (changes._text(keys), identity),
+                )
+                changes._index(conn, identity, keys, None)
+            conn.execute("COMMIT")
         gate.publish_schema(schema(True))
 
 
