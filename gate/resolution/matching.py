@@ -21,12 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from rapidfuzz import fuzz, process
 
 from writegate.eventlog.sql import Sql
+from writegate.gate.ahead import want_probe
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.resolution.evidence import Contribution
 from writegate.gate.resolution.keys import keys_of, probes_of
@@ -38,7 +39,7 @@ from writegate.gate.schema.document import ResolutionDoc
 from writegate.gate.schema.registry import SchemaEntry
 from writegate.language import NodeRef, clear_identity, parse_node_identity
 from writegate.projections.state import NodeRow, StateReader
-from writegate.projections.state.blocking import text_of
+from writegate.projections.state.blocking import Probe, text_of
 
 WINDOW = 3
 """Index rows a probe's range reads, whatever the graph's size."""
@@ -224,6 +225,43 @@ def resolve(
 Scored = tuple[float, str, NodeRef, list[str], list[Contribution]]
 
 
+def probe_ranges(
+    rules: ResolutionDoc,
+    labels: Mapping[str, ResolutionDoc],
+    written: NormalizedName,
+    properties: Mapping[str, Any],
+) -> list[tuple[str, str, bool]]:
+    """The index ranges a creating write probes: its name's, under each label of its
+    group, and one per identity property set."""
+    probes = probes_of(written, rules.kind, name_rules(rules))
+    ids = _identity_keys(rules, properties)
+    ranges = [(f"{label}/{a}", f"{label}/{b}", down) for label in labels for a, b, down in probes]
+    ranges += [(f"{label}/{key}", f"{label}/{key}\x01", False) for label in labels for key in ids]
+    return ranges
+
+
+def read_ahead(entry: SchemaEntry, ref: NodeRef, node: Mapping[str, Any], *, new: bool) -> None:
+    """A write of ``ref`` being planned: the candidates it would probe if it creates the
+    node are read with the nodes it names (``gate.ahead``; on PostgreSQL only)."""
+    if entry.resolution is not None and not new:
+        want_probe(partial(probe_ahead, entry, ref, node))
+
+
+def probe_ahead(
+    entry: SchemaEntry, ref: NodeRef, node: Mapping[str, Any]
+) -> tuple[Probe, int] | None:
+    """What a write of ``ref`` would probe if it creates the node (``gate.ahead``: read with
+    the nodes it names, on PostgreSQL); None where it would probe nothing."""
+    rules = entry.resolution
+    if rules is None or rules.policy == "off":
+        return None
+    name = name_of(rules, node, ref.keys)
+    if not name:
+        return None
+    labels = {ref.label: rules, **(entry.group or {})}
+    return tuple(probe_ranges(rules, labels, normal_name(rules, name), node)), WINDOW
+
+
 def _scored(
     state: StateReader,
     conn: Sql,
@@ -241,10 +279,7 @@ def _scored(
     them (the most alike texts first), and only those reaching the threshold are explained
     from their stored names (read in one query)."""
     reading = name_rules(rules)
-    probes = probes_of(written, rules.kind, reading)
-    ids = _identity_keys(rules, properties)
-    ranges = [(f"{label}/{a}", f"{label}/{b}", down) for label in labels for a, b, down in probes]
-    ranges += [(f"{label}/{key}", f"{label}/{key}\x01", False) for label in labels for key in ids]
+    ranges = probe_ranges(rules, labels, written, properties)
     same: dict[str, list[str]] = {}
     texts: dict[str, str] = {}
     for key, identity in state.resolution_candidates(conn, ranges, WINDOW):

@@ -6,7 +6,9 @@ update (its properties before, its scope) and the text index (what it now says).
 append's pipelined transaction (``eventlog.pgsql.remembered``) the first read keeps the row,
 every write here keeps what it wrote, and the rest are answered from that; ``read_ahead``
 reads the rows of every node a write (or a whole batch) names in one round trip before its
-checks run. Elsewhere — SQLite, or no append open — each question is asked as before.
+checks run, with the resolution index's candidates of each new name it may create (kept
+until the transaction changes the index: ``index_changed``). Elsewhere — SQLite, or no
+append open — each question is asked as before.
 
 Only this package and the text index write the rows kept here: a write that does not say
 what it wrote (a merge's aliases, a forgetting, a reset) forgets what is kept (``forget``).
@@ -14,7 +16,7 @@ what it wrote (a merge's aliases, a forgetting, a reset) forgets what is kept (`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -22,6 +24,7 @@ import orjson
 from writegate.eventlog.pgsql import remembered
 from writegate.eventlog.sql import Sql
 from writegate.projections.search import text_index_for
+from writegate.projections.state.blocking import Probe, probe_statement
 from writegate.projections.state.tables import NODE_COLUMNS
 
 NodeTuple = tuple[Any, ...]  # a state_nodes row as ``NODE_COLUMNS`` reads it
@@ -41,6 +44,7 @@ class Seen:
         self.nodes: dict[str, NodeTuple | None] = {}
         self.aliases: dict[str, tuple[str, str] | None] = {}
         self.node_documents: dict[str, str | None] = {}  # a node's text document's scope
+        self.probes: dict[tuple[Probe, int], list[tuple[str, str]]] = {}  # ranges, limit
 
     def node(self, conn: Sql, identity: str) -> NodeTuple | None:
         if identity not in self.nodes:
@@ -74,28 +78,62 @@ def forget(conn: Sql) -> None:
         kept.nodes.clear()
         kept.aliases.clear()
         kept.node_documents.clear()
+        kept.probes.clear()
 
 
-def read_ahead(conn: Sql, identities: Sequence[str]) -> None:
+def index_changed(conn: Sql) -> None:
+    """The resolution index changed: candidates read before it are asked again."""
+    if (kept := seen(conn)) is not None:
+        kept.probes.clear()
+
+
+def probed(conn: Sql, ranges: Probe, limit: int) -> list[tuple[str, str]] | None:
+    """The index rows of ``ranges`` as read ahead in this transaction (None: not read)."""
+    kept = seen(conn)
+    return kept.probes.get((ranges, limit)) if kept is not None else None
+
+
+def read_ahead(
+    conn: Sql,
+    identities: Sequence[str],
+    probes: Sequence[Callable[[], tuple[Probe, int] | None]] = (),
+) -> None:
     """Read the rows, aliases and text documents' scopes of the nodes ``identities`` name
-    that are not known yet, all in one round trip (nothing where rows are not kept)."""
+    that are not known yet, and the index rows of each of ``probes`` (made only here: a
+    write's ranges, or None), all in one round trip (nothing where rows are not kept)."""
     kept = seen(conn)
     if kept is None:
         return
     wanted = [i for i in dict.fromkeys(identities) if i not in kept.nodes]
-    if not wanted:
+    asked = [p for p in dict.fromkeys(probe() for probe in probes) if p is not None]
+    asked = [p for p in asked if p not in kept.probes and p[0]]
+    if not wanted and not asked:
         return
     named = orjson.dumps(wanted).decode()
-    nodes = conn.execute(_NODES_OF, (named,))
-    aliases = conn.execute(_ALIASES_OF, (named,))
-    documents = text_index_for(conn).scopes_later(conn, wanted)
-    found = {str(row[0]): row for row in nodes.fetchall()}
-    merged = {str(row[0]): (str(row[1]), str(row[2])) for row in aliases.fetchall()}
-    scopes = documents()
+    nodes = conn.execute(_NODES_OF, (named,)) if wanted else None
+    aliases = conn.execute(_ALIASES_OF, (named,)) if wanted else None
+    documents = text_index_for(conn).scopes_later(conn, wanted) if wanted else None
+    rows = [conn.execute(*probe_statement(*probe)) for probe in asked]
+    found = {str(row[0]): row for row in nodes.fetchall()} if nodes else {}
+    merged = (
+        {str(row[0]): (str(row[1]), str(row[2])) for row in aliases.fetchall()} if aliases else {}
+    )
+    scopes = documents() if documents else {}
+    for probe, read in zip(asked, rows, strict=True):
+        kept.probes[probe] = [(str(row[0]), str(row[1])) for row in read.fetchall()]
     for identity in wanted:
         kept.nodes[identity] = found.get(identity)
         kept.aliases.setdefault(identity, merged.get(identity))
         kept.node_documents.setdefault(identity, scopes.get(identity))
 
 
-__all__ = ["Seen", "forget", "node_row", "read_ahead", "seen", "wrote_node"]
+__all__ = [
+    "Seen",
+    "forget",
+    "index_changed",
+    "node_row",
+    "probed",
+    "read_ahead",
+    "seen",
+    "wrote_node",
+]
