@@ -26,7 +26,9 @@ The graphs are made by ``bench/resolution_graphs.py``: through the gate as an im
 (cyclic GC off), ``--jobs`` processes at once. ``--keep DIR`` keeps the SQLite graphs in DIR
 for later runs (each run writes into copies); a missing one grows from a smaller kept one,
 and with ``--derive`` one with resolution is made from the plain graph of the same people
-(half the work: 1M people took over an hour a graph on 2 shared cores). Nothing asserts.
+(about half the work at 100k; not at 1M, where publishing the policy on the copy scores every
+node for the schema's impact). 1M people take 20 to 90 minutes a graph on 2 shared cores.
+Nothing asserts.
 
 usage: python bench/bench_resolution_gate.py [--sizes 1000,10000,100000] [--million]
                                              [--postgres-sizes 100000] [--calls 2000]
@@ -81,7 +83,7 @@ def main() -> None:
     parser.add_argument(
         "--derive",
         action="store_true",
-        help="make a missing SQLite graph with resolution from the plain one (half the work)",
+        help="make a missing SQLite graph with resolution from the plain one",
     )
     options = parser.parse_args()
     sizes = [int(s) for s in options.sizes.split(",") if s]

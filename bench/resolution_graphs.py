@@ -9,8 +9,10 @@ a missing graph with resolution is made from the plain graph of the same people 
 copied, the resolving schema published, and each node's keys indexed as its write would
 have indexed them (the gate's ``keys_for``, the state's own statements, in the order the
 writes would have run them): the same read model as a graph written through the gate
-(``tests/test_bench_resolution_graphs.py``), for half the work. Its events do not carry the
-keys, so a replay of it would not index them: it is for measuring writes, nothing else.
+(``tests/test_bench_resolution_graphs.py``): about half the work at 100k people, but no
+less at 1M, where publishing the policy scores every live node for the schema's impact
+(``gate.schema.caught``). Its events do not carry the keys, so a replay of it would not
+index them: it is for measuring writes, nothing else.
 """
 
 from __future__ import annotations
