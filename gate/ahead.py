@@ -3,28 +3,44 @@
 Planning (outside the write transaction) sees every node a write or a whole batch names;
 each planner says so (``want``) while ``naming`` collects them, and ``read_ahead`` reads
 them all in the transaction in one round trip (``projections.state.remembered``), so the
-checks' own reads find them there. Nothing changes where reads cost no round trip (SQLite):
-there ``read_ahead`` does nothing. Planning outside ``naming`` (a personal write planned
-again inside the transaction) collects nothing.
+checks' own reads find them there — and, with them, the resolution index's candidates of
+each name a write may create a node of (``want_probe``: the ranges are made there, only
+where they are read). Nothing changes where reads cost no round trip (SQLite): there
+``read_ahead`` does nothing. Planning outside ``naming`` (a personal write planned again
+inside the transaction) collects nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 
 from writegate.eventlog import Transaction
 from writegate.language import node_stream
+from writegate.projections.state.blocking import Probe
 from writegate.projections.state.remembered import read_ahead
 
-_named: ContextVar[list[str] | None] = ContextVar("writegate_named", default=None)
+Probing = Callable[[], tuple[Probe, int] | None]
+"""A name's index ranges and their limit, made when read (None: nothing to read)."""
+
+
+@dataclass
+class Named:
+    """What the planning inside ``naming`` names: nodes, in order, and index probes."""
+
+    nodes: list[str] = field(default_factory=list)
+    probes: list[Probing] = field(default_factory=list)
+
+
+_named: ContextVar[Named | None] = ContextVar("writegate_named", default=None)
 
 
 @contextmanager
-def naming() -> Iterator[list[str]]:
-    """The identities the planning inside the block names, in order."""
-    names: list[str] = []
+def naming() -> Iterator[Named]:
+    """The identities (and probes) the planning inside the block names."""
+    names = Named()
     token = _named.set(names)
     try:
         yield names
@@ -36,16 +52,24 @@ def want(identity: str) -> None:
     """The write being planned names this node."""
     names = _named.get()
     if names is not None:
-        names.append(identity)
+        names.nodes.append(identity)
 
 
-def ahead(tx: Transaction, names: Sequence[str]) -> None:
+def want_probe(probing: Probing) -> None:
+    """The write being planned may create a node whose candidates ``probing`` reads."""
+    names = _named.get()
+    if names is not None:
+        names.probes.append(probing)
+
+
+def ahead(tx: Transaction, names: Named) -> None:
     """Read the named nodes' rows, and their streams' versions where the transaction reads
-    them (``Transaction.versions_later``), in ``tx`` at once: one round trip on PostgreSQL."""
-    if names:
-        versions = tx.versions_later([node_stream(name) for name in names])
-        read_ahead(tx.conn, names)
+    them (``Transaction.versions_later``), and the probes' index rows, in ``tx`` at once:
+    one round trip on PostgreSQL."""
+    if names.nodes or names.probes:
+        versions = tx.versions_later([node_stream(name) for name in names.nodes])
+        read_ahead(tx.conn, names.nodes, names.probes)
         versions()
 
 
-__all__ = ["ahead", "naming", "want"]
+__all__ = ["Named", "ahead", "naming", "want", "want_probe"]

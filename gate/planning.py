@@ -171,6 +171,7 @@ class Planner:
         request_json = dict(raw)
         create_only = request.create_only
         fresh = request.resolution == "new"
+        matching.read_ahead(entry, ref, {**keys, **changes}, new=fresh)  # its candidates
 
         def emit(tx: Transaction, item: int | None) -> None:
             here = matching.met(self.state, tx.conn, ref)  # a merged duplicate: its survivor

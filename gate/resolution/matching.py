@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache, partial
 from typing import Any
 
 from rapidfuzz import fuzz, process
 
 from writegate.eventlog.sql import Sql
+from writegate.gate.ahead import want_probe
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.resolution.evidence import Contribution
 from writegate.gate.resolution.keys import keys_of, probes_of
@@ -37,7 +39,7 @@ from writegate.gate.schema.document import ResolutionDoc
 from writegate.gate.schema.registry import SchemaEntry
 from writegate.language import NodeRef, clear_identity, parse_node_identity
 from writegate.projections.state import NodeRow, StateReader
-from writegate.projections.state.blocking import text_of
+from writegate.projections.state.blocking import Probe, text_of
 
 WINDOW = 3
 """Index rows a probe's range reads, whatever the graph's size."""
@@ -223,6 +225,43 @@ def resolve(
 Scored = tuple[float, str, NodeRef, list[str], list[Contribution]]
 
 
+def probe_ranges(
+    rules: ResolutionDoc,
+    labels: Mapping[str, ResolutionDoc],
+    written: NormalizedName,
+    properties: Mapping[str, Any],
+) -> list[tuple[str, str, bool]]:
+    """The index ranges a creating write probes: its name's, under each label of its
+    group, and one per identity property set."""
+    probes = probes_of(written, rules.kind, name_rules(rules))
+    ids = _identity_keys(rules, properties)
+    ranges = [(f"{label}/{a}", f"{label}/{b}", down) for label in labels for a, b, down in probes]
+    ranges += [(f"{label}/{key}", f"{label}/{key}\x01", False) for label in labels for key in ids]
+    return ranges
+
+
+def read_ahead(entry: SchemaEntry, ref: NodeRef, node: Mapping[str, Any], *, new: bool) -> None:
+    """A write of ``ref`` being planned: the candidates it would probe if it creates the
+    node are read with the nodes it names (``gate.ahead``; on PostgreSQL only)."""
+    if entry.resolution is not None and not new:
+        want_probe(partial(probe_ahead, entry, ref, node))
+
+
+def probe_ahead(
+    entry: SchemaEntry, ref: NodeRef, node: Mapping[str, Any]
+) -> tuple[Probe, int] | None:
+    """What a write of ``ref`` would probe if it creates the node (``gate.ahead``: read with
+    the nodes it names, on PostgreSQL); None where it would probe nothing."""
+    rules = entry.resolution
+    if rules is None or rules.policy == "off":
+        return None
+    name = name_of(rules, node, ref.keys)
+    if not name:
+        return None
+    labels = {ref.label: rules, **(entry.group or {})}
+    return tuple(probe_ranges(rules, labels, normal_name(rules, name), node)), WINDOW
+
+
 def _scored(
     state: StateReader,
     conn: Sql,
@@ -240,10 +279,7 @@ def _scored(
     them (the most alike texts first), and only those reaching the threshold are explained
     from their stored names (read in one query)."""
     reading = name_rules(rules)
-    probes = probes_of(written, rules.kind, reading)
-    ids = _identity_keys(rules, properties)
-    ranges = [(f"{label}/{a}", f"{label}/{b}", down) for label in labels for a, b, down in probes]
-    ranges += [(f"{label}/{key}", f"{label}/{key}\x01", False) for label in labels for key in ids]
+    ranges = probe_ranges(rules, labels, written, properties)
     same: dict[str, list[str]] = {}
     texts: dict[str, str] = {}
     for key, identity in state.resolution_candidates(conn, ranges, WINDOW):
@@ -265,7 +301,7 @@ def _scored(
         (1.0, "same", NodeRef.parse(identity), [f"the same {', '.join(props)}"], [])
         for identity, props in same.items()
     ]
-    thresholds = Thresholds(auto=rules.auto_threshold, propose=rules.propose_threshold)
+    thresholds = _thresholds(rules.auto_threshold, rules.propose_threshold)
     near: list[tuple[str, dict[str, Any], ResolutionDoc]] = []  # identity, keys, its rules
     others = [(i, text) for i, text in texts.items() if i not in same and text != written.text]
     lower = below(written, [text for _, text in others], thresholds.propose, rules.kind, reading)
@@ -275,6 +311,8 @@ def _scored(
             continue  # "different": scored, never explained
         label, node_keys = parse_node_identity(identity)
         near.append((identity, node_keys, labels.get(label, rules)))
+    if not near:  # most creating writes: every candidate told apart by ``below`` alone
+        return scored, {}
     # read: a name kept in properties, and a personal node's keys (its pseudonym names none)
     named = [i for i, node_keys, theirs in near if theirs.name is not None or not node_keys]
     found = {row.identity: row for row in state.nodes(conn, named)} if named else {}
@@ -289,6 +327,12 @@ def _scored(
         if judged != "different":
             scored.append((match.score, judged, NodeRef.parse(identity), list(match.reasons), []))
     return scored, rows
+
+
+@lru_cache(maxsize=64)
+def _thresholds(auto: float, propose: float) -> Thresholds:
+    """A label's thresholds, made once (a validated model: a few µs a write otherwise)."""
+    return Thresholds(auto=auto, propose=propose)
 
 
 def _in_clear(

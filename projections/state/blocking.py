@@ -17,7 +17,7 @@ indexes every node the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import permutations
 
@@ -25,6 +25,9 @@ import jellyfish
 import orjson
 
 from writegate.eventlog.sql import Sql, has_column
+
+Probe = tuple[tuple[str, str, bool], ...]
+"""Key ranges ``(start, stop, descending)`` read at once: one new name's candidates."""
 
 SEP = "|"
 FAMILIES = ("p", "m", "o", "j", "a")
@@ -169,3 +172,23 @@ def store_keys(conn: Sql, identity: str, old: list[str] | None, new: list[str] |
             "ON CONFLICT DO NOTHING",
             [(key, identity) for key in new],
         )
+
+
+@lru_cache(maxsize=256)
+def _probe_sql(directions: tuple[bool, ...]) -> str:
+    """One bounded range read a direction, joined (SQLite and PostgreSQL both run it)."""
+    return " UNION ALL ".join(
+        "SELECT * FROM (SELECT key, identity FROM state_resolution_keys "
+        f"WHERE key >= ? AND key < ? ORDER BY key{' DESC' if descending else ''} LIMIT ?) AS r{i}"
+        for i, descending in enumerate(directions)
+    )
+
+
+def probe_statement(
+    ranges: Sequence[tuple[str, str, bool]], limit: int
+) -> tuple[str, list[str | int]]:
+    """The statement reading at most ``limit`` rows of each range, and its parameters."""
+    params: list[str | int] = []
+    for start, stop, _ in ranges:
+        params += (start, stop, limit)
+    return _probe_sql(tuple(descending for _, _, descending in ranges)), params

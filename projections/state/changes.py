@@ -112,6 +112,7 @@ def _index(conn: Sql, identity: str, keys: list[str], old: list[str] | None) -> 
     counts follow (``valuecounts``)."""
     valuecounts.rekey(conn, keys, old or [])
     blocking.store_keys(conn, identity, old, keys)
+    remembered.index_changed(conn)
 
 
 def _upsert_node(

@@ -136,16 +136,6 @@ def _edge(row: tuple[Any, ...]) -> EdgeRow:
     )
 
 
-@lru_cache(maxsize=256)
-def _probe_sql(directions: tuple[bool, ...]) -> str:
-    """One bounded range read a direction, joined (SQLite and PostgreSQL both run it)."""
-    return " UNION ALL ".join(
-        "SELECT * FROM (SELECT key, identity FROM state_resolution_keys "
-        f"WHERE key >= ? AND key < ? ORDER BY key{' DESC' if descending else ''} LIMIT ?) AS r{i}"
-        for i, descending in enumerate(directions)
-    )
-
-
 def _like(text: str) -> str:
     escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
@@ -254,10 +244,10 @@ class StateReader:
         range a bounded walk of the index, however many rows share its keys."""
         if not ranges:
             return []
-        sql = _probe_sql(tuple(descending for _, _, descending in ranges))
-        params: list[Any] = []
-        for start, stop, _ in ranges:
-            params += (start, stop, limit)
+        kept = remembered.probed(conn, tuple(ranges), limit)  # read ahead (PostgreSQL)
+        if kept is not None:
+            return kept
+        sql, params = blocking.probe_statement(ranges, limit)
         return [(row[0], row[1]) for row in conn.execute(sql, params)]
 
     def edges_from(self, conn: Sql, identity: str, type: str) -> list[EdgeRow]:

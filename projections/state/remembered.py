@@ -6,7 +6,9 @@ update (its properties before, its scope) and the text index (what it now says).
 append's pipelined transaction (``eventlog.pgsql.remembered``) the first read keeps the row,
 every write here keeps what it wrote, and the rest are answered from that; ``read_ahead``
 reads the rows of every node a write (or a whole batch) names in one round trip before its
-checks run. Elsewhere — SQLite, or no append open — each question is asked as before.
+checks run, with the resolution index's candidates of each new name it may create (kept
+until the transaction changes the index: ``index_changed``). Elsewhere — SQLite, or no
+append open — each question is asked as before.
 
 Only this package and the text index write the rows kept here: a write that does not say
 what it wrote (a merge's aliases, a forgetting, a reset) forgets what is kept (``forget``).
@@ -14,7 +16,7 @@ what it wrote (a merge's aliases, a forgetting, a reset) forgets what is kept (`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -22,6 +24,7 @@ import orjson
 from writegate.eventlog.pgsql import remembered
 from writegate.eventlog.sql import Sql
 from writegate.projections.search import text_index_for
+from writegate.projections.state.blocking import Probe, probe_statement
 from writegate.projections.state.tables import NODE_COLUMNS
 
 NodeTuple = tuple[Any, ...]  # a state_nodes row as ``NODE_COLUMNS`` reads it
@@ -51,6 +54,7 @@ class Seen:
         self.nodes: dict[str, NodeTuple | None] = {}
         self.aliases: dict[str, tuple[str, str] | None] = {}
         self.node_documents: dict[str, str | None] = {}  # a node's text document's scope
+        self.probes: dict[tuple[Probe, int], list[tuple[str, str]]] = {}  # ranges, limit
 
     def node(self, conn: Sql, identity: str) -> NodeTuple | None:
         if identity not in self.nodes:
@@ -84,20 +88,44 @@ def forget(conn: Sql) -> None:
         kept.nodes.clear()
         kept.aliases.clear()
         kept.node_documents.clear()
+        kept.probes.clear()
 
 
-def read_ahead(conn: Sql, identities: Sequence[str]) -> None:
+def index_changed(conn: Sql) -> None:
+    """The resolution index changed: candidates read before it are asked again."""
+    if (kept := seen(conn)) is not None:
+        kept.probes.clear()
+
+
+def probed(conn: Sql, ranges: Probe, limit: int) -> list[tuple[str, str]] | None:
+    """The index rows of ``ranges`` as read ahead in this transaction (None: not read)."""
+    kept = seen(conn)
+    return kept.probes.get((ranges, limit)) if kept is not None else None
+
+
+def read_ahead(
+    conn: Sql,
+    identities: Sequence[str],
+    probes: Sequence[Callable[[], tuple[Probe, int] | None]] = (),
+) -> None:
     """Read the rows, aliases and text documents' scopes of the nodes ``identities`` name
-    that are not known yet, all in one round trip (nothing where rows are not kept)."""
+    that are not known yet, and the index rows of each of ``probes`` (made only here: a
+    write's ranges, or None), all in one round trip (nothing where rows are not kept)."""
     kept = seen(conn)
     if kept is None:
         return
     wanted = [i for i in dict.fromkeys(identities) if i not in kept.nodes]
-    if not wanted:
+    asked = [p for p in dict.fromkeys(probe() for probe in probes) if p is not None]
+    asked = [p for p in asked if p not in kept.probes and p[0]]
+    if not wanted and not asked:
         return
     ahead = _AHEAD.format(document=text_index_for(conn).scope_of("named.v"))
-    rows = conn.execute(ahead, (orjson.dumps(wanted).decode(),)).fetchall()
-    found = {str(row[0]): row for row in rows}
+    named = orjson.dumps(wanted).decode()
+    nodes = conn.execute(ahead, (named,)) if wanted else None  # all sent, then read: one
+    reads = [conn.execute(*probe_statement(*probe)) for probe in asked]  # round trip on PG
+    found = {str(row[0]): row for row in nodes.fetchall()} if nodes is not None else {}
+    for probe, read in zip(asked, reads, strict=True):
+        kept.probes[probe] = [(str(row[0]), str(row[1])) for row in read.fetchall()]
     for identity in wanted:
         row = found[identity]
         node, alias = row[2:_WIDTH], row[_WIDTH:]
@@ -107,4 +135,13 @@ def read_ahead(conn: Sql, identities: Sequence[str]) -> None:
         kept.node_documents.setdefault(identity, None if row[1] is None else str(row[1]))
 
 
-__all__ = ["Seen", "forget", "node_row", "read_ahead", "seen", "wrote_node"]
+__all__ = [
+    "Seen",
+    "forget",
+    "index_changed",
+    "node_row",
+    "probed",
+    "read_ahead",
+    "seen",
+    "wrote_node",
+]

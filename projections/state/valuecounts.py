@@ -46,6 +46,8 @@ def rekey(conn: Sql, keys: Iterable[str], old: Iterable[str]) -> None:
     """Count a node under ``keys`` instead of ``old``, the keys its row listed (none
     for a node first written — or, its event applied again, exactly these)."""
     new, before = counted(keys), counted(old)
+    if not new and not before:  # a label that weighs no evidence: nothing counted
+        return
     delta = Counter(dict.fromkeys(new - before, 1))
     delta.update(dict.fromkeys(before - new, -1))
     if not delta:

@@ -18,7 +18,7 @@ from writegate.eventlog.appending import KNOWN_MISS_WAIT
 from writegate.eventlog.errors import IdempotencyKeyReused, VersionConflict
 from writegate.eventlog.postgres import PostgresEventLog
 from writegate.eventlog.testing import emitting, note
-from writegate.gate import Gate
+from writegate.gate import Gate, Rejected
 
 ALICE = Actor(agent="alice")
 CLAIM: Any = {"source": "hr.csv", "extraction_method": "parsed", "reliability": 0.9}
@@ -267,5 +267,32 @@ def test_a_batch_naming_a_node_twice_keeps_its_last_write(relay: RoundTrips, pg_
             gate.reader().open_nodes([{"label": "Person", "merge_keys": {"name": "Ada"}}]).nodes
         )
         assert (ada.version, ada.properties["age"]) == (2, 37)
+        with gate.log.snapshot() as conn:
+            assert gate.state.equals_replay(gate.log, conn)
+
+
+def test_a_creating_write_under_resolution_reads_its_candidates_with_its_node(
+    relay: RoundTrips, pg_dsn: str
+) -> None:
+    """Two round trips, as without resolution: the index rows a new name probes are read
+    with the rows of the nodes the write names. A batch's later item asks again once an
+    earlier one changed the index, so it meets the node created before it."""
+    person = {"merge_keys": ["name"], "resolution": {"policy": "propose"}}
+    with Gate.open(relay.dsn(pg_dsn), default_actor=ALICE) as gate:
+        gate.publish_schema({"nodes": {"Person": person}})
+        gate.write_node(label="Person", merge_keys={"name": "Ada Lovelace"}, **CLAIM)
+        relay.reset()
+        grace = gate.write_node(label="Person", merge_keys={"name": "Grace Hopper"}, **CLAIM)
+        assert (grace.status, relay.reset()) == ("written", 2)
+        near = gate.write_node(label="Person", merge_keys={"name": "Ada Lovelase"}, **CLAIM)
+        assert isinstance(near, Rejected)
+        assert near.error_code == "POSSIBLE_DUPLICATE"
+        items = [
+            {"op": "write_node", "label": "Person", "merge_keys": {"name": n}, **CLAIM}
+            for n in ("Alan Turing", "Alan Turning")
+        ]
+        batch = gate.write_batch(items=items)
+        assert isinstance(batch, Rejected)
+        assert (batch.error_code, batch.details["item"]) == ("POSSIBLE_DUPLICATE", 1)
         with gate.log.snapshot() as conn:
             assert gate.state.equals_replay(gate.log, conn)
