@@ -119,10 +119,11 @@ def read_ahead(
     asked = [p for p in asked if p not in kept.probes and p[0]]
     if not wanted and not asked:
         return
-    ahead = _AHEAD.format(document=text_index_for(conn).scope_of("named.v"))
-    named = orjson.dumps(wanted).decode()
-    nodes = conn.execute(ahead, (named,)) if wanted else None  # all sent, then read: one
-    reads = [conn.execute(*probe_statement(*probe)) for probe in asked]  # round trip on PG
+    nodes = None  # every statement sent, then each read: one round trip on PostgreSQL
+    if wanted:
+        ahead = _AHEAD.format(document=text_index_for(conn).scope_of("named.v"))
+        nodes = conn.execute(ahead, (orjson.dumps(wanted).decode(),))
+    reads = [conn.execute(*probe_statement(*probe)) for probe in asked]
     found = {str(row[0]): row for row in nodes.fetchall()} if nodes is not None else {}
     for probe, read in zip(asked, reads, strict=True):
         kept.probes[probe] = [(str(row[0]), str(row[1])) for row in read.fetchall()]
