@@ -86,6 +86,8 @@ def publish(result: SchemaPublishResult | Rejected, fmt: str, as_json: bool = Fa
     if result.diff is not None and result.diff.before is not None:  # a first one adds all
         for line in result.diff.describe():
             click.echo(f"  {line}")
+    if result.indexed:
+        click.echo(f"  indexed {counted(result.indexed, 'live node')} for entity resolution")
 
 
 def _describe(diff: SchemaDiff, *, err: bool = False) -> None:

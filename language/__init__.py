@@ -40,6 +40,7 @@ from writegate.language.identities import (
     relationship_identity,
     relationship_stream,
 )
+from writegate.language.indexing import IndexedNode, NodesIndexed, resolution_stream
 from writegate.language.merges import (
     FactRecord,
     MovedRelationship,
@@ -87,11 +88,13 @@ __all__ = [
     "FactRecord",
     "FeedbackGiven",
     "GraphPayload",
+    "IndexedNode",
     "MovedRelationship",
     "NodeCorroborated",
     "NodeDeleted",
     "NodeRef",
     "NodeWritten",
+    "NodesIndexed",
     "NodesMerged",
     "NodesUnmerged",
     "ObservationRecorded",
@@ -127,6 +130,7 @@ __all__ = [
     "pseudonymous",
     "relationship_identity",
     "relationship_stream",
+    "resolution_stream",
     "said_of",
     "scope_or_default",
     "writer_of",

@@ -22,6 +22,7 @@ from writegate.language.base import GraphPayload, Payload, Superseded, WriteProv
 from writegate.language.corroborations import NodeCorroborated, RelationshipCorroborated
 from writegate.language.feedback import FeedbackGiven
 from writegate.language.identities import NodeRef, relationship_stream
+from writegate.language.indexing import NodesIndexed
 from writegate.language.merges import NodesMerged, NodesUnmerged
 from writegate.language.observations import ObservationRecorded
 
@@ -215,6 +216,7 @@ ALL_PAYLOADS: tuple[type[Payload], ...] = (
     ProposalDecided,
     NodesMerged,
     NodesUnmerged,
+    NodesIndexed,
     ObservationRecorded,
     FeedbackGiven,
     NodeCorroborated,

@@ -52,6 +52,7 @@ class Impact(BaseModel):
     # held: items whose last write a new review rule covers; duplicates: nodes with a
     # probable duplicate under a new resolution policy (``gate.schema.caught``)
     caught: int = 0
+    sampled: int | None = None  # caught among this many (an even sample), not among all
     example: str | None = None  # one of them
     why: str | None = None  # what catches them, after the verb ("last written as …")
 
@@ -72,7 +73,9 @@ class Impact(BaseModel):
         if self.outcome in ("held", "duplicates"):
             example = f"; e.g. {self.example}" if self.example else ""
             verb = {"held": ("was", "were"), "duplicates": ("has", "have")}[self.outcome]
-            said = f"{self.caught} of {self.live} {what} {verb[self.caught != 1]} {self.why}"
+            among = f"{self.sampled} {what} sampled from {self.live}" if self.sampled else ""
+            among = among or f"{self.live} {what}"
+            said = f"{self.caught} of {among} {verb[self.caught != 1]} {self.why}"
             return f"{self.name}: {said}{example}"
         if not self.invalid:
             return f"{self.name}: {self.live} {what} checked, all still valid"

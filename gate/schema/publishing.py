@@ -5,7 +5,9 @@ compared with the one in force and its impact on live data is read (``gate.schem
 A change that strands live nodes or invalidates them is refused with
 ``SCHEMA_CHANGE_UNSAFE`` (the diff in ``details``) unless ``force``; the event records the
 diff either way, ``forced`` when it was unsafe. Publishing the version already in force
-appends nothing (``unchanged``), so two servers publishing one document record it once.
+appends nothing (``unchanged``), so two servers publishing one document record it once. A
+publish that switches a label's entity resolution on, or changes what its keys are made of,
+indexes the label's live nodes in the same transaction (``gate.schema.indexing``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from writegate.gate.models import PublishResult, Rejected
 from writegate.gate.results import rejected
 from writegate.gate.schema.diff import SchemaDiff, schema_diff
 from writegate.gate.schema.document import SchemaDocument, SchemaDocumentError, parse_document
+from writegate.gate.schema.indexing import index_labels
 from writegate.gate.schema.loading import load_document
 from writegate.gate.schema.sources import SCHEMA_STREAM, published
 from writegate.language import SchemaPublished, draft, payload_of
@@ -30,6 +33,8 @@ class SchemaPublishResult(PublishResult):
     """What publishing did, with the change it made and its impact (None if unchanged)."""
 
     diff: SchemaDiff | None = None
+    # live nodes indexed for entity resolution its labels now ask for (``gate.schema.indexing``)
+    indexed: int = 0
 
 
 def as_document(document: SchemaDocument | Mapping[str, Any] | str | Path) -> SchemaDocument:
@@ -91,7 +96,7 @@ def publish_schema(
     except SchemaDocumentError as exc:
         return Rejected(error_code=ErrorCode.SCHEMA_INVALID, message=str(exc))
     version = doc.version()
-    made: list[tuple[int, SchemaDiff]] = []
+    made: list[tuple[int, SchemaDiff, int]] = []
 
     def decide(tx: Transaction) -> None:
         current = published(log)
@@ -114,7 +119,8 @@ def publish_schema(
             version=version,
             diff=diff.model_dump(mode="json"),
         )
-        made.append((tx.emit(draft(event, [SCHEMA_STREAM])).seq, diff))
+        seq = tx.emit(draft(event, [SCHEMA_STREAM])).seq
+        made.append((seq, diff, index_labels(tx, state, _readable(current), doc, version)))
 
     try:
         log.append(actor, decide)
@@ -127,4 +133,5 @@ def publish_schema(
         relationship_types=len(doc.relationships),
         seq=made[0][0] if made else None,
         diff=made[0][1] if made else None,
+        indexed=made[0][2] if made else 0,
     )

@@ -18,6 +18,7 @@ from writegate.language import (
     NodeCorroborated,
     NodeDeleted,
     NodeRef,
+    NodesIndexed,
     NodesMerged,
     NodesUnmerged,
     NodeWritten,
@@ -113,6 +114,21 @@ def _index(conn: Sql, identity: str, keys: list[str], old: list[str] | None) -> 
     valuecounts.rekey(conn, keys, old or [])
     blocking.store_keys(conn, identity, old, keys)
     remembered.index_changed(conn)
+
+
+def _reindexed(conn: Sql, identity: str, keys: list[str]) -> None:
+    """A live node indexed anew by a schema change: its row lists ``keys`` now (a node
+    gone since is not indexed)."""
+    row = remembered.node_row(conn, identity)
+    if row is None:
+        return
+    listed = _text(keys)
+    conn.execute(
+        "UPDATE state_nodes SET resolution_keys = ? WHERE identity = ?", (listed, identity)
+    )
+    at = remembered.RESOLUTION_KEYS
+    remembered.wrote_node(conn, identity, (*row[:at], listed, *row[at + 1 :]))
+    _index(conn, identity, keys, blocking.stored_keys(row[at]))
 
 
 def _upsert_node(
@@ -248,6 +264,10 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
                     "SET approved = state_approved_agents.approved + 1",
                     (writer or event.actor.agent,),
                 )
+        case NodesIndexed(nodes=nodes):
+            for entry in nodes:
+                if entry.resolution_keys is not None:  # None: a forgotten person's
+                    _reindexed(conn, entry.node.identity, entry.resolution_keys)
         case NodesMerged() as merge:
             merging.merged(conn, merge)
         case NodesUnmerged() as unmerge:

@@ -352,10 +352,15 @@ class StateReader:
             return StateCounts(*tallies.scanned(conn))
         return StateCounts(*tallies.kept(conn))
 
-    def nodes_labelled(self, conn: Sql, label: str) -> Iterator[NodeRow]:
-        """Every node of one label, in identity order (what a schema change would meet)."""
-        query = f"SELECT {_NODE_READ} FROM state_nodes WHERE label = ? ORDER BY identity"
-        for row in conn.execute(query, (label,)):
+    def nodes_labelled(
+        self, conn: Sql, label: str, after: str = "", limit: int | None = None
+    ) -> Iterator[NodeRow]:
+        """Every node of one label, in identity order (what a schema change would meet);
+        a page of them: ``limit`` after the identity ``after``, for a reader that writes
+        as it goes."""
+        query = f"SELECT {_NODE_READ} FROM state_nodes WHERE label = ? AND identity > ? "
+        query += "ORDER BY identity" + (f" LIMIT {int(limit)}" if limit is not None else "")
+        for row in conn.execute(query, (label, after)):
             yield _node(row)
 
     def edges_typed(self, conn: Sql, type: str) -> Iterator[EndedEdge]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import SEED_SCHEMA, seed_document
+from tests.conftest import EXAMPLE_SCHEMA, SEED_SCHEMA, seed_document
 from tests.server.harness import WRITEGATE
 
 
@@ -120,3 +120,20 @@ def test_diff_names_a_new_review_rule_and_the_live_nodes_it_would_hold(
         table.stdout
     )
     assert "Organization: 1 of 1 node was last written as the new rule would hold" in (table.stdout)
+
+
+def test_publishing_resolution_indexes_the_nodes_already_written(tmp_path: Path) -> None:
+    document = yaml.safe_load(EXAMPLE_SCHEMA.read_text())
+    del document["nodes"]["Organization"]["resolution"]
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(yaml.safe_dump(document))
+    db = tmp_path / "memory.db"
+    assert run(db, "init", "--schema", str(plain)).returncode == 0
+    claim = ("--source", "crm", "--method", "parsed")
+    assert run(db, "write", "node", "Organization", "-k", "name=Initech", *claim).returncode == 0
+    published = run(db, "schema", "publish", str(EXAMPLE_SCHEMA))
+    assert published.returncode == 0, published.stderr
+    assert "  indexed 1 live node for entity resolution" in published.stdout.splitlines()
+    again = run(db, "write", "node", "Organization", "-k", "name=Initech Ltd", *claim)
+    assert again.returncode != 0
+    assert "POSSIBLE_DUPLICATE" in again.stderr

@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import AGENT, person, seed_document
 from writegate.gate import Gate, WriteNodeResult
+from writegate.gate.schema import caught
 from writegate.gate.schema.publishing import diff_with_log
 
 
@@ -73,6 +74,30 @@ def test_resolution_made_automatic_is_named_with_the_duplicates_it_would_catch(
     [caught] = [i for i in diff.impact if i.outcome == "duplicates"]
     assert (caught.name, caught.live, caught.caught) == ("Person", 3, 2)
     assert "have a probable duplicate under resolution policy auto" in caught.describe()
+
+
+def test_a_large_label_is_sampled_evenly_and_says_so(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(caught, "SCORED", 5)  # a label of more nodes than this is "large"
+    proposing = seed_document()
+    proposing["nodes"]["Person"]["resolution"] = {"policy": "propose"}
+    names = ("Alan Turing", "Alan Turing Jr", "Ada Lovelace", "Ada Lovelace Jr", "Grace Hopper")
+    with Gate.open(db_path, default_actor=AGENT) as gate:
+        assert gate.publish_schema(proposing).status == "published"
+        others = ("Barbara Liskov", "Donald Knuth", "Edsger Dijkstra", "Ken Thompson", "Niklaus Wirth")
+        for name in (*names, *others):
+            written = gate.write_node(**person(name, resolution="new"))
+            assert isinstance(written, WriteNodeResult), written
+        automatic = copy.deepcopy(proposing)
+        automatic["nodes"]["Person"]["resolution"]["policy"] = "auto"
+        diff = diff_with_log(gate.log, gate.state, automatic)
+    [found] = [i for i in diff.impact if i.outcome == "duplicates"]
+    # every other node in identity order: Ada Lovelace Jr, Alan Turing Jr, Barbara, Edsger, Ken
+    assert (found.live, found.sampled, found.caught) == (10, 5, 2)
+    said = "Person: 2 of 5 nodes sampled from 10 have a probable duplicate under resolution"
+    assert found.describe().startswith(said)
+    assert found.example == 'Person{"name":"Ada Lovelace Jr"}'
 
 
 def test_a_new_version_is_never_no_changes(live: Gate) -> None:

@@ -63,6 +63,7 @@ NEWER = {
     "feedback.given",
     "node.corroborated",
     "relationship.corroborated",
+    "nodes.indexed",
 }  # after the old log
 
 

@@ -3,7 +3,7 @@ type the gate writes beyond 0.1 — supersessions (a property, a functional rela
 valid time, a write held for review then approved and another rejected, entity resolution
 landing a write on an existing node, a merge and its undoing, a detached deletion, an
 observation and the writes citing it, feedback on an answer, a fact said again (unchanged,
-and corroborated) — written through the real gate, a step a minute on a frozen clock.
+and corroborated), resolution switched on for a label with nodes — written through the real gate, a step a minute on a frozen clock.
 
 Recorded once (``python -m tests.projections.truth_history FILE``; steps added later are
 appended with ``--extend FILE STEP``, so the events recorded before keep their ids), shipped
@@ -15,6 +15,7 @@ checks that the recording covers the whole event language and verifies.
 
 from __future__ import annotations
 
+import copy
 import sys
 import tempfile
 from collections.abc import Callable
@@ -292,8 +293,23 @@ def write_corroborations(gate: Gate, step: Callable[[], None]) -> None:
     step()
 
 
+def write_resolution_switched_on(gate: Gate, step: Callable[[], None]) -> None:
+    """The step added with indexing on a publish: the reviewer gives Organization
+    resolution, so its two live nodes are indexed by the publish (``nodes.indexed``)."""
+    schema = copy.deepcopy(SCHEMA)
+    schema["nodes"]["Organization"]["resolution"] = {"policy": "propose", "kind": "organisation"}
+    assert gate.publish_schema(schema, actor=REVIEWER).status == "published"
+    gate.refresh_schema_cache()
+    step()
+
+
 # steps added after the first recording, in order: ``--extend FILE NAME`` appends one
-LATER_STEPS = (write_observations, write_feedback, write_corroborations)
+LATER_STEPS = (
+    write_observations,
+    write_feedback,
+    write_corroborations,
+    write_resolution_switched_on,
+)
 
 
 def extend(path: Path, name: str) -> None:
