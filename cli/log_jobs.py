@@ -262,8 +262,8 @@ def retain_kind(gate: Gate, made: Callable[[RetainResult], None] | None = None) 
 
     def total(_target: str, _options: str) -> int:
         planned = gate.retain(dry_run=True)
-        if isinstance(planned, Rejected):
-            raise ValueError(planned.message)
+        if isinstance(planned, Rejected):  # no schema: refused as the command refuses it
+            raise JobFailed(f"{planned.error_code}: {planned.message}")
         return planned.values
 
     def run(job: Job, report: Report) -> str:

@@ -35,17 +35,14 @@ def retain(ctx: Context, /, dry_run: bool, fmt: str, as_json: bool) -> None:
     click.echo(retained(result))
 
 
-def _as_job(ctx: Context, gate: Gate) -> RetainResult | Rejected:
+def _as_job(ctx: Context, gate: Gate) -> RetainResult:
     """The retention as a job on the log, waited for (``cli.log_jobs``), as a server runs
     one an admin started; refused (no schema, a retention already running) as one line."""
     from writegate.cli.jobs import Bar, run_kind
     from writegate.cli.log_jobs import RetainOptions, retain_kind
     from writegate.gate.jobs import Jobs
 
-    planned = gate.retain(dry_run=True, actor=ctx.actor)
-    if isinstance(planned, Rejected):
-        return planned
-    made: list[RetainResult] = []
+    made: list[RetainResult] = []  # what to go is planned once, as the job's total
     jobs = Jobs(gate.log, {"retain": retain_kind(gate, made.append)})
     run_kind(jobs, Bar(), ctx, "retain", gate.log.describe(), RetainOptions(), echo=False)
     return made[0]

@@ -8,12 +8,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+from click.testing import CliRunner
 from freezegun import freeze_time
 
 from tests.cli.conftest import writegate
 from tests.conftest import AGENT, FIXTURES
-from writegate.gate import Gate
+from writegate.cli.main import cli
+from writegate.gate import Gate, retention
 
 
 def expired_log(tmp_path: Path) -> Path:
@@ -64,3 +67,23 @@ def test_retain_runs_as_a_job_on_the_log_which_jobs_list_shows_ended(tmp_path: P
         ("retain", "completed", 1, 1)
     ]
     assert listed[0]["outcome"] == done
+
+
+def test_a_retention_reads_what_to_forget_once_before_it_forgets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once for the job's total, once in the forgetting's transaction: each read is a pass
+    over the log's superseded values, so a third (a dry run first) doubled a long log's wait."""
+    db = expired_log(tmp_path)
+    passes: list[int] = []
+    read = retention._Finder.__call__
+
+    def counted(self: Any, conn: Any) -> Any:
+        passes.append(1)
+        return read(self, conn)
+
+    monkeypatch.setattr(retention._Finder, "__call__", counted)
+    done = CliRunner().invoke(cli, ["--db", str(db), "retain", "--format", "json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["values"] == 1
+    assert len(passes) == 2
