@@ -214,8 +214,13 @@ def _candidates(
     met: set[str] = set()
     for start, stop, down in probes_of(name, policy.kind, name_rules(policy)):
         lo, hi = bisect_left(keys, start), bisect_left(keys, stop)
-        found = [identity for _, identity in index[lo:hi] if identity != own]
-        met.update(found[-WINDOW:] if down else found[:WINDOW])
+        found = 0
+        for at in range(hi - 1, lo - 1, -1) if down else range(lo, hi):  # from the near end
+            if found == WINDOW:
+                break
+            if (identity := index[at][1]) != own:
+                met.add(identity)
+                found += 1
     return met
 
 
