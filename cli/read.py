@@ -212,7 +212,13 @@ def _nodes_table(nodes: list[NodeView]) -> Table:
     for node in nodes:
         p = node.provenance
         table.add_row(
-            _name(node.label, node.merge_keys) + (" (stub)" if node.stub else ""),
+            _name(node.label, node.merge_keys)
+            + (" (stub)" if node.stub else "")
+            + (
+                f" (+{counted(more, 'relationship')} not shown)"
+                if (more := node.more_relationships)
+                else ""
+            ),
             assignments(node.properties),
             plain(p.confidence),
             f"{p.source} / {p.extraction_method}",
