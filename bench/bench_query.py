@@ -6,7 +6,7 @@ and a number, a short bio of common words), each knowing two others and working 
 200 organisations, is built through the gate's batches, then:
   * latency: ``graph_query`` (the default recipe: top 10 seeds, 2 hops) p50 / p99 over a
     fixed mix of questions (a name, two people, a common word, a relationship's word), beside
-    ``search_nodes`` (limit 25, neighbours included) through the text index and the same
+    ``search_nodes`` (limit 25, with its default page of neighbours) through the text index and the same
     search the way it ran before the index (a substring scan over every node's JSON);
   * ranking: questions naming two people two hops apart (A knows B knows C, asked "A C"),
     answered by each recipe; the two relationships of the path are what the question is

@@ -170,27 +170,16 @@ def _items(conversation: Conversation) -> list[dict[str, Any]]:
 
 
 def turn_hits(reader: GraphReader, question: str, limit: int) -> list[tuple[str, int, int]]:
-    """search_nodes' ``Turn`` hits as (dia_id, session, position), best first. Its page
-    lists the hits, then their neighbours; how many hits there were: ``limit`` when there
-    are more, else the smallest limit that leaves no next page."""
+    """search_nodes' ``Turn`` hits as (dia_id, session, position), best first: its page lists
+    the hits (each saying how many relationships it leaves out), then their neighbours."""
     try:
         page = reader.search_nodes(question, limit)
     except GateRejection:  # a question without words
         return []
-    count = limit
-    if page.next_cursor is None:
-        low, high = 1, limit
-        while low < high:
-            middle = (low + high) // 2
-            if reader.search_nodes(question, middle).next_cursor is None:
-                high = middle
-            else:
-                low = middle + 1
-        count = low
     return [
         (n.merge_keys["id"], n.properties["session"], n.properties["position"])
-        for n in page.nodes[:count]
-        if n.label == "Turn"
+        for n in page.nodes
+        if n.more_relationships is not None and n.label == "Turn"
     ]
 
 

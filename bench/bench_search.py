@@ -3,7 +3,7 @@ the index adds to a single write: side by side in one run, nothing asserted.
 
 For each size, a SQLite log of that many Person nodes (a name of two words from small
 lists, a short bio of common words) is built through the gate's batches, then:
-  * search: ``search_nodes`` (limit 25, neighbours included) p50 / p99 over a fixed mix of
+  * search: ``search_nodes`` (limit 25, with its default page of neighbours) p50 / p99 over a fixed mix of
     queries (a first name, a last name, both, a common word, a rare word, a prefix), through
     the index, and the same reads the way they ran before it (a substring of the whole query
     over every node's JSON, in identity order: the reader's path for a log without the index);

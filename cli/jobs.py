@@ -26,6 +26,7 @@ UNITS = {
     "backup": "pages",
     "import": "items",
     "retain": "values",
+    "optimize": "parts",
 }  # what a job's done and total count
 
 

@@ -295,9 +295,12 @@ def retained(result: RetainResult) -> str:
 
 def log_kinds(gate: Gate, seen: Seen | None = None) -> dict[str, Kind]:
     """Every kind on the log, for a server's ``job_start`` and ``writegate jobs resume``."""
+    from writegate.cli.optimize import optimize_kind  # a command's module: read on use
+
     return {
         "backup": backup_kind(gate.log, seen),
         "copy": copy_kind(gate.log, seen),
         "import": import_kind(gate, seen),
         "retain": retain_kind(gate),
+        "optimize": optimize_kind(gate),
     }

@@ -65,6 +65,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "forget:forget",
         "Erase a personal node's data: its sealed values, read-model rows and refusals.",
     ),
+    "optimize": (
+        "optimize:optimize",
+        "Merge the text index's structures so that searches seek fewer of them.",
+    ),
     "retain": (
         "retain:retain",
         "Forget superseded personal values and personal observations' text past retention.",

@@ -31,6 +31,7 @@ from writegate.cli.render import (
 from writegate.gate import Gate
 from writegate.gate.errors import GateRejection
 from writegate.gate.models import NodeRef
+from writegate.gate.reads.around import MAX_NEIGHBORS, NEIGHBORS
 from writegate.gate.reads.reader import MAX_DEPTH, GraphReader, PathResult, Subgraph
 from writegate.gate.reads.views import EdgeView, NodeView
 from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
@@ -59,6 +60,14 @@ def reading(ctx: Context) -> Iterator[tuple[Gate, GraphReader]]:
 @click.option("--limit", type=click.IntRange(1, 500), default=25, show_default=True)
 @click.option("--cursor", help="The next_cursor a previous page printed.")
 @click.option(
+    "--neighbors",
+    type=click.IntRange(0, MAX_NEIGHBORS),
+    default=NEIGHBORS,
+    show_default=True,
+    help="At most this many of each match's relationships (and their other nodes); each "
+    "match's more_relationships counts the rest.",
+)
+@click.option(
     "--observations",
     "observations",
     is_flag=True,
@@ -67,9 +76,15 @@ def reading(ctx: Context) -> Iterator[tuple[Gate, GraphReader]]:
 @format_option()
 @pass_ctx
 def search(
-    ctx: Context, text: str, limit: int, cursor: str | None, observations: bool, fmt: str
+    ctx: Context,
+    text: str,
+    limit: int,
+    cursor: str | None,
+    neighbors: int,
+    observations: bool,
+    fmt: str,
 ) -> None:
-    """Nodes whose words begin with TEXT's words, most relevant first, with neighbours.
+    """Nodes whose words begin with TEXT's words, most relevant first, with a few neighbours.
 
     A node's words are its label, merge keys and string properties; any word of TEXT may
     match (the more and the rarer, the higher), and TEXT is never query syntax.
@@ -80,7 +95,7 @@ def search(
         search_observations(ctx, text, limit, cursor, fmt)
         return
     with reading(ctx) as (_, reader):
-        found = reader.search_nodes(text, limit, cursor)
+        found = reader.search_nodes(text, limit, cursor, neighbors)
     show_subgraph(found, fmt)
     if found.next_cursor is not None and fmt != "json":
         click.echo(f"… more: --cursor '{found.next_cursor}'", err=True)
@@ -197,7 +212,13 @@ def _nodes_table(nodes: list[NodeView]) -> Table:
     for node in nodes:
         p = node.provenance
         table.add_row(
-            _name(node.label, node.merge_keys) + (" (stub)" if node.stub else ""),
+            _name(node.label, node.merge_keys)
+            + (" (stub)" if node.stub else "")
+            + (
+                f" (+{counted(more, 'relationship')} not shown)"
+                if (more := node.more_relationships)
+                else ""
+            ),
             assignments(node.properties),
             plain(p.confidence),
             f"{p.source} / {p.extraction_method}",

@@ -229,6 +229,10 @@ class EventLog(Appending):
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        # appends get a connection of their own: one that remade a read model (an FTS5
+        # table made again from 10k documents) wrote each later write's index entry about
+        # 10% slower for as long as it lived (``bench/bench_search_settings.py``)
+        self.disconnect()
 
     def _current(self, conn: sqlite3.Connection) -> bool:
         """Whether every inline read model is there in its current layout and caught up with

@@ -20,6 +20,7 @@ from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.identifiers import check_identifier
 from writegate.gate.personal import lookup
 from writegate.gate.reads.answers import QueryResult
+from writegate.gate.reads.around import MAX_EDGES, MAX_NEIGHBORS, NEIGHBORS, with_neighbours
 from writegate.gate.reads.past import subgraph_then
 from writegate.gate.reads.query import DEFAULT as DEFAULT_QUERY
 from writegate.gate.reads.query import Asked, QueryConfig, answer
@@ -44,12 +45,12 @@ from writegate.language import NodeRef, node_identity, node_stream, pseudonymous
 from writegate.projections.state import EdgeRow, StateProjection
 
 MAX_LIMIT = 500
-MAX_EDGES = 1000
 MAX_DEPTH = 6
 WHOLE_GRAPH_NODES = 1000  # the default bound of ``whole_graph``; relationships: four times it
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_EDGES",
     "WHOLE_GRAPH_NODES",
     "GraphReader",
     "HistoryEntry",
@@ -141,22 +142,11 @@ class GraphReader:
     def _nodes(self, conn: Sql, identities: Iterable[str]) -> list[NodeView]:
         return node_views(self._state, conn, self._state.nodes(conn, identities), self._decay())
 
-    def _with_neighbours(self, conn: Sql, identities: list[str], cursor: str | None) -> Subgraph:
-        """Seed 001 §4.5: the nodes asked for, their immediate neighbours, and the edges between."""
-        decay = self._decay()
-        edges, truncated = self._state.edges_touching(conn, identities, None, MAX_EDGES)
-        asked = set(identities)
-        neighbour_ids = [
-            other
-            for row in edges
-            for other in (row.from_identity, row.to_identity)
-            if other not in asked
-        ]
-        return Subgraph(
-            nodes=self._nodes(conn, [*identities, *neighbour_ids]),
-            edges=edge_views(self._state, conn, edges, decay),
-            next_cursor=cursor,
-            truncated=truncated,
+    def _with_neighbours(
+        self, conn: Sql, identities: list[str], cursor: str | None, each: int | None = None
+    ) -> Subgraph:
+        return with_neighbours(
+            self._state, conn, identities, self._nodes, self._decay(), cursor, each
         )
 
     def open_nodes(
@@ -186,24 +176,28 @@ class GraphReader:
             present = [n for n in identities if self._state.node_exists(conn, n)]
             return self._with_neighbours(conn, present, None)
 
-    def search_nodes(self, query: str, limit: int = 25, cursor: str | None = None) -> Subgraph:
+    def search_nodes(
+        self, query: str, limit: int = 25, cursor: str | None = None, neighbors: int = NEIGHBORS
+    ) -> Subgraph:
         """The nodes whose words (label, merge keys, string properties) begin with any word
-        of ``query``, the most relevant first (the read model's text index), neighbours
-        included. A read-only copy of a log from before the index is searched the old way:
-        a substring of the whole query, in identity order."""
+        of ``query``, the most relevant first (the read model's text index), with at most
+        ``neighbors`` of each one's relationships and the neighbours they lead to; each
+        match says how many more it has. A read-only copy of a log from before the index
+        is searched the old way: a substring of the whole query, in identity order."""
         if not query.strip():
             raise GateRejection(
                 ErrorCode.INVALID_ARGUMENT, "query must not be empty", {"field": "query"}
             )
         limit = _limit(limit)
+        each = _bounded(neighbors + 1, MAX_NEIGHBORS + 1, "neighbors") - 1
         with self._read() as conn:
             if not self._state.keeps_text(conn):
                 found = self._state.search(conn, query, cursor or "", limit + 1)
                 matches = found[:limit]
                 next_cursor = matches[-1] if len(found) > limit else None
-                return self._with_neighbours(conn, matches, next_cursor)
+                return self._with_neighbours(conn, matches, next_cursor, each)
             page, next_cursor = index_page(self._state, conn, query, "node", limit, cursor)
-            return self._with_neighbours(conn, page, next_cursor)
+            return self._with_neighbours(conn, page, next_cursor, each)
 
     def graph_query(
         self,

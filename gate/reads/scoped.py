@@ -17,6 +17,7 @@ from typing import Any
 from writegate.eventlog import Event, Log
 from writegate.eventlog.sql import Sql
 from writegate.gate.reads.answers import QueryResult
+from writegate.gate.reads.around import NEIGHBORS
 from writegate.gate.reads.cited import keep_seen
 from writegate.gate.reads.past import subgraph_then
 from writegate.gate.reads.past_scopes import PastScopes
@@ -71,9 +72,11 @@ class ScopedReader(GraphReader):
                 return set()
             return {o.id for o in self._scoped.observations(conn, ids, self._scoped.visible)}
 
-    def search_nodes(self, query: str, limit: int = 25, cursor: str | None = None) -> Subgraph:
+    def search_nodes(
+        self, query: str, limit: int = 25, cursor: str | None = None, neighbors: int = NEIGHBORS
+    ) -> Subgraph:
         self._following = None
-        return self._told(super().search_nodes(query, limit, cursor))
+        return self._told(super().search_nodes(query, limit, cursor, neighbors))
 
     def open_nodes(
         self,

@@ -81,6 +81,9 @@ class NodeView(BaseModel):
     stub: bool
     remapped_from: str | None
     provenance: Provenance
+    # a search's match: how many of its relationships the answer leaves out (the
+    # ``neighbors`` tool reads them); absent on any other node
+    more_relationships: int | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class EdgeView(BaseModel):
@@ -235,6 +238,7 @@ def node_view(row: NodeRow, decay: Decay | None = None, heard: Sequence[Support]
             "stub": row.stub,
             "remapped_from": row.remapped_from,
             "provenance": _of_row(row, decay, heard),
+            "more_relationships": None,
         },
     )
 

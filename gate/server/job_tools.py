@@ -27,14 +27,15 @@ _ARGS = ConfigDict(extra="forbid", frozen=True)
 class JobStartArgs(BaseModel):
     model_config = _ARGS
 
-    kind: Literal["rebuild", "replay", "backup", "copy", "import", "retain"] = Field(
+    kind: Literal["rebuild", "replay", "backup", "copy", "import", "retain", "optimize"] = Field(
         description="rebuild: reset the projection and replay the whole log into it (the "
         "old one is served until the new one is complete); replay: apply the log from its "
         "checkpoint; backup: a verified copy of this server's SQLite log; copy: this "
         "server's log into another database; import: a memory file into this log, every "
         "item a gated write as the caller; retain: forget the personal values the schema's "
-        "retention periods have passed, with a values.expired receipt. backup, copy and "
-        "import name paths on the server's machine, retain forgets: admins only."
+        "retention periods have passed, with a values.expired receipt; optimize: merge the "
+        "text index's structures (searches seek fewer). backup, copy and import name paths "
+        "on the server's machine, retain forgets, optimize holds the write lock: admins only."
     )
     target: StrictStr | None = Field(
         default=None,
@@ -42,7 +43,7 @@ class JobStartArgs(BaseModel):
         max_length=1000,
         description="rebuild, replay: the projection's name in the configuration; backup: "
         "the new file's path; copy: the destination's path or postgresql:// address; "
-        "import, retain: none (their target is this log).",
+        "import, retain, optimize: none (their target is this log).",
     )
     options: dict[str, Any] = Field(
         default_factory=dict,
@@ -58,6 +59,7 @@ ADMIN_KINDS = {  # why each is for admins only
     "copy": "name paths on the server's machine",
     "import": "name paths on the server's machine",
     "retain": "forget personal values",
+    "optimize": "hold the log's write lock while they merge the text index",
 }
 
 

@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_camel
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import Keys
 from writegate.gate.reads.answers import QueryResult
+from writegate.gate.reads.around import MAX_NEIGHBORS, NEIGHBORS
 from writegate.gate.reads.query import DEFAULT as DEFAULT_QUERY
 from writegate.gate.reads.query import MAX_QUERY_DEPTH, MAX_TOP_K
 from writegate.gate.reads.reader import MAX_DEPTH, NodeHistory, PathResult, Subgraph
@@ -67,6 +68,13 @@ class SearchNodesArgs(BaseModel):
     limit: StrictInt = Field(default=25, ge=1, le=500, description="At most this many matches.")
     cursor: StrictStr | None = Field(
         default=None, description="The next_cursor of the previous page."
+    )
+    neighbors: StrictInt = Field(
+        default=NEIGHBORS,
+        ge=0,
+        le=MAX_NEIGHBORS,
+        description="At most this many of each match's relationships, with the nodes they "
+        "lead to; each match's more_relationships counts the rest (read them with neighbors).",
     )
 
 
@@ -178,9 +186,11 @@ def open_nodes(call: ToolCall, args: OpenNodesArgs) -> Subgraph:
 @tool("read", read_only=True, gated=True)
 def search_nodes(call: ToolCall, args: SearchNodesArgs) -> Subgraph:
     """Nodes whose words (label, merge keys, string properties) begin with any word of
-    the query, most relevant first (BM25); the matches, their neighbours and the edges
-    between, paged by cursor. The query is plain words, never search syntax."""
-    return call.reader.search_nodes(args.query, args.limit, args.cursor)
+    the query, most relevant first (BM25), paged by cursor; with each match, a few of its
+    relationships and the nodes they lead to (neighbors), and how many more it has
+    (more_relationships: open them with the neighbors tool). The query is plain words,
+    never search syntax."""
+    return call.reader.search_nodes(args.query, args.limit, args.cursor, args.neighbors)
 
 
 @tool("read", read_only=True, gated=True)

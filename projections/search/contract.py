@@ -152,6 +152,15 @@ class TextIndex(Protocol):
         needs their words gone from the file, not only unreachable)."""
         ...
 
+    def parts(self, conn: Sql) -> list[str]:
+        """The index's structures that ``optimize`` merges, each in its own transaction."""
+        ...
+
+    def optimize(self, conn: Sql, part: str) -> None:
+        """Merge one part's pending structures into one, so that a probe seeks one place:
+        maintenance (a job's), never a write's; answers are the same before and after."""
+        ...
+
     def search(
         self,
         conn: Sql,

@@ -74,6 +74,18 @@ class PostgresTextIndex(DocumentRows):
             conn.execute(statement)
         self.add_scopes(conn)
 
+    def parts(self, conn: Sql) -> list[str]:
+        return ["search_documents_words"]  # the GIN index of every kind's words
+
+    def optimize(self, conn: Sql, part: str) -> None:
+        """GIN's pending list (where ``fastupdate`` puts a write's entries, which every
+        probe scans) merged into the index, and the planner's statistics of the documents
+        taken again. ``VACUUM`` cannot run in a transaction: it is autovacuum's."""
+        if part not in self.parts(conn):
+            raise ValueError(f"no part {part!r} in the text index")
+        conn.execute("SELECT gin_clean_pending_list(?::regclass)", (part,))
+        conn.execute("ANALYZE search_documents")
+
     def search(
         self,
         conn: Sql,

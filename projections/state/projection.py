@@ -122,7 +122,7 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
                 gone.append(identity)
             else:
                 found.append(Document(identity, name, text_of(row), row[-2], row[-1]))
-        index = text_index_for(conn)
+        index = self.text_index(conn)
         # a node this event writes first (its stream's version 1) had no document, so none
         # of its relationships can be indexed under a scope it left: not asked (a probe a
         # creating write, about a tenth of what the index adds to it on SQLite)

@@ -24,7 +24,13 @@ from writegate.projections.state.tables import (
     layout_of,
     ordered_selects,
 )
-from writegate.projections.state.walk import Attached, Step, edges_around, links_step
+from writegate.projections.state.walk import (
+    Attached,
+    Step,
+    edges_around,
+    links_step,
+    relationships_counted,
+)
 
 _NODE_READ = (
     "identity, label, keys, properties, provenance, version, stub, remapped_from, "
@@ -305,11 +311,18 @@ class StateReader:
         identities: Iterable[str],
         relationship_type: str | None,
         cap: int,
+        each: int | None = None,
     ) -> tuple[list[EdgeRow], bool]:
         """Relationships starting or ending at any of ``identities`` (of one type, if given),
-        at most ``cap``; the flag says whether there were more."""
-        found, more = edges_around(conn, list(identities), relationship_type, cap, _EDGE_READ)
+        at most ``cap`` (and ``each`` a node); the flag says whether there were more."""
+        found, more = edges_around(
+            conn, list(identities), relationship_type, cap, _EDGE_READ, each=each
+        )
         return [_edge(row) for row in found], more
+
+    def relationships_counted(self, conn: Sql, identities: Sequence[str]) -> dict[str, int]:
+        """How many relationships each of ``identities`` has."""
+        return relationships_counted(conn, identities)
 
     def links_touching(
         self, conn: Sql, identities: Sequence[str], relationship_type: str | None, cap: int

@@ -24,7 +24,13 @@ from writegate.projections.state.queries import (
     _edge,
 )
 from writegate.projections.state.tables import OBSERVATION_SCOPES_LAYOUT, SCOPES_LAYOUT
-from writegate.projections.state.walk import Attached, Step, edges_around, links_step
+from writegate.projections.state.walk import (
+    Attached,
+    Step,
+    edges_around,
+    links_step,
+    relationships_counted,
+)
 
 _CHUNK = 400
 _ENDS = (
@@ -121,7 +127,12 @@ class ScopedState(StateProjection):
         return conn.execute(sql, [identity, *([rtype] if rtype else []), *scopes, limit]).fetchall()
 
     def edges_touching(
-        self, conn: Sql, identities: Iterable[str], relationship_type: str | None, cap: int
+        self,
+        conn: Sql,
+        identities: Iterable[str],
+        relationship_type: str | None,
+        cap: int,
+        each: int | None = None,
     ) -> tuple[list[EdgeRow], bool]:
         if self._blind(conn):
             return [], False
@@ -135,8 +146,18 @@ class ScopedState(StateProjection):
             ends=f" {_ENDS}",
             scoped=scoped,
             scopes=scopes,
+            each=each,
         )
         return [_edge(row) for row in found], more
+
+    def relationships_counted(self, conn: Sql, identities: Sequence[str]) -> dict[str, int]:
+        """Only those inside the grant (the rest are ``withheld``)."""
+        if self._blind(conn):
+            return dict.fromkeys(identities, 0)
+        scoped, scopes = self._ends()
+        return relationships_counted(
+            conn, identities, ends=f" {_ENDS}", scoped=scoped, scopes=scopes
+        )
 
     def relationships_of(self, conn: Sql, identity: str) -> list[Attached]:
         what = "r.identity, r.type, r.from_identity, r.to_identity"

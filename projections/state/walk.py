@@ -118,10 +118,12 @@ def edges_around(
     ends: str = "",
     scoped: str = "",
     scopes: Sequence[str] = (),
+    each: int | None = None,
 ) -> tuple[list[tuple[Any, ...]], bool]:
     """The rows (``columns``, the identity first) of the relationships a node-by-node read
-    gives — each node's outgoing then incoming, each in identity order, each once, at most
-    ``cap`` — and whether there were more; in two statements whatever the nodes' number.
+    gives — each node's outgoing then incoming, each in identity order (with ``each``: only
+    each node's first ``each`` of those), each once, at most ``cap`` — and whether there
+    were more; in two statements whatever the nodes' number.
 
     The first reads the order from the two walk indexes alone (at most ``cap + 1`` entries
     a node and direction, so a hub costs index entries, not rows); the second reads only
@@ -140,11 +142,19 @@ def edges_around(
         orjson.dumps(list(identities)).decode(),
         *([relationship_type] if relationship_type else []),
         *scopes,
-        cap + 1,
+        cap + 1 if each is None else min(each, cap + 1),
     ]
     found = [tuple(row) for row in conn.execute(sql, one * 2)]
     # SQLite compares text by its bytes, as Python does; PostgreSQL numbers each list
     found.sort(key=(lambda r: (r[0], r[1], r[2])) if sqlite else (lambda r: (r[0], r[1], r[3])))
+    if each is not None:  # each node's first ``each``: outgoing, then incoming
+        taken: dict[Any, int] = {}
+        firsts = []
+        for row in found:
+            if taken.get(row[0], 0) < each:
+                taken[row[0]] = taken.get(row[0], 0) + 1
+                firsts.append(row)
+        found = firsts
     kept = list(dict.fromkeys(row[2] for row in found))
     more = len(kept) > cap
     kept = kept[:cap]
@@ -155,3 +165,43 @@ def edges_around(
         read = f"SELECT {columns} FROM state_relationships WHERE identity IN ({marks})"
         rows.update((row[0], tuple(row)) for row in conn.execute(read, chunk))
     return [rows[i] for i in kept if i in rows], more
+
+
+_COUNTED_SQLITE = (
+    "SELECT n.value, count(*) FROM json_each(?) AS n JOIN state_relationships AS r "
+    "ON r.{column} = n.value{ends} WHERE 1 = 1{also}{where} GROUP BY n.value"
+)
+_COUNTED_POSTGRES = (
+    "SELECT n.v, count(*) FROM json_array_elements_text(?::json) AS n(v) "
+    "JOIN state_relationships AS r ON r.{column} = n.v{ends} WHERE 1 = 1{also}{where} "
+    "GROUP BY n.v"
+)
+
+
+def relationships_counted(
+    conn: Sql,
+    identities: Sequence[str],
+    *,
+    ends: str = "",
+    scoped: str = "",
+    scopes: Sequence[str] = (),
+) -> dict[str, int]:
+    """How many relationships each of ``identities`` has (a loop once), counted from the
+    walk indexes: what an answer that shows only some of them says it left out."""
+    if not identities:
+        return {}
+    sqlite = isinstance(conn, sqlite3.Connection)
+    shape = _COUNTED_SQLITE if sqlite else _COUNTED_POSTGRES
+    counts = dict.fromkeys(identities, 0)
+    for column, also in (("from_identity", ""), ("to_identity", " AND r.from_identity <> n.{v}")):
+        sql = shape.format(
+            column=column,
+            ends=ends,
+            where=scoped,
+            also=also.format(v="value" if sqlite else "v"),
+        )
+        for identity, count in conn.execute(
+            sql, [orjson.dumps(list(identities)).decode(), *scopes]
+        ):
+            counts[identity] += int(count)
+    return counts

@@ -122,6 +122,7 @@ JOBS = {  # each kind of job: its command, and its target's spelling there (impo
     "copy": (("copy",), "dest"),
     "import": (("import", "mcp-memory"), None),  # its format is the subcommand
     "retain": (("retain",), None),  # its target is the log
+    "optimize": (("optimize",), None),  # its target is the log
 }
 OPTIONS = {
     "rebuild": ("regate",),

@@ -48,6 +48,7 @@ def test_a_trusted_model_nests_and_stays_frozen() -> None:
             "stub": False,
             "remapped_from": None,
             "provenance": trusted(Provenance, _provenance()),
+            "more_relationships": None,
         },
     )
     assert view == NodeView.model_validate(view.model_dump())

@@ -99,6 +99,23 @@ class Model:
                     counts[self.scope[there]] = counts.get(self.scope[there], 0) + 1
         return dict(sorted(counts.items()))
 
+    def more(self, found: Any, grant: set[str]) -> dict[str, int]:
+        """Each search match's visible relationships that the answer does not show."""
+        edges = {
+            tuple(node_identity(e.label, e.merge_keys) for e in (edge.from_node, edge.to_node))
+            for edge in found.edges
+        }
+        return {
+            match: sum(
+                match in link and link not in edges
+                for link in self.links
+                if all(self.scope[end] in grant for end in link)
+            )
+            for n in found.nodes
+            if n.more_relationships is not None
+            for match in [node_identity(n.label, n.merge_keys)]
+        }
+
 
 def shown_by(found: Any) -> set[str]:
     """The nodes an answer names, whose relationships its withheld counts."""
@@ -160,8 +177,13 @@ def test_a_scoped_caller_never_meets_another_scope(
     observations = scoped_gate.observation_reader(scopes=Scopes(granted=frozenset(grant)))
     hidden = [s for s in SCOPES if s not in grant]
     every_word = f"{word(*target)} {' '.join(word(s, salt) for s in SCOPES)}"
+    matched = [reader.search_nodes(every_word), reader.search_nodes(every_word, neighbors=1)]
+    for page in matched:  # each match counts the relationships it leaves out, in the grant
+        told = {node_identity(n.label, n.merge_keys): n.more_relationships for n in page.nodes}
+        assert all(v is not None for v in list(told.values())[:1])  # the first is a match
+        assert {k: v for k, v in told.items() if v is not None} == model.more(page, grant)
     answers: list[Any] = [
-        reader.search_nodes(every_word),
+        *matched,
         reader.open_nodes([ref]),
         reader.graph_query(word(*target), depth=2),
         reader.graph_query(every_word, depth=3),

@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import AGENT, SEED_SCHEMA, person
 from writegate.gate import Gate, GateRejection
+from writegate.gate.reads.around import NEIGHBORS
 from writegate.gate.reads.reader import GraphReader
 from writegate.projections.search.bm25 import KINDS
 from writegate.projections.state.tables import TEXT_LAYOUT
@@ -111,3 +112,80 @@ def test_views_built_from_rows_are_what_validation_makes_of_them(gate: Gate) -> 
         assert again.model_dump(mode="json", by_alias=True) == view.model_dump(
             mode="json", by_alias=True
         )
+
+
+def knows(gate: Gate, one: str, other: str) -> None:
+    written = gate.write_relationship(
+        type="KNOWS",
+        from_label="Person",
+        from_keys={"name": one},
+        to_label="Person",
+        to_keys={"name": other},
+        source="test",
+        extraction_method="manual",
+    )
+    assert written.status == "written", written
+
+
+def test_a_match_shows_a_few_relationships_and_counts_the_rest(gate: Gate) -> None:
+    for name in ["Hub Quorra", *(f"Friend {i}" for i in range(6))]:
+        gate.write_node(**person(name))
+    for i in range(4):
+        knows(gate, "Hub Quorra", f"Friend {i}")
+    knows(gate, "Friend 4", "Hub Quorra")
+    knows(gate, "Hub Quorra", "Hub Quorra")  # a loop: one relationship
+    reader = GraphReader(gate.log, gate.state)
+
+    def asked(neighbors: int) -> tuple[int | None, int, int]:
+        page = reader.search_nodes("quorra", neighbors=neighbors)
+        hub = page.nodes[0]
+        assert hub.merge_keys == {"name": "Hub Quorra"}
+        assert all(n.more_relationships is None for n in page.nodes[1:])  # neighbours
+        return hub.more_relationships, len(page.edges), len(page.nodes)
+
+    assert asked(3) == (3, 3, 4)  # outgoing first, in identity order: Friend 0 to 2
+    assert asked(0) == (6, 0, 1)
+    assert asked(6) == (0, 6, 6)  # the loop brings no other node
+    assert asked(100) == (0, 6, 6)
+    default = reader.search_nodes("quorra")
+    assert default == reader.search_nodes("quorra", neighbors=NEIGHBORS)
+    assert "more_relationships" not in default.nodes[1].model_dump()
+    with pytest.raises(GateRejection) as refused:
+        reader.search_nodes("quorra", neighbors=-1)
+    assert refused.value.details == {"field": "neighbors"}
+
+
+def test_matches_linked_to_each_other_count_what_neither_shows(gate: Gate) -> None:
+    for name in ("Ann Zephyr", "Bo Zephyr", "Cy Other"):
+        gate.write_node(**person(name))
+    knows(gate, "Ann Zephyr", "Bo Zephyr")
+    knows(gate, "Ann Zephyr", "Cy Other")
+    knows(gate, "Bo Zephyr", "Cy Other")
+    page = GraphReader(gate.log, gate.state).search_nodes("zephyr", neighbors=1)
+    more = {n.merge_keys["name"]: n.more_relationships for n in page.nodes}
+    # Ann's first (to Bo) is one of Bo's too: a relationship shown counts for both its ends
+    shown = {(e.from_node.merge_keys["name"], e.to_node.merge_keys["name"]) for e in page.edges}
+    assert shown == {("Ann Zephyr", "Bo Zephyr"), ("Bo Zephyr", "Cy Other")}
+    assert more == {"Ann Zephyr": 1, "Bo Zephyr": 0, "Cy Other": None}
+
+
+def test_an_open_that_remakes_the_index_leaves_appends_a_fresh_connection(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with Gate.open(path, default_actor=AGENT) as gate:
+        gate.publish_schema(SEED_SCHEMA)
+        gate.write_node(**person("Gil Remade"))
+    conn = sqlite3.connect(path, isolation_level=None)  # the node table in another layout
+    conn.execute("DROP TABLE search_fts_node")
+    conn.execute(
+        "CREATE VIRTUAL TABLE search_fts_node USING fts5 (text, content = "
+        "'search_documents_node', content_rowid = 'rowid', columnsize = 0)"
+    )
+    conn.close()
+    with Gate.open(path, default_actor=AGENT) as gate:
+        # the connection that made it again wrote every later index entry ~10% slower
+        appending = gate.log.connection()
+        assert isinstance(appending, sqlite3.Connection)
+        assert appending.total_changes == 0
+        assert found(gate, "remade") == ["Gil Remade"]
+        gate.write_node(**person("Hal Remade"))
+        assert found(gate, "remade") == ["Gil Remade", "Hal Remade"]
