@@ -12,26 +12,21 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-import orjson
-
-from writegate.eventlog.canonical import chain_hash, stored_body
-from writegate.eventlog.erasing import erase_copied, forgetting
+from writegate.eventlog.erasing import forgetting
 from writegate.eventlog.errors import EventLogError, LogUnavailable
 from writegate.eventlog.events import Actor, Event, EventCore, format_timestamp
-from writegate.eventlog.expiring import EXPIRED, ExpirePlan, Expiring, Finder, expiring
+from writegate.eventlog.existing import append_existing
+from writegate.eventlog.expiring import ExpirePlan, Expiring, Finder, expiring
 from writegate.eventlog.grouping import CommitGroups, Pending
 from writegate.eventlog.reading import LogReader
 from writegate.eventlog.sealing import (
-    FORGOTTEN,
     TABLES,
     ForgetPlan,
     SealBundle,
-    import_seals,
-    open_rows,
     plan_forget,
 )
 from writegate.eventlog.sql import Sql, sent
-from writegate.eventlog.tables import INSERT_EVENT, INSERT_IDEMPOTENCY, INSERT_STREAM
+from writegate.eventlog.tables import INSERT_IDEMPOTENCY
 from writegate.eventlog.tail import check_tail
 from writegate.eventlog.transaction import (
     AppendOutcome,
@@ -40,7 +35,6 @@ from writegate.eventlog.transaction import (
     Known,
     Transaction,
     bound,
-    stored_columns,
 )
 
 Head = tuple[int, str, str]  # seq, hash, occurred_at
@@ -339,61 +333,9 @@ class Appending(LogReader):
         self, events: Iterable[Event], *, seals: SealBundle | None = None
     ) -> tuple[int, str]:
         """Append events that already have their place in a chain — a copy of another log —
-        exactly as they are, in one transaction: each must come next (its seq the head's
-        plus one, its ``prev_hash`` the head's hash) and hash to its own ``hash``, so the copy's
-        chain is the original's. Inline read models follow. Returns the new head. Events read
-        ``sealed`` come with their log's ``seals``, added first (read models get clear values);
-        a ``subject.forgotten`` receipt forgets here what it forgot there (``erasing``)."""
-        if self.readonly:
-            raise EventLogError(f"{self.describe()} is open read-only")
-        conn = self.connection()
-        self._known = None
-        try:
-            self._begin_write(conn)
-            self._check_tail_once(conn)
-            if seals is not None:
-                import_seals(conn, seals)
-            seq, digest = self.head()
-            erased = 0
-            for event in events:
-                if event.seq != seq + 1 or event.prev_hash != digest:
-                    raise EventLogError(
-                        f"event {event.seq} does not follow the head {seq} of {self.describe()}"
-                    )
-                columns = stored_columns(event)
-                if chain_hash(event.prev_hash, stored_body(**columns)) != event.hash:
-                    raise EventLogError(f"event {event.seq} does not hash to its stored hash")
-                conn.execute(INSERT_EVENT, (*columns.values(), event.hash))
-                conn.executemany(
-                    INSERT_STREAM, [(s, v, event.seq) for s, v in event.streams.items()]
-                )
-                clear = _opened(conn, event, columns) if seals is not None else event
-                for projector in self.inline:
-                    projector.apply_event(conn, clear)
-                if event.type in (FORGOTTEN, EXPIRED):  # since this copy was made
-                    self._forgetting(conn)
-                    erased += erase_copied(conn, event, self.inline, self._replay)
-                seq, digest = event.seq, event.hash
-            self._commit(conn, seq)
-        except BaseException as exc:
-            self._abandon(conn, exc)
-            raise
-        if erased:
-            self._after_forget()
-        return seq, digest
+        exactly as they are, in one transaction (``existing.append_existing``)."""
+        return append_existing(self, events, seals=seals)
 
     def _replay(self, streams: Sequence[str]) -> Iterator[EventCore]:
         """The events of ``streams`` on this thread's connection (inside its transaction)."""
         return self.iter_events(stream=list(streams))
-
-
-def _opened(conn: Sql, event: Event, columns: dict[str, Any]) -> Event:
-    """A copied event as read models see it: its sealed values put back."""
-    texts = [columns["payload"], columns["provenance"], columns["request"]]
-    opened = open_rows(conn, [texts], (0, 1, 2))[0]
-    if opened is texts:
-        return event
-    payload, provenance, request = (orjson.loads(text) for text in opened)
-    return event.model_copy(
-        update={"payload": payload, "provenance": provenance, "request": request}
-    )
