@@ -34,13 +34,11 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
 
 from writegate.eventlog.errors import LogPermissionDenied, LogUnavailable, one_line
 from writegate.eventlog.pgheld import Held, Merged
 from writegate.eventlog.sql import Cursor
-from writegate.eventlog.transaction import InlineProjector
 
 WRITE_BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED"
 _UNREAD = ("COMMIT", "SAVEPOINT", "RELEASE")  # a pipelined transaction's statements of no result
@@ -337,20 +335,6 @@ def remembered(conn: Any, kind: type[M]) -> M | None:
     return conn.remembered(kind) if isinstance(conn, PgConnection) else None
 
 
-def resources_fault(exc: BaseException, where: str) -> LogUnavailable | None:
-    """A statement the server could not carry out for want of resources (class 53: a full
-    disk, memory, connections) or by an I/O error (58030): nothing of its transaction is
-    kept, so it may be retried as it was once the server has room."""
-    if (
-        isinstance(exc, psycopg.Error)
-        and exc.sqlstate
-        and (exc.sqlstate.startswith("53") or exc.sqlstate == "58030")
-    ):
-        cause = one_line(exc)
-        return LogUnavailable(f"{where}: {cause}; nothing was appended", cause=cause)
-    return None
-
-
 def _aborted(conn: Raw) -> bool:
     """Whether a statement of the transaction on ``conn`` failed. Such a pipelined one ends
     with its connection: psycopg's record of the statements it prepared on the server can
@@ -364,34 +348,3 @@ def _open(conn: Raw) -> bool:
     if conn.closed or conn.broken:
         return False
     return conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR)
-
-
-def describe_dsn(dsn: str) -> str:
-    """The address without its password (for messages and logs)."""
-    try:
-        parts = conninfo_to_dict(dsn)
-    except psycopg.ProgrammingError:
-        return "postgresql://(unparsable address)"
-    user = f"{parts['user']}@" if parts.get("user") else ""
-    port = f":{parts['port']}" if parts.get("port") else ""
-    return f"postgresql://{user}{parts.get('host', '')}{port}/{parts.get('dbname', '')}"
-
-
-def installed(conn: PgConnection, projector: InlineProjector, *, savepoint: bool = False) -> bool:
-    """Whether ``projector``'s tables are there in its current layout (no DDL to run). Its
-    tables missing is an error inside a transaction: ``savepoint`` keeps that one going."""
-    if savepoint:
-        conn.execute("SAVEPOINT probe")
-    try:
-        done = projector.installed(conn)
-    except psycopg.errors.UndefinedTable:
-        done = False
-        if savepoint:
-            conn.execute("ROLLBACK TO probe")
-    if savepoint:
-        conn.execute("RELEASE probe")
-    return done
-
-
-def read_only(conn: Raw) -> None:
-    conn.execute("SET default_transaction_read_only = on")

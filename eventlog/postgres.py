@@ -37,15 +37,8 @@ from writegate.eventlog.appending import Appending
 from writegate.eventlog.errors import LogBusy, LogPermissionDenied, LogUnavailable, one_line
 from writegate.eventlog.grouping import CommitGroups
 from writegate.eventlog.pgheld import NOTIFY, Notified
-from writegate.eventlog.pgsql import (
-    WRITE_BEGIN,
-    PgConnection,
-    Raw,
-    describe_dsn,
-    installed,
-    read_only,
-    resources_fault,
-)
+from writegate.eventlog.pgsetup import describe_dsn, installed, read_only, resources_fault
+from writegate.eventlog.pgsql import WRITE_BEGIN, PgConnection, Raw
 from writegate.eventlog.pgtables import KEEP, OWN_TABLES, TABLES, TRIGGERS
 from writegate.eventlog.sealing import TABLES as SEALING_TABLES
 from writegate.eventlog.sql import Sql, sent
