@@ -21,6 +21,7 @@ Two checks, one before and one inside the write:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from typing import Any
 
 from pydantic import BaseModel
@@ -186,10 +187,8 @@ def _outside(call: ToolCall, spec: ToolSpec, writes: frozenset[str]) -> set[str]
     for label, keys, asked in _named(spec, call.raw):
         outside.add(asked or _scope_of_label(snapshot, label))
         if keys is not None:
-            try:
+            with suppress(TypeError, ValueError):  # keys that are no identity: the tool's
                 identities.append(identity_in(call.gate.log, snapshot, label, keys))
-            except (TypeError, ValueError):
-                pass  # keys that are no identity: the tool refuses them itself
     outside.update(s for s in _scopes_there(call.gate, list(dict.fromkeys(identities))) if s)
     return outside - writes
 

@@ -8,8 +8,8 @@ every write here keeps what it wrote, and the rest are answered from that; ``rea
 reads the rows of every node a write (or a whole batch) names in one round trip before its
 checks run, with the resolution index's candidates of each new name it may create (kept
 until the transaction changes the index: ``index_changed``), and, where the append reads
-them, the versions of those nodes' streams, in the statement that reads their rows. Elsewhere — SQLite, or no
-append open — each question is asked as before.
+them, the versions of those nodes' streams, in the statement that reads their rows.
+Elsewhere — SQLite, or no append open — each question is asked as before.
 
 Only this package and the text index write the rows kept here: a write that does not say
 what it wrote (a merge's aliases, a forgetting, a reset) forgets what is kept (``forget``).
