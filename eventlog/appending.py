@@ -44,6 +44,10 @@ class _Unconfirmed(Exception):
     """An append from what its process knew that cannot tell whether its key was used."""
 
 
+class _Careful(Exception):
+    """A commit group tried without a savepoint a member that needed them (rolled back)."""
+
+
 KNOWN_MISS_WAIT = 8  # after an append found what its process knew stale, appends that read
 
 
@@ -57,6 +61,7 @@ class Appending(LogReader):
     _tail_seen: tuple[int, str] | None = None  # a head this process found verified (``tail``)
     _tail_checked = False  # before this process's first append, the tail it extends
     starts_from_known = False  # a lone append may start from what the last commit left
+    lean_groups = False  # a group's members without savepoints first (``_commit_read``)
     _known: Known | None = None  # that (``transaction.Known``), while it is worth trying
     _misses_to_wait = 0  # appends that read first before it is tried again, after a miss
 
@@ -220,8 +225,20 @@ class Appending(LogReader):
         return True
 
     def _commit_read(self, group: list[Pending]) -> None:
-        """One write transaction for ``group``, each member in its own savepoint, from the
-        head and versions read under the lock; settles each."""
+        """One write transaction for ``group``, from the head and versions read under the
+        lock; settles each. A backend whose members' writes wait to be sent (``lean_groups``)
+        first tries it without a savepoint a member; if a member's writes were sent before
+        it was refused, or the database refused any (rare: the gate checked them), the
+        whole group is done again the careful way, each member in its own savepoint."""
+        if self.lean_groups and len(group) > 1:
+            try:
+                self._commit_members(group, careful=False)
+                return
+            except _Careful:
+                pass  # rolled back, none settled: again, with a savepoint a member
+        self._commit_members(group, careful=True)
+
+    def _commit_members(self, group: list[Pending], *, careful: bool) -> None:
         conn = self.connection()
         try:
             self._begin_append(conn)  # inside: a lock not had is rolled back below
@@ -230,10 +247,12 @@ class Appending(LogReader):
             seen: dict[str, int] = {}  # stream versions as the group leaves them
             left: list[Head | None] = []  # the head as the group leaves it, once read
             for member in group:
-                conn.execute("SAVEPOINT append")
+                mark = None if careful else self._lean_mark(conn)
+                if careful:
+                    conn.execute("SAVEPOINT append")
                 try:
                     outcome, tx = self._append_one(conn, member, (left[0], seen) if left else None)
-                    if len(group) > 1:
+                    if careful and len(group) > 1:
                         self._await_sent(conn)
                     if tx is not None:  # what it leaves, now that nothing of it failed
                         seen.update(tx.versions_seen if len(seen) < 100_000 else {})
@@ -241,11 +260,17 @@ class Appending(LogReader):
                 except Exception as exc:
                     if (fault := self.fault(exc)) is not None:  # the group cannot commit
                         raise fault from exc
-                    conn.execute("ROLLBACK TO append")
-                    conn.execute("RELEASE append")
+                    if not careful and (
+                        self._from_database(exc) or not self._lean_undo(conn, mark)
+                    ):
+                        raise _Careful from exc
+                    if careful:
+                        conn.execute("ROLLBACK TO append")
+                        conn.execute("RELEASE append")
                     member.settle(None, exc)
                     continue
-                conn.execute("RELEASE append")
+                if careful:
+                    conn.execute("RELEASE append")
                 member.settle(outcome, None)
                 if not outcome.replayed:
                     events.extend(outcome.events)
@@ -255,11 +280,22 @@ class Appending(LogReader):
             for member in group:  # nothing of the group is written: none is acknowledged
                 member.settle(None, None)
             self._abandon(conn, exc)
+            if not careful and isinstance(exc, Exception) and self._from_database(exc):
+                raise _Careful from exc  # a member's write the database refused, at the end
             raise
         if self.starts_from_known and events:
             newest = events[-1]
             head = (newest.seq, newest.hash, format_timestamp(newest.occurred_at))
             self._known = Known(head, seen)
+
+    def _lean_mark(self, conn: Sql) -> Any:
+        """Before a member of a lean group: what it is undone to (``_lean_undo``)."""
+        raise NotImplementedError
+
+    def _lean_undo(self, conn: Sql, mark: Any) -> bool:
+        """Undo a refused member of a lean group if nothing it wrote was sent since ``mark``
+        (its held writes dropped); False if something was: its savepoint was needed."""
+        raise NotImplementedError
 
     def _append_one(
         self, conn: Sql, member: Pending, after: tuple[Head | None, dict[str, int]] | None

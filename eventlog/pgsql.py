@@ -99,6 +99,7 @@ class PgConnection:
         self._memo: dict[type[Any], Any] | None = None  # while a pipelined transaction is open
         self._sender: psycopg.Cursor[Any] | None = None  # its statements nobody reads (``send``)
         self._held_writes = Held()  # while a pipelined transaction is open (``pgheld``)
+        self.writes_sent = 0  # statements sent in pipeline mode that may write (``flush``)
 
     @classmethod
     def over(cls, conn: Raw, where: str = "the database") -> PgConnection:
@@ -162,6 +163,7 @@ class PgConnection:
         )
         if self._held_writes.touches(query):
             self._send_rows()  # after the writes held for its table
+        self.writes_sent += 1
         self._run(lambda conn: self._sending(conn).execute(query, params))
 
     def _sending(self, conn: Raw) -> psycopg.Cursor[Any]:
@@ -186,6 +188,8 @@ class PgConnection:
             if word.startswith("COMMIT"):
                 self._end_pipeline(quietly=False)  # its Sync: the one wait of a lone append
             return cursor
+        if not word.startswith("SELECT"):
+            self.writes_sent += 1  # perhaps a write (``RETURNING``)
         cursor = self._run(lambda conn: conn.execute(query, parameters))
         return _Deferred(cursor, self)
 
@@ -195,6 +199,22 @@ class PgConnection:
         if self._pipeline is not None:
             self._send_rows()
             self._sync()
+
+    def flush(self) -> int:
+        """Send the writes held so far, without waiting; the count of statements sent that
+        may write, to tell later whether any was sent since (``unsend``)."""
+        self._send_rows()
+        return self.writes_sent
+
+    def unsend(self, mark: int) -> bool:
+        """Undo what the transaction did since ``flush`` returned ``mark``, if it sent no
+        write since: its held writes dropped, the rows it remembered forgotten (they may say
+        what was dropped). False if a write was sent: only a savepoint undoes that."""
+        if self._pipeline is None or self.writes_sent != mark:
+            return False
+        self._held_writes.drop()
+        self._memo = {}
+        return True
 
     def _sync(self, *, quietly: bool = False) -> None:
         pipeline = self._pipeline
@@ -244,11 +264,13 @@ class PgConnection:
 
         if self._pipeline is not None and self._held_writes.touches(query):
             self._send_rows()  # after the writes held for its table
+        self.writes_sent += 1
         self._run(many)
 
     def script(self, sql: str) -> None:
         """Several statements, sent as they are (no placeholders: DDL with its own ``%``)."""
         self._send_rows()
+        self.writes_sent += 1
         self._run(lambda conn: conn.execute(sql.encode()))
 
     def _run(self, work: Callable[[Raw], T]) -> T:

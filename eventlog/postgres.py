@@ -59,6 +59,7 @@ class PostgresEventLog(Appending):
 
     AGENT = "(e.actor::jsonb ->> 'agent')"
     starts_from_known = True  # an uncontended append is one round trip (``appending``)
+    lean_groups = True  # a group member's writes are held until the next read: undone unsent
 
     def __init__(
         self,
@@ -310,6 +311,12 @@ class PostgresEventLog(Appending):
     def _await_sent(self, conn: Sql) -> None:
         assert isinstance(conn, PgConnection)
         conn.sync()
+
+    def _lean_mark(self, conn: Any) -> int:  # its ``PgConnection``
+        return int(conn.flush())
+
+    def _lean_undo(self, conn: Any, mark: Any) -> bool:
+        return bool(conn.unsend(mark))
 
     def _busy(self) -> LogBusy:
         return LogBusy(
