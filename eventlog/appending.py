@@ -12,26 +12,21 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-import orjson
-
-from writegate.eventlog.canonical import chain_hash, stored_body
-from writegate.eventlog.erasing import erase_copied, forgetting
+from writegate.eventlog.erasing import forgetting
 from writegate.eventlog.errors import EventLogError, LogUnavailable
 from writegate.eventlog.events import Actor, Event, EventCore, format_timestamp
-from writegate.eventlog.expiring import EXPIRED, ExpirePlan, Expiring, Finder, expiring
+from writegate.eventlog.existing import append_existing
+from writegate.eventlog.expiring import ExpirePlan, Expiring, Finder, expiring
 from writegate.eventlog.grouping import CommitGroups, Pending
 from writegate.eventlog.reading import LogReader
 from writegate.eventlog.sealing import (
-    FORGOTTEN,
     TABLES,
     ForgetPlan,
     SealBundle,
-    import_seals,
-    open_rows,
     plan_forget,
 )
 from writegate.eventlog.sql import Sql, sent
-from writegate.eventlog.tables import INSERT_EVENT, INSERT_IDEMPOTENCY, INSERT_STREAM
+from writegate.eventlog.tables import INSERT_IDEMPOTENCY
 from writegate.eventlog.tail import check_tail
 from writegate.eventlog.transaction import (
     AppendOutcome,
@@ -40,7 +35,6 @@ from writegate.eventlog.transaction import (
     Known,
     Transaction,
     bound,
-    stored_columns,
 )
 
 Head = tuple[int, str, str]  # seq, hash, occurred_at
@@ -48,6 +42,10 @@ Head = tuple[int, str, str]  # seq, hash, occurred_at
 
 class _Unconfirmed(Exception):
     """An append from what its process knew that cannot tell whether its key was used."""
+
+
+class _Careful(Exception):
+    """A commit group tried without a savepoint a member that needed them (rolled back)."""
 
 
 KNOWN_MISS_WAIT = 8  # after an append found what its process knew stale, appends that read
@@ -63,6 +61,7 @@ class Appending(LogReader):
     _tail_seen: tuple[int, str] | None = None  # a head this process found verified (``tail``)
     _tail_checked = False  # before this process's first append, the tail it extends
     starts_from_known = False  # a lone append may start from what the last commit left
+    lean_groups = False  # a group's members without savepoints first (``_commit_read``)
     _known: Known | None = None  # that (``transaction.Known``), while it is worth trying
     _misses_to_wait = 0  # appends that read first before it is tried again, after a miss
 
@@ -226,8 +225,20 @@ class Appending(LogReader):
         return True
 
     def _commit_read(self, group: list[Pending]) -> None:
-        """One write transaction for ``group``, each member in its own savepoint, from the
-        head and versions read under the lock; settles each."""
+        """One write transaction for ``group``, from the head and versions read under the
+        lock; settles each. A backend whose members' writes wait to be sent (``lean_groups``)
+        first tries it without a savepoint a member; if a member's writes were sent before
+        it was refused, or the database refused any (rare: the gate checked them), the
+        whole group is done again the careful way, each member in its own savepoint."""
+        if self.lean_groups and len(group) > 1:
+            try:
+                self._commit_members(group, careful=False)
+                return
+            except _Careful:
+                pass  # rolled back, none settled: again, with a savepoint a member
+        self._commit_members(group, careful=True)
+
+    def _commit_members(self, group: list[Pending], *, careful: bool) -> None:
         conn = self.connection()
         try:
             self._begin_append(conn)  # inside: a lock not had is rolled back below
@@ -236,10 +247,12 @@ class Appending(LogReader):
             seen: dict[str, int] = {}  # stream versions as the group leaves them
             left: list[Head | None] = []  # the head as the group leaves it, once read
             for member in group:
-                conn.execute("SAVEPOINT append")
+                mark = None if careful else self._lean_mark(conn)
+                if careful:
+                    conn.execute("SAVEPOINT append")
                 try:
                     outcome, tx = self._append_one(conn, member, (left[0], seen) if left else None)
-                    if len(group) > 1:
+                    if careful and len(group) > 1:
                         self._await_sent(conn)
                     if tx is not None:  # what it leaves, now that nothing of it failed
                         seen.update(tx.versions_seen if len(seen) < 100_000 else {})
@@ -247,11 +260,17 @@ class Appending(LogReader):
                 except Exception as exc:
                     if (fault := self.fault(exc)) is not None:  # the group cannot commit
                         raise fault from exc
-                    conn.execute("ROLLBACK TO append")
-                    conn.execute("RELEASE append")
+                    if not careful and (
+                        self._from_database(exc) or not self._lean_undo(conn, mark)
+                    ):
+                        raise _Careful from exc
+                    if careful:
+                        conn.execute("ROLLBACK TO append")
+                        conn.execute("RELEASE append")
                     member.settle(None, exc)
                     continue
-                conn.execute("RELEASE append")
+                if careful:
+                    conn.execute("RELEASE append")
                 member.settle(outcome, None)
                 if not outcome.replayed:
                     events.extend(outcome.events)
@@ -261,11 +280,22 @@ class Appending(LogReader):
             for member in group:  # nothing of the group is written: none is acknowledged
                 member.settle(None, None)
             self._abandon(conn, exc)
+            if not careful and isinstance(exc, Exception) and self._from_database(exc):
+                raise _Careful from exc  # a member's write the database refused, at the end
             raise
         if self.starts_from_known and events:
             newest = events[-1]
             head = (newest.seq, newest.hash, format_timestamp(newest.occurred_at))
             self._known = Known(head, seen)
+
+    def _lean_mark(self, conn: Sql) -> Any:
+        """Before a member of a lean group: what it is undone to (``_lean_undo``)."""
+        raise NotImplementedError
+
+    def _lean_undo(self, conn: Sql, mark: Any) -> bool:
+        """Undo a refused member of a lean group if nothing it wrote was sent since ``mark``
+        (its held writes dropped); False if something was: its savepoint was needed."""
+        raise NotImplementedError
 
     def _append_one(
         self, conn: Sql, member: Pending, after: tuple[Head | None, dict[str, int]] | None
@@ -339,61 +369,9 @@ class Appending(LogReader):
         self, events: Iterable[Event], *, seals: SealBundle | None = None
     ) -> tuple[int, str]:
         """Append events that already have their place in a chain — a copy of another log —
-        exactly as they are, in one transaction: each must come next (its seq the head's
-        plus one, its ``prev_hash`` the head's hash) and hash to its own ``hash``, so the copy's
-        chain is the original's. Inline read models follow. Returns the new head. Events read
-        ``sealed`` come with their log's ``seals``, added first (read models get clear values);
-        a ``subject.forgotten`` receipt forgets here what it forgot there (``erasing``)."""
-        if self.readonly:
-            raise EventLogError(f"{self.describe()} is open read-only")
-        conn = self.connection()
-        self._known = None
-        try:
-            self._begin_write(conn)
-            self._check_tail_once(conn)
-            if seals is not None:
-                import_seals(conn, seals)
-            seq, digest = self.head()
-            erased = 0
-            for event in events:
-                if event.seq != seq + 1 or event.prev_hash != digest:
-                    raise EventLogError(
-                        f"event {event.seq} does not follow the head {seq} of {self.describe()}"
-                    )
-                columns = stored_columns(event)
-                if chain_hash(event.prev_hash, stored_body(**columns)) != event.hash:
-                    raise EventLogError(f"event {event.seq} does not hash to its stored hash")
-                conn.execute(INSERT_EVENT, (*columns.values(), event.hash))
-                conn.executemany(
-                    INSERT_STREAM, [(s, v, event.seq) for s, v in event.streams.items()]
-                )
-                clear = _opened(conn, event, columns) if seals is not None else event
-                for projector in self.inline:
-                    projector.apply_event(conn, clear)
-                if event.type in (FORGOTTEN, EXPIRED):  # since this copy was made
-                    self._forgetting(conn)
-                    erased += erase_copied(conn, event, self.inline, self._replay)
-                seq, digest = event.seq, event.hash
-            self._commit(conn, seq)
-        except BaseException as exc:
-            self._abandon(conn, exc)
-            raise
-        if erased:
-            self._after_forget()
-        return seq, digest
+        exactly as they are, in one transaction (``existing.append_existing``)."""
+        return append_existing(self, events, seals=seals)
 
     def _replay(self, streams: Sequence[str]) -> Iterator[EventCore]:
         """The events of ``streams`` on this thread's connection (inside its transaction)."""
         return self.iter_events(stream=list(streams))
-
-
-def _opened(conn: Sql, event: Event, columns: dict[str, Any]) -> Event:
-    """A copied event as read models see it: its sealed values put back."""
-    texts = [columns["payload"], columns["provenance"], columns["request"]]
-    opened = open_rows(conn, [texts], (0, 1, 2))[0]
-    if opened is texts:
-        return event
-    payload, provenance, request = (orjson.loads(text) for text in opened)
-    return event.model_copy(
-        update={"payload": payload, "provenance": provenance, "request": request}
-    )

@@ -34,13 +34,11 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
 
 from writegate.eventlog.errors import LogPermissionDenied, LogUnavailable, one_line
 from writegate.eventlog.pgheld import Held, Merged
 from writegate.eventlog.sql import Cursor
-from writegate.eventlog.transaction import InlineProjector
 
 WRITE_BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED"
 _UNREAD = ("COMMIT", "SAVEPOINT", "RELEASE")  # a pipelined transaction's statements of no result
@@ -101,6 +99,7 @@ class PgConnection:
         self._memo: dict[type[Any], Any] | None = None  # while a pipelined transaction is open
         self._sender: psycopg.Cursor[Any] | None = None  # its statements nobody reads (``send``)
         self._held_writes = Held()  # while a pipelined transaction is open (``pgheld``)
+        self.writes_sent = 0  # statements sent in pipeline mode that may write (``flush``)
 
     @classmethod
     def over(cls, conn: Raw, where: str = "the database") -> PgConnection:
@@ -164,6 +163,7 @@ class PgConnection:
         )
         if self._held_writes.touches(query):
             self._send_rows()  # after the writes held for its table
+        self.writes_sent += 1
         self._run(lambda conn: self._sending(conn).execute(query, params))
 
     def _sending(self, conn: Raw) -> psycopg.Cursor[Any]:
@@ -188,6 +188,8 @@ class PgConnection:
             if word.startswith("COMMIT"):
                 self._end_pipeline(quietly=False)  # its Sync: the one wait of a lone append
             return cursor
+        if not word.startswith("SELECT"):
+            self.writes_sent += 1  # perhaps a write (``RETURNING``)
         cursor = self._run(lambda conn: conn.execute(query, parameters))
         return _Deferred(cursor, self)
 
@@ -197,6 +199,22 @@ class PgConnection:
         if self._pipeline is not None:
             self._send_rows()
             self._sync()
+
+    def flush(self) -> int:
+        """Send the writes held so far, without waiting; the count of statements sent that
+        may write, to tell later whether any was sent since (``unsend``)."""
+        self._send_rows()
+        return self.writes_sent
+
+    def unsend(self, mark: int) -> bool:
+        """Undo what the transaction did since ``flush`` returned ``mark``, if it sent no
+        write since: its held writes dropped, the rows it remembered forgotten (they may say
+        what was dropped). False if a write was sent: only a savepoint undoes that."""
+        if self._pipeline is None or self.writes_sent != mark:
+            return False
+        self._held_writes.drop()
+        self._memo = {}
+        return True
 
     def _sync(self, *, quietly: bool = False) -> None:
         pipeline = self._pipeline
@@ -246,11 +264,13 @@ class PgConnection:
 
         if self._pipeline is not None and self._held_writes.touches(query):
             self._send_rows()  # after the writes held for its table
+        self.writes_sent += 1
         self._run(many)
 
     def script(self, sql: str) -> None:
         """Several statements, sent as they are (no placeholders: DDL with its own ``%``)."""
         self._send_rows()
+        self.writes_sent += 1
         self._run(lambda conn: conn.execute(sql.encode()))
 
     def _run(self, work: Callable[[Raw], T]) -> T:
@@ -337,20 +357,6 @@ def remembered(conn: Any, kind: type[M]) -> M | None:
     return conn.remembered(kind) if isinstance(conn, PgConnection) else None
 
 
-def resources_fault(exc: BaseException, where: str) -> LogUnavailable | None:
-    """A statement the server could not carry out for want of resources (class 53: a full
-    disk, memory, connections) or by an I/O error (58030): nothing of its transaction is
-    kept, so it may be retried as it was once the server has room."""
-    if (
-        isinstance(exc, psycopg.Error)
-        and exc.sqlstate
-        and (exc.sqlstate.startswith("53") or exc.sqlstate == "58030")
-    ):
-        cause = one_line(exc)
-        return LogUnavailable(f"{where}: {cause}; nothing was appended", cause=cause)
-    return None
-
-
 def _aborted(conn: Raw) -> bool:
     """Whether a statement of the transaction on ``conn`` failed. Such a pipelined one ends
     with its connection: psycopg's record of the statements it prepared on the server can
@@ -364,34 +370,3 @@ def _open(conn: Raw) -> bool:
     if conn.closed or conn.broken:
         return False
     return conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR)
-
-
-def describe_dsn(dsn: str) -> str:
-    """The address without its password (for messages and logs)."""
-    try:
-        parts = conninfo_to_dict(dsn)
-    except psycopg.ProgrammingError:
-        return "postgresql://(unparsable address)"
-    user = f"{parts['user']}@" if parts.get("user") else ""
-    port = f":{parts['port']}" if parts.get("port") else ""
-    return f"postgresql://{user}{parts.get('host', '')}{port}/{parts.get('dbname', '')}"
-
-
-def installed(conn: PgConnection, projector: InlineProjector, *, savepoint: bool = False) -> bool:
-    """Whether ``projector``'s tables are there in its current layout (no DDL to run). Its
-    tables missing is an error inside a transaction: ``savepoint`` keeps that one going."""
-    if savepoint:
-        conn.execute("SAVEPOINT probe")
-    try:
-        done = projector.installed(conn)
-    except psycopg.errors.UndefinedTable:
-        done = False
-        if savepoint:
-            conn.execute("ROLLBACK TO probe")
-    if savepoint:
-        conn.execute("RELEASE probe")
-    return done
-
-
-def read_only(conn: Raw) -> None:
-    conn.execute("SET default_transaction_read_only = on")

@@ -37,15 +37,8 @@ from writegate.eventlog.appending import Appending
 from writegate.eventlog.errors import LogBusy, LogPermissionDenied, LogUnavailable, one_line
 from writegate.eventlog.grouping import CommitGroups
 from writegate.eventlog.pgheld import NOTIFY, Notified
-from writegate.eventlog.pgsql import (
-    WRITE_BEGIN,
-    PgConnection,
-    Raw,
-    describe_dsn,
-    installed,
-    read_only,
-    resources_fault,
-)
+from writegate.eventlog.pgsetup import describe_dsn, installed, read_only, resources_fault
+from writegate.eventlog.pgsql import WRITE_BEGIN, PgConnection, Raw
 from writegate.eventlog.pgtables import KEEP, OWN_TABLES, TABLES, TRIGGERS
 from writegate.eventlog.sealing import TABLES as SEALING_TABLES
 from writegate.eventlog.sql import Sql, sent
@@ -66,6 +59,7 @@ class PostgresEventLog(Appending):
 
     AGENT = "(e.actor::jsonb ->> 'agent')"
     starts_from_known = True  # an uncontended append is one round trip (``appending``)
+    lean_groups = True  # a group member's writes are held until the next read: undone unsent
 
     def __init__(
         self,
@@ -317,6 +311,12 @@ class PostgresEventLog(Appending):
     def _await_sent(self, conn: Sql) -> None:
         assert isinstance(conn, PgConnection)
         conn.sync()
+
+    def _lean_mark(self, conn: Any) -> int:  # its ``PgConnection``
+        return int(conn.flush())
+
+    def _lean_undo(self, conn: Any, mark: Any) -> bool:
+        return bool(conn.unsend(mark))
 
     def _busy(self) -> LogBusy:
         return LogBusy(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
@@ -229,10 +229,8 @@ class Transaction:
         of its other reads (a pipelined connection sends all before waiting). Nothing is
         asked when they are served from ``Known``: they are checked in the database, all
         in one statement."""
-        wanted = [s for s in dict.fromkeys(streams) if s not in self._versions]
-        for stream in wanted if self._known is not None else ():
-            self.stream_version(stream)  # checked with the first event's (``expect``)
-        if self._known is not None or not wanted:
+        wanted = self.unread_versions(streams)
+        if not wanted:
             return lambda: None
         asked = [
             self.conn.execute(
@@ -249,6 +247,22 @@ class Transaction:
                 self._versions.setdefault(stream, found.get(stream, 0))
 
         return take
+
+    def unread_versions(self, streams: Sequence[str]) -> list[str]:
+        """The streams of ``streams`` whose versions this transaction would read: none when
+        they are served from ``Known`` (checked in the database). A caller may read them
+        with its own reads and say what it found (``read_versions``)."""
+        wanted = [s for s in dict.fromkeys(streams) if s not in self._versions]
+        if self._known is None:
+            return wanted
+        for stream in wanted:
+            self.stream_version(stream)  # checked with the first event's (``expect``)
+        return []
+
+    def read_versions(self, found: Mapping[str, int]) -> None:
+        """Versions of streams read under the lock by the caller (``unread_versions``)."""
+        for stream, version in found.items():
+            self._versions.setdefault(stream, version)
 
     def expect(self) -> None:
         """Send the checks of the versions served from ``Known`` so far, in one statement:

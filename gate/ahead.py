@@ -64,12 +64,18 @@ def want_probe(probing: Probing) -> None:
 
 def ahead(tx: Transaction, names: Named) -> None:
     """Read the named nodes' rows, and their streams' versions where the transaction reads
-    them (``Transaction.versions_later``), and the probes' index rows, in ``tx`` at once:
-    one round trip on PostgreSQL."""
-    if names.nodes or names.probes:
-        versions = tx.versions_later([node_stream(name) for name in names.nodes])
-        read_ahead(tx.conn, names.nodes, names.probes)
-        versions()
+    them, and the probes' index rows, in ``tx`` at once: one round trip on PostgreSQL,
+    where a node's stream's version is read in the statement that reads its row (a
+    statement of its own cost psycopg as much as the rest of a commit group's member)."""
+    if not (names.nodes or names.probes):
+        return
+    streams = tx.unread_versions([node_stream(name) for name in names.nodes])
+    found = read_ahead(tx.conn, names.nodes, names.probes, (node_stream(""), set(streams)))
+    if found is None:  # nothing is read ahead here (SQLite): the versions are read now
+        tx.versions_later(streams)()
+        return
+    tx.read_versions(found)
+    tx.versions_later([s for s in streams if s not in found])()  # rows known, not versions
 
 
 __all__ = ["Named", "ahead", "naming", "want", "want_probe"]

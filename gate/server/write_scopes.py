@@ -21,6 +21,7 @@ Two checks, one before and one inside the write:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from typing import Any
 
 from pydantic import BaseModel
@@ -182,17 +183,28 @@ def _outside(call: ToolCall, spec: ToolSpec, writes: frozenset[str]) -> set[str]
     write never meets, and so never answers about, a node outside the grant)."""
     snapshot = _schema(call.gate)
     outside: set[str] = set()
-    with call.gate.log.snapshot() as conn:
-        for label, keys, asked in _named(spec, call.raw):
-            outside.add(asked or _scope_of_label(snapshot, label))
-            if keys is not None:
-                try:
-                    there = scope_of(conn, identity_in(call.gate.log, snapshot, label, keys))
-                except (TypeError, ValueError):
-                    there = None  # keys that are no identity: the tool refuses them itself
-                if there is not None:
-                    outside.add(there)
+    identities: list[str] = []
+    for label, keys, asked in _named(spec, call.raw):
+        outside.add(asked or _scope_of_label(snapshot, label))
+        if keys is not None:
+            with suppress(TypeError, ValueError):  # keys that are no identity: the tool's
+                identities.append(identity_in(call.gate.log, snapshot, label, keys))
+    outside.update(s for s in _scopes_there(call.gate, list(dict.fromkeys(identities))) if s)
     return outside - writes
+
+
+def _scopes_there(gate: Gate, identities: list[str]) -> list[str | None]:
+    """The scopes of the nodes ``identities`` name as the read model holds them (None:
+    absent). One node — a single write's — is one statement outside any transaction, its own
+    snapshot: on PostgreSQL one round trip, not a read transaction's three (its ``BEGIN``
+    and ``ROLLBACK`` were a served write's dearest statements after its own). Several are
+    read in one snapshot."""
+    if len(identities) == 1:
+        return [scope_of(gate.log.connection(), identities[0])]
+    if not identities:
+        return []
+    with gate.log.snapshot() as conn:
+        return [scope_of(conn, identity) for identity in identities]
 
 
 def _cited(raw: Mapping[str, Any]) -> list[str]:

@@ -7,8 +7,9 @@ append's pipelined transaction (``eventlog.pgsql.remembered``) the first read ke
 every write here keeps what it wrote, and the rest are answered from that; ``read_ahead``
 reads the rows of every node a write (or a whole batch) names in one round trip before its
 checks run, with the resolution index's candidates of each new name it may create (kept
-until the transaction changes the index: ``index_changed``). Elsewhere — SQLite, or no
-append open — each question is asked as before.
+until the transaction changes the index: ``index_changed``), and, where the append reads
+them, the versions of those nodes' streams, in the statement that reads their rows.
+Elsewhere — SQLite, or no append open — each question is asked as before.
 
 Only this package and the text index write the rows kept here: a write that does not say
 what it wrote (a merge's aliases, a forgetting, a reset) forgets what is kept (``forget``).
@@ -16,7 +17,7 @@ what it wrote (a merge's aliases, a forgetting, a reset) forgets what is kept (`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import orjson
@@ -37,7 +38,7 @@ _NODES = f"SELECT {NODE_COLUMNS} FROM state_nodes WHERE identity = ?"
 # as a scan of it, and the server keeps that plan for the prepared statement while the table
 # grows, until the table is next analysed (0.3 ms a write at 2,000 nodes, measured).
 _AHEAD = (
-    "SELECT named.v, {document}, node.*, alias.identity, alias.merge FROM "
+    "SELECT named.v, {document}, node.*, alias.identity, alias.merge{versions} FROM "
     "json_array_elements_text(?::json) AS named(v) LEFT JOIN LATERAL "
     f"(SELECT {NODE_COLUMNS} FROM state_nodes WHERE identity = named.v OFFSET 0) AS node "
     "ON true LEFT JOIN LATERAL "
@@ -45,6 +46,8 @@ _AHEAD = (
     "ON true"
 )
 _WIDTH = 2 + len(NODE_COLUMNS.split(","))
+# each node's stream's version, where the append reads them (``Transaction.unread_versions``)
+_VERSIONS = ", (SELECT MAX(version) FROM event_streams WHERE stream = ? || named.v)"
 
 
 class Seen:
@@ -107,33 +110,47 @@ def read_ahead(
     conn: Sql,
     identities: Sequence[str],
     probes: Sequence[Callable[[], tuple[Probe, int] | None]] = (),
-) -> None:
+    versions: tuple[str, Collection[str]] | None = None,
+) -> dict[str, int] | None:
     """Read the rows, aliases and text documents' scopes of the nodes ``identities`` name
     that are not known yet, and the index rows of each of ``probes`` (made only here: a
-    write's ranges, or None), all in one round trip (nothing where rows are not kept)."""
+    write's ranges, or None), all in one round trip (nothing where rows are not kept).
+    ``versions``: the prefix of a node's stream and the streams whose versions are wanted;
+    those of the nodes read here are read with their rows, in the same statement, and
+    returned (a stream none has written: 0). None where rows are not kept."""
     kept = seen(conn)
     if kept is None:
-        return
+        return None
     wanted = [i for i in dict.fromkeys(identities) if i not in kept.nodes]
     asked = [p for p in dict.fromkeys(probe() for probe in probes) if p is not None]
     asked = [p for p in asked if p not in kept.probes and p[0]]
     if not wanted and not asked:
-        return
+        return {}
     nodes = None  # every statement sent, then each read: one round trip on PostgreSQL
+    prefix, streams = versions if versions is not None else ("", ())
+    versioned = bool(streams) and any(prefix + i in streams for i in wanted)
     if wanted:
-        ahead = _AHEAD.format(document=text_index_for(conn).scope_of("named.v"))
-        nodes = conn.execute(ahead, (orjson.dumps(wanted).decode(),))
+        ahead = _AHEAD.format(
+            document=text_index_for(conn).scope_of("named.v"),
+            versions=_VERSIONS if versioned else "",
+        )
+        named = orjson.dumps(wanted).decode()
+        nodes = conn.execute(ahead, (prefix, named) if versioned else (named,))
     reads = [conn.execute(*probe_statement(*probe)) for probe in asked]
     found = {str(row[0]): row for row in nodes.fetchall()} if nodes is not None else {}
     for probe, read in zip(asked, reads, strict=True):
         kept.probes[probe] = [(str(row[0]), str(row[1])) for row in read.fetchall()]
+    read_versions: dict[str, int] = {}
     for identity in wanted:
         row = found[identity]
-        node, alias = row[2:_WIDTH], row[_WIDTH:]
+        node, alias = row[2:_WIDTH], row[_WIDTH : _WIDTH + 2]
         kept.nodes[identity] = None if node[0] is None else node
         merged = None if alias[0] is None else (str(alias[0]), str(alias[1]))
         kept.aliases.setdefault(identity, merged)
         kept.node_documents.setdefault(identity, None if row[1] is None else str(row[1]))
+        if versioned and prefix + identity in streams:
+            read_versions[prefix + identity] = int(row[_WIDTH + 2] or 0)
+    return read_versions
 
 
 __all__ = [

@@ -19,6 +19,7 @@ from writegate.eventlog.errors import IdempotencyKeyReused, VersionConflict
 from writegate.eventlog.postgres import PostgresEventLog
 from writegate.eventlog.testing import emitting, note
 from writegate.gate import Gate, Rejected
+from writegate.language import node_identity, node_stream
 
 ALICE = Actor(agent="alice")
 CLAIM: Any = {"source": "hr.csv", "extraction_method": "parsed", "reliability": 0.9}
@@ -296,3 +297,28 @@ def test_a_creating_write_under_resolution_reads_its_candidates_with_its_node(
         assert (batch.error_code, batch.details["item"]) == ("POSSIBLE_DUPLICATE", 1)
         with gate.log.snapshot() as conn:
             assert gate.state.equals_replay(gate.log, conn)
+
+
+def test_a_write_that_reads_takes_its_nodes_versions_with_their_rows(
+    relay: RoundTrips, pg_dsn: str
+) -> None:
+    """Where an append reads (what its process knew is stale, or in a commit group), a
+    node's stream's version is read in the statement that reads its row, not in one of its
+    own; a node deleted and written again goes on from its stream's version, which no row
+    holds any more."""
+    with Gate.open(relay.dsn(pg_dsn), default_actor=ALICE) as gate:
+        gate.publish_schema("fixtures/seed000_schema.yaml")
+        gate.write_node(label="Person", merge_keys={"name": "Ada"}, **CLAIM)
+        with Gate.open(pg_dsn, default_actor=ALICE) as other:
+            other.write_node(label="Person", merge_keys={"name": "Grace"}, **CLAIM)
+            gone = other.delete_node(label="Person", merge_keys={"name": "Grace"}, **CLAIM)
+            assert gone.status == "deleted", gone
+        gate.write_node(label="Person", merge_keys={"name": "Lin"}, **CLAIM)  # the stale try
+        relay.reset()
+        again = gate.write_node(label="Person", merge_keys={"name": "Grace"}, **CLAIM)
+        assert again.status == "written", again
+        assert not [q for q in relay.ran if q.startswith("SELECT stream, MAX(version)")]
+        assert [q for q in relay.ran if q.startswith("SELECT named.v")]
+        grace = gate.log.read(after_seq=gate.log.head()[0] - 1).events[0]
+        assert grace.streams[node_stream(node_identity("Person", {"name": "Grace"}))] == 3
+        assert gate.log.verify().ok
