@@ -120,7 +120,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "search": (
         "read:search",
-        "Nodes whose words begin with TEXT's words, most relevant first, with neighbours.",
+        "Nodes whose words begin with TEXT's words, most relevant first, with a few neighbours.",
     ),
     "open": (
         "read:open_command",

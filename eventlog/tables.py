@@ -26,6 +26,13 @@ FIND_IDEMPOTENCY = (
     "SELECT request_hash, first_seq, last_seq FROM idempotency WHERE scope = ? AND key = ?"
 )
 STREAM_VERSION = "SELECT MAX(version) FROM event_streams WHERE stream = ?"
+
+
+def stream_version_of(stream: str) -> str:
+    """The version of the stream the SQL expression ``stream`` names, as a scalar subquery
+    another part's statement may carry (a read model reading ahead a write's versions)."""
+    return f"({STREAM_VERSION.replace('?', stream)})"
+
 HEAD = "SELECT seq, hash, occurred_at FROM events ORDER BY seq DESC LIMIT 1"
 
 _SCHEMA = """

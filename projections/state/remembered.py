@@ -24,6 +24,7 @@ import orjson
 
 from writegate.eventlog.pgsql import remembered
 from writegate.eventlog.sql import Sql
+from writegate.eventlog.tables import stream_version_of
 from writegate.projections.search import text_index_for
 from writegate.projections.state.blocking import Probe, probe_statement
 from writegate.projections.state.tables import NODE_COLUMNS
@@ -47,7 +48,7 @@ _AHEAD = (
 )
 _WIDTH = 2 + len(NODE_COLUMNS.split(","))
 # each node's stream's version, where the append reads them (``Transaction.unread_versions``)
-_VERSIONS = ", (SELECT MAX(version) FROM event_streams WHERE stream = ? || named.v)"
+_VERSIONS = ", " + stream_version_of("? || named.v")
 
 
 class Seen:
