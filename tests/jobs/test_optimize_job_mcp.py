@@ -9,12 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import AGENT, SEED_SCHEMA
+from tests.jobs.admins import admin_and_writer
 from tests.jobs.test_job_tools import ended
 from tests.jobs.test_optimize_job import filled
-from tests.server.harness import http_agent, http_server
 from writegate.gate import Gate
-from writegate.gate.server.policy import DEFAULT_POLICY_FILE
-from writegate.gate.server.tokens import create_token
 
 pytestmark = pytest.mark.anyio
 
@@ -31,24 +29,14 @@ async def test_an_admin_merges_the_index_as_a_job_and_another_agent_may_not(
     with Gate.open(db, default_actor=AGENT) as gate:
         gate.publish_schema(SEED_SCHEMA)
         filled(gate)
-    policy = tmp_path / "policy.cedar"
-    policy.write_text(
-        DEFAULT_POLICY_FILE.read_text()
-        + '\npermit (principal in Role::"writer", action in Action::"jobs", resource);\n'
-    )
-    tokens = Path(str(db) + ".tokens.json")
-    with http_server(db, extra=("--policy", str(policy))) as server:
-        async with (
-            http_agent(server.url, create_token(tokens, "ops", ("admin",))) as admin,
-            http_agent(server.url, create_token(tokens, "ana", ("writer",))) as ana,
-        ):
-            refused = await ana.call("job_start", {"kind": "optimize"})
-            assert refused.data["error_code"] == "POLICY_DENIED", refused.data
-            started = await admin.call("job_start", {"kind": "optimize"})
-            assert not started.is_error, started.data
-            job = (await ended(admin, started.data["job"]["id"])).data["job"]
-            assert (job["state"], job["done"], job["total"]) == ("completed", 3, 3), job
-            assert job["outcome"].startswith("optimized the text index of")
-            found = await admin.call("search_nodes", {"query": "ada", "neighbors": 1})
-            assert not found.is_error, found.data
-            assert found.data["nodes"][0]["more_relationships"] == 6
+    async with admin_and_writer(db) as (admin, ana):
+        refused = await ana.call("job_start", {"kind": "optimize"})
+        assert refused.data["error_code"] == "POLICY_DENIED", refused.data
+        started = await admin.call("job_start", {"kind": "optimize"})
+        assert not started.is_error, started.data
+        job = (await ended(admin, started.data["job"]["id"])).data["job"]
+        assert (job["state"], job["done"], job["total"]) == ("completed", 3, 3), job
+        assert job["outcome"].startswith("optimized the text index of")
+        found = await admin.call("search_nodes", {"query": "ada", "neighbors": 1})
+        assert not found.is_error, found.data
+        assert found.data["nodes"][0]["more_relationships"] == 6

@@ -9,11 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_retain_cli import expired_log
+from tests.jobs.admins import admin_and_writer
 from tests.jobs.test_job_tools import ended
-from tests.server.harness import http_agent, http_server
 from writegate.eventlog import open_log
-from writegate.gate.server.policy import DEFAULT_POLICY_FILE
-from writegate.gate.server.tokens import create_token
 
 pytestmark = pytest.mark.anyio
 
@@ -27,26 +25,16 @@ async def test_an_admin_runs_a_retention_as_a_job_and_another_agent_may_not(
     tmp_path: Path,
 ) -> None:
     db = expired_log(tmp_path)
-    policy = tmp_path / "policy.cedar"
-    policy.write_text(
-        DEFAULT_POLICY_FILE.read_text()
-        + '\npermit (principal in Role::"writer", action in Action::"jobs", resource);\n'
-    )
-    tokens = Path(str(db) + ".tokens.json")
-    with http_server(db, extra=("--policy", str(policy))) as server:
-        async with (
-            http_agent(server.url, create_token(tokens, "ops", ("admin",))) as admin,
-            http_agent(server.url, create_token(tokens, "ana", ("writer",))) as ana,
-        ):
-            refused = await ana.call("job_start", {"kind": "retain"})
-            assert refused.data["error_code"] == "POLICY_DENIED", refused.data
-            assert refused.data["message"] == "retain jobs forget personal values: admins only"
-            started = await admin.call("job_start", {"kind": "retain"})
-            assert not started.is_error, started.data
-            done = await ended(admin, started.data["job"]["id"])
-            job = done.data["job"]
-            assert (job["state"], job["done"], job["total"]) == ("completed", 1, 1), job
-            assert job["outcome"].startswith("expired 1 value at seq 4: 2 events")
+    async with admin_and_writer(db) as (admin, ana):
+        refused = await ana.call("job_start", {"kind": "retain"})
+        assert refused.data["error_code"] == "POLICY_DENIED", refused.data
+        assert refused.data["message"] == "retain jobs forget personal values: admins only"
+        started = await admin.call("job_start", {"kind": "retain"})
+        assert not started.is_error, started.data
+        done = await ended(admin, started.data["job"]["id"])
+        job = done.data["job"]
+        assert (job["state"], job["done"], job["total"]) == ("completed", 1, 1), job
+        assert job["outcome"].startswith("expired 1 value at seq 4: 2 events")
     with open_log(db, create=False, readonly=True) as log:
         receipts = [e for e in log.iter_events(after_seq=0) if e.type == "values.expired"]
     assert [e.actor.agent for e in receipts] == ["ops"]
