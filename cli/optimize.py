@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict
 from writegate.cli.common import Context, opened, pass_ctx
 from writegate.cli.render import counted
 from writegate.eventlog import EventLogError
-from writegate.eventlog.maintenance import maintain
 from writegate.eventlog.sql import Sql
 from writegate.gate import Gate
 from writegate.gate.jobs import Job, JobFailed, Kind, Report
@@ -55,7 +54,7 @@ def optimize_kind(gate: Gate) -> Kind:
                 continue  # merged before the process that ran it died
             report(done, len(every), force=True)  # a cancellation is heard between parts
             try:
-                maintain(log, partial(_merged, part=part))
+                log.maintain(partial(_merged, part=part))
             except EventLogError as exc:
                 raise JobFailed(str(exc)) from exc
         report.done = report.total = len(every)

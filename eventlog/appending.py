@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from writegate.eventlog.erasing import forgetting
 from writegate.eventlog.errors import EventLogError, LogUnavailable
@@ -38,6 +38,7 @@ from writegate.eventlog.transaction import (
 )
 
 Head = tuple[int, str, str]  # seq, hash, occurred_at
+T = TypeVar("T")
 
 
 class _Unconfirmed(Exception):
@@ -362,6 +363,22 @@ class Appending(LogReader):
     def _after_forget(self) -> None:
         """After a forgetting committed: what the database needs so that the deleted bytes
         leave its files (SQLite: a checkpoint that truncates the WAL)."""
+
+    def maintain(self, work: Callable[[Sql], T]) -> T:
+        """``work`` on the log's connection in a write transaction that appends nothing — a
+        read model's upkeep no event asks for (merging the text index): it takes the write
+        lock as an append does, so an append waits for it; committed if ``work`` returns."""
+        if self.readonly:
+            raise EventLogError(f"{self.describe()} is open read-only")
+        conn = self.connection()
+        self._begin_write(conn)
+        try:
+            done = work(conn)
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            self._abandon(conn, exc)
+            raise
+        return done
 
     # -- integrity -------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import Any, Protocol, Self, TypeVar, runtime_checkable
 
 from writegate.eventlog.errors import LogUnavailable
 from writegate.eventlog.events import Actor, DraftEvent, Event, EventCore
@@ -26,6 +26,8 @@ from writegate.eventlog.sealing import ForgetPlan, SealBundle
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.transaction import AppendOutcome, Transaction
 from writegate.eventlog.verify import VerifyReport
+
+T = TypeVar("T")
 
 
 class LogTransaction(Protocol):
@@ -163,6 +165,10 @@ class Log(Protocol):
         also: Expiring | None = None,
     ) -> tuple[ExpirePlan, Event | None]:
         """Delete the sealed values ``find`` names; append the receipt (``expiring``)."""
+        ...
+
+    def maintain(self, work: Callable[[Sql], T]) -> T:
+        """``work`` in a write transaction that appends nothing (a read model's upkeep)."""
         ...
 
     def missing_triggers(self) -> list[str]: ...

@@ -33,6 +33,7 @@ def stream_version_of(stream: str) -> str:
     another part's statement may carry (a read model reading ahead a write's versions)."""
     return f"({STREAM_VERSION.replace('?', stream)})"
 
+
 HEAD = "SELECT seq, hash, occurred_at FROM events ORDER BY seq DESC LIMIT 1"
 
 _SCHEMA = """

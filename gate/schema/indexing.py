@@ -19,11 +19,11 @@ from writegate.gate.resolution.matching import keys_for, name_of
 from writegate.gate.schema.document import NodeTypeDoc, ResolutionDoc, SchemaDocument
 from writegate.gate.schema.registry import Schema
 from writegate.language import IndexedNode, NodeRef, NodesIndexed, draft, resolution_stream
-from writegate.projections.state import StateReader
+from writegate.projections.state import NodeRow, StateReader
 
 BATCH = 500
 """Nodes one ``nodes.indexed`` event indexes."""
-_NOT_KEYS = frozenset({"policy", "auto_threshold", "propose_threshold"})
+_NOT_KEYS = {"policy", "auto_threshold", "propose_threshold"}
 
 
 def keying(node: NodeTypeDoc | None) -> Any:
@@ -31,7 +31,7 @@ def keying(node: NodeTypeDoc | None) -> Any:
     rules = node.resolution if node is not None else None
     if node is None or rules is None:
         return None
-    made_of = rules.model_dump(mode="json", exclude=set(_NOT_KEYS))
+    made_of = rules.model_dump(mode="json", exclude=_NOT_KEYS)
     return made_of, node.merge_keys if rules.name is None else None
 
 
@@ -80,12 +80,13 @@ def _batches(
 ) -> Iterator[list[IndexedNode]]:
     after = ""
     while page := list(state.nodes_labelled(tx.conn, label, after, BATCH)):
-        yield [
-            IndexedNode(
-                node=NodeRef(identity=row.identity, label=row.label, keys=row.keys),
-                resolution_keys=keys_for(rules, label, name_of(rules, node, row.keys), node),
-            )
-            for row in page
-            for node in [{**row.properties, **row.keys}]
-        ]
+        yield [_indexed(row, label, rules) for row in page]
         after = page[-1].identity
+
+
+def _indexed(row: NodeRow, label: str, rules: ResolutionDoc) -> IndexedNode:
+    """A node and its keys as a write of it would compute them now."""
+    node = {**row.properties, **row.keys}
+    keys = keys_for(rules, label, name_of(rules, node, row.keys), node)
+    ref = NodeRef(identity=row.identity, label=row.label, keys=row.keys)
+    return IndexedNode(node=ref, resolution_keys=keys)
