@@ -88,6 +88,9 @@ def publish(result: SchemaPublishResult | Rejected, fmt: str, as_json: bool = Fa
             click.echo(f"  {line}")
     if result.indexed:
         click.echo(f"  indexed {counted(result.indexed, 'live node')} for entity resolution")
+    if result.reworded:
+        labels = ", ".join(result.reworded)
+        click.echo(f"  made the text index of {labels} again: its searchable properties changed")
 
 
 def _describe(diff: SchemaDiff, *, err: bool = False) -> None:

@@ -75,8 +75,7 @@ class Planner:
         self.reviewed = reviewed  # planning a write a reviewer approved: nothing is held
 
     def approving(self) -> Planner:
-        """This planner for writes a reviewer approved (no confidence floor, and a
-        ``review`` conflict supersedes)."""
+        """This planner for writes a reviewer approved (no floor; ``review`` supersedes)."""
         return Planner(
             self.state, self.formula, self.formula_name, self.label_policy, reviewed=True
         )
@@ -212,6 +211,7 @@ class Planner:
                 unknown_properties=unknown or None,
                 scope=scope,
                 moved_from=moved,
+                unsearchable=entry.unsearchable or None,
                 batch_item=item,
             )
             tx.emit(

@@ -40,7 +40,13 @@ from writegate.language.identities import (
     relationship_identity,
     relationship_stream,
 )
-from writegate.language.indexing import IndexedNode, NodesIndexed, resolution_stream
+from writegate.language.indexing import (
+    IndexedNode,
+    LabelSearchable,
+    NodesIndexed,
+    resolution_stream,
+    search_stream,
+)
 from writegate.language.merges import (
     FactRecord,
     MovedRelationship,
@@ -89,6 +95,7 @@ __all__ = [
     "FeedbackGiven",
     "GraphPayload",
     "IndexedNode",
+    "LabelSearchable",
     "MovedRelationship",
     "NodeCorroborated",
     "NodeDeleted",
@@ -133,5 +140,6 @@ __all__ = [
     "resolution_stream",
     "said_of",
     "scope_or_default",
+    "search_stream",
     "writer_of",
 ]

@@ -22,7 +22,7 @@ from writegate.language.base import GraphPayload, Payload, Superseded, WriteProv
 from writegate.language.corroborations import NodeCorroborated, RelationshipCorroborated
 from writegate.language.feedback import FeedbackGiven
 from writegate.language.identities import NodeRef, relationship_stream
-from writegate.language.indexing import NodesIndexed
+from writegate.language.indexing import LabelSearchable, NodesIndexed
 from writegate.language.merges import NodesMerged, NodesUnmerged
 from writegate.language.observations import ObservationRecorded
 
@@ -50,6 +50,9 @@ class NodeWritten(GraphPayload):
     scope: str | None = Field(default=None, exclude_if=unset)
     # the scope a write that moved the node took it from (its label allows several)
     moved_from: str | None = Field(default=None, exclude_if=unset)
+    # the label's properties kept out of the text index (``language.indexing``), set when
+    # it has any; unset: the node keeps those its row lists (a new one: none)
+    unsearchable: list[str] | None = Field(default=None, exclude_if=unset)
 
     @property
     def subject(self) -> str:
@@ -217,6 +220,7 @@ ALL_PAYLOADS: tuple[type[Payload], ...] = (
     NodesMerged,
     NodesUnmerged,
     NodesIndexed,
+    LabelSearchable,
     ObservationRecorded,
     FeedbackGiven,
     NodeCorroborated,

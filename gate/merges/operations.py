@@ -220,7 +220,9 @@ class Merges:
                 def decide(tx: Transaction, _item: int | None) -> None:
                     if request.if_version is not None:
                         self._node(tx, merged.survivor, "merge", request.if_version)
-                    emit_unmerge(state, tx, merged, request.reason, provenance, stored)
+                    entry = snapshot.registry.get_entry(merged.merged.label)
+                    hidden = entry.unsearchable if entry is not None else []
+                    emit_unmerge(state, tx, merged, request.reason, provenance, stored, hidden)
 
                 return decide
 

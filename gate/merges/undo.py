@@ -33,8 +33,10 @@ def emit_unmerge(
     reason: str,
     provenance: WriteProvenance,
     request: dict[str, Any],
+    unsearchable: list[str],
 ) -> NodesUnmerged:
-    """Emit the undoing of ``merged`` into ``tx``; returns its closing record."""
+    """Emit the undoing of ``merged`` into ``tx``; returns its closing record (the node it
+    gives back keeps ``unsearchable`` out of the text index, as its label does now)."""
     conn = tx.conn
     survivor = state.node(conn, merged.survivor.identity)
     if survivor is None:
@@ -64,6 +66,7 @@ def emit_unmerge(
             created=True,
             stub_resolved=False,
             resolution_keys=merged.resolution_keys,
+            unsearchable=unsearchable or None,
             written_by=by(merged.merged_agent, merged.merged_provenance, restored.identity),
         ),
         restored.stream,

@@ -37,6 +37,7 @@ ChangeKind = Literal[
     "identity_group_changed",
     "scope_changed",  # where a label's new nodes go, or the scopes a write may choose
     "personal_changed",  # whether a label's nodes, or a property's values, are sealed
+    "searchable_changed",  # whether a property's values are in the text index
     "description_changed",  # no write changes; said, so a new version is never "no change"
     "changed",  # a field without wording of its own (see the module docstring)
 ]
@@ -141,6 +142,10 @@ _WORDING: dict[str, Callable[[JsonValue, JsonValue], str]] = {
     "personal_changed": lambda b, a: (
         ("now personal" if a else "no longer personal")
         + " (values written before stay as written: a label's nodes keep their identity)"
+    ),
+    "searchable_changed": lambda b, a: (
+        ("now searched" if a else "no longer searched")
+        + ": the live nodes' text is made again as the schema is published"
     ),
     "description_changed": lambda b, a: "description changed (no write changes)",
     "changed": lambda b, a: f"{_text(b)} -> {_text(a)}",

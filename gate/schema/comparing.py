@@ -280,6 +280,7 @@ FIELDS: dict[tuple[type[BaseModel], str], Compare] = {
     (PropertyDoc, "many"): _policy,
     (PropertyDoc, "personal"): _whole("personal_changed"),
     (PropertyDoc, "retention"): _retention,
+    (PropertyDoc, "searchable"): _whole("searchable_changed"),
 }
 """How each field of the schema language is compared. Models compared whole (a review
 rule, a resolution policy, a relationship property's edge) are in ``WHOLE``."""

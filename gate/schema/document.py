@@ -56,6 +56,11 @@ def _unset(value: object) -> bool:
     return value is None or value is False
 
 
+def _searched(value: object) -> bool:
+    """``searchable`` is left out of a document's dump at its default, like ``_unset``."""
+    return value is True
+
+
 class SchemaDocumentError(ValueError):
     """The document is unreadable or invalid; the message says where, one problem after
     another (``problems`` holds them, each with its place; ``lines`` says each in a line)."""
@@ -110,6 +115,9 @@ class PropertyDoc(BaseModel):
     # a personal property's superseded values are forgotten this long after they were
     # superseded (``writegate retain``; ISO 8601 duration, e.g. P90D)
     retention: timedelta | None = Field(default=None, exclude_if=_unset)
+    # false: its values stay out of the text index (``search_nodes``, ``graph_query``,
+    # embeddings): a note or a secret the graph keeps but a search should not meet
+    searchable: bool = Field(default=True, exclude_if=_searched)
 
 
 class EvidenceDoc(BaseModel):

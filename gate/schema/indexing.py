@@ -1,11 +1,14 @@
 """What a publish indexes: the live nodes of each label whose resolution it switches on or
-re-keys (``language.indexing``).
+re-keys, and the text of each label whose searchable properties it changes
+(``language.indexing``).
 
 A label's keys change when a publish gives it resolution, or changes what its keys are made
 of (the name's property or kind, identity and evidence fields, stop suffixes — and the merge
 keys when the name is the one merge key); a policy or a threshold changes no key. Its nodes
 are read a page at a time, in identity order, between the events that index them, so a
-publish holds one page in memory however many nodes the label has.
+publish holds one page in memory however many nodes the label has. A label's text is made
+again by the read model from one ``label.searchable`` event (it pages through the label's
+rows itself).
 """
 
 from __future__ import annotations
@@ -18,7 +21,15 @@ from writegate.gate.personal import personal_of
 from writegate.gate.resolution.matching import keys_for, name_of
 from writegate.gate.schema.document import NodeTypeDoc, ResolutionDoc, SchemaDocument
 from writegate.gate.schema.registry import Schema
-from writegate.language import IndexedNode, NodeRef, NodesIndexed, draft, resolution_stream
+from writegate.language import (
+    IndexedNode,
+    LabelSearchable,
+    NodeRef,
+    NodesIndexed,
+    draft,
+    resolution_stream,
+    search_stream,
+)
 from writegate.projections.state import NodeRow, StateReader
 
 BATCH = 500
@@ -90,3 +101,26 @@ def _indexed(row: NodeRow, label: str, rules: ResolutionDoc) -> IndexedNode:
     keys = keys_for(rules, label, name_of(rules, node, row.keys), node)
     ref = NodeRef(identity=row.identity, label=row.label, keys=row.keys)
     return IndexedNode(node=ref, resolution_keys=keys)
+
+
+def unsearchable(node: NodeTypeDoc | None) -> list[str]:
+    """A label's properties kept out of the text index, in order."""
+    found = node.properties.items() if node is not None else ()
+    return sorted(name for name, spec in found if not spec.searchable)
+
+
+def reword_labels(
+    tx: Transaction, before: SchemaDocument | None, after: SchemaDocument, version: str
+) -> list[str]:
+    """Append a ``label.searchable`` event for every label whose searchable properties
+    ``after`` changes; those labels."""
+    was = before.nodes if before is not None else {}
+    changed = [  # a first publish: nodes written under a schema file may be there
+        (label, hidden)
+        for label, node in after.nodes.items()
+        if (hidden := unsearchable(node)) != unsearchable(was.get(label))
+    ]
+    for label, hidden in changed:
+        event = LabelSearchable(label=label, schema_version=version, unsearchable=hidden)
+        tx.emit(draft(event, [search_stream(label)]))
+    return [label for label, _ in changed]

@@ -16,13 +16,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from writegate.eventlog import Actor, Log, Transaction
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import PublishResult, Rejected
 from writegate.gate.results import rejected
 from writegate.gate.schema.diff import SchemaDiff, schema_diff
 from writegate.gate.schema.document import SchemaDocument, SchemaDocumentError, parse_document
-from writegate.gate.schema.indexing import index_labels
+from writegate.gate.schema.indexing import index_labels, reword_labels
 from writegate.gate.schema.loading import load_document
 from writegate.gate.schema.sources import SCHEMA_STREAM, published
 from writegate.language import SchemaPublished, draft, payload_of
@@ -35,6 +37,8 @@ class SchemaPublishResult(PublishResult):
     diff: SchemaDiff | None = None
     # live nodes indexed for entity resolution its labels now ask for (``gate.schema.indexing``)
     indexed: int = 0
+    # labels whose live nodes' text it made again, its searchable properties changed
+    reworded: list[str] = Field(default_factory=list)
 
 
 def as_document(document: SchemaDocument | Mapping[str, Any] | str | Path) -> SchemaDocument:
@@ -96,7 +100,7 @@ def publish_schema(
     except SchemaDocumentError as exc:
         return Rejected(error_code=ErrorCode.SCHEMA_INVALID, message=str(exc))
     version = doc.version()
-    made: list[tuple[int, SchemaDiff, int]] = []
+    made: list[tuple[int, SchemaDiff, int, list[str]]] = []
 
     def decide(tx: Transaction) -> None:
         current = published(log)
@@ -120,7 +124,9 @@ def publish_schema(
             diff=diff.model_dump(mode="json"),
         )
         seq = tx.emit(draft(event, [SCHEMA_STREAM])).seq
-        made.append((seq, diff, index_labels(tx, state, _readable(current), doc, version)))
+        before = _readable(current)
+        indexed = index_labels(tx, state, before, doc, version)
+        made.append((seq, diff, indexed, reword_labels(tx, before, doc, version)))
 
     try:
         log.append(actor, decide)
@@ -134,4 +140,5 @@ def publish_schema(
         seq=made[0][0] if made else None,
         diff=made[0][1] if made else None,
         indexed=made[0][2] if made else 0,
+        reworded=made[0][3] if made else [],
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
@@ -33,6 +34,7 @@ class PropertySpec:
     conflict: ConflictPolicy | None = None  # None: the owner's policy
     many: bool = False
     personal: bool = False  # sealed with the subject of the node holding it
+    searchable: bool = True  # False: kept out of the text index
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,11 @@ class SchemaEntry:
     scope: str | None = None  # the scope its nodes belong to (None: the implicit one)
     scopes: tuple[str, ...] = ()  # the scopes a write may choose among (none: only ``scope``)
     personal: bool = False  # its nodes are subjects (``gate.personal``)
+
+    @cached_property
+    def unsearchable(self) -> list[str]:
+        """Its properties kept out of the text index, in order (a write's event says them)."""
+        return sorted(name for name, spec in self.properties.items() if not spec.searchable)
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,7 @@ def _specs(props: Mapping[str, PropertyDoc]) -> Mapping[str, PropertySpec]:
                 p.conflict,
                 p.many,
                 p.personal,
+                p.searchable,
             )
             for name, p in props.items()
         }

@@ -99,6 +99,13 @@ def consistency_problems(doc: SchemaDocument) -> list[Problem]:
                         ("nodes", label, "merge_keys", i), f"merge key {key!r} must be a scalar"
                     )
                 )
+            if spec is not None and not spec.searchable:
+                problems.append(
+                    Problem(
+                        ("nodes", label, "properties", key, "searchable"),
+                        f"merge key {key!r} must stay searchable: it names the node",
+                    )
+                )
         for prop, spec in node.properties.items():
             if spec.personal and not node.personal:
                 problems.append(
@@ -121,6 +128,14 @@ def consistency_problems(doc: SchemaDocument) -> list[Problem]:
             if spec.retention is not None:
                 problems.append(
                     _unsealed(("relationships", rtype, "properties", prop, "retention"))
+                )
+            if not spec.searchable:
+                problems.append(
+                    Problem(
+                        ("relationships", rtype, "properties", prop, "searchable"),
+                        "only a node's properties may leave the text index "
+                        "(a relationship's are searched with its type)",
+                    )
                 )
         if not is_identifier(rtype):
             problems.append(

@@ -38,6 +38,7 @@ from writegate.projections.state import (
     observations,
     remembered,
     scoping,
+    searchable,
     support,
     tallies,
     valuecounts,
@@ -141,9 +142,10 @@ def _upsert_node(
     by: str,
     scope: str,
     indexed: list[str] | None = None,
+    unsearchable: list[str] | None = None,
 ) -> list[str] | None:
     """Write the node's row; the resolution keys it listed before (its row lists
-    ``indexed`` now, or keeps its own if None)."""
+    ``indexed`` now, or keeps its own if None; the same of ``unsearchable``)."""
     row = remembered.node_row(conn, ref.identity)
     before = (str(row[remembered.LABEL]), bool(row[remembered.STUB])) if row else None
     tallies.node(conn, before, (ref.label, stub))
@@ -157,7 +159,8 @@ def _upsert_node(
     written: remembered.NodeTuple = (ref.identity, ref.label, keys, merged, provenance, version)
     old = row[remembered.RESOLUTION_KEYS] if row else None
     listed = _text(indexed) if indexed is not None else old
-    written += (int(stub), remapped_from, created, seq, at, by, scope, listed)
+    hidden = searchable.listed(unsearchable, row[remembered.UNSEARCHABLE] if row else None)
+    written += (int(stub), remapped_from, created, seq, at, by, scope, listed, hidden)
     inserted(conn, UPSERT_NODE, [written])
     remembered.wrote_node(conn, ref.identity, written)
     return blocking.stored_keys(old)
@@ -219,6 +222,7 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
                 by=by,
                 scope=scope,
                 indexed=keys,
+                unsearchable=written.unsearchable,
             )
             _record_facts(conn, event, written.node.identity, written.properties, by)
             valid = (written.valid_from, written.valid_to)

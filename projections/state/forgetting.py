@@ -22,7 +22,7 @@ from writegate.language import (
     relationship_stream,
 )
 from writegate.projections.search import text_index_for
-from writegate.projections.state import blocking, remembered, tallies, valuecounts
+from writegate.projections.state import blocking, remembered, searchable, tallies, valuecounts
 
 # (table, column naming an entity): the rows its own stream's events make
 _BY_ENTITY = (
@@ -64,6 +64,7 @@ def forget_nodes(
         for (text,) in _column(conn, _KEYS_LISTED, [identity]):
             listed[identity] = blocking.stored_keys(str(text) if text else None) or []
             valuecounts.rekey(conn, [], listed[identity])
+    hidden = searchable.listing(conn, identities)
     counts: dict[str, int] = {}
     for table, column in _BY_ENTITY:
         for name in gone:
@@ -89,6 +90,7 @@ def forget_nodes(
     remembered.forget(conn)  # the rows deleted here are asked again
     for event in replay([*streams, *sorted(set(merges))]):
         apply(event)
+    searchable.relist(conn, index, hidden)
     index.compact(conn)
     return {table: count for table, count in counts.items() if count}
 

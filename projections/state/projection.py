@@ -16,10 +16,10 @@ import orjson
 from writegate.eventlog import EventCore, InlineProjector, Log
 from writegate.eventlog.erasing import Replay
 from writegate.eventlog.sql import Sql, inserted, run_script
-from writegate.language import DEFAULT_SCOPE
+from writegate.language import DEFAULT_SCOPE, LabelSearchable, payload_of
 from writegate.projections.search import Document, TextIndex, entity_text, text_index_for
 from writegate.projections.search.sqlite import SqliteTextIndex
-from writegate.projections.state import blocking, remembered, scoping
+from writegate.projections.state import blocking, remembered, scoping, searchable
 from writegate.projections.state.changes import apply_to_state
 from writegate.projections.state.forgetting import forget_located
 from writegate.projections.state.observations import ObservationQueries
@@ -30,6 +30,7 @@ from writegate.projections.state.tables import (
     LAYOUT,
     LAYOUT_MARK,
     OBSERVATIONS_LAYOUT,
+    REBUILT_BELOW,
     STATE_TABLES,
     TABLES,
     TEXT_LAYOUT,
@@ -49,13 +50,15 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
 
     def install(self, conn: Sql) -> None:
         """Create the tables; a read model of an older layout is emptied, so the log's
-        catch-up rebuilds it whole."""
+        catch-up rebuilds it whole (of a layout since ``REBUILT_BELOW``: columns added)."""
         run_script(conn, TABLES)
         scoping.add_scope_column(conn)
         blocking.add_keys_column(conn)
+        searchable.add_column(conn)
         text_index_for(conn).install(conn)
         if self.layout(conn) < LAYOUT:
-            self.reset(conn)
+            if self.layout(conn) < REBUILT_BELOW:
+                self.reset(conn)
             conn.execute(
                 "INSERT INTO projection_checkpoints (name, seq) VALUES (?, ?) "
                 "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",
@@ -94,6 +97,10 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
 
     def apply_event(self, conn: sqlite3.Connection, event: EventCore) -> None:
         apply_to_state(conn, event)
+        if event.type == LabelSearchable.event_type:
+            changed = payload_of(event)
+            assert isinstance(changed, LabelSearchable)
+            searchable.reword(conn, self.text_index(conn), changed)
         self._index_text(conn, event)
 
     def forget_subjects(
@@ -217,13 +224,17 @@ def _entity(row: tuple[Any, ...]) -> str:
     return entity_text(row[0], orjson.loads(row[1]))
 
 
+def _words(row: tuple[Any, ...]) -> str:
+    return entity_text(row[0], row[1])
+
+
 def _said(row: tuple[Any, ...]) -> str:
     return str(row[0])
 
 
 _TEXT_SOURCES: dict[str, tuple[str, str, Callable[[tuple[Any, ...]], str]]] = {
     # a stream's prefix: the kind of document, where its words are, and how they read
-    "node": ("node", "", _entity),  # its row as this transaction knows it: ``_node_text``
+    "node": ("node", "", _words),  # its row as this transaction knows it: ``_node_text``
     "rel": ("relationship", _ENDS, _entity),
     "obs": (
         "observation",
@@ -234,12 +245,15 @@ _TEXT_SOURCES: dict[str, tuple[str, str, Callable[[tuple[Any, ...]], str]]] = {
 
 
 def _node_text(conn: Sql, identity: str) -> tuple[Any, ...] | None:
-    """A node's label, properties and scope (twice: both ends of its document)."""
+    """A node's label, the properties its text says and its scope (twice: both ends of
+    its document)."""
     row = remembered.node_row(conn, identity)
     if row is None:
         return None
     scope = row[remembered.SCOPE]
-    return (row[remembered.LABEL], row[remembered.PROPERTIES], scope, scope)
+    properties = orjson.loads(row[remembered.PROPERTIES])
+    said = searchable.searched(properties, row[remembered.UNSEARCHABLE])
+    return (row[remembered.LABEL], said, scope, scope)
 
 
 def _rows(conn: Sql, sql: str) -> Iterator[tuple[Any, ...]]:

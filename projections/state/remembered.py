@@ -30,7 +30,8 @@ from writegate.projections.state.blocking import Probe, probe_statement
 from writegate.projections.state.tables import NODE_COLUMNS
 
 NodeTuple = tuple[Any, ...]  # a state_nodes row as ``NODE_COLUMNS`` reads it
-LABEL, KEYS, PROPERTIES, STUB, REMAPPED, CREATED, SCOPE, RESOLUTION_KEYS = 1, 2, 3, 6, 7, 8, 12, 13
+LABEL, KEYS, PROPERTIES, STUB, REMAPPED, CREATED, SCOPE = 1, 2, 3, 6, 7, 8, 12
+RESOLUTION_KEYS, UNSEARCHABLE = 13, 14
 _NODES = f"SELECT {NODE_COLUMNS} FROM state_nodes WHERE identity = ?"
 # The identities as a JSON array (psycopg adapts a list to an array element by element, in
 # Python, and a string as it is), each looked up by its key: a row a name, its node's row

@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS state_nodes (
     updated_at TEXT NOT NULL,
     updated_by TEXT NOT NULL,
     scope TEXT NOT NULL DEFAULT 'default',
-    resolution_keys TEXT
+    resolution_keys TEXT,
+    unsearchable TEXT
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS state_relationships (
     identity TEXT PRIMARY KEY,
@@ -169,7 +170,7 @@ OBSERVATION_SCOPES_LAYOUT = 13  # the first with each observation's scope
 VALUE_COUNTS_LAYOUT = 15  # the first with the value counts of evidence fields
 SUPPORT_LAYOUT = 16  # the first with each fact's supporting writes (corroboration)
 COUNTS_LAYOUT = 18  # the first with the counts of labels, types and stubs
-LAYOUT = 19  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+LAYOUT = 20  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
 # index; 9: the feedback weights; 10: observations and the writes citing them (and their
 # words in the text index); 11: the text index stems its words (``projections.search``);
 # 12: each node's scope, and both ends' in the text index (``scoping``); 13: each
@@ -179,7 +180,9 @@ LAYOUT = 19  # 7: the resolution index's keys are ranges' rows (``blocking``); 8
 # supporting each fact (``support``); 17: the corroborations indexed on their own, and a
 # node's relationships indexed with what a walk reads of them (``walk``); 18: the counts
 # of labels, types and stubs (``tallies``); 19: a node's resolution keys in its own row,
-# the index's second index (by node) gone
+# the index's second index (by node) gone; 20: the properties a node's text leaves out,
+# in its row (``searchable``: a column added, nothing rebuilt)
+REBUILT_BELOW = 19  # a read model of an older layout is rebuilt; from it, columns are added
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
     "state_nodes": ("identity",),
@@ -267,7 +270,7 @@ def ordered_selects(tables: Iterable[str]) -> Iterator[str]:
 
 NODE_COLUMNS = (
     "identity, label, keys, properties, provenance, version, stub, remapped_from, "
-    "created_seq, updated_seq, updated_at, updated_by, scope, resolution_keys"
+    "created_seq, updated_seq, updated_at, updated_by, scope, resolution_keys, unsearchable"
 )
 REL_COLUMNS = (
     "identity, type, from_identity, to_identity, properties, provenance, version, "

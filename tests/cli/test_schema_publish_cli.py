@@ -137,3 +137,28 @@ def test_publishing_resolution_indexes_the_nodes_already_written(tmp_path: Path)
     again = run(db, "write", "node", "Organization", "-k", "name=Initech Ltd", *claim)
     assert again.returncode != 0
     assert "POSSIBLE_DUPLICATE" in again.stderr
+
+
+def test_publishing_a_property_kept_out_of_search_says_it_and_search_misses_it(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "memory.db"
+    assert run(db, "init", "--schema", str(EXAMPLE_SCHEMA)).returncode == 0
+    claim = ("--source", "crm", "--method", "parsed")
+    wrote = run(
+        db, "write", "node", "Person", "-k", "name=Ada", "-p", "email=ada@zanzi.bar", *claim
+    )
+    assert wrote.returncode == 0, wrote.stderr
+    assert "Person" in run(db, "search", "zanzi").stdout
+    document = yaml.safe_load(EXAMPLE_SCHEMA.read_text())
+    document["nodes"]["Person"]["properties"]["email"]["searchable"] = False
+    hidden = tmp_path / "hidden.yaml"
+    hidden.write_text(yaml.safe_dump(document))
+    published = run(db, "schema", "publish", str(hidden))
+    assert published.returncode == 0, published.stderr
+    said = "  made the text index of Person again: its searchable properties changed"
+    assert said in published.stdout.splitlines()
+    assert "no longer searched" in published.stdout
+    found = run(db, "search", "zanzi", "--format", "json")
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["nodes"] == []

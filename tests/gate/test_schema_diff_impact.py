@@ -85,7 +85,13 @@ def test_a_large_label_is_sampled_evenly_and_says_so(
     names = ("Alan Turing", "Alan Turing Jr", "Ada Lovelace", "Ada Lovelace Jr", "Grace Hopper")
     with Gate.open(db_path, default_actor=AGENT) as gate:
         assert gate.publish_schema(proposing).status == "published"
-        others = ("Barbara Liskov", "Donald Knuth", "Edsger Dijkstra", "Ken Thompson", "Niklaus Wirth")
+        others = (
+            "Barbara Liskov",
+            "Donald Knuth",
+            "Edsger Dijkstra",
+            "Ken Thompson",
+            "Niklaus Wirth",
+        )
         for name in (*names, *others):
             written = gate.write_node(**person(name, resolution="new"))
             assert isinstance(written, WriteNodeResult), written

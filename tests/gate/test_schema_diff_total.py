@@ -218,6 +218,7 @@ CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (PropertyDoc, "many"): _set(_prop("tags"), "many", None),
     (PropertyDoc, "personal"): _personal_email,
     (PropertyDoc, "retention"): _retained_email,
+    (PropertyDoc, "searchable"): _set(_prop("email"), "searchable", False),
     (ResolutionDoc, "policy"): _set(_resolution, "policy", "auto"),
     (ResolutionDoc, "name"): _set(_resolution, "name", None),
     (ResolutionDoc, "kind"): _set(_resolution, "kind", "organisation"),

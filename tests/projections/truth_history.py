@@ -3,7 +3,8 @@ type the gate writes beyond 0.1 — supersessions (a property, a functional rela
 valid time, a write held for review then approved and another rejected, entity resolution
 landing a write on an existing node, a merge and its undoing, a detached deletion, an
 observation and the writes citing it, feedback on an answer, a fact said again (unchanged,
-and corroborated), resolution switched on for a label with nodes — written through the real gate, a step a minute on a frozen clock.
+and corroborated), resolution switched on for a label with nodes, a property kept out of
+the text index — written through the real gate, a step a minute on a frozen clock.
 
 Recorded once (``python -m tests.projections.truth_history FILE``; steps added later are
 appended with ``--extend FILE STEP``, so the events recorded before keep their ids), shipped
@@ -303,12 +304,27 @@ def write_resolution_switched_on(gate: Gate, step: Callable[[], None]) -> None:
     step()
 
 
+def write_property_kept_out(gate: Gate, step: Callable[[], None]) -> None:
+    """The step added with ``searchable: false``: the reviewer keeps a person's role out of
+    the text index (``label.searchable``), and a new person's write says so."""
+    schema = copy.deepcopy(SCHEMA)
+    schema["nodes"]["Organization"]["resolution"] = {"policy": "propose", "kind": "organisation"}
+    schema["nodes"]["Person"]["properties"]["role"]["searchable"] = False
+    assert gate.publish_schema(schema, actor=REVIEWER).status == "published"
+    gate.refresh_schema_cache()
+    step()
+    person = {"name": "Margaret Hamilton"}
+    _ok(gate.write_node(label="Person", merge_keys=person, properties={"role": "lead"}, **prov()))
+    step()
+
+
 # steps added after the first recording, in order: ``--extend FILE NAME`` appends one
 LATER_STEPS = (
     write_observations,
     write_feedback,
     write_corroborations,
     write_resolution_switched_on,
+    write_property_kept_out,
 )
 
 

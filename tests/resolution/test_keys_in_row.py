@@ -108,6 +108,7 @@ def test_a_read_model_made_before_is_rebuilt_with_each_nodes_keys(tmp_path: Path
         ada = _write(gate, "Ada Lovelace", email="ada@analytical.org")
         kept = _indexed(gate)[ada]
     old = sqlite3.connect(path, isolation_level=None)  # as layout 18 left it
+    old.execute("ALTER TABLE state_nodes DROP COLUMN unsearchable")  # (layout 20's)
     old.execute("ALTER TABLE state_nodes DROP COLUMN resolution_keys")
     old.execute("CREATE INDEX state_resolution_keys_identity ON state_resolution_keys (identity)")
     old.execute("UPDATE projection_checkpoints SET seq = 18 WHERE name = ?", (LAYOUT_MARK,))
