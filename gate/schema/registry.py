@@ -242,6 +242,8 @@ def _property_view(spec: PropertySpec) -> dict[str, object]:
         view["enum"] = list(spec.enum)
     if spec.relationship is not None:
         view["relationship"] = spec.relationship.model_dump()
+    if not spec.searchable:  # an agent then knows no search meets its values
+        view["searchable"] = False
     return view
 
 

@@ -17,6 +17,7 @@ import yaml
 from tests.conftest import AGENT, FIXTURES
 from writegate.gate import Gate, Rejected, WriteNodeResult
 from writegate.gate.schema.document import parse_document
+from writegate.gate.schema.registry import describe_registry
 from writegate.language import LabelSearchable, payload_of
 from writegate.projections.state.tables import LAYOUT, LAYOUT_MARK
 
@@ -74,6 +75,9 @@ def test_a_property_kept_out_is_never_found(gate: Gate) -> None:
     assert seeds(gate, "owes money") == []
     node = gate.reader().open_nodes([{"label": "Person", "merge_keys": {"id": "p1"}}]).nodes[0]
     assert node.properties["notes"] == "owes money to zanzibar"  # kept, only not searched
+    described = describe_registry(gate.current_schema().registry)["nodes"]
+    assert described["Person"]["properties"]["notes"]["searchable"] is False  # type: ignore[index]
+    assert "searchable" not in described["Person"]["properties"]["name"]  # type: ignore[index]
     assert gate.verify().ok
 
 
