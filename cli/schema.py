@@ -159,8 +159,8 @@ def schema_push_graph(ctx: Context, path: Path, projection: str) -> None:
 @pass_ctx
 def schema_show(ctx: Context, fmt: str, as_json: bool) -> None:
     """Show the schema writes are checked against: labels and types with their keys, ends
-    and remaps, each property's type, enum or edge, and what happens to a write (conflict
-    policy, review rules and floor, entity resolution)."""
+    and remaps, each property's type (and whether search meets it), enum or edge, and what
+    happens to a write (conflict policy, review rules and floor, entity resolution)."""
     as_json = as_json or fmt == "json"
     with opened(ctx, readonly=True) as gate:
         try:
@@ -251,7 +251,8 @@ def _property_rows(table: Table, owner: str, specs: Mapping[str, PropertySpec]) 
             ref = spec.relationship
             values = f"-> [{ref.type}] :{ref.to} by {ref.key}"
         conflict = "many" if spec.many else spec.conflict or ""
-        table.add_row(f"{owner}.{name}", kind or "any", escape(values), conflict)
+        kind = (kind or "any") + ("" if spec.searchable else ", not searched")
+        table.add_row(f"{owner}.{name}", kind, escape(values), conflict)
 
 
 schema.add_command(schema_import_memorymesh)

@@ -159,6 +159,10 @@ def test_publishing_a_property_kept_out_of_search_says_it_and_search_misses_it(
     said = "  made the text index of Person again: its searchable properties changed"
     assert said in published.stdout.splitlines()
     assert "no longer searched" in published.stdout
+    shown = run(db, "schema", "show")
+    assert shown.returncode == 0, shown.stderr
+    [row] = [line for line in shown.stdout.splitlines() if "Person.email" in line]
+    assert "string, not searched" in row
     found = run(db, "search", "zanzi", "--format", "json")
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)["nodes"] == []
