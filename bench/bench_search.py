@@ -9,10 +9,12 @@ lists, a short bio of common words) is built through the gate's batches, then:
     over every node's JSON, in identity order: the reader's path for a log without the index);
   * writes: single ``write_node`` calls of new nodes, p50 / p99, on two copies of the log,
     one keeping the index and one not (the same state projection, its text step skipped),
-    alternated so both meet the same machine.
+    alternated so both meet the same machine (``--postgres``: only these, on a PostgreSQL
+    the test harness starts, a database each).
 Also a tiny relevance check: where the named node ranks for its own two names.
 
 usage: python bench/bench_search.py [--sizes 10000,100000] [--queries 300] [--writes 600]
+                                    [--postgres]
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.postgres import postgres_server  # noqa: E402
 from writegate.eventlog import Actor, EventCore, EventLog  # noqa: E402
 from writegate.eventlog.bulk import bulk  # noqa: E402
+from writegate.eventlog.postgres import PostgresEventLog  # noqa: E402
 from writegate.eventlog.sql import Sql  # noqa: E402
 from writegate.gate import Gate  # noqa: E402
 from writegate.gate.reads.reader import GraphReader  # noqa: E402
@@ -83,7 +87,7 @@ def person(i: int) -> dict[str, Any]:
     }
 
 
-def build(db: Path, nodes: int) -> None:
+def build(db: Path | str, nodes: int) -> None:
     started = time.perf_counter()
     with bulk(), Gate.open(db, default_actor=Actor(agent="bench")) as gate:
         gate.publish_schema(SCHEMA)
@@ -151,6 +155,23 @@ def writes(db: Path, folder: Path, count: int) -> dict[str, str]:
         path = folder / f"{name.replace(' ', '-')}.db"
         shutil.copy(db, path)
         copies[name] = Gate(EventLog(path, inline=[state]), default_actor=Actor(agent="bench"))
+    return alternated(copies, count)
+
+
+def writes_on_postgres(nodes: int, count: int) -> dict[str, str]:
+    """The same on one PostgreSQL (the test harness's), a database each, each built alike."""
+    with postgres_server() as server:
+        copies = {}
+        for name, state in (("with index", StateProjection()), ("without index", Unindexed())):
+            dsn = server.create_database(name.replace(" ", "_"))
+            build(dsn, nodes)
+            log = PostgresEventLog(dsn, inline=[state])
+            copies[name] = Gate(log, default_actor=Actor(agent="bench"))
+        return alternated(copies, count)
+
+
+def alternated(copies: dict[str, Gate], count: int) -> dict[str, str]:
+    """Single writes of new nodes, the copies alternated; p50 / p99 and the index's cost."""
     spent: dict[str, list[float]] = {name: [] for name in copies}
     for k in range(count):
         for name, gate in copies.items() if k % 2 else reversed(copies.items()):
@@ -173,9 +194,18 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--writes", type=int, default=600)
+    parser.add_argument(
+        "--postgres", action="store_true", help="only the writes, on PostgreSQL (no search)"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     table: dict[str, list[str]] = {}
+    if args.postgres:
+        for nodes in sizes:
+            for label, value in writes_on_postgres(nodes, args.writes).items():
+                table.setdefault(label, []).append(value)
+        show(sizes, table)
+        return
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         for nodes in sizes:
@@ -186,6 +216,10 @@ def main() -> None:
                 **writes(db, folder, args.writes),
             }.items():
                 table.setdefault(label, []).append(value)
+    show(sizes, table)
+
+
+def show(sizes: list[int], table: dict[str, list[str]]) -> None:
     width = max(map(len, table))
     print(f"{'nodes':<{width}}  " + "  ".join(f"{n:>15,}" for n in sizes))
     for label, values in table.items():
