@@ -103,24 +103,22 @@ def _indexed(row: NodeRow, label: str, rules: ResolutionDoc) -> IndexedNode:
     return IndexedNode(node=ref, resolution_keys=keys)
 
 
-def unsearchable(node: NodeTypeDoc | None) -> list[str]:
-    """A label's properties kept out of the text index, in order."""
-    found = node.properties.items() if node is not None else ()
-    return sorted(name for name, spec in found if not spec.searchable)
-
-
 def reword_labels(
     tx: Transaction, before: SchemaDocument | None, after: SchemaDocument, version: str
 ) -> list[str]:
     """Append a ``label.searchable`` event for every label whose searchable properties
-    ``after`` changes; those labels."""
-    was = before.nodes if before is not None else {}
-    changed = [  # a first publish: nodes written under a schema file may be there
-        (label, hidden)
-        for label, node in after.nodes.items()
-        if (hidden := unsearchable(node)) != unsearchable(was.get(label))
-    ]
-    for label, hidden in changed:
-        event = LabelSearchable(label=label, schema_version=version, unsearchable=hidden)
+    ``after`` changes (a first publish: of every label keeping any out, as nodes written
+    under a schema file may be there); those labels."""
+    now, was = Schema(after), Schema(before) if before is not None else None
+
+    def hidden(schema: Schema | None, label: str) -> list[str]:
+        entry = schema.get_entry(label) if schema is not None else None
+        return entry.unsearchable if entry is not None else []
+
+    changed = [label for label in after.nodes if hidden(now, label) != hidden(was, label)]
+    for label in changed:
+        event = LabelSearchable(
+            label=label, schema_version=version, unsearchable=hidden(now, label)
+        )
         tx.emit(draft(event, [search_stream(label)]))
-    return [label for label, _ in changed]
+    return changed
