@@ -24,6 +24,7 @@ from writegate.eventlog import Actor, Log
 from writegate.language import ObservationRecorded, WriteProvenance, draft, observation_id
 from writegate.projections.search.contract import Document, entity_text
 from writegate.projections.state import StateProjection
+from writegate.projections.state.searchable import searched
 from writegate.projections.testing import HISTORY, history
 
 _PAGE = 500  # more than any recorded history's nodes: one page holds every hit
@@ -57,8 +58,11 @@ class TextIndexContractTestCase(unittest.TestCase):
         """Each node's, relationship's and observation's document, made from the state
         tables as they are."""
         counts = self.state.counts(self.conn)
-        nodes = [
-            Document(n.identity, "node", entity_text(n.label, n.properties))
+        hidden = dict(self.conn.execute("SELECT identity, unsearchable FROM state_nodes"))
+        nodes = [  # but the properties each row keeps out (``searchable: false``)
+            Document(
+                n.identity, "node", entity_text(n.label, searched(n.properties, hidden[n.identity]))
+            )
             for label in counts.labels
             for n in self.state.nodes_labelled(self.conn, label)
         ]
