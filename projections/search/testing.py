@@ -24,7 +24,7 @@ from writegate.eventlog import Actor, Log
 from writegate.language import ObservationRecorded, WriteProvenance, draft, observation_id
 from writegate.projections.search.contract import Document, entity_text
 from writegate.projections.state import StateProjection
-from writegate.projections.state.searchable import searched
+from writegate.projections.state.searchable import listing, searched
 from writegate.projections.testing import HISTORY, history
 
 _PAGE = 500  # more than any recorded history's nodes: one page holds every hit
@@ -58,13 +58,13 @@ class TextIndexContractTestCase(unittest.TestCase):
         """Each node's, relationship's and observation's document, made from the state
         tables as they are."""
         counts = self.state.counts(self.conn)
-        hidden = dict(self.conn.execute("SELECT identity, unsearchable FROM state_nodes"))
+        rows = [n for label in counts.labels for n in self.state.nodes_labelled(self.conn, label)]
+        hidden = listing(self.conn, [n.identity for n in rows])
         nodes = [  # but the properties each row keeps out (``searchable: false``)
             Document(
                 n.identity, "node", entity_text(n.label, searched(n.properties, hidden[n.identity]))
             )
-            for label in counts.labels
-            for n in self.state.nodes_labelled(self.conn, label)
+            for n in rows
         ]
         relationships = [
             Document(e.edge.identity, "relationship", entity_text(e.edge.type, e.edge.properties))
