@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from tests.conftest import AGENT, FIXTURES
+from tests.readme import blocks, section
 from writegate.gate import Gate, Rejected, WriteNodeResult
 from writegate.gate.schema.document import parse_document
 from writegate.gate.schema.registry import describe_registry
@@ -216,3 +217,17 @@ def test_a_forgotten_person_is_made_again_keeping_out_what_the_label_does_now(
     # made again from its own events, written while its role was searched
     assert gate.reader().search_nodes("engineer").nodes == []
     assert gate.verify().ok
+
+
+def test_the_guides_example_keeps_the_notes_out(gate: Gate) -> None:
+    [text] = blocks(section("### Keeping a property out of search"), "yaml")
+    assert gate.publish_schema(yaml.safe_load(text)).status == "published"
+    out = gate.write_node(
+        label="Customer",
+        merge_keys={"email": "ada@example.org"},
+        properties={"notes": "prefers the overnight courier"},
+        **CLAIM,
+    )
+    assert isinstance(out, WriteNodeResult), out
+    assert gate.reader().search_nodes("courier").nodes == []
+    assert [n.label for n in gate.reader().search_nodes("ada").nodes] == ["Customer"]
