@@ -15,7 +15,7 @@ import orjson
 
 from writegate.eventlog import EventCore, InlineProjector, Log
 from writegate.eventlog.erasing import Replay
-from writegate.eventlog.sql import Sql, inserted, run_script
+from writegate.eventlog.sql import Sql, has_column, inserted, run_script
 from writegate.language import DEFAULT_SCOPE, LabelSearchable, payload_of
 from writegate.projections.search import Document, TextIndex, entity_text, text_index_for
 from writegate.projections.search.sqlite import SqliteTextIndex
@@ -186,9 +186,10 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
             for event in log.iter_replayed():
                 self.apply_event(scratch, event)
             scratch.execute("COMMIT")
+            tables = layout_tables(self.layout(conn))
             tables_equal = all(
                 all(a == b for a, b in zip_longest(_rows(conn, sql), _rows(scratch, sql)))
-                for sql in ordered_selects(layout_tables(self.layout(conn)))
+                for sql in ordered_selects(tables, _shared_columns(conn, scratch, tables))
             )
             return tables_equal and self._text_equal(conn, scratch)
         finally:
@@ -254,6 +255,21 @@ def _node_text(conn: Sql, identity: str) -> tuple[Any, ...] | None:
     properties = orjson.loads(row[remembered.PROPERTIES])
     said = searchable.searched(properties, row[remembered.UNSEARCHABLE])
     return (row[remembered.LABEL], said, scope, scope)
+
+
+def _shared_columns(
+    conn: Sql, scratch: sqlite3.Connection, tables: Sequence[str]
+) -> dict[str, list[str]]:
+    """Each table's columns that ``conn`` has too: a read-only file of a layout before a
+    column was added (one its writer's open adds) is compared on the columns it has."""
+    return {
+        table: [
+            str(row[1])
+            for row in scratch.execute(f"PRAGMA table_info({table})")
+            if has_column(conn, table, str(row[1]))
+        ]
+        for table in tables
+    }
 
 
 def _rows(conn: Sql, sql: str) -> Iterator[tuple[Any, ...]]:

@@ -3,7 +3,7 @@ is in this package, and nothing outside it names them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from writegate.eventlog.sql import Sql
 
@@ -261,11 +261,14 @@ def layout_tables(layout: int) -> tuple[str, ...]:
     return LAYOUT_TABLES[max(k for k in LAYOUT_TABLES if k <= layout)]
 
 
-def ordered_selects(tables: Iterable[str]) -> Iterator[str]:
+def ordered_selects(
+    tables: Iterable[str], columns: Mapping[str, Sequence[str]] | None = None
+) -> Iterator[str]:
     """A ``SELECT *`` of each of ``tables`` in primary-key order: two reads of equal tables
-    give equal rows in the same order."""
+    give equal rows in the same order (of ``columns`` only, for a table it names)."""
     for table in tables:
-        yield f"SELECT * FROM {table} ORDER BY {', '.join(STATE_TABLES[table])}"
+        chosen = ", ".join((columns or {}).get(table, ["*"]))
+        yield f"SELECT {chosen} FROM {table} ORDER BY {', '.join(STATE_TABLES[table])}"
 
 
 NODE_COLUMNS = (

@@ -231,3 +231,17 @@ def test_the_guides_example_keeps_the_notes_out(gate: Gate) -> None:
     assert isinstance(out, WriteNodeResult), out
     assert gate.reader().search_nodes("courier").nodes == []
     assert [n.label for n in gate.reader().search_nodes("ada").nodes] == ["Customer"]
+
+
+def test_a_read_only_log_of_the_layout_before_still_verifies(tmp_path: Path) -> None:
+    path = tmp_path / "log.db"
+    with Gate.open(path, default_actor=AGENT) as gate:
+        assert gate.publish_schema(OPEN).status == "published"
+        person(gate, "p1", name="Ada Lovelace")
+    old = sqlite3.connect(path, isolation_level=None)  # as layout 19 left it
+    old.execute("ALTER TABLE state_nodes DROP COLUMN unsearchable")
+    old.execute("UPDATE projection_checkpoints SET seq = 19 WHERE name = ?", (LAYOUT_MARK,))
+    old.close()
+    with Gate.open(path, readonly=True) as gate:  # compared on the columns it has
+        report = gate.verify()
+        assert report.ok, report.checks
