@@ -172,18 +172,24 @@ def test_a_schema_that_keeps_everything_searchable_keeps_its_version() -> None:
     assert parse_document(keeping_out("notes")).version() != plain.version()
 
 
+def layout_19(path: Path, *changes: str) -> None:
+    """A log of one person whose read model is as layout 19 left it (and ``changes``)."""
+    with Gate.open(path, default_actor=AGENT) as gate:
+        assert gate.publish_schema(OPEN).status == "published"
+        person(gate, "p1", name="Ada Lovelace")
+    old = sqlite3.connect(path, isolation_level=None)
+    old.execute("ALTER TABLE state_nodes DROP COLUMN unsearchable")
+    old.execute("UPDATE projection_checkpoints SET seq = 19 WHERE name = ?", (LAYOUT_MARK,))
+    for change in changes:
+        old.execute(change)
+    old.close()
+
+
 def test_a_read_model_of_the_layout_before_gains_the_column_without_a_rebuild(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "log.db"
-    with Gate.open(path, default_actor=AGENT) as gate:
-        assert gate.publish_schema(OPEN).status == "published"
-        person(gate, "p1", name="Ada Lovelace")
-    old = sqlite3.connect(path, isolation_level=None)  # as layout 19 left it
-    old.execute("ALTER TABLE state_nodes DROP COLUMN unsearchable")
-    old.execute("UPDATE projection_checkpoints SET seq = 19 WHERE name = ?", (LAYOUT_MARK,))
-    old.execute("UPDATE state_nodes SET updated_by = 'marked'")  # a rebuild would undo it
-    old.close()
+    layout_19(path, "UPDATE state_nodes SET updated_by = 'marked'")  # a rebuild would undo it
     with Gate.open(path, default_actor=AGENT) as gate:
         conn = gate.log.connection()
         assert conn.execute("SELECT DISTINCT updated_by FROM state_nodes").fetchall() == [
@@ -235,13 +241,7 @@ def test_the_guides_example_keeps_the_notes_out(gate: Gate) -> None:
 
 def test_a_read_only_log_of_the_layout_before_still_verifies(tmp_path: Path) -> None:
     path = tmp_path / "log.db"
-    with Gate.open(path, default_actor=AGENT) as gate:
-        assert gate.publish_schema(OPEN).status == "published"
-        person(gate, "p1", name="Ada Lovelace")
-    old = sqlite3.connect(path, isolation_level=None)  # as layout 19 left it
-    old.execute("ALTER TABLE state_nodes DROP COLUMN unsearchable")
-    old.execute("UPDATE projection_checkpoints SET seq = 19 WHERE name = ?", (LAYOUT_MARK,))
-    old.close()
+    layout_19(path)
     with Gate.open(path, readonly=True) as gate:  # compared on the columns it has
         report = gate.verify()
         assert report.ok, report.checks
