@@ -45,10 +45,11 @@ PREFIXED = f", prefix = '{BEGINS}'"  # FTS5's option making that index
 # unicode61's tokens of an ASCII text are its runs of letters and digits: the words of its
 # bytes once every other byte is a space (split in C: a sixth of a regular expression's time)
 _SPACED = bytes(c if chr(c).isascii() and chr(c).isalnum() else 32 for c in range(256))
+_CONTENT = re.compile(r"content = '([^']*)'")  # the table or view an FTS5 table indexes
 _KEPT_BEGINNING = re.compile(r"[b-df-hj-np-tv-xz0-9][a-z0-9]{2,}")
 
 _FROM = (  # a scope to keep, or the one table of every kind: each hit's document read
-    "FROM {fts} JOIN search_documents d ON d.rowid = {fts}.rowid "
+    "FROM {fts} JOIN {documents} d ON d.rowid = {fts}.rowid "
     "WHERE {fts} MATCH ? AND d.kind = ?{scoped}"
 )
 _ALONE = "FROM {fts} WHERE {fts} MATCH ?"  # else a hit is its rowid until it is named
@@ -69,10 +70,11 @@ def phrase(word: str, begins: bool = False) -> str:
     return '"' + word.replace('"', '""') + ('"*' if begins else '"')
 
 
-def fts_table(conn: Sql, kind: str) -> tuple[str, bool] | None:
+def fts_table(conn: Sql, kind: str) -> tuple[str, bool, str] | None:
     """The FTS5 table holding ``kind``'s documents — its own, or on a read-only copy of the
-    layout before, the one table of every kind — and whether it keeps words' first two
-    letters (``PREFIXED``); None for a kind never indexed."""
+    layout before, the one table of every kind — whether it keeps words' first two letters
+    (``PREFIXED``), and where its documents are read (the documents' table, or the owner's
+    view of the rows that are them); None for a kind never indexed."""
     if kind not in KINDS:
         return None
     names = [f"search_fts_{kind}", "search_fts"]
@@ -84,7 +86,17 @@ def fts_table(conn: Sql, kind: str) -> tuple[str, bool] | None:
         ).fetchall()
     )
     name = next((name for name in names if name in found), None)
-    return None if name is None else (name, PREFIXED in found[name])
+    if name is None:
+        return None
+    view = content_of(found[name])
+    documents = "search_documents" if view.startswith("search_") or not view else view
+    return name, PREFIXED in found[name], documents
+
+
+def content_of(made: str) -> str:
+    """The table or view an FTS5 table indexes (its ``content`` option; none: "")."""
+    found = _CONTENT.search(made)
+    return found.group(1) if found else ""
 
 
 def scored(
@@ -107,7 +119,7 @@ def scored(
     table = fts_table(conn, kind)
     if table is None:
         return {}
-    fts, prefixed = table
+    fts, prefixed, documents = table
     where, scopes = DocumentRows.scoped(visible)
     joined = bool(where) or fts == "search_fts"
     head = [kind, *scopes] if joined else []
@@ -119,10 +131,11 @@ def scored(
     def rows(sql: str, match: str, *tail: object) -> list[tuple[Any, ...]]:
         made = sql.replace("{from}", shape["{from}"]).replace("{named}", shape["{named}"])
         made = made.replace("{fts}", fts).replace("{scoped}", where)
+        made = made.replace("{documents}", documents)
         return conn.execute(made, [match, *head, *tail]).fetchall()
 
     found = _scored(conn, fts, query, rows, common, prefixed)
-    return found if joined else _named(conn, found, top)
+    return found if joined else _named(conn, found, top, documents)
 
 
 def _scored(
@@ -272,8 +285,9 @@ class _Index:
         return round(WINDOW_COUNTED * (top - oldest + 1) / (top - int(last[0]) + 1))
 
 
-def _named(conn: Sql, found: dict[Any, float], top: int | None) -> dict[str, float]:
-    """The hits ranked by rowid, named: the ``top`` best and those tied with the last."""
+def _named(conn: Sql, found: dict[Any, float], top: int | None, documents: str) -> dict[str, float]:
+    """The hits ranked by rowid, named from ``documents``: the ``top`` best and those tied
+    with the last."""
     ranked = sorted(found.items(), key=lambda hit: hit[1])
     if top is not None and len(ranked) > top:
         bound = ranked[max(top, 1) - 1][1]
@@ -282,7 +296,7 @@ def _named(conn: Sql, found: dict[Any, float], top: int | None) -> dict[str, flo
     for start in range(0, len(ranked), 500):
         chunk = dict(ranked[start : start + 500])
         marks = ", ".join("?" * len(chunk))
-        sql = f"SELECT rowid, identity FROM search_documents WHERE rowid IN ({marks})"
+        sql = f"SELECT rowid, identity FROM {documents} WHERE rowid IN ({marks})"
         named.update((identity, chunk[rowid]) for rowid, identity in conn.execute(sql, list(chunk)))
     return named
 

@@ -3,14 +3,17 @@
 The index holds one document per entity of the read model (a node's label, merge keys and
 string properties; a relationship's type and string properties; an observation's text),
 kept by the state projection in each append's transaction, so a search reads exactly what
-the log says. A document has a ``kind`` (``node``, ``relationship``, ``observation``; a
-later kind is one more value), and a search names the kind it wants. An agent's query is
-words, never the backend's query language: ``words`` takes them out of any string, so no
-input is a syntax error. Words are matched on their stems (``works`` finds ``worked``:
-Porter's stemmer on SQLite, Snowball's English one on PostgreSQL), a word that is none
-finds the words it begins (``al`` finds ``Alice``), and a query's English
-function words (``STOP_WORDS``) are not looked for beside other words (PostgreSQL indexes
-none of them: a query of stop words alone finds there only the words they begin). Hits are
+the log says. An index that ``follows_rows`` may be handed an owner's table whose rows are
+one kind's documents (``Rows``: on SQLite the nodes', whose text the state writes in the
+row itself); it indexes them where they are. A document has a ``kind`` (``node``,
+``relationship``, ``observation``; a later kind is one more value), and a search names the
+kind it wants. An agent's query is words, never the backend's query language: ``words``
+takes them out of any string, so no input is a syntax error. Words are matched on their
+stems (``works`` finds ``worked``: Porter's stemmer on SQLite, Snowball's English one on
+PostgreSQL), a word that is none finds the words it begins (``al`` finds ``Alice``), and a
+query's English function words (``STOP_WORDS``) are not looked for beside other words
+(PostgreSQL indexes none of them: a query of stop words alone finds there only the words
+they begin). Hits are
 ranked by relevance (BM25 on SQLite, cover density on PostgreSQL), ties broken by identity,
 and paged by a cursor made from the last hit, so a page is a bounded read, not a scan.
 ``SqliteTextIndex`` and ``PostgresTextIndex`` keep it; ``testing.TextIndexContractTestCase``
@@ -56,6 +59,20 @@ class Document:
     # the scopes a reader must see to find it: a node's own (twice), a relationship's ends'
     scope_from: str = DEFAULT_SCOPE
     scope_to: str = DEFAULT_SCOPE
+
+
+@dataclass(frozen=True)
+class Rows:
+    """An owner's table whose rows are one kind's documents, handed to ``install``: each
+    row's ``text`` column is its document (NULL: none), its integer primary key ``key`` the
+    document's number in the index, and ``view`` (the owner's) reads them as documents:
+    ``rowid, identity, kind, text, scope_from, scope_to``. The owner writes the text in the
+    statement that writes the row, so a document costs no row of its own."""
+
+    kind: str
+    table: str
+    key: str
+    view: str
 
 
 @dataclass(frozen=True)
@@ -125,12 +142,15 @@ class TextIndex(Protocol):
     """A text index kept in the log's own database (SQLite or PostgreSQL)."""
 
     tables: tuple[str, ...]  # what it keeps in the log's database
+    # whether it can index an owner's rows where they are (``install``'s ``rows``)
+    follows_rows: bool
 
-    def install(self, conn: Sql) -> None:
-        """Create its tables (nothing when they are there)."""
+    def install(self, conn: Sql, rows: Sequence[Rows] = ()) -> None:
+        """Create its tables (nothing when they are there); where it ``follows_rows``, the
+        documents of each of ``rows``' kinds are those rows (then never ``put``)."""
         ...
 
-    def current(self, conn: Sql) -> bool:
+    def current(self, conn: Sql, rows: Sequence[Rows] = ()) -> bool:
         """Whether its tables are made as ``install`` makes them now: if not, a writer's
         open installs them again (from the documents they hold, not by a replay)."""
         ...
@@ -140,7 +160,8 @@ class TextIndex(Protocol):
         ...
 
     def put(self, conn: Sql, documents: Iterable[Document]) -> None:
-        """Index each document, replacing the one of the same identity."""
+        """Index each document, replacing the one of the same identity (of a kind it keeps
+        itself: one whose documents are an owner's rows is written with them)."""
         ...
 
     def drop(self, conn: Sql, identities: Iterable[str]) -> None:
@@ -211,7 +232,7 @@ class DocumentRows:
     )
     _COLUMNS = "identity, kind, text, scope_from, scope_to"
 
-    def current(self, conn: Sql) -> bool:
+    def current(self, conn: Sql, rows: Sequence[Rows] = ()) -> bool:
         return True  # its rows: a change to them is a layout of the read model
 
     def add_scopes(self, conn: Sql) -> None:

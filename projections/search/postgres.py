@@ -12,12 +12,15 @@ configuration is made again on install (PostgreSQL computes it for the rows ther
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from writegate.eventlog.sql import Sql
 from writegate.language.scopes import Visible
 from writegate.projections.search.contract import (
     STOP_WORDS,
     DocumentRows,
     Hit,
+    Rows,
     parse_cursor,
     search_words,
 )
@@ -65,7 +68,9 @@ class PostgresTextIndex(DocumentRows):
 
     tables: tuple[str, ...] = ("search_documents",)
 
-    def install(self, conn: Sql) -> None:
+    follows_rows = False  # every kind's documents are rows of its own table
+
+    def install(self, conn: Sql, rows: Sequence[Rows] = ()) -> None:
         made = conn.execute(_MADE_WITH).fetchone()
         if made is not None and f"'{CONFIGURATION}'" not in str(made[0]):
             conn.execute("ALTER TABLE search_documents DROP COLUMN words")  # drops its index

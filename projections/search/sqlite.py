@@ -7,7 +7,9 @@ reads past the documents of another). sqlite-utils itself is not used: ``enable_
 ``executescript``, which commits the caller's open transaction, and the index must be
 created inside the log's install transaction and written inside each append's; its
 ``quote_fts`` ANDs the words and leaves a query of bare quotes empty, which FTS5 refuses.
-The statements are few and all here.
+The statements are few and all here. A kind whose documents are an owner's rows (``Rows``:
+the state's nodes) has its FTS5 table over the owner's view of them instead, kept by
+triggers on the owner's table that fire only when a row's text changes.
 
 Words are stemmed (FTS5's ``porter`` over ``unicode61``): on a public long-conversation
 benchmark (``bench/bench_recall.py``) stems with the query's stop words left out found a
@@ -26,12 +28,14 @@ so the check would spare nothing and the index would double their entries.
 
 from __future__ import annotations
 
+import heapq
 import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
 
 from writegate.eventlog.sql import Sql, run_script
 from writegate.language.scopes import Visible
-from writegate.projections.search.bm25 import KINDS, PREFIXED, scored
-from writegate.projections.search.contract import DocumentRows, Hit, parse_cursor
+from writegate.projections.search.bm25 import KINDS, PREFIXED, content_of, scored
+from writegate.projections.search.contract import Document, DocumentRows, Hit, Rows, parse_cursor
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 DOCUMENTS = """
@@ -67,15 +71,50 @@ CREATE TRIGGER IF NOT EXISTS search_{kind}_au AFTER UPDATE ON search_documents B
     SELECT new.rowid, new.text WHERE new.kind = '{kind}';
 END;
 """
+# a kind whose documents are an owner's rows (``Rows``): FTS5 over the owner's view of them,
+# kept by triggers on the owner's table, which fire only when a row's text changes
+_IN_ROWS = """
+CREATE VIRTUAL TABLE IF NOT EXISTS search_fts_{kind} USING fts5 (
+    text, content = '{view}', content_rowid = 'rowid', tokenize = '{tokenizer}'{options}
+);
+CREATE TRIGGER IF NOT EXISTS search_{kind}_rows_ai AFTER INSERT ON {table}
+WHEN new.text IS NOT NULL BEGIN
+    INSERT INTO search_fts_{kind} (rowid, text) VALUES (new.{key}, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS search_{kind}_rows_ad AFTER DELETE ON {table}
+WHEN old.text IS NOT NULL BEGIN
+    INSERT INTO search_fts_{kind} (search_fts_{kind}, rowid, text)
+    VALUES ('delete', old.{key}, old.text);
+END;
+CREATE TRIGGER IF NOT EXISTS search_{kind}_rows_au AFTER UPDATE OF text ON {table}
+WHEN old.text IS NOT new.text BEGIN
+    INSERT INTO search_fts_{kind} (search_fts_{kind}, rowid, text)
+    SELECT 'delete', old.{key}, old.text WHERE old.text IS NOT NULL;
+    INSERT INTO search_fts_{kind} (rowid, text)
+    SELECT new.{key}, new.text WHERE new.text IS NOT NULL;
+END;
+"""
 OPTIONS = {"relationship": PREFIXED}  # a kind's further FTS5 options
-TABLES = DOCUMENTS + "".join(
-    _PER_KIND.replace("{kind}", kind)
-    .replace("{tokenizer}", TOKENIZER)
-    .replace("{options}", OPTIONS.get(kind, ""))
-    for kind in KINDS
-)
 # the layout before: one FTS5 table of every kind, kept by these triggers
 _ONE_TABLE = ("search_fts", "search_documents_ai", "search_documents_ad", "search_documents_au")
+
+
+def _tables(rows: Mapping[str, Rows]) -> str:
+    """Every kind's FTS5 table, views and triggers: over the documents' table, or over the
+    rows ``rows`` names for its kind."""
+    made = []
+    for kind in KINDS:
+        held = rows.get(kind)
+        sql = _PER_KIND if held is None else _IN_ROWS
+        if held is not None:
+            sql = sql.replace("{view}", held.view).replace("{table}", held.table)
+            sql = sql.replace("{key}", held.key)
+        sql = sql.replace("{kind}", kind).replace("{tokenizer}", TOKENIZER)
+        made.append(sql.replace("{options}", OPTIONS.get(kind, "")))
+    return DOCUMENTS + "".join(made)
+
+
+TABLES = _tables({})  # every kind in the documents' table (an index no owner hands rows)
 
 
 def _made(conn: Sql) -> dict[str, str]:
@@ -86,6 +125,12 @@ def _made(conn: Sql) -> dict[str, str]:
     return dict(conn.execute(sql, names).fetchall())
 
 
+def _views(conn: Sql) -> list[str]:
+    """The owners' views of the kinds whose documents are their rows."""
+    contents = [content_of(made) for made in _made(conn).values()]
+    return [content for content in contents if content and not content.startswith("search_")]
+
+
 def _lacks_options(made: str | None, kind: str) -> bool:
     """Whether a kind's FTS5 table was made without the options it now has (none: not made)."""
     if made is None:
@@ -94,10 +139,20 @@ def _lacks_options(made: str | None, kind: str) -> bool:
     return not made.rstrip().removesuffix(")").rstrip().endswith(wanted)
 
 
+def _moved(made: str | None, kind: str, rows: Mapping[str, Rows]) -> bool:
+    """Whether a kind's FTS5 table indexes other documents than it now does: the documents'
+    table where an owner's rows hold them now, or the reverse (none: not made)."""
+    if made is None:
+        return False
+    held = rows.get(kind)
+    return content_of(made) != (f"search_documents_{kind}" if held is None else held.view)
+
+
 class SqliteTextIndex(DocumentRows):
     """The text index in a SQLite log's file."""
 
     tables: tuple[str, ...] = ("search_documents", *(f"search_fts_{kind}" for kind in KINDS))
+    follows_rows = True
 
     def compact(self, conn: Sql) -> None:
         """FTS5 keeps a dropped document's words in its segments until they merge: merged now."""
@@ -117,33 +172,59 @@ class SqliteTextIndex(DocumentRows):
             raise ValueError(f"no part {part!r} in the text index")
         conn.execute(f"INSERT INTO {part} ({part}) VALUES ('optimize')")
 
-    def current(self, conn: Sql) -> bool:
-        """Whether each kind's FTS5 table is made with its tokenizer and options (a log's
-        open remakes one that is not: 30 s for 3M relationships, against hours of replay)."""
-        made = _made(conn)
+    def current(self, conn: Sql, rows: Sequence[Rows] = ()) -> bool:
+        """Whether each kind's FTS5 table is made with its tokenizer and options, over the
+        documents it now indexes (a log's open remakes one that is not: 30 s for 3M
+        relationships, against hours of replay)."""
+        made, held = _made(conn), {r.kind: r for r in rows}
+        tables = {kind: made.get(f"search_fts_{kind}") for kind in KINDS}
         return "search_fts" not in made and not any(
-            _lacks_options(made.get(f"search_fts_{kind}"), kind) for kind in KINDS
+            _lacks_options(table, kind) or _moved(table, kind, held)
+            for kind, table in tables.items()
         )
 
-    def install(self, conn: Sql) -> None:
-        made = _made(conn)
+    def install(self, conn: Sql, rows: Sequence[Rows] = ()) -> None:
+        made, held = _made(conn), {r.kind: r for r in rows}
         node = made.get("search_fts_node")
         outdated = "search_fts" in made or (node is not None and f"'{TOKENIZER}'" not in node)
         if outdated:  # one table of every kind, or another tokenizer: made again, from the
             for name in _ONE_TABLE:  # documents they indexed
                 kind = "TABLE" if name == "search_fts" else "TRIGGER"
                 conn.execute(f"DROP {kind} IF EXISTS {name}")
-        remade = [  # every kind, or one whose table lacks its options: made again
+        moved = [kind for kind in KINDS if _moved(made.get(f"search_fts_{kind}"), kind, held)]
+        for kind in moved:  # what kept its documents goes (while the other kinds' triggers
+            for suffix in ("ai", "ad", "au", "rows_ai", "rows_ad", "rows_au"):  # can write)
+                conn.execute(f"DROP TRIGGER IF EXISTS search_{kind}_{suffix}")
+            conn.execute(f"DROP VIEW IF EXISTS search_documents_{kind}")
+            conn.execute("DELETE FROM search_documents WHERE kind = ?", (kind,))
+        remade = [  # every kind, or one whose table lacks its options or moved: made again
             kind
             for kind in KINDS
-            if outdated or _lacks_options(made.get(f"search_fts_{kind}"), kind)
+            if outdated or kind in moved or _lacks_options(made.get(f"search_fts_{kind}"), kind)
         ]
         for kind in remade:  # its triggers stay, writing into the table made again
             conn.execute(f"DROP TABLE IF EXISTS search_fts_{kind}")
-        run_script(conn, TABLES)
+        run_script(conn, _tables(held))
         self.add_scopes(conn)
         for kind in remade:
             conn.execute(f"INSERT INTO search_fts_{kind} (search_fts_{kind}) VALUES ('rebuild')")
+
+    def documents(self, conn: Sql) -> Iterator[Document]:
+        """The documents' table's and each owner's rows', merged in identity order."""
+        views = [f"SELECT {self._COLUMNS} FROM {view} ORDER BY identity" for view in _views(conn)]
+        read = [(Document(*row) for row in conn.execute(sql)) for sql in views]
+        return heapq.merge(super().documents(conn), *read, key=lambda d: d.identity)
+
+    def documents_of(self, conn: Sql, identities: Sequence[str]) -> list[Document]:
+        found = super().documents_of(conn, identities)
+        unique = sorted(set(identities))
+        for view in _views(conn):
+            for start in range(0, len(unique), 500):
+                chunk = unique[start : start + 500]
+                marks = ", ".join("?" * len(chunk))
+                sql = f"SELECT {self._COLUMNS} FROM {view} WHERE identity IN ({marks})"
+                found.extend(Document(*row) for row in conn.execute(sql, chunk))
+        return sorted(found, key=lambda d: d.identity)
 
     def search(
         self,

@@ -43,7 +43,12 @@ from writegate.projections.state import (
     tallies,
     valuecounts,
 )
-from writegate.projections.state.tables import UPSERT_FACT, UPSERT_NODE, UPSERT_RELATIONSHIP
+from writegate.projections.state.tables import (
+    UPSERT_FACT,
+    UPSERT_NODE,
+    UPSERT_NODE_TEXT,
+    UPSERT_RELATIONSHIP,
+)
 
 
 def merge_properties(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -141,11 +146,13 @@ def _upsert_node(
     stub: bool,
     by: str,
     scope: str,
+    texts: bool,
     indexed: list[str] | None = None,
     unsearchable: list[str] | None = None,
 ) -> list[str] | None:
-    """Write the node's row; the resolution keys it listed before (its row lists
-    ``indexed`` now, or keeps its own if None; the same of ``unsearchable``)."""
+    """Write the node's row (with its text, where ``texts``: ``nodetext``); the resolution
+    keys it listed before (its row lists ``indexed`` now, or keeps its own if None; the
+    same of ``unsearchable``)."""
     row = remembered.node_row(conn, ref.identity)
     before = (str(row[remembered.LABEL]), bool(row[remembered.STUB])) if row else None
     tallies.node(conn, before, (ref.label, stub))
@@ -161,20 +168,28 @@ def _upsert_node(
     listed = _text(indexed) if indexed is not None else old
     hidden = searchable.listed(unsearchable, row[remembered.UNSEARCHABLE] if row else None)
     written += (int(stub), remapped_from, created, seq, at, by, scope, listed, hidden)
-    inserted(conn, UPSERT_NODE, [written])
+    if texts:  # its document too, in the same statement
+        text = searchable.text_of(ref.label, properties, hidden)
+        inserted(conn, UPSERT_NODE_TEXT, [(*written, text)])
+        if row is not None and row[remembered.SCOPE] != scope:
+            scoping.rescope(conn, ref.identity)
+    else:
+        inserted(conn, UPSERT_NODE, [written])
     remembered.wrote_node(conn, ref.identity, written)
     return blocking.stored_keys(old)
 
 
 def _relationship_written(
-    conn: Sql, event: EventCore, written: RelationshipWritten, by: str
+    conn: Sql, event: EventCore, written: RelationshipWritten, by: str, texts: bool
 ) -> None:
     for stub in written.stubs_created:
         if remembered.node_row(conn, stub.identity) is None:
             scope = scoping.stub_scope(written, stub.identity)
             keys = (written.stub_keys or {}).get(stub.identity)
             keys = blocking.from_legacy(keys) if keys is not None else None
-            old = _upsert_node(conn, event, stub, {}, stub=True, by=by, scope=scope, indexed=keys)
+            old = _upsert_node(
+                conn, event, stub, {}, stub=True, by=by, scope=scope, texts=texts, indexed=keys
+            )
             if keys is not None:
                 _index(conn, stub.identity, keys, old)
     row = conn.execute(
@@ -204,9 +219,10 @@ def _relationship_written(
     )
 
 
-def apply_to_state(conn: Sql, event: EventCore) -> None:
+def apply_to_state(conn: Sql, event: EventCore, *, texts: bool) -> None:
     """One event's effect on the state tables (events that change no graph: none but
-    the review queue's, the aliases' and the feedback weights')."""
+    the review queue's, the aliases' and the feedback weights'); ``texts``: node rows hold
+    their text (``nodetext``)."""
     match payload_of(event):
         case NodeWritten() as written:
             by = writer_of(event, written)
@@ -221,6 +237,7 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
                 stub=False,
                 by=by,
                 scope=scope,
+                texts=texts,
                 indexed=keys,
                 unsearchable=written.unsearchable,
             )
@@ -233,7 +250,7 @@ def apply_to_state(conn: Sql, event: EventCore) -> None:
                 _index(conn, written.node.identity, keys, old)
         case RelationshipWritten() as written:
             by = writer_of(event, written)
-            _relationship_written(conn, event, written, by)
+            _relationship_written(conn, event, written, by, texts)
             _record_facts(conn, event, written.identity, written.properties, by)
             valid = (written.valid_from, written.valid_to)
             version = event.streams[written.stream]

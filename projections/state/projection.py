@@ -17,9 +17,15 @@ from writegate.eventlog import EventCore, InlineProjector, Log
 from writegate.eventlog.erasing import Replay
 from writegate.eventlog.sql import Sql, has_column, inserted, run_script
 from writegate.language import DEFAULT_SCOPE, LabelSearchable, payload_of
-from writegate.projections.search import Document, TextIndex, entity_text, text_index_for
+from writegate.projections.search import (
+    Document,
+    Rows,
+    TextIndex,
+    entity_text,
+    text_index_for,
+)
 from writegate.projections.search.sqlite import SqliteTextIndex
-from writegate.projections.state import blocking, remembered, scoping, searchable
+from writegate.projections.state import blocking, nodetext, remembered, scoping, searchable
 from writegate.projections.state.changes import apply_to_state
 from writegate.projections.state.forgetting import forget_located
 from writegate.projections.state.observations import ObservationQueries
@@ -29,6 +35,7 @@ from writegate.projections.state.tables import (
     FEEDBACK_LAYOUT,
     LAYOUT,
     LAYOUT_MARK,
+    NODE_ROWS,
     OBSERVATIONS_LAYOUT,
     REBUILT_BELOW,
     STATE_TABLES,
@@ -51,11 +58,14 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
     def install(self, conn: Sql) -> None:
         """Create the tables; a read model of an older layout is emptied, so the log's
         catch-up rebuilds it whole (of a layout since ``REBUILT_BELOW``: columns added)."""
+        index = self.text_index(conn)
         run_script(conn, TABLES)
+        nodetext.create(conn, index)
         scoping.add_scope_column(conn)
         blocking.add_keys_column(conn)
         searchable.add_column(conn)
-        text_index_for(conn).install(conn)
+        nodetext.upgrade(conn, index, rebuilt=self.layout(conn) < REBUILT_BELOW)
+        index.install(conn, _owned_rows(index))
         if self.layout(conn) < LAYOUT:
             if self.layout(conn) < REBUILT_BELOW:
                 self.reset(conn)
@@ -69,7 +79,8 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
         """Whether the tables are there in the current layout: then opening a log creates
         nothing (a shared database's application role may not). A text index made otherwise
         than it is now is made again from its documents, the layout kept."""
-        return self.layout(conn) >= LAYOUT and text_index_for(conn).current(conn)
+        index = self.text_index(conn)
+        return self.layout(conn) >= LAYOUT and index.current(conn, _owned_rows(index))
 
     def layout(self, conn: Sql) -> int:
         """The layout of the tables on ``conn`` (1: before the mark was kept)."""
@@ -96,7 +107,7 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
         return self.layout(conn) >= OBSERVATIONS_LAYOUT
 
     def apply_event(self, conn: sqlite3.Connection, event: EventCore) -> None:
-        apply_to_state(conn, event)
+        apply_to_state(conn, event, texts=self.text_index(conn).follows_rows)
         if event.type == LabelSearchable.event_type:
             changed = payload_of(event)
             assert isinstance(changed, LabelSearchable)
@@ -119,9 +130,11 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
         forgotten when gone: the index follows the tables exactly, in the same transaction."""
         found: list[Document] = []
         gone: list[str] = []
+        index = self.text_index(conn)
+        in_rows = index.follows_rows  # then a node's row is its document (``nodetext``)
         for stream in event.streams:
             kind, _, identity = stream.partition(":")
-            if kind not in _TEXT_SOURCES:
+            if kind not in _TEXT_SOURCES or (in_rows and kind == _NODE):
                 continue
             name, sql, text_of = _TEXT_SOURCES[kind]
             row = conn.execute(sql, (identity,)).fetchone() if sql else _node_text(conn, identity)
@@ -129,7 +142,6 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
                 gone.append(identity)
             else:
                 found.append(Document(identity, name, text_of(row), row[-2], row[-1]))
-        index = self.text_index(conn)
         # a node this event writes first (its stream's version 1) had no document, so none
         # of its relationships can be indexed under a scope it left: not asked (a probe a
         # creating write, about a tenth of what the index adds to it on SQLite)
@@ -210,6 +222,11 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
         return {**super().snapshot(conn), "search_documents": documents}
 
 
+def _owned_rows(index: TextIndex) -> tuple[Rows, ...]:
+    """The owners' rows that are documents, where the index follows rows: the nodes'."""
+    return (NODE_ROWS,) if index.follows_rows else ()
+
+
 _ENDS = (
     f"SELECT r.type, r.properties, COALESCE(f.scope, '{DEFAULT_SCOPE}'), "
     f"COALESCE(t.scope, '{DEFAULT_SCOPE}') "
@@ -261,12 +278,13 @@ def _shared_columns(
     conn: Sql, scratch: sqlite3.Connection, tables: Sequence[str]
 ) -> dict[str, list[str]]:
     """Each table's columns that ``conn`` has too: a read-only file of a layout before a
-    column was added (one its writer's open adds) is compared on the columns it has."""
+    column was added (one its writer's open adds) is compared on the columns it has. A
+    node's ``document`` is a number, not what it says: a row made again has a new one."""
     return {
         table: [
             str(row[1])
             for row in scratch.execute(f"PRAGMA table_info({table})")
-            if has_column(conn, table, str(row[1]))
+            if has_column(conn, table, str(row[1])) and str(row[1]) != "document"
         ]
         for table in tables
     }

@@ -4,7 +4,9 @@
 the text index holds each document's scopes (a
 relationship's are its ends'), so a scoped search filters in its probe. When a node
 changes scope its relationships' documents are written again in the same transaction, so
-the index never names a relationship under scopes it has left.
+the index never names a relationship under scopes it has left: seen by the node's new
+document where the index keeps it (``moved_relationships``), by its row where the row is
+its document (``rescope``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import orjson
 
 from writegate.eventlog.sql import Sql, has_column
 from writegate.language import DEFAULT_SCOPE, NodeWritten, RelationshipWritten, scope_or_default
-from writegate.projections.search import Document, TextIndex, entity_text
+from writegate.projections.search import Document, TextIndex, entity_text, text_index_for
 from writegate.projections.state import remembered
 
 _RELATIONSHIP_DOCUMENTS = (
@@ -60,8 +62,19 @@ def moved_relationships(conn: Sql, index: TextIndex, found: Sequence[Document]) 
     asked = [i for i in nodes if i not in known]
     indexed.update((d.identity, d.scope_from) for d in index.documents_of(conn, asked))
     moved = [i for i, scope in nodes.items() if i in indexed and indexed[i] != scope]
+    return _relationship_documents(conn, moved)
+
+
+def rescope(conn: Sql, identity: str) -> None:
+    """A node whose row (holding its document: ``nodetext``) has just changed scope: its
+    relationships' documents written again with their ends' scopes."""
+    text_index_for(conn).put(conn, _relationship_documents(conn, [identity]))
+
+
+def _relationship_documents(conn: Sql, identities: Sequence[str]) -> list[Document]:
+    """The documents of the relationships of these nodes, with their ends' scopes now."""
     again: dict[str, Document] = {}
-    for identity in moved:
+    for identity in identities:
         for column in ("from_identity", "to_identity"):
             sql = _RELATIONSHIP_DOCUMENTS.replace("{column}", column)
             for rid, rtype, properties, start, end in conn.execute(sql, (identity,)):

@@ -47,6 +47,12 @@ def searched(properties: dict[str, Any], unsearchable: str | None) -> dict[str, 
     return {name: value for name, value in properties.items() if name not in hidden}
 
 
+def text_of(label: str, properties: dict[str, Any], unsearchable: str | None) -> str:
+    """A node's document: its label and the string values it does not keep out of search,
+    in the order its row keeps them (by name: ``canonical_json``), however they came."""
+    return entity_text(label, searched(dict(sorted(properties.items())), unsearchable))
+
+
 def listing(conn: Sql, identities: Sequence[str]) -> dict[str, str | None]:
     """What the rows of these nodes list (of those there)."""
     sql = "SELECT unsearchable FROM state_nodes WHERE identity = ?"
@@ -62,11 +68,8 @@ def relist(conn: Sql, index: TextIndex, kept: dict[str, str | None]) -> None:
             "SELECT label, properties, scope, unsearchable FROM state_nodes WHERE identity = ?",
             (identity,),
         ).fetchone()
-        if row is None or row[3] == text:
-            continue
-        conn.execute("UPDATE state_nodes SET unsearchable = ? WHERE identity = ?", (text, identity))
-        said = searched(orjson.loads(row[1]), text)
-        index.put(conn, [Document(identity, "node", entity_text(row[0], said), row[2], row[2])])
+        if row is not None and row[3] != text:
+            _relisted(conn, index, [(identity, row[0], row[1], row[2])], text)
     remembered.forget(conn)
 
 
@@ -76,20 +79,29 @@ def reword(conn: Sql, index: TextIndex, changed: LabelSearchable) -> None:
     remembered.forget(conn)  # rows changed here without saying how
     after = ""
     while page := conn.execute(
-        "SELECT identity, properties, scope FROM state_nodes WHERE label = ? AND identity > ? "
-        f"ORDER BY identity LIMIT {PAGE}",
+        "SELECT identity, label, properties, scope FROM state_nodes WHERE label = ? "
+        f"AND identity > ? ORDER BY identity LIMIT {PAGE}",
         (changed.label, after),
     ).fetchall():
-        conn.executemany(
-            "UPDATE state_nodes SET unsearchable = ? WHERE identity = ?",
-            [(text, row[0]) for row in page],
-        )
-        properties = [searched(orjson.loads(row[1]), text) for row in page]
-        index.put(
-            conn,
-            [
-                Document(row[0], "node", entity_text(changed.label, said), row[2], row[2])
-                for row, said in zip(page, properties, strict=True)
-            ],
-        )
+        _relisted(conn, index, page, text)
         after = str(page[-1][0])
+
+
+def _relisted(conn: Sql, index: TextIndex, rows: Sequence[Any], text: str | None) -> None:
+    """Rows (identity, label, properties, scope) listing ``text`` now, with their documents
+    (in the rows themselves where the index follows them: ``nodetext``)."""
+    documents = [
+        Document(identity, "node", text_of(label, orjson.loads(said), text), at, at)
+        for identity, label, said, at in rows
+    ]
+    if index.follows_rows:
+        conn.executemany(
+            "UPDATE state_nodes SET unsearchable = ?, text = ? WHERE identity = ?",
+            [(text, d.text, d.identity) for d in documents],
+        )
+        return
+    conn.executemany(
+        "UPDATE state_nodes SET unsearchable = ? WHERE identity = ?",
+        [(text, d.identity) for d in documents],
+    )
+    index.put(conn, documents)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from writegate.eventlog.sql import Sql
+from writegate.projections.search import Rows
 
 # state_facts: who set each property value held now (a change is compared with it: conflicts);
 # state_proposals: the review lane's queue (each held write, pending until decided);
@@ -23,9 +24,7 @@ from writegate.eventlog.sql import Sql
 # state_support: the writes supporting each fact's current version (``support``): the one
 # that wrote it and each corroboration since, with who, from what, how and how sure
 # state_counts: how many nodes of each label, relationships of each type and stubs (``tallies``)
-TABLES = """
-CREATE TABLE IF NOT EXISTS state_nodes (
-    identity TEXT PRIMARY KEY,
+_NODE_FIELDS = """
     label TEXT NOT NULL,
     keys TEXT NOT NULL,
     properties TEXT NOT NULL,
@@ -39,8 +38,29 @@ CREATE TABLE IF NOT EXISTS state_nodes (
     updated_by TEXT NOT NULL,
     scope TEXT NOT NULL DEFAULT 'default',
     resolution_keys TEXT,
-    unsearchable TEXT
+    unsearchable TEXT"""
+# where the text index follows rows (``projections.search.Rows``; SQLite's): each node's text
+# in its row, numbered for the index (``document``); elsewhere the index keeps node documents
+NODES = f"""
+CREATE TABLE IF NOT EXISTS state_nodes (
+    identity TEXT PRIMARY KEY,{_NODE_FIELDS}
 ) WITHOUT ROWID;
+"""
+NODES_WITH_TEXT = f"""
+CREATE TABLE IF NOT EXISTS {{table}} (
+    document INTEGER PRIMARY KEY,
+    identity TEXT NOT NULL UNIQUE,{_NODE_FIELDS},
+    text TEXT
+);
+"""
+NODE_DOCUMENTS = """
+CREATE VIEW IF NOT EXISTS state_node_documents AS
+    SELECT document AS rowid, identity, 'node' AS kind, text,
+        scope AS scope_from, scope AS scope_to
+    FROM state_nodes WHERE text IS NOT NULL;
+"""
+NODE_ROWS = Rows(kind="node", table="state_nodes", key="document", view="state_node_documents")
+TABLES = """
 CREATE TABLE IF NOT EXISTS state_relationships (
     identity TEXT PRIMARY KEY,
     type TEXT NOT NULL,
@@ -170,7 +190,7 @@ OBSERVATION_SCOPES_LAYOUT = 13  # the first with each observation's scope
 VALUE_COUNTS_LAYOUT = 15  # the first with the value counts of evidence fields
 SUPPORT_LAYOUT = 16  # the first with each fact's supporting writes (corroboration)
 COUNTS_LAYOUT = 18  # the first with the counts of labels, types and stubs
-LAYOUT = 20  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+LAYOUT = 21  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
 # index; 9: the feedback weights; 10: observations and the writes citing them (and their
 # words in the text index); 11: the text index stems its words (``projections.search``);
 # 12: each node's scope, and both ends' in the text index (``scoping``); 13: each
@@ -181,7 +201,8 @@ LAYOUT = 20  # 7: the resolution index's keys are ranges' rows (``blocking``); 8
 # node's relationships indexed with what a walk reads of them (``walk``); 18: the counts
 # of labels, types and stubs (``tallies``); 19: a node's resolution keys in its own row,
 # the index's second index (by node) gone; 20: the properties a node's text leaves out,
-# in its row (``searchable``: a column added, nothing rebuilt)
+# in its row (``searchable``: a column added, nothing rebuilt); 21: on SQLite, a node's
+# text in its own row, numbered for FTS5 (``nodetext``: the table made again in place)
 REBUILT_BELOW = 19  # a read model of an older layout is rebuilt; from it, columns are added
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key
@@ -265,9 +286,10 @@ def ordered_selects(
     tables: Iterable[str], columns: Mapping[str, Sequence[str]] | None = None
 ) -> Iterator[str]:
     """A ``SELECT *`` of each of ``tables`` in primary-key order: two reads of equal tables
-    give equal rows in the same order (of ``columns`` only, for a table it names)."""
+    give equal rows in the same order (of ``columns`` only, for a table it names; a node's
+    of what it says, not its number and text where its row holds them: ``NODES_WITH_TEXT``)."""
     for table in tables:
-        chosen = ", ".join((columns or {}).get(table, ["*"]))
+        chosen = ", ".join((columns or {}).get(table, _SAID.get(table, ["*"])))
         yield f"SELECT {chosen} FROM {table} ORDER BY {', '.join(STATE_TABLES[table])}"
 
 
@@ -275,6 +297,7 @@ NODE_COLUMNS = (
     "identity, label, keys, properties, provenance, version, stub, remapped_from, "
     "created_seq, updated_seq, updated_at, updated_by, scope, resolution_keys, unsearchable"
 )
+_SAID = {"state_nodes": [c.strip() for c in NODE_COLUMNS.split(",")]}
 REL_COLUMNS = (
     "identity, type, from_identity, to_identity, properties, provenance, version, "
     "remapped_from, created_seq, updated_seq, updated_at, updated_by"
@@ -293,6 +316,7 @@ def _upsert(table: str, columns: str) -> str:
 
 
 UPSERT_NODE = _upsert("state_nodes", NODE_COLUMNS)
+UPSERT_NODE_TEXT = _upsert("state_nodes", f"{NODE_COLUMNS}, text")  # ``NODES_WITH_TEXT``
 UPSERT_FACT = (
     "INSERT INTO state_facts (identity, property, seq, agent, provenance) "
     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (identity, property) DO UPDATE SET "

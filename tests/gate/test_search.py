@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import AGENT, SEED_SCHEMA, person
+from tests.projections.node_text_layout import layout_20
 from writegate.gate import Gate, GateRejection
 from writegate.gate.reads.around import NEIGHBORS
 from writegate.gate.reads.reader import GraphReader
@@ -68,6 +69,7 @@ def test_a_log_from_before_the_index_is_indexed_when_opened(tmp_path: Path) -> N
     with Gate.open(path, default_actor=AGENT) as gate:
         gate.publish_schema(SEED_SCHEMA)
         gate.write_node(**person("Frank Older"))
+    layout_20(path)  # node rows without their text
     conn = sqlite3.connect(path, isolation_level=None)  # as the layout before the index left it
     for kind in KINDS:
         conn.execute(f"DROP TABLE search_fts_{kind}")

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from tests.conftest import AGENT, FIXTURES
+from tests.projections.node_text_layout import layout_20
 from tests.readme import blocks, section
 from writegate.gate import Gate, Rejected, WriteNodeResult
 from writegate.gate.schema.document import parse_document
@@ -177,6 +178,7 @@ def layout_19(path: Path, *changes: str) -> None:
     with Gate.open(path, default_actor=AGENT) as gate:
         assert gate.publish_schema(OPEN).status == "published"
         person(gate, "p1", name="Ada Lovelace")
+    layout_20(path)
     old = sqlite3.connect(path, isolation_level=None)
     old.execute("ALTER TABLE state_nodes DROP COLUMN unsearchable")
     old.execute("UPDATE projection_checkpoints SET seq = 19 WHERE name = ?", (LAYOUT_MARK,))

@@ -5,14 +5,37 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 from writegate.eventlog.sql import run_script
 from writegate.projections.state import StateProjection
-from writegate.projections.state.tables import LAYOUT, STATE_TABLES, TABLES, layout_tables
+from writegate.projections.state.tables import (
+    LAYOUT,
+    NODES,
+    NODES_WITH_TEXT,
+    STATE_TABLES,
+    TABLES,
+    layout_tables,
+)
 
 
-def test_the_tables_are_those_the_ddl_creates_keyed_as_it_says() -> None:
+def _keys(conn: sqlite3.Connection, table: str) -> list[tuple[str, ...]]:
+    """The table's primary key and the columns of each of its unique indexes."""
+    info = conn.execute(f"PRAGMA table_info({table})").fetchall()
+    keys = [tuple(row[1] for row in sorted(info, key=lambda r: r[5]) if row[5])]
+    for index in conn.execute(f"PRAGMA index_list({table})").fetchall():
+        if index[2]:  # unique
+            found = conn.execute(f"PRAGMA index_info({index[1]})").fetchall()
+            keys.append(tuple(row[2] for row in found))
+    return keys
+
+
+@pytest.mark.parametrize(
+    "nodes", [NODES, NODES_WITH_TEXT.replace("{table}", "state_nodes")], ids=["kept", "in rows"]
+)
+def test_the_tables_are_those_the_ddl_creates_keyed_as_it_says(nodes: str) -> None:
     conn = sqlite3.connect(":memory:")
-    run_script(conn, TABLES)
+    run_script(conn, TABLES + nodes)
     created = [
         name
         for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -20,8 +43,7 @@ def test_the_tables_are_those_the_ddl_creates_keyed_as_it_says() -> None:
     ]
     assert sorted(created) == sorted(STATE_TABLES)
     for table, key in STATE_TABLES.items():
-        info = conn.execute(f"PRAGMA table_info({table})").fetchall()
-        assert tuple(row[1] for row in sorted(info, key=lambda r: r[5]) if row[5]) == key
+        assert key in _keys(conn, table)
     conn.close()
 
 

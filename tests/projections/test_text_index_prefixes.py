@@ -18,6 +18,7 @@ from writegate.projections.search import Document
 from writegate.projections.search.bm25 import _KEPT_BEGINNING, BEGINS, PREFIXED, scored
 from writegate.projections.search.sqlite import TOKENIZER, SqliteTextIndex
 from writegate.projections.state import StateProjection
+from writegate.projections.state.tables import NODE_ROWS
 
 _TYPES = ("KNOWS", "WORKS_FOR", "LIVES_IN")
 
@@ -111,15 +112,15 @@ def test_a_writers_open_makes_the_table_again_and_keeps_the_read_model(tmp_path:
     conn = log.connection()
     SqliteTextIndex().put(conn, [Document("r", "relationship", "KNOWS")])
     without(conn)
-    assert not SqliteTextIndex().current(conn)
+    assert not SqliteTextIndex().current(conn, [NODE_ROWS])
     log.close()
     reader = EventLog(tmp_path / "log.db", inline=[StateProjection()], readonly=True)
-    assert not SqliteTextIndex().current(reader.connection())  # read as it is
+    assert not SqliteTextIndex().current(reader.connection(), [NODE_ROWS])  # read as it is
     assert scored(reader.connection(), "kno", "relationship", None).keys() == {"r"}
     reader.close()
     log = EventLog(tmp_path / "log.db", inline=[StateProjection()])
     conn = log.connection()
-    assert SqliteTextIndex().current(conn)
+    assert SqliteTextIndex().current(conn, [NODE_ROWS])
     assert SqliteTextIndex().intact(conn)
     assert scored(conn, "kno", "relationship", None).keys() == {"r"}
     log.close()
