@@ -7,8 +7,9 @@ lists, a short bio of common words) is built through the gate's batches, then:
     queries (a first name, a last name, both, a common word, a rare word, a prefix), through
     the index, and the same reads the way they ran before it (a substring of the whole query
     over every node's JSON, in identity order: the reader's path for a log without the index);
-  * writes: single ``write_node`` calls of new nodes, p50 / p99, on two copies of the log,
-    one keeping the index and one not (the same state projection, its text step skipped),
+  * writes: single ``write_node`` calls of new nodes, then ``write_relationship`` calls of
+    new relationships between them, p50 / p99, on two copies of the log,
+    one keeping the index and one built alike without it (``Unindexed``),
     alternated so both meet the same machine (``--postgres``: only these, on a PostgreSQL
     the test harness starts, a database each).
 Also a tiny relevance check: where the named node ranks for its own two names.
@@ -27,6 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,7 @@ from writegate.eventlog.postgres import PostgresEventLog  # noqa: E402
 from writegate.eventlog.sql import Sql  # noqa: E402
 from writegate.gate import Gate  # noqa: E402
 from writegate.gate.reads.reader import GraphReader  # noqa: E402
+from writegate.projections.search import SqliteTextIndex, TextIndex  # noqa: E402
 from writegate.projections.state import StateProjection  # noqa: E402
 
 SCHEMA = ROOT / "fixtures" / "seed000_schema.yaml"
@@ -61,8 +64,19 @@ WORDS = [
 ]
 
 
+class _Kept(SqliteTextIndex):
+    """SQLite's index as it keeps node documents where no rows are handed it."""
+
+    follows_rows = False
+
+
 class Unindexed(StateProjection):
-    """The state projection without its text step: what a write cost before the index."""
+    """The state projection without its text step: what a write cost before the index (on
+    SQLite a node's row keyed by its identity, holding no text, as it was then)."""
+
+    def text_index(self, conn: Sql) -> TextIndex:
+        index = super().text_index(conn)
+        return _Kept() if index.follows_rows else index
 
     def _index_text(self, conn: Sql, event: EventCore) -> None:
         pass
@@ -87,9 +101,16 @@ def person(i: int) -> dict[str, Any]:
     }
 
 
-def build(db: Path | str, nodes: int) -> None:
+def build(db: Path | str, nodes: int, state: StateProjection | None = None) -> None:
+    """A log of ``nodes`` people, through the gate's batches (with ``state``: a SQLite log
+    keeping that read model)."""
     started = time.perf_counter()
-    with bulk(), Gate.open(db, default_actor=Actor(agent="bench")) as gate:
+    actor = Actor(agent="bench")
+    if state is None:
+        opened = Gate.open(db, default_actor=actor)
+    else:
+        opened = Gate(EventLog(db, inline=[state]), default_actor=actor)
+    with bulk(), opened as gate:
         gate.publish_schema(SCHEMA)
         for start in range(0, nodes, 500):
             items = [
@@ -149,12 +170,17 @@ def searches(db: Path, nodes: int, count: int) -> dict[str, str]:
     return rows
 
 
-def writes(db: Path, folder: Path, count: int) -> dict[str, str]:
-    copies = {}
-    for name, state in (("with index", StateProjection()), ("without index", Unindexed())):
-        path = folder / f"{name.replace(' ', '-')}.db"
-        shutil.copy(db, path)
-        copies[name] = Gate(EventLog(path, inline=[state]), default_actor=Actor(agent="bench"))
+def writes(db: Path, folder: Path, nodes: int, count: int) -> dict[str, str]:
+    """A copy of the built log, and a log built alike without the index (its node rows are
+    of another shape), written alternately."""
+    with_index, without = folder / f"with-index-{nodes}.db", folder / f"without-index-{nodes}.db"
+    shutil.copy(db, with_index)
+    build(without, nodes, Unindexed())
+    actor = Actor(agent="bench")
+    copies = {
+        "with index": Gate(EventLog(with_index, inline=[StateProjection()]), default_actor=actor),
+        "without index": Gate(EventLog(without, inline=[Unindexed()]), default_actor=actor),
+    }
     return alternated(copies, count)
 
 
@@ -171,22 +197,42 @@ def writes_on_postgres(nodes: int, count: int) -> dict[str, str]:
 
 
 def alternated(copies: dict[str, Gate], count: int) -> dict[str, str]:
-    """Single writes of new nodes, the copies alternated; p50 / p99 and the index's cost."""
-    spent: dict[str, list[float]] = {name: [] for name in copies}
-    for k in range(count):
-        for name, gate in copies.items() if k % 2 else reversed(copies.items()):
-            args = person(10_000_000 + k)
-            started = time.perf_counter()
-            assert gate.write_node(**args).status == "written"
-            spent[name].append(time.perf_counter() - started)
+    """Single writes of new nodes, then of new relationships between them, the copies
+    alternated; p50 / p99 and the index's cost of each."""
+    rows: dict[str, str] = {}
+    for op, write in (("write_node", _node), ("write_relationship", partial(_knows, count))):
+        spent: dict[str, list[float]] = {name: [] for name in copies}
+        for k in range(count):
+            for name, gate in copies.items() if k % 2 else reversed(copies.items()):
+                started = time.perf_counter()
+                write(gate, k)
+                spent[name].append(time.perf_counter() - started)
+        rows.update(
+            {f"{op} {n}: p50 / p99 (ms)": f"{p(s, 0.5)} / {p(s, 0.99)}" for n, s in spent.items()}
+        )
+        ratio = statistics.median(spent["with index"]) / statistics.median(spent["without index"])
+        rows[f"{op}: the index's cost at p50"] = f"{(ratio - 1) * 100:+.1f}%"
     for gate in copies.values():
         gate.close()
-    rows = {
-        f"write_node {n}: p50 / p99 (ms)": f"{p(s, 0.5)} / {p(s, 0.99)}" for n, s in spent.items()
-    }
-    ratio = statistics.median(spent["with index"]) / statistics.median(spent["without index"])
-    rows["write_node: the index's cost at p50"] = f"{(ratio - 1) * 100:+.1f}%"
     return rows
+
+
+def _node(gate: Gate, k: int) -> None:
+    assert gate.write_node(**person(10_000_000 + k)).status == "written"
+
+
+def _knows(people: int, gate: Gate, k: int) -> None:
+    """A new relationship between two of the ``people`` the node writes made."""
+    ends = [person(10_000_000 + i % people)["merge_keys"] for i in (k, k + 1)]
+    written = gate.write_relationship(
+        type="KNOWS",
+        from_label="Person",
+        from_keys=ends[0],
+        to_label="Person",
+        to_keys=ends[1],
+        **COMMON,
+    )
+    assert written.status == "written", written
 
 
 def main() -> None:
@@ -213,7 +259,7 @@ def main() -> None:
             build(db, nodes)
             for label, value in {
                 **searches(db, nodes, args.queries),
-                **writes(db, folder, args.writes),
+                **writes(db, folder, nodes, args.writes),
             }.items():
                 table.setdefault(label, []).append(value)
     show(sizes, table)

@@ -11,8 +11,10 @@ state skips the text step:
   * as built, and remade (FTS5 ``rebuild``) with nothing changed;
   * ``columnsize = 0``, ``detail = column``, ``detail = none``, ``prefix = '2'``;
   * ``automerge`` 8, ``automerge`` 16 with ``crisismerge`` 64, ``pgsz`` 4000;
-  * where the cost goes: the documents' text made but nothing written (``text only``), and
-    the documents' rows written without FTS5's entry (its triggers dropped: ``rows only``).
+  * where the cost goes: the text written in the node's row without FTS5's entry (its
+    triggers dropped: ``rows only``).
+The copy without the index is a log built alike by a state that keeps no text (its node
+rows are of the shape they had before the index: ``bench_search.Unindexed``).
 Then the answers: ``search_nodes`` and ``graph_query`` of 60 of the bench's questions on
 fresh copies of the built log, one a setting, hashed (the same hash: the same answers).
 
@@ -30,7 +32,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,11 +39,10 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_search import Unindexed, build, person, queries  # noqa: E402
 from writegate.eventlog import Actor, EventLog  # noqa: E402
-from writegate.eventlog.sql import Sql  # noqa: E402
 from writegate.gate import Gate  # noqa: E402
-from writegate.projections.search import Document, SqliteTextIndex  # noqa: E402
 from writegate.projections.search.sqlite import TOKENIZER  # noqa: E402
 from writegate.projections.state import StateProjection  # noqa: E402
+from writegate.projections.state.tables import NODE_ROWS  # noqa: E402
 
 SETTINGS: dict[str, tuple[str, list[tuple[str, int]]]] = {  # table options, config
     "remade": ("", []),
@@ -56,25 +56,13 @@ SETTINGS: dict[str, tuple[str, list[tuple[str, int]]]] = {  # table options, con
 }
 
 
-class TextOnly(StateProjection):
-    """The documents' text made (the node's row read again, its words joined), not written."""
-
-    def text_index(self, conn: Sql) -> SqliteTextIndex:
-        return _Unwritten()
-
-
-class _Unwritten(SqliteTextIndex):
-    def put(self, conn: Sql, documents: Iterable[Document]) -> None:
-        pass
-
-
 def remake(path: Path, options: str, config: list[tuple[str, int]]) -> None:
     """The node table's FTS5 index made again with ``options`` and ``config``."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("DROP TABLE search_fts_node")
     conn.execute(
         "CREATE VIRTUAL TABLE search_fts_node USING fts5 (text, content = "
-        f"'search_documents_node', content_rowid = 'rowid', tokenize = '{TOKENIZER}'{options})"
+        f"'{NODE_ROWS.view}', content_rowid = 'rowid', tokenize = '{TOKENIZER}'{options})"
     )
     for key, value in config:
         conn.execute(
@@ -84,18 +72,18 @@ def remake(path: Path, options: str, config: list[tuple[str, int]]) -> None:
     conn.close()
 
 
-def writes(built: Path, folder: Path, count: int) -> None:
+def writes(built: Path, folder: Path, nodes: int, count: int) -> None:
     variants: dict[str, tuple[str, list[tuple[str, int]]] | None] = {
-        "without the index": None, "as built": None, **SETTINGS,
-        "text only": None, "rows only": None,
+        "without the index": None, "as built": None, **SETTINGS, "rows only": None,
     }  # fmt: skip
     gates: dict[str, Gate] = {}
     for i, (name, setting) in enumerate(variants.items()):
         path = folder / f"w{i}.db"
-        shutil.copy(built, path)
-        state = {"without the index": Unindexed(), "text only": TextOnly()}.get(
-            name, StateProjection()
-        )
+        state = Unindexed() if name == "without the index" else StateProjection()
+        if name == "without the index":
+            build(path, nodes, state)
+        else:
+            shutil.copy(built, path)
         gate = gates[name] = Gate(EventLog(path, inline=[state]), default_actor=Actor(agent="b"))
         assert gate.write_node(**person(9_000_000)).status == "written"
         if setting is not None:  # after the gate's open: it would make the table again
@@ -159,7 +147,7 @@ def main() -> None:
         conn = sqlite3.connect(built)
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         conn.close()
-        writes(built, folder, args.writes)
+        writes(built, folder, args.nodes, args.writes)
         answers(built, folder, args.nodes)
 
 
