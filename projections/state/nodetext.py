@@ -2,7 +2,7 @@
 
 A node's document is then the row its write wrote: the text goes in the same statement,
 FTS5 follows the row by its triggers, and no documents' row, unique index or second
-statement is paid (a single ``write_node``'s cost of the index went from +22% to about +11%,
+statement is paid (the index's cost to a single ``write_node`` went from +21% to +12 to +15%,
 ``bench/bench_search.py``). The row needs an integer key for FTS5 (``document``), so the
 table is a rowid table with its identity unique. Elsewhere (PostgreSQL, where a document's
 row costs a write 2 to 5%) the index keeps node documents itself, and the table is as before.
@@ -22,7 +22,6 @@ from writegate.projections.state.searchable import text_of
 from writegate.projections.state.tables import (
     NODE_COLUMNS,
     NODE_DOCUMENTS,
-    NODE_ROWS,
     NODES,
     NODES_WITH_TEXT,
 )
@@ -53,6 +52,7 @@ def upgrade(conn: Sql, index: TextIndex, *, rebuilt: bool) -> None:
 
 
 def _made_again(conn: Sql) -> None:
+    """The node table of the layout before copied into a rowid table with each row's text."""
     run_script(conn, NODES_WITH_TEXT.replace("{table}", "state_nodes_rows"))
     columns = [c.strip() for c in NODE_COLUMNS.split(",")]
     at = {name: i for i, name in enumerate(columns)}
@@ -74,5 +74,3 @@ def _made_again(conn: Sql) -> None:
     conn.execute("DROP TABLE state_nodes")
     conn.execute("ALTER TABLE state_nodes_rows RENAME TO state_nodes")
 
-
-__all__ = ["NODE_ROWS", "create", "upgrade"]
