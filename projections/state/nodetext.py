@@ -73,4 +73,3 @@ def _made_again(conn: Sql) -> None:
         conn.executemany(insert, [(*row, text) for row, text in zip(page, texts, strict=True)])
     conn.execute("DROP TABLE state_nodes")
     conn.execute("ALTER TABLE state_nodes_rows RENAME TO state_nodes")
-
