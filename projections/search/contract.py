@@ -274,16 +274,20 @@ class DocumentRows:
             yield Document(*row)
 
     def documents_of(self, conn: Sql, identities: Sequence[str]) -> list[Document]:
+        return self.documents_in(conn, ["search_documents"], identities)
+
+    def documents_in(
+        self, conn: Sql, sources: Sequence[str], identities: Sequence[str]
+    ) -> list[Document]:
+        """``documents_of`` read from each of ``sources`` (tables or views of documents)."""
         found: list[Document] = []
         unique = sorted(set(identities))
-        for start in range(0, len(unique), _IN_LIST):
-            chunk = unique[start : start + _IN_LIST]
-            marks = ", ".join("?" * len(chunk))
-            rows = conn.execute(
-                f"SELECT {self._COLUMNS} FROM search_documents WHERE identity IN ({marks})",
-                chunk,
-            )
-            found.extend(Document(*row) for row in rows)
+        for source in sources:
+            for start in range(0, len(unique), _IN_LIST):
+                chunk = unique[start : start + _IN_LIST]
+                marks = ", ".join("?" * len(chunk))
+                sql = f"SELECT {self._COLUMNS} FROM {source} WHERE identity IN ({marks})"
+                found.extend(Document(*row) for row in conn.execute(sql, chunk))
         return sorted(found, key=lambda d: d.identity)
 
     def scope_of(self, identity: str) -> str:

@@ -216,15 +216,7 @@ class SqliteTextIndex(DocumentRows):
         return heapq.merge(super().documents(conn), *read, key=lambda d: d.identity)
 
     def documents_of(self, conn: Sql, identities: Sequence[str]) -> list[Document]:
-        found = super().documents_of(conn, identities)
-        unique = sorted(set(identities))
-        for view in _views(conn):
-            for start in range(0, len(unique), 500):
-                chunk = unique[start : start + 500]
-                marks = ", ".join("?" * len(chunk))
-                sql = f"SELECT {self._COLUMNS} FROM {view} WHERE identity IN ({marks})"
-                found.extend(Document(*row) for row in conn.execute(sql, chunk))
-        return sorted(found, key=lambda d: d.identity)
+        return self.documents_in(conn, ["search_documents", *_views(conn)], identities)
 
     def search(
         self,
