@@ -219,12 +219,14 @@ def opened(ctx: Context, *, create: bool = False, readonly: bool = False) -> Ite
 
 
 def emit_result(result: Any) -> None:
-    """Print a result as JSON; a rejection goes to stderr as one line and exits 1."""
+    """Print a result as JSON — a rejection too, as the MCP tool returns it, so a script
+    sees its details (the candidates, the disputed values) — and for a rejection one line
+    on stderr and exit 1."""
     from writegate.gate import Rejected, dump
 
+    click.echo(orjson.dumps(dump(result)).decode())
     if isinstance(result, Rejected):
         fail(f"{result.error_code}: {result.message}")
-    click.echo(orjson.dumps(dump(result)).decode())
 
 
 def parse_assignments(pairs: tuple[str, ...], what: str) -> dict[str, Any]:

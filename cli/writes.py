@@ -167,8 +167,9 @@ def write() -> None:
 )
 @click.option(
     "--resolution",
-    type=click.Choice(("new",)),
-    help="new: not any of the POSSIBLE_DUPLICATE candidates a refusal named; create it.",
+    type=click.Choice(("new", "same")),
+    help="new: not any of the POSSIBLE_DUPLICATE candidates a refusal named; create it. "
+    "same: the node named, though an identity field disagrees (IDENTITY_CONFLICT).",
 )
 @click.option("--scope", help="The scope to put it in, one its label allows (another moves it).")
 @provenance_options

@@ -2,9 +2,9 @@
 
 By default a few lines say what was written, remapped, resolved onto another node,
 superseded or held for review, with the seq and the whole ids to act on; ``--format
-json`` prints the result exactly as the MCP tool returns it (``gate.dump``), one line. A
-batch's summary is counts, however many items it held. A refusal is one line on stderr
-and exit 1 either way.
+json`` prints the result exactly as the MCP tool returns it (``gate.dump``), one line — a
+refusal's too. A batch's summary is counts, however many items it held. A refusal is one
+line on stderr and exit 1 either way.
 """
 
 from __future__ import annotations
@@ -41,12 +41,14 @@ def write_format(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def emit_written(result: BaseModel, fmt: str, as_json: bool = False) -> None:
     """The result as ``--format`` asks; a rejection as one line and exit 1."""
-    from writegate.cli.common import emit_result
+    from writegate.cli.common import emit_result, fail
     from writegate.gate import Rejected
 
-    if isinstance(result, Rejected) or fmt == "json" or as_json:
+    if fmt == "json" or as_json:
         emit_result(result)
         return
+    if isinstance(result, Rejected):
+        fail(f"{result.error_code}: {result.message}")
     for line in summary(result):
         click.echo(line)
 

@@ -38,6 +38,7 @@ class ErrorCode(StrEnum):
     PROPOSAL_NOT_PENDING = "PROPOSAL_NOT_PENDING"
     LOG_UNAVAILABLE = "LOG_UNAVAILABLE"
     POSSIBLE_DUPLICATE = "POSSIBLE_DUPLICATE"
+    IDENTITY_CONFLICT = "IDENTITY_CONFLICT"
     MERGE_NOT_FOUND = "MERGE_NOT_FOUND"
     MERGE_NOT_UNDOABLE = "MERGE_NOT_UNDOABLE"
     JOB_NOT_FOUND = "JOB_NOT_FOUND"
@@ -78,6 +79,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.PROPOSAL_NOT_PENDING: "The proposal to decide does not exist or was already approved or rejected.",
     ErrorCode.LOG_UNAVAILABLE: "The log's database could not be reached or written (a full disk; details.cause says what the database said), the connection broke, or the log's write lock was not free within the lock timeout; nothing was appended. Retry with the same idempotency_key.",
     ErrorCode.POSSIBLE_DUPLICATE: "The node to create is probably one the graph holds (details.candidates, with scores and reasons); write to the candidate, or send resolution: new.",
+    ErrorCode.IDENTITY_CONFLICT: "The write names a node the graph holds by its merge keys, but an identity property or a vetoing evidence field disagrees (another number, another date of birth): probably another thing of the same name. details name the node and each disputed field's held and written value; name it by other keys, or send resolution: same if it is this one.",
     ErrorCode.MERGE_NOT_FOUND: "unmerge_nodes names no merge, or one already undone (details.undone says which).",
     ErrorCode.MERGE_NOT_UNDOABLE: "The merge cannot be undone as recorded: its survivor is gone (merged or deleted since), a restored relationship would end at a node deleted since, or the people it merged were forgotten; details name it.",
     ErrorCode.JOB_NOT_FOUND: "No such job, or not yours to see (an admin sees every job); job_list lists yours.",

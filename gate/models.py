@@ -133,9 +133,10 @@ class WriteNodeRequest(Provenanced, ValidTime):
         default=False,
         description="Refuse (NODE_ALREADY_EXISTS) rather than merge into an existing node.",
     )
-    resolution: Literal["new"] | None = Field(
+    resolution: Literal["new", "same"] | None = Field(
         default=None,
-        description="new: this is not any of the POSSIBLE_DUPLICATE candidates; create it.",
+        description="new: not any of the POSSIBLE_DUPLICATE candidates; create it. same: the "
+        "node named, though an identity field disagrees (IDENTITY_CONFLICT).",
     )
     observations: Cited = cites()
     scope: StrictStr | None = Field(

@@ -27,7 +27,7 @@ from writegate.gate.models import (
     WriteNodeRequest,
     WriteRelationshipRequest,
 )
-from writegate.gate.resolution import endpoints, matching
+from writegate.gate.resolution import disputes, endpoints, matching
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.registry import RelationshipEntry, SchemaEntry
 from writegate.gate.scopes import end_scopes, node_scope
@@ -169,7 +169,7 @@ class Planner:
         expected = {ref.stream: request.if_version} if request.if_version is not None else {}
         request_json = dict(raw)
         create_only = request.create_only
-        fresh = request.resolution == "new"
+        fresh, same = request.resolution == "new", request.resolution == "same"
         matching.read_ahead(entry, ref, {**keys, **changes}, new=fresh)  # its candidates
 
         def emit(tx: Transaction, item: int | None) -> None:
@@ -190,6 +190,10 @@ class Planner:
                 if still := checks.missing_required(statically_missing, keys, changes, stored):
                     raise checks.missing(resolved.label, still, required)
             held = existing if existing is not None and not existing.stub else None
+            if held is not None and not same:  # another thing of the same name?
+                disputes.check_landing(
+                    entry, held.keys, held.properties, changes, hold=not self.reviewed
+                )
             now = scope_of(tx.conn, target.identity)
             scope, moved = node_scope(snapshot, target.label, request.scope, now)
             said = heard.Saying(changes, valid, provenance, expected, request_json, item)

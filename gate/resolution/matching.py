@@ -29,6 +29,7 @@ from rapidfuzz import fuzz, process
 from writegate.eventlog.sql import Sql
 from writegate.gate.ahead import want_probe
 from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.resolution.disputes import disputes
 from writegate.gate.resolution.evidence import Contribution
 from writegate.gate.resolution.keys import keys_of, probes_of
 from writegate.gate.resolution.normalize import NormalizedName, normalize_with, rules_for
@@ -189,12 +190,17 @@ def resolve(
     existing = None
     if landing:
         existing = rows[best.identity] if best.identity in rows else state.node(conn, best.identity)
-    if existing is not None and best_verdict == "same":
+    disputed = disputes(rules, existing.properties, properties) if existing else []
+    if existing is not None and best_verdict == "same" and not disputed:
         target = NodeRef.of(existing.label, existing.keys, None)
         added = {k: v for k, v in properties.items() if k not in ref.keys}
         merged = {**existing.properties, **added}
         kept = keys_for(rules, existing.label, name_of(rules, merged, existing.keys), merged)
         return Resolved(target, existing, ref.identity, kept)
+    if disputed:  # proposed, never landed on: it holds another number, another birth date
+        value, _, node, reasons, said = scored[0]
+        why = [f"never lands: {d.field} {d.held!r} held, {d.written!r} written" for d in disputed]
+        scored[0] = (value, "possible", node, [*reasons, *why], said)
     scored = _in_clear(state, conn, scored[:10], rows)
     best = scored[0][2]
     raise GateRejection(

@@ -30,8 +30,14 @@ def gate(any_db: str | Path) -> Iterator[Gate]:
         yield g
 
 
-def _write(gate: Gate, name: str, **properties: Any) -> str:
-    out = gate.write_node(label="Person", merge_keys={"name": name}, properties=properties, **CLAIM)
+def _write(gate: Gate, name: str, resolution: str | None = None, **properties: Any) -> str:
+    out = gate.write_node(
+        label="Person",
+        merge_keys={"name": name},
+        properties=properties,
+        resolution=resolution,
+        **CLAIM,
+    )
     assert isinstance(out, WriteNodeResult), out
     return node_identity("Person", {"name": name})
 
@@ -65,7 +71,7 @@ def test_a_nodes_row_lists_the_keys_the_index_holds_as_they_change(gate: Gate) -
     _write(gate, "Ada Lovelace", email="ada@analytical.org")  # an identity key joins them
     joined = sorted([*first, "Person/id:email=ada@analytical.org"])
     assert _listed(gate, ada) == _indexed(gate)[ada] == joined
-    _write(gate, "Ada Lovelace", email="countess@analytical.org")  # and is replaced
+    _write(gate, "Ada Lovelace", "same", email="countess@analytical.org")  # and is replaced
     now = _indexed(gate)[ada]
     assert _listed(gate, ada) == now
     assert "Person/id:email=countess@analytical.org" in now
@@ -90,7 +96,7 @@ def test_the_index_has_no_second_index_and_changes_its_rows_by_their_keys(
         assert [row[3] for row in indexes] == ["pk"]  # its primary key alone
         said: list[str] = []
         conn.set_trace_callback(said.append)
-        _write(gate, "Ada Lovelace", email="countess@analytical.org")
+        _write(gate, "Ada Lovelace", "same", email="countess@analytical.org")
         _delete(gate, "Ada Lovelace")
         conn.set_trace_callback(None)
         touching = [s for s in said if "state_resolution_keys" in s and "INSERT" not in s]
