@@ -31,6 +31,7 @@ Veto = Literal[
     "names_differ",
     "field_disagrees",
     "identity_disputed",
+    "codes_differ",
 ]
 Verdict = Literal["same", "possible", "different"]
 
@@ -60,6 +61,8 @@ _VETO_REASONS: dict[Veto, str] = {
     "field_disagrees": "a declared field that disagrees (a different date of birth, city…)",
     "identity_disputed": "an identity value only this node holds, beside a name or a "
     "declared field that differs (a hotel's switchboard number on its restaurant)",
+    "codes_differ": "words holding digits that differ (a model, a part or unit number, a "
+    "year): they identify, and a different one names another thing, not a typo",
 }
 VETO_REASONS = _VETO_REASONS
 """Each veto's reason sentence (the evidence weighing explains with them too)."""
@@ -124,6 +127,8 @@ def score_normalized(
         vetoes.append("single_word")
     if _qualifiers_conflict(a.qualifiers, b.qualifiers, rules.strict_qualifiers):
         vetoes.append("qualifier_conflict")
+    if codes_differ(a, b):
+        vetoes.append("codes_differ")
     measures, word_vetoes = _measures(a, b, rules)
     rule: Rule
     if a.key == b.key:
@@ -154,6 +159,18 @@ def score_value(
     if _is_acronym_of(a, b) or _is_acronym_of(b, a):
         return ACRONYM_SCORE
     return _fuzzy(_measures(a, b, rules or DEFAULT_RULES[kind])[0])
+
+
+def codes_differ(a: NormalizedName, b: NormalizedName) -> bool:
+    """Whether the words holding digits differ, or one name has such a word the other
+    lacks: "fs11"/"fs10", "ln22a450"/"ln22a451", "aw390bl"/"aw390wh". A letter in such a
+    word identifies as much as a digit, so any difference counts (a code spelled apart,
+    "lp 12"/"lp12", is asked about too: it can only cost a question, never a merge)."""
+    return sorted(_codes(a)) != sorted(_codes(b))
+
+
+def _codes(name: NormalizedName) -> list[str]:
+    return [word for word in name.tokens if any(c.isdigit() for c in word)]
 
 
 def _short(name: NormalizedName) -> bool:

@@ -122,16 +122,20 @@ def _weigh(
     vetoes: list[Veto] = []
     reasons: list[str] = []
     field = rules.name or next(iter(row.keys), "name")
+    asked = False  # what the name alone would propose, evidence never proposes less
     if name.tokens and other.tokens:
         match = score_normalized(name, other, rules.kind, reading)
+        asked = match.score >= rules.propose_threshold
         level = name_level(match.rule, match.score, rules.propose_threshold)
+        if "codes_differ" in match.vetoes:  # another model, unit or year: a disagreement
+            level = "different"
+        elif level in ("far", "different"):
+            vetoes.append("names_differ")
         count = counts.get(f"{label}/name={name.text}", 0)
         weight = name_weight(level, count, population)
         contributions = [Contribution(field=field, outcome=_NAME_OUTCOME[level], weight=weight)]
         vetoes += match.vetoes
         reasons += match.reasons
-        if level in ("far", "different"):
-            vetoes.append("names_differ")
     else:
         level = "different"
         contributions = [Contribution(field=field, outcome="missing", weight=0.0)]
@@ -144,6 +148,7 @@ def _weigh(
         outcome: Outcome = "agree" if mine == their else "disagree"
         held = counts.get(f"{label}/id:{prop}={mine}", 0)
         unique = unique or (outcome == "agree" and held <= 1)
+        asked = asked or outcome == "agree"
         weight = field_weight("identity", outcome, held, counts.get(f"{label}/id:{prop}", 0))
         contributions.append(Contribution(field=prop, outcome=outcome, weight=weight))
     disagreeing = False
@@ -163,7 +168,7 @@ def _weigh(
     unique_vetoes = tuple(dict.fromkeys(vetoes))
     if probability >= rules.auto_threshold and not unique_vetoes:
         verdict = "same"
-    elif probability >= rules.propose_threshold or unique or level == "equal":
+    elif probability >= rules.propose_threshold or unique or asked:
         verdict = "possible"
     else:
         return None

@@ -195,12 +195,13 @@ def test_the_guides_evidence_example_is_a_schema_that_weighs_each_field(tmp_path
     assert again.resolved_from == 'Person{"id":"p2"}'
 
 
-def test_a_phone_several_nodes_hold_is_ordinary_evidence(gate: Gate) -> None:
+def test_a_phone_several_nodes_hold_is_asked_about_never_landed(gate: Gate) -> None:
     write(gate, "Place", "Grand Hotel Europa", phone="4312345")
     write(gate, "Place", "Cafe Mozart", phone="4312345", new=True)
     out = write(gate, "Place", "Blue Bar", phone="4312345")
-    assert isinstance(out, WriteNodeResult)  # not proposed for the number alone
-    assert out.created
+    assert isinstance(out, Rejected)  # as the name and number alone would ask: never less
+    assert {c["verdict"] for c in out.details["candidates"]} == {"possible"}
+    assert len(out.details["candidates"]) == 2
 
 
 @pytest.mark.parametrize(

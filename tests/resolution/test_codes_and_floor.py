@@ -1,0 +1,91 @@
+"""Two rules that hold off the data the scorer was first measured on: a word holding digits
+(a model, a part or unit number, a year) identifies, so names differing only there never
+auto-land; and declaring evidence never proposes fewer candidates than the name alone —
+a value that is missing is not evidence against."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from writegate.eventlog import Actor
+from writegate.gate import Gate, Rejected, WriteNodeResult
+
+PAIRS = [
+    ("Canon", "Canon FS11 Flash Memory Camcorder", "Canon FS10 Flash Memory Camcorder"),
+    ("Samsung", "Samsung LN22A450 22 Inch LCD HDTV", "Samsung LN22A451 22 Inch LCD HDTV"),
+    ("Yamaha", "Yamaha NS-AW390BL Outdoor Speakers", "Yamaha NS-AW390WH Outdoor Speakers"),
+    ("Mitsubishi", "Mitsubishi WD-65736 65 Inch DLP HDTV", "Mitsubishi WD-65735 65 Inch DLP HDTV"),
+    ("Flip", "Flip F360W Mino Camcorder", "Flip F360B Mino Camcorder"),
+]
+EVIDENCE = {"brand": {"compare": "similar"}, "price": {"compare": "numeric", "tolerance": 5.0}}
+
+
+def label(evidence: dict[str, Any] | None, policy: str = "auto") -> dict[str, Any]:
+    resolution: dict[str, Any] = {"policy": policy, "kind": "organisation", "name": "title"}
+    if evidence is not None:
+        resolution["evidence"] = evidence
+    return {"merge_keys": ["key"], "resolution": resolution}
+
+
+SCHEMA = {
+    "nodes": {
+        "Product": label(EVIDENCE),
+        "Listing": label(None),
+        "Firm": label({"city": {"compare": "similar"}}, "propose"),
+        "Company": label(None, "propose"),
+    }
+}
+
+
+@pytest.fixture
+def gate(any_db: str | Path) -> Iterator[Gate]:
+    with Gate.open(any_db, default_actor=Actor(agent="a")) as g:
+        assert g.publish_schema(SCHEMA).status == "published"
+        yield g
+
+
+def write(gate: Gate, label: str, key: str, new: bool = False, **properties: Any) -> object:
+    return gate.write_node(
+        label=label,
+        merge_keys={"key": key},
+        properties=properties,
+        source="s",
+        extraction_method="api",
+        resolution="new" if new else None,
+    )
+
+
+@pytest.mark.parametrize("kind", ["Product", "Listing"])
+def test_names_differing_only_in_a_model_number_are_asked_about_never_landed(
+    gate: Gate, kind: str
+) -> None:
+    for n, (brand, first, second) in enumerate(PAIRS):
+        assert isinstance(write(gate, kind, f"a{n}", title=first, brand=brand, price=299.0),
+                          WriteNodeResult)  # fmt: skip
+        out = write(gate, kind, f"b{n}", title=second, brand=brand, price=299.0)
+        assert isinstance(out, Rejected), (second, out)
+        assert out.error_code == "POSSIBLE_DUPLICATE"
+        (candidate,) = out.details["candidates"]
+        assert candidate["merge_keys"] == {"key": f"a{n}"}
+        assert candidate["verdict"] == "possible"
+        assert any("words holding digits that differ" in r for r in candidate["reasons"])
+    same = write(gate, kind, "c", title="canon fs11 flash memory camcorder", brand="Canon")
+    assert isinstance(same, WriteNodeResult) and same.merge_keys == {"key": "a0"}
+
+
+def test_evidence_never_proposes_fewer_candidates_than_the_name_alone(gate: Gate) -> None:
+    for n in range(120):  # a graph of many names, none like the one asked about
+        for kind in ("Firm", "Company"):
+            write(gate, kind, f"f{n}", new=True, title=f"Filler {n:03d} Trading", city="Leeds")
+    for kind in ("Firm", "Company"):
+        write(gate, kind, "m", title="Meridian Shipping Holdings", city="Rotterdam")
+    asked = {}
+    for kind in ("Firm", "Company"):  # one letter changed, one dropped; no city
+        out = write(gate, kind, "n", title="Meridien Shiping Holdings")
+        assert isinstance(out, Rejected) and out.error_code == "POSSIBLE_DUPLICATE", (kind, out)
+        asked[kind] = [c["merge_keys"] for c in out.details["candidates"]]
+    assert asked["Firm"] == asked["Company"] == [{"key": "m"}]
