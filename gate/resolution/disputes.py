@@ -52,8 +52,10 @@ def disputes(
         and str(held[prop]).casefold() != str(written[prop]).casefold()
     ]
     for prop, doc in sorted((rules.evidence or {}).items()):
-        if doc.veto and prop in written and compare(doc, written[prop], held.get(prop)) == (
-            "disagree"
+        if (
+            doc.veto
+            and prop in written
+            and compare(doc, written[prop], held.get(prop)) == ("disagree")
         ):
             found.append(
                 Dispute(field=prop, kind="evidence", held=held[prop], written=written[prop])

@@ -74,7 +74,8 @@ def test_names_differing_only_in_a_model_number_are_asked_about_never_landed(
         assert candidate["verdict"] == "possible"
         assert any("words holding digits that differ" in r for r in candidate["reasons"])
     same = write(gate, kind, "c", title="canon fs11 flash memory camcorder", brand="Canon")
-    assert isinstance(same, WriteNodeResult) and same.merge_keys == {"key": "a0"}
+    assert isinstance(same, WriteNodeResult)
+    assert same.merge_keys == {"key": "a0"}
 
 
 def test_evidence_never_proposes_fewer_candidates_than_the_name_alone(gate: Gate) -> None:
@@ -86,6 +87,7 @@ def test_evidence_never_proposes_fewer_candidates_than_the_name_alone(gate: Gate
     asked = {}
     for kind in ("Firm", "Company"):  # one letter changed, one dropped; no city
         out = write(gate, kind, "n", title="Meridien Shiping Holdings")
-        assert isinstance(out, Rejected) and out.error_code == "POSSIBLE_DUPLICATE", (kind, out)
+        assert isinstance(out, Rejected), (kind, out)
+        assert out.error_code == "POSSIBLE_DUPLICATE"
         asked[kind] = [c["merge_keys"] for c in out.details["candidates"]]
     assert asked["Firm"] == asked["Company"] == [{"key": "m"}]

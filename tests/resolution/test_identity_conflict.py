@@ -38,8 +38,12 @@ SCHEMA: dict[str, Any] = {
         "Patient": {**PERSON, "review_below": 0.1},
         "Shop": {
             "merge_keys": ["key"],
-            "resolution": {"policy": "auto", "kind": "organisation", "name": "name",
-                           "identity": ["phone"]},
+            "resolution": {
+                "policy": "auto",
+                "kind": "organisation",
+                "name": "name",
+                "identity": ["phone"],
+            },
         },
     }
 }
@@ -81,13 +85,15 @@ def test_another_identity_under_the_same_name_is_refused_naming_both_values(gate
         {"field": "ssn", "kind": "identity", "held": "111", "written": "222"}
     ]
     node = held(gate)
-    assert node.properties["ssn"] == "111" and node.version == 1
+    assert node.properties["ssn"] == "111"
+    assert node.version == 1
 
 
 def test_the_writer_who_knows_it_is_the_same_lands_it_with_resolution_same(gate: Gate) -> None:
     person(gate, ssn="111")
     out = person(gate, ssn="222", same=True)
-    assert isinstance(out, WriteNodeResult) and out.version == 2, out
+    assert isinstance(out, WriteNodeResult), out
+    assert out.version == 2
     assert held(gate).properties["ssn"] == "222"
 
 
@@ -96,7 +102,8 @@ def test_a_vetoing_field_disputes_a_landing_and_a_near_miss_or_a_move_does_not(
 ) -> None:
     person(gate, ssn="111", dob="1988-07-30", street="1 High Street")
     refused = person(gate, dob="1971-02-11")
-    assert isinstance(refused, Rejected) and refused.error_code == "IDENTITY_CONFLICT"
+    assert isinstance(refused, Rejected)
+    assert refused.error_code == "IDENTITY_CONFLICT"
     assert [d["field"] for d in refused.details["disputes"]] == ["dob"]
     # a digit's typo corrected, a new street (veto: false), a value missing: one person
     assert isinstance(person(gate, dob="1988-07-31"), WriteNodeResult)
@@ -124,12 +131,14 @@ def test_auto_never_lands_on_a_candidate_whose_identity_disagrees(gate: Gate) ->
 
     assert isinstance(shop("a", "0201"), WriteNodeResult)
     out = shop("b", "0999")
-    assert isinstance(out, Rejected) and out.error_code == "POSSIBLE_DUPLICATE", out
+    assert isinstance(out, Rejected), out
+    assert out.error_code == "POSSIBLE_DUPLICATE"
     (candidate,) = out.details["candidates"]
     assert candidate["verdict"] == "possible"
     assert "never lands: phone '0201' held, '0999' written" in candidate["reasons"]
     landed = shop("c", "0201")  # the same number: the same shop
-    assert isinstance(landed, WriteNodeResult) and landed.merge_keys == {"key": "a"}
+    assert isinstance(landed, WriteNodeResult)
+    assert landed.merge_keys == {"key": "a"}
 
 
 def test_the_cli_refuses_the_documented_example_and_lands_it_with_resolution_same(
