@@ -45,6 +45,7 @@ PASTED_BY = {
     Block("docs/schemas.md", "### The review lane", "sh", 0): "tests/test_readme_pasted.py::test_the_review_commands_work_as_pasted",
     Block("docs/schemas.md", "### Duplicate entities", "yaml", 0): "tests/gate/test_resolution_gate.py::test_the_readme_example_is_a_schema",
     Block("docs/schemas.md", "#### Evidence fields", "yaml", 0): "tests/resolution/test_evidence.py::test_the_guides_evidence_example_is_a_schema_that_weighs_each_field",
+    Block("docs/schemas.md", "#### What identifies: codes and identity fields", "sh", 0): "tests/resolution/test_identity_conflict.py::test_the_guides_identity_commands_work_as_pasted",
     Block("docs/schemas.md", "### Keeping a property out of search", "yaml", 0): "tests/gate/test_unsearchable.py::test_the_guides_example_keeps_the_notes_out",
     Block("docs/schemas.md", "### Merging and unmerging duplicates", "sh", 0): "tests/test_readme_pasted.py::test_the_merge_commands_work_as_pasted",
     Block("docs/serving.md", "### OAuth", "toml", 0): "tests/server/test_oauth.py::test_the_readme_oauth_settings_load",

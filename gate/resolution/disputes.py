@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from writegate.gate.conflicts import Held
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.gate.resolution.evidence import compare
+from writegate.gate.resolution.evidence import compare, raw_value
 from writegate.gate.schema.document import ResolutionDoc
 from writegate.gate.schema.registry import SchemaEntry
 from writegate.language import clear_identity
@@ -52,14 +52,11 @@ def disputes(
         and str(held[prop]).casefold() != str(written[prop]).casefold()
     ]
     for prop, doc in sorted((rules.evidence or {}).items()):
-        if (
-            doc.veto
-            and prop in written
-            and compare(doc, written[prop], held.get(prop)) == ("disagree")
-        ):
-            found.append(
-                Dispute(field=prop, kind="evidence", held=held[prop], written=written[prop])
-            )
+        if not doc.veto or not any(p in written for p in doc.properties_of(prop)):
+            continue
+        theirs, mine = raw_value(prop, doc, held), raw_value(prop, doc, {**held, **written})
+        if compare(doc, mine, theirs) == "disagree":
+            found.append(Dispute(field=prop, kind="evidence", held=theirs, written=mine))
     return found
 
 

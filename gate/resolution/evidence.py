@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from datetime import date, datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from rapidfuzz.distance import OSA, JaroWinkler, Levenshtein
@@ -37,11 +38,12 @@ M: dict[str, dict[Outcome, float]] = {
     "date": {"agree": 0.90, "near": 0.07, "disagree": 0.03},
     "similar": {"agree": 0.85, "near": 0.10, "disagree": 0.05},
     "numeric": {"agree": 0.90, "near": 0.05, "disagree": 0.05},
+    "geo": {"agree": 0.90, "near": 0.07, "disagree": 0.03},
     "identity": {"agree": 0.90, "near": 0.0, "disagree": 0.10},
 }
 """How often two records of one thing show each outcome, by kind of comparison: typed dates
 and codes are rarely wrong, places are spelled several ways, a second phone number is common."""
-NEIGHBOURS = {"exact": 30, "date": 20, "similar": 5, "numeric": 10}
+NEIGHBOURS = {"exact": 30, "date": 20, "similar": 5, "numeric": 10, "geo": 30}
 """About how many distinct values count as near one value (a code's typo, a digit's typo in
 a date, a spelling of a place): a near miss's ``u`` is this many over the population. The counts
 index equal values only, so this one is a documented constant, not a frequency."""
@@ -63,7 +65,12 @@ NAME_NEIGHBOURS: dict[NameLevel, int] = {"close": 3, "like": 20, "far": 100}
 SIMILAR = 0.90
 """A ``similar`` field nearly agrees at this Jaro-Winkler similarity or more."""
 NEAR_NUMERIC = 10
-"""A ``numeric`` field nearly agrees within this many tolerances (or units, at 0)."""
+"""A ``numeric`` (or ``geo``) field nearly agrees within this many tolerances (or units, at
+0): a place geocoded from another entrance, a price before a discount."""
+GEO_TOLERANCE = 100.0
+"""The metres a ``geo`` field agrees within unless it says (``tolerance_metres``)."""
+_EARTH_METRES = 6_371_008.8
+_METRES_A_DEGREE = math.pi * _EARTH_METRES / 180
 MIN_TYPO = 4
 """An ``exact`` value this long or longer is nearly agreed with by a one-character typo;
 a shorter one ("nsw"/"vic", "B"/"C") disagrees."""
@@ -102,10 +109,47 @@ def _date(value: object) -> date | None:
         return None
 
 
+def raw_value(field: str, doc: EvidenceDoc, properties: Mapping[str, Any]) -> object:
+    """The field's value in a node's properties: its own, or its two coordinates."""
+    if doc.latitude is not None and doc.longitude is not None:
+        lat, lng = properties.get(doc.latitude), properties.get(doc.longitude)
+        return None if lat is None or lng is None else (lat, lng)
+    return properties.get(field)
+
+
+def _place(value: object) -> tuple[float, float] | None:
+    """A [lat, lng] pair, a "lat,lng" text or (lat, lng), as degrees (None: not a place)."""
+    parts = value.split(",") if isinstance(value, str) else value
+    if not isinstance(parts, (list, tuple)) or len(parts) != 2:
+        return None
+    try:
+        lat, lng = float(str(parts[0])), float(str(parts[1]))
+    except ValueError:
+        return None
+    return (lat, lng) if abs(lat) <= 90 and abs(lng) <= 180 else None
+
+
+def metres_apart(one: tuple[float, float], two: tuple[float, float]) -> float:
+    """The great-circle distance (haversine) between two places."""
+    (lat1, lng1), (lat2, lng2) = (tuple(map(math.radians, p)) for p in (one, two))
+    h = math.sin((lat2 - lat1) / 2) ** 2
+    h += math.cos(lat1) * math.cos(lat2) * math.sin((lng2 - lng1) / 2) ** 2
+    return 2 * _EARTH_METRES * math.asin(min(1.0, math.sqrt(h)))
+
+
+def _cell(place: tuple[float, float], metres: float) -> str:
+    """The square of side ``metres`` (north-south) a place is counted in."""
+    side = metres / _METRES_A_DEGREE
+    return f"{math.floor(place[0] / side)}:{math.floor(place[1] / side)}"
+
+
 def value_key(doc: EvidenceDoc, value: object) -> str | None:
     """The value as it is compared and counted (None: missing)."""
     if value is None or value == "":
         return None
+    if doc.compare == "geo":
+        place = _place(value)
+        return _cell(place, doc.tolerance_metres or GEO_TOLERANCE) if place else None
     if isinstance(value, date):
         return (value.date() if isinstance(value, datetime) else value).isoformat()
     return _value_key(doc.compare, doc.tolerance, str(value))
@@ -131,6 +175,12 @@ def compare(doc: EvidenceDoc, a: object, b: object) -> Outcome:
     one, two = value_key(doc, a), value_key(doc, b)
     if one is None or two is None:
         return "missing"
+    if doc.compare == "geo":
+        tolerance = doc.tolerance_metres or GEO_TOLERANCE
+        apart = metres_apart(_place(a) or (0.0, 0.0), _place(b) or (0.0, 0.0))
+        if apart <= tolerance:
+            return "agree"
+        return "near" if apart <= NEAR_NUMERIC * tolerance else "disagree"
     if doc.compare == "numeric":
         distance = abs(float(str(a)) - float(str(b)))
         if distance <= doc.tolerance:

@@ -27,6 +27,7 @@ from writegate.gate.resolution.evidence import (
     name_weight,
     posterior,
     prior_weight,
+    raw_value,
     value_key,
 )
 from writegate.gate.resolution.normalize import NormalizedName
@@ -60,7 +61,7 @@ def evidence_keys(rules: ResolutionDoc, properties: Mapping[str, Any]) -> list[s
         return []
     keys = [MARKER]
     for field, doc in sorted(rules.evidence.items()):
-        value = value_key(doc, properties.get(field))
+        value = value_key(doc, raw_value(field, doc, properties))
         if value is not None:
             keys.append(f"ev:{field}={value}")
     return keys
@@ -153,8 +154,9 @@ def _weigh(
         contributions.append(Contribution(field=prop, outcome=outcome, weight=weight))
     disagreeing = False
     for prop, doc in sorted((rules.evidence or {}).items()):
-        outcome = compare(doc, properties.get(prop), stored.get(prop))
-        key = value_key(doc, properties.get(prop))
+        value = raw_value(prop, doc, properties)
+        outcome = compare(doc, value, raw_value(prop, doc, stored))
+        key = value_key(doc, value)
         held = counts.get(f"{label}/ev:{prop}={key}", 0)
         weight = field_weight(doc.compare, outcome, held, counts.get(f"{label}/ev:{prop}", 0))
         contributions.append(Contribution(field=prop, outcome=outcome, weight=weight))

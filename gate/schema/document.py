@@ -126,10 +126,31 @@ class EvidenceDoc(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    compare: Literal["exact", "date", "similar", "numeric"]
+    compare: Literal["exact", "date", "similar", "numeric", "geo"]
     tolerance_days: int = Field(default=0, ge=0)  # ``date``: days apart that still agree
     tolerance: float = Field(default=0.0, ge=0)  # ``numeric``: distance that still agrees
     veto: bool = True  # a disagreement (not a near miss) never auto-resolves
+    # ``geo``: metres apart that still agree; the place is the field's own [lat, lng] (or
+    # "lat,lng"), or the two properties named here: one location, weighed once
+    tolerance_metres: float | None = Field(default=None, gt=0, exclude_if=_unset)  # 100
+    latitude: str | None = Field(default=None, pattern=f"^{IDENTIFIER.pattern}$", exclude_if=_unset)
+    longitude: str | None = Field(
+        default=None, pattern=f"^{IDENTIFIER.pattern}$", exclude_if=_unset
+    )
+
+    @model_validator(mode="after")
+    def _coordinates(self) -> Self:
+        if (self.latitude is None) != (self.longitude is None):
+            raise ValueError("name both latitude and longitude, or neither")
+        if self.compare != "geo" and (self.latitude or self.tolerance_metres):
+            raise ValueError("latitude, longitude and tolerance_metres are for compare: geo")
+        return self
+
+    def properties_of(self, field: str) -> tuple[str, ...]:
+        """The properties this field is read from: its own, or its two coordinates."""
+        if self.latitude is not None and self.longitude is not None:
+            return (self.latitude, self.longitude)
+        return (field,)
 
 
 class ResolutionDoc(BaseModel):
@@ -197,12 +218,14 @@ class NodeTypeDoc(BaseModel):
     @model_validator(mode="after")
     def _evidence_declared(self) -> Self:
         fields = (self.resolution.evidence or {}) if self.resolution else {}
-        for field in fields if not self.additional_properties else ():
-            if field not in self.properties and field not in self.merge_keys:
-                raise ValueError(
-                    f"resolution evidence field {field!r} is not a property of this label "
-                    "(declare it, or allow additional properties)"
-                )
+        for field, doc in fields.items() if not self.additional_properties else ():
+            for prop in doc.properties_of(field):
+                if prop not in self.properties and prop not in self.merge_keys:
+                    reads = f" reads {prop!r}, which" if prop != field else ""
+                    raise ValueError(
+                        f"resolution evidence field {field!r}{reads} is not a property of this "
+                        "label (declare it, or allow additional properties)"
+                    )
         return self
 
     @model_validator(mode="after")

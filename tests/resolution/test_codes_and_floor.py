@@ -48,7 +48,7 @@ def gate(any_db: str | Path) -> Iterator[Gate]:
         yield g
 
 
-def write(gate: Gate, label: str, key: str, new: bool = False, **properties: Any) -> object:
+def write(gate: Gate, label: str, key: str, *, new: bool = False, **properties: Any) -> object:
     return gate.write_node(
         label=label,
         merge_keys={"key": key},
@@ -91,3 +91,57 @@ def test_evidence_never_proposes_fewer_candidates_than_the_name_alone(gate: Gate
         assert out.error_code == "POSSIBLE_DUPLICATE"
         asked[kind] = [c["merge_keys"] for c in out.details["candidates"]]
     assert asked["Firm"] == asked["Company"] == [{"key": "m"}]
+
+
+GEO = {
+    "nodes": {
+        "Site": {
+            "merge_keys": ["key"],
+            "resolution": {
+                "policy": "auto",
+                "kind": "organisation",
+                "name": "title",
+                "evidence": {
+                    "location": {"compare": "geo", "latitude": "lat", "longitude": "lng",
+                                 "tolerance_metres": 150},
+                    "spot": {"compare": "geo"},
+                },
+            },
+        }
+    }
+}  # fmt: skip
+
+
+def test_a_place_is_weighed_once_by_its_distance(tmp_path: Path) -> None:
+    with Gate.open(tmp_path / "log.db", default_actor=Actor(agent="a")) as g:
+        assert g.publish_schema(GEO).status == "published"
+        here: dict[str, Any] = {"title": "Riverside Community Garden", "lat": 51.5, "lng": -0.12}
+        assert isinstance(write(g, "Site", "a", **here), WriteNodeResult)
+        near = {**here, "lat": 51.5008}  # 89 m north: the same garden
+        landed = write(g, "Site", "b", **near)
+        assert isinstance(landed, WriteNodeResult)
+        assert landed.merge_keys == {"key": "a"}
+        far = {**here, "lat": 51.6, "lng": -0.22}  # 13 km off: another garden
+        out = write(g, "Site", "c", **far)
+        assert isinstance(out, Rejected)
+        (candidate,) = out.details["candidates"]
+        weighed = {e["field"]: e["outcome"] for e in candidate["evidence"]}
+        assert weighed["location"] == "disagree"  # one field, counted once
+        assert "lat" not in weighed
+        assert "lng" not in weighed
+        assert weighed["spot"] == "missing"
+        assert candidate["verdict"] == "possible"
+        light: dict[str, Any] = {"title": "Harbour Lighthouse", "spot": [50.1, -5.5]}
+        assert isinstance(write(g, "Site", "e", **light), WriteNodeResult)
+        again = write(g, "Site", "f", **{**light, "spot": "50.1001,-5.5"})  # 11 m: a text
+        assert isinstance(again, WriteNodeResult)
+        assert again.merge_keys == {"key": "e"}
+
+
+def test_a_geo_field_names_both_coordinates_or_neither() -> None:
+    document = {"nodes": {"Site": {"merge_keys": ["key"], "resolution": {
+        "name": "title", "evidence": {"location": {"compare": "geo", "latitude": "lat"}}}}}}  # fmt: skip
+    with Gate.open(":memory:") as g:
+        out = g.publish_schema(document)
+    assert out.status == "rejected"
+    assert "both latitude and longitude" in str(out)

@@ -170,7 +170,7 @@ def test_the_guides_evidence_example_is_a_schema_that_weighs_each_field(tmp_path
     assert resolution.evidence is not None
     kinds = {field: doc.compare for field, doc in resolution.evidence.items()}
     assert kinds == {"dob": "date", "postcode": "exact", "suburb": "similar",
-                     "street": "similar", "lat": "numeric"}  # fmt: skip
+                     "street": "similar", "home": "geo"}  # fmt: skip
     with Gate.open(tmp_path / "log.db", default_actor=Actor(agent="a")) as g:
         assert g.publish_schema(document).status == "published"
         home = {"dob": "1912-06-23", "postcode": "W9", "street": "2 Warrington Crescent"}

@@ -7,6 +7,7 @@ silently, and lands only when the writer says ``resolution: same``; entity resol
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,8 @@ import pytest
 import yaml
 
 from tests.cli.conftest import writegate
+from tests.readme import commands, section
+from tests.server.harness import WRITEGATE
 from writegate.eventlog import Actor
 from writegate.gate import Gate, Rejected, WriteNodeResult
 from writegate.gate.models import ProposedResult
@@ -156,3 +159,23 @@ def test_the_cli_refuses_the_documented_example_and_lands_it_with_resolution_sam
     writegate(db, *second, *prov, "--resolution", "same")
     shown = writegate(db, "show", "node", "Person:name=john smith", "--format", "json")
     assert json.loads(shown.stdout)["properties"]["ssn"] == "222"
+
+
+def test_the_guides_identity_commands_work_as_pasted(tmp_path: Path) -> None:
+    first, second, third = commands(section("#### What identifies: codes and identity fields"))
+    schema = tmp_path / "schema.yaml"
+    schema.write_text(yaml.safe_dump({"nodes": {"Person": PERSON}}))
+    writegate(tmp_path / "people.db", "init", "--schema", str(schema))
+
+    def pasted(words: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [WRITEGATE, *words[1:]], cwd=tmp_path, capture_output=True, text=True, check=False
+        )
+
+    assert pasted(first).returncode == 0
+    refused = pasted(second)
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error: IDENTITY_CONFLICT: Person{")
+    landed = pasted(third)
+    assert landed.returncode == 0, landed.stderr
+    assert "version 2" in landed.stdout or "seq 3" in landed.stdout, landed.stdout
