@@ -1,14 +1,16 @@
 """The resolution bench's graphs hold what a graph written through the gate holds: one
-grown from a smaller kept graph, and one with resolution derived from the plain graph of
-the same people (its keys indexed without their writes), have the read model a build from
-nothing has — the same tables and indexes, and the same rows."""
+grown from a smaller kept graph, and one with resolution (names only, or weighing evidence)
+derived from the plain graph of the same people by publishing its schema, have the read
+model a build from nothing has — the same tables and indexes, and the same rows."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 
-from bench.resolution_graphs import Graph, make
+import pytest
+
+from bench.resolution_graphs import Graph, details, made_as, make
 
 PEOPLE = 300
 BATCH = 100
@@ -34,35 +36,43 @@ def _layout(path: Path) -> tuple[list[tuple[str, str, str]], dict[str, list[tupl
 def _made(
     tmp_path: Path,
     name: str,
-    resolving: bool,
+    mode: str,
     grown_from: Path | None = None,
     derived_from: Path | None = None,
 ) -> Path:
     where = tmp_path / f"{name}.db"
     grown, derived = (str(p) if p else None for p in (grown_from, derived_from))
-    make(Graph(str(where), "realistic", PEOPLE, resolving, grown, derived, BATCH))
+    make(Graph(str(where), "realistic", PEOPLE, mode, grown, derived, BATCH))
     return where
 
 
+@pytest.mark.parametrize("mode", ["propose", "evidence"])
 def test_a_derived_graph_has_the_read_model_of_one_written_through_the_gate(
-    tmp_path: Path,
+    tmp_path: Path, mode: str
 ) -> None:
-    plain = _made(tmp_path, "plain", resolving=False)
-    written = _made(tmp_path, "written", resolving=True)
-    derived = _made(tmp_path, "derived", resolving=True, derived_from=plain)
+    plain = _made(tmp_path, "plain", "off")
+    written = _made(tmp_path, "written", mode)
+    derived = _made(tmp_path, "derived", mode, derived_from=plain)
     assert _layout(derived) == _layout(written)
     assert _layout(derived)[1]["state_resolution_keys"]
+    assert bool(_layout(derived)[1]["state_value_counts"]) == (mode == "evidence")
+    assert made_as(derived, PEOPLE, mode) == "derived"
+    assert made_as(written, PEOPLE, mode) == "built"
+    assert made_as(plain, PEOPLE, mode) is None  # a derivation killed before its schema
 
 
 def test_a_grown_graph_has_the_read_model_of_one_built_from_nothing(tmp_path: Path) -> None:
-    for resolving in (False, True):
-        small = tmp_path / f"small-{resolving}.db"
-        make(Graph(str(small), "realistic", 2 * BATCH, resolving, batch=BATCH))
-        whole = _made(tmp_path, f"whole-{resolving}", resolving=resolving)
-        grown = _made(
-            tmp_path,
-            f"grown-{resolving}",
-            resolving=resolving,
-            grown_from=small,
-        )
+    for mode in ("off", "evidence"):
+        small = tmp_path / f"small-{mode}.db"
+        make(Graph(str(small), "realistic", 2 * BATCH, mode, batch=BATCH))
+        whole = _made(tmp_path, f"whole-{mode}", mode)
+        grown = _made(tmp_path, f"grown-{mode}", mode, grown_from=small)
         assert _layout(grown) == _layout(whole)
+
+
+def test_every_mode_writes_a_person_the_same_spread_details() -> None:
+    assert details("Ada Lovelace") == details("Ada Lovelace")
+    spread = [details(f"person {i}") for i in range(3_000)]
+    assert all("1930-01-01" <= d["dob"] <= "2005-12-31" for d in spread)
+    assert len({d["postcode"] for d in spread}) > 1_500
+    assert len({d["city"] for d in spread}) == 300

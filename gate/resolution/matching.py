@@ -303,11 +303,8 @@ def _scored(
         probed = [*same, *(identity for identity in texts if identity not in same)]
         facts = (written, reading, properties)
         return weighed(state, conn, rules, labels, ref, facts, probed, _name_of_row)
-    scored: list[Scored] = [
-        (1.0, "same", NodeRef.parse(identity), [f"the same {', '.join(props)}"], [])
-        for identity, props in same.items()
-    ]
     thresholds = _thresholds(rules.auto_threshold, rules.propose_threshold)
+    scored, rows = _same_identity(state, conn, rules, labels, written, same, thresholds)
     near: list[tuple[str, dict[str, Any], ResolutionDoc]] = []  # identity, keys, its rules
     others = [(i, text) for i, text in texts.items() if i not in same and text != written.text]
     lower = below(written, [text for _, text in others], thresholds.propose, rules.kind, reading)
@@ -322,7 +319,7 @@ def _scored(
     # read: a name kept in properties, and a personal node's keys (its pseudonym names none)
     named = [i for i, node_keys, theirs in near if theirs.name is not None or not node_keys]
     found = {row.identity: row for row in state.nodes(conn, named)} if named else {}
-    rows: dict[str, NodeRow | None] = {identity: found.get(identity) for identity in named}
+    rows.update({identity: found.get(identity) for identity in named})
     for identity, node_keys, theirs in near:
         row = rows.get(identity)
         stored, keys = (row.properties, node_keys or row.keys) if row else (node_keys, node_keys)
@@ -333,6 +330,36 @@ def _scored(
         if judged != "different":
             scored.append((match.score, judged, NodeRef.parse(identity), list(match.reasons), []))
     return scored, rows
+
+
+def _same_identity(
+    state: StateReader,
+    conn: Sql,
+    rules: ResolutionDoc,
+    labels: Mapping[str, ResolutionDoc],
+    written: NormalizedName,
+    same: Mapping[str, list[str]],
+    thresholds: Thresholds,
+) -> tuple[list[Scored], dict[str, NodeRow | None]]:
+    """The candidates holding an equal identity value, and their rows: each a match, unless
+    its name is less alike than ``propose_threshold`` (a hotel's switchboard number on its
+    restaurant, a shared mailbox): then asked about, never landed on."""
+    if not same:
+        return [], {}
+    found = {row.identity: row for row in state.nodes(conn, list(same))}
+    scored: list[Scored] = []
+    for identity, props in same.items():
+        row, said = found.get(identity), f"the same {', '.join(props)}"
+        theirs = labels.get(row.label, rules) if row else rules
+        other = normal_name(theirs, name_of(theirs, row.properties, row.keys)) if row else None
+        if other is not None and other.tokens and written.tokens:
+            match = score_normalized(written, other, rules.kind, name_rules(rules))
+            if match.score < thresholds.propose:
+                why = f"{said} beside a name that differs ({match.score:.2f}): never lands"
+                scored.append((thresholds.propose, "possible", NodeRef.parse(identity), [why], []))
+                continue
+        scored.append((1.0, "same", NodeRef.parse(identity), [said], []))
+    return scored, {identity: found.get(identity) for identity in same}
 
 
 @lru_cache(maxsize=64)

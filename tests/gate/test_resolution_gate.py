@@ -92,7 +92,8 @@ def test_an_equal_identity_property_is_a_match(gate: Gate) -> None:
     write(gate, "Person", "Grace Hopper", properties={"email": "grace@navy.mil"})
     out = write(gate, "Person", "Admiral Hopper", properties={"email": "Grace@Navy.mil"})
     assert isinstance(out, Rejected)
-    assert out.details["candidates"][0]["reasons"] == ["the same email"]
+    [candidate] = out.details["candidates"]
+    assert candidate["reasons"][0].startswith("the same email")
 
 
 def test_auto_lands_on_the_existing_node_and_says_so(gate: Gate) -> None:

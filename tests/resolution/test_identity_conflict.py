@@ -139,7 +139,15 @@ def test_auto_never_lands_on_a_candidate_whose_identity_disagrees(gate: Gate) ->
     (candidate,) = out.details["candidates"]
     assert candidate["verdict"] == "possible"
     assert "never lands: phone '0201' held, '0999' written" in candidate["reasons"]
-    landed = shop("c", "0201")  # the same number: the same shop
+    other = gate.write_node(  # the same number, another name: a switchboard, asked about
+        label="Shop", merge_keys={"key": "d"}, properties={"name": "Blue Bar", "phone": "0201"},
+        source="s", extraction_method="api",
+    )  # fmt: skip
+    assert isinstance(other, Rejected)
+    [asked] = other.details["candidates"]
+    assert asked["verdict"] == "possible"
+    assert "the same phone beside a name that differs" in asked["reasons"][0]
+    landed = shop("c", "0201")  # the same number and name: the same shop
     assert isinstance(landed, WriteNodeResult)
     assert landed.merge_keys == {"key": "a"}
 
