@@ -65,8 +65,9 @@ NAME_NEIGHBOURS: dict[NameLevel, int] = {"close": 3, "like": 20, "far": 100}
 SIMILAR = 0.90
 """A ``similar`` field nearly agrees at this Jaro-Winkler similarity or more."""
 NEAR_NUMERIC = 10
-"""A ``numeric`` (or ``geo``) field nearly agrees within this many tolerances (or units, at
-0): a place geocoded from another entrance, a price before a discount."""
+"""A ``numeric`` (or ``geo``) field nearly agrees within this many tolerances: a place
+geocoded from another entrance, a price before a discount. At tolerance 0 a number agrees
+only with itself: a year or a count one off names another thing, not a typo."""
 GEO_TOLERANCE = 100.0
 """The metres a ``geo`` field agrees within unless it says (``tolerance_metres``)."""
 _EARTH_METRES = 6_371_008.8
@@ -184,8 +185,8 @@ def compare(doc: EvidenceDoc, a: object, b: object) -> Outcome:
     if doc.compare == "numeric":
         distance = abs(float(str(a)) - float(str(b)))
         if distance <= doc.tolerance:
-            return "agree"
-        return "near" if distance <= NEAR_NUMERIC * (doc.tolerance or 1.0) else "disagree"
+            return "agree"  # at tolerance 0 (a year, a count) another number is another thing
+        return "near" if distance <= NEAR_NUMERIC * doc.tolerance else "disagree"
     if doc.compare == "date":
         first, second = _date(a), _date(b)
         if first is not None and second is not None:
@@ -203,7 +204,20 @@ def compare(doc: EvidenceDoc, a: object, b: object) -> Outcome:
             else "disagree"
         )
     close = JaroWinkler.similarity(one, two) >= SIMILAR or Levenshtein.distance(one, two) <= 1
-    return "near" if close else "disagree"
+    return "near" if close or _initials_of(one, two) or _initials_of(two, one) else "disagree"
+
+
+def _initials_of(short: str, long: str) -> bool:
+    """One value is the other's initials: "vldb"/"very large data bases", "nyc"/"new york
+    city" — how places and venues are abbreviated ("of", "the"… may be left out)."""
+    words = long.split()
+    if " " in short or len(words) < 2 or len(short) < 2:
+        return False
+    every = "".join(w[0] for w in words)
+    return short in (every, "".join(w[0] for w in words if w not in _FILLERS))
+
+
+_FILLERS = frozenset({"of", "and", "the", "for", "on", "in", "de", "la", "und"})
 
 
 def field_weight(kind: str, outcome: Outcome, count: int, total: int) -> float:

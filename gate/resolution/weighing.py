@@ -95,6 +95,15 @@ def weighed(
     return out, rows
 
 
+def _not_against(contributions: list[Contribution]) -> bool:
+    """Whether the evidence beyond the name leaves what the name alone would propose: what
+    agrees and disagrees adds up to nothing against (a missing value or a near miss says
+    neither; an agreeing postcode outweighs a replaced date of birth; another date of birth
+    alone argues against)."""
+    said = (c.weight for c in contributions[1:] if c.outcome in ("agree", "disagree"))
+    return sum(said) >= 0
+
+
 def _wanted(
     rules: ResolutionDoc, label: str, name: NormalizedName, properties: Mapping[str, Any]
 ) -> list[str]:
@@ -123,7 +132,8 @@ def _weigh(
     vetoes: list[Veto] = []
     reasons: list[str] = []
     field = rules.name or next(iter(row.keys), "name")
-    asked = False  # what the name alone would propose, evidence never proposes less
+    # what the name alone, or an equal identity, would propose: evidence never proposes less
+    asked = shared = False
     if name.tokens and other.tokens:
         match = score_normalized(name, other, rules.kind, reading)
         asked = match.score >= rules.propose_threshold
@@ -149,7 +159,7 @@ def _weigh(
         outcome: Outcome = "agree" if mine == their else "disagree"
         held = counts.get(f"{label}/id:{prop}={mine}", 0)
         unique = unique or (outcome == "agree" and held <= 1)
-        asked = asked or outcome == "agree"
+        shared = shared or outcome == "agree"
         weight = field_weight("identity", outcome, held, counts.get(f"{label}/id:{prop}", 0))
         contributions.append(Contribution(field=prop, outcome=outcome, weight=weight))
     disagreeing = False
@@ -170,7 +180,9 @@ def _weigh(
     unique_vetoes = tuple(dict.fromkeys(vetoes))
     if probability >= rules.auto_threshold and not unique_vetoes:
         verdict = "same"
-    elif probability >= rules.propose_threshold or unique or asked:
+    elif (
+        probability >= rules.propose_threshold or shared or (asked and _not_against(contributions))
+    ):
         verdict = "possible"
     else:
         return None

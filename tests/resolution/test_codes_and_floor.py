@@ -122,16 +122,20 @@ def test_a_place_is_weighed_once_by_its_distance(tmp_path: Path) -> None:
         landed = write(g, "Site", "b", **near)
         assert isinstance(landed, WriteNodeResult)
         assert landed.merge_keys == {"key": "a"}
-        far = {**here, "lat": 51.6, "lng": -0.22}  # 13 km off: another garden
-        out = write(g, "Site", "c", **far)
+        nearby = {**here, "lat": 51.5072}  # 800 m north: within ten tolerances, asked
+        out = write(g, "Site", "c", **nearby)
         assert isinstance(out, Rejected)
         (candidate,) = out.details["candidates"]
         weighed = {e["field"]: e["outcome"] for e in candidate["evidence"]}
-        assert weighed["location"] == "disagree"  # one field, counted once
+        assert weighed["location"] == "near"  # one field, weighed once
         assert "lat" not in weighed
         assert "lng" not in weighed
         assert weighed["spot"] == "missing"
         assert candidate["verdict"] == "possible"
+        far = {**here, "lat": 51.6, "lng": -0.22}  # 13 km off: another garden of the name
+        other = write(g, "Site", "g", **far)
+        assert isinstance(other, WriteNodeResult)
+        assert other.created
         light: dict[str, Any] = {"title": "Harbour Lighthouse", "spot": [50.1, -5.5]}
         assert isinstance(write(g, "Site", "e", **light), WriteNodeResult)
         again = write(g, "Site", "f", **{**light, "spot": "50.1001,-5.5"})  # 11 m: a text
@@ -159,3 +163,14 @@ def test_a_replay_rebuilds_what_every_decision_read(gate: Gate) -> None:
     with gate.log.snapshot() as conn:
         assert StateProjection().equals_replay(gate.log, conn)
     assert gate.verify().ok
+
+
+def test_evidence_that_disagrees_may_withdraw_what_the_name_alone_asks(gate: Gate) -> None:
+    """The floor is for missing evidence: a near namesake whose only other field disagrees
+    is another thing, and is created; the same name with that field missing is asked about."""
+    write(gate, "Firm", "m", title="Meridian Shipping Holdings", city="Rotterdam")
+    other = write(gate, "Firm", "n", title="Meridien Shiping Holdings", city="Valparaiso")
+    assert isinstance(other, WriteNodeResult)
+    assert other.created
+    unknown = write(gate, "Firm", "o", title="Meridien Shiping Holdings Group")
+    assert isinstance(unknown, Rejected)

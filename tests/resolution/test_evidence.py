@@ -220,6 +220,11 @@ def test_a_phone_several_nodes_hold_is_asked_about_never_landed(gate: Gate) -> N
         (EvidenceDoc(compare="numeric", tolerance=0.01), 51.501, 51.505, "agree"),
         (EvidenceDoc(compare="numeric", tolerance=0.01), 51.5, 51.58, "near"),
         (EvidenceDoc(compare="numeric", tolerance=0.01), 51.5, 48.8, "disagree"),
+        (EvidenceDoc(compare="numeric"), 1997, 2000, "disagree"),  # a year: no typo band
+        (EvidenceDoc(compare="numeric"), 1997, 1997.0, "agree"),
+        (EvidenceDoc(compare="similar"), "VLDB", "Very Large Data Bases", "near"),
+        (EvidenceDoc(compare="similar"), "New York City", "NYC", "near"),
+        (EvidenceDoc(compare="similar"), "NYC", "Los Angeles", "disagree"),
     ],
 )
 def test_each_kind_of_comparison_tells_agreement_a_near_miss_and_disagreement(
