@@ -32,6 +32,7 @@ Veto = Literal[
     "field_disagrees",
     "identity_disputed",
     "codes_differ",
+    "field_nearly",
 ]
 Verdict = Literal["same", "possible", "different"]
 
@@ -61,6 +62,8 @@ _VETO_REASONS: dict[Veto, str] = {
     "field_disagrees": "a declared field that disagrees (a different date of birth, city…)",
     "identity_disputed": "an identity value only this node holds, beside a name or a "
     "declared field that differs (a hotel's switchboard number on its restaurant)",
+    "field_nearly": "a declared field that only nearly agrees (a character or a digit apart: "
+    "a typo, or a sibling model's number)",
     "codes_differ": "words holding digits that differ (a model, a part or unit number, a "
     "year): they identify, and a different one names another thing, not a typo",
 }

@@ -95,15 +95,6 @@ def weighed(
     return out, rows
 
 
-def _not_against(contributions: list[Contribution]) -> bool:
-    """Whether the evidence beyond the name leaves what the name alone would propose: what
-    agrees and disagrees adds up to nothing against (a missing value or a near miss says
-    neither; an agreeing postcode outweighs a replaced date of birth; another date of birth
-    alone argues against)."""
-    said = (c.weight for c in contributions[1:] if c.outcome in ("agree", "disagree"))
-    return sum(said) >= 0
-
-
 def _wanted(
     rules: ResolutionDoc, label: str, name: NormalizedName, properties: Mapping[str, Any]
 ) -> list[str]:
@@ -173,6 +164,8 @@ def _weigh(
         if outcome == "disagree" and doc.veto:
             disagreeing = True
             vetoes.append("field_disagrees")
+        elif outcome == "near" and doc.veto:  # a typo, or a sibling model one digit apart
+            vetoes.append("field_nearly")
     if unique and (disagreeing or level not in ("equal", "close")):
         vetoes.append("identity_disputed")
     total = prior_weight(population) + sum(c.weight for c in contributions)
@@ -180,9 +173,7 @@ def _weigh(
     unique_vetoes = tuple(dict.fromkeys(vetoes))
     if probability >= rules.auto_threshold and not unique_vetoes:
         verdict = "same"
-    elif (
-        probability >= rules.propose_threshold or shared or (asked and _not_against(contributions))
-    ):
+    elif probability >= rules.propose_threshold or shared or asked:
         verdict = "possible"
     else:
         return None
