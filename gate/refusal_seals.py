@@ -7,8 +7,8 @@ So a refusal of a request naming anything personal is sealed in its own transact
 write would have been (``gate.personal``: each node's values with its subject, made if the
 log has none — as the write would have made it), and its message and details, which may
 quote a value (a type mismatch does), are sealed whole with the first subject it names.
-Reads open them; a forgetting finds the rows by the seals they hold (``seals_of_subjects``) and
-deletes them, in the log and in a copy it reaches (``eventlog.erasing``).
+Reads open them; a forgetting finds the rows by the seals they hold (``seals_of_subjects``)
+and deletes them, in the log and in a copy it reaches (``eventlog.erasing``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from writegate.gate.schema import LoadedSchema
 
 Seal = Callable[[Any, Sealer], Any]  # a request with its personal values sealed by a sealer
 SEALED = ("message", "request", "details")  # the columns a sealed refusal seals
-FORGOTTEN = "(forgotten)"  # a sealed message read once its subject is forgotten
+FORGOTTEN_MESSAGE = "(forgotten)"  # a sealed message read once its subject is forgotten
 
 
 def sealing(snapshot: Callable[[], LoadedSchema], request: Any) -> Seal | None:
@@ -65,7 +65,7 @@ def opened(conn: Sql, row: dict[str, Any]) -> dict[str, Any]:
     message, request, details = open_rows(conn, [texts], (0, 1, 2))[0]
     if texts[0].startswith(MARK):  # sealed whole: the message as JSON (null: forgotten)
         said = orjson.loads(message)
-        message = said if isinstance(said, str) else FORGOTTEN
+        message = said if isinstance(said, str) else FORGOTTEN_MESSAGE
     return {**row, "message": message, "request": request, "details": details or None}
 
 

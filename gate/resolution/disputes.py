@@ -9,8 +9,9 @@ held for a reviewer where the label has a review lane; the writer who knows it i
 thing (a corrected number) says ``resolution: same``.
 
 The same test keeps entity resolution's ``auto`` from landing a write on a candidate whose
-identity disagrees (``gate.resolution.matching``). A missing value is not a disagreement,
-and a near miss (a typo, a day and month swapped) is a correction, not another thing.
+identity disagrees (``gate.resolution.matching``). A missing value is not a disagreement;
+a near miss is one where it is a character or a digit apart (``_CODES``: a correction or a
+sibling model, the writer says which), not where it is a spelling or within a tolerance.
 """
 
 from __future__ import annotations
@@ -55,9 +56,16 @@ def disputes(
         if not doc.veto or not any(p in written for p in doc.properties_of(prop)):
             continue
         theirs, mine = raw_value(prop, doc, held), raw_value(prop, doc, {**held, **written})
-        if compare(doc, mine, theirs) == "disagree":
+        outcome = compare(doc, mine, theirs)
+        if outcome == "disagree" or (outcome == "near" and doc.compare in _CODES):
             found.append(Dispute(field=prop, kind="evidence", held=theirs, written=mine))
     return found
+
+
+_CODES = ("exact", "date")
+"""Kinds whose near miss is a character or a digit apart: a typo, or a sibling (ACL100 and
+ACL200, namesakes born a digit apart), so it is disputed too; a spelling of a place or a
+number within its tolerance is not."""
 
 
 def check_landing(

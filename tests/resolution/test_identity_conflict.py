@@ -108,8 +108,12 @@ def test_a_vetoing_field_disputes_a_landing_and_a_near_miss_or_a_move_does_not(
     assert isinstance(refused, Rejected)
     assert refused.error_code == "IDENTITY_CONFLICT"
     assert [d["field"] for d in refused.details["disputes"]] == ["dob"]
-    # a digit's typo corrected, a new street (veto: false), a value missing: one person
-    assert isinstance(person(gate, dob="1988-07-31"), WriteNodeResult)
+    # a digit apart: a typo or a namesake born a day later, the writer says which
+    typo = person(gate, dob="1988-07-31")
+    assert isinstance(typo, Rejected)
+    assert typo.error_code == "IDENTITY_CONFLICT"
+    assert isinstance(person(gate, dob="1988-07-31", same=True), WriteNodeResult)
+    # a new street (veto: false), a value missing: one person
     assert isinstance(person(gate, street="9 Low Road"), WriteNodeResult)
     assert isinstance(person(gate, ssn="111", nickname="jack"), WriteNodeResult)
 
