@@ -33,7 +33,13 @@ from writegate.gate.resolution.disputes import disputes
 from writegate.gate.resolution.evidence import Contribution
 from writegate.gate.resolution.keys import keys_of, probes_of
 from writegate.gate.resolution.normalize import NormalizedName, normalize_with, rules_for
-from writegate.gate.resolution.score import Thresholds, below, decide, score_normalized
+from writegate.gate.resolution.score import (
+    VETO_REASONS,
+    Thresholds,
+    below,
+    decide,
+    score_normalized,
+)
 from writegate.gate.resolution.vocabulary import NameRules
 from writegate.gate.resolution.weighing import evidence_keys, weighed
 from writegate.gate.schema.document import ResolutionDoc
@@ -299,23 +305,24 @@ def _scored(
     if len(texts) > MAX_SCORED:
         ranked = process.extract(written.text, texts, scorer=fuzz.ratio, limit=MAX_SCORED)
         texts = {identity: text for text, _, identity in ranked}
-    if rules.evidence is not None:  # every candidate weighed, its name one field of several
-        probed = [*same, *(identity for identity in texts if identity not in same)]
-        facts = (written, reading, properties)
-        return weighed(state, conn, rules, labels, ref, facts, probed, _name_of_row)
     thresholds = _thresholds(rules.auto_threshold, rules.propose_threshold)
-    scored, rows = _same_identity(state, conn, rules, labels, written, same, thresholds)
-    near: list[tuple[str, dict[str, Any], ResolutionDoc]] = []  # identity, keys, its rules
     others = [(i, text) for i, text in texts.items() if i not in same and text != written.text]
     lower = below(written, [text for _, text in others], thresholds.propose, rules.kind, reading)
     unlike = {i for (i, _), low in zip(others, lower, strict=True) if low}
+    if rules.evidence is not None:  # weighed: the names that reach propose, equal identities
+        probed = [*same, *(i for i in texts if i not in same and i not in unlike)]
+        facts = (written, reading, properties)
+        return weighed(state, conn, rules, labels, ref, facts, probed, _name_of_row)
+    scored, rows = _same_identity(state, conn, rules, labels, written, same, thresholds)
+    shared = sum(text == written.text for text in texts.values()) >= 2
+    near: list[tuple[str, dict[str, Any], ResolutionDoc]] = []  # identity, keys, its rules
     for identity in texts:
         if identity in same or identity in unlike:
             continue  # "different": scored, never explained
         label, node_keys = parse_node_identity(identity)
         near.append((identity, node_keys, labels.get(label, rules)))
     if not near:  # most creating writes: every candidate told apart by ``below`` alone
-        return scored, {}
+        return scored, rows
     # read: a name kept in properties, and a personal node's keys (its pseudonym names none)
     named = [i for i, node_keys, theirs in near if theirs.name is not None or not node_keys]
     found = {row.identity: row for row in state.nodes(conn, named)} if named else {}
@@ -326,9 +333,12 @@ def _scored(
         match = score_normalized(
             written, normal_name(theirs, name_of(theirs, stored, keys)), rules.kind, reading
         )
-        judged = decide(match, thresholds)
+        judged, reasons = decide(match, thresholds), list(match.reasons)
+        if judged == "same" and shared and texts[identity] == written.text:
+            judged = "possible"  # which of the nodes holding it? asked, never landed
+            reasons.append(f"never auto-resolves: {VETO_REASONS['name_shared']}")
         if judged != "different":
-            scored.append((match.score, judged, NodeRef.parse(identity), list(match.reasons), []))
+            scored.append((match.score, judged, NodeRef.parse(identity), reasons, []))
     return scored, rows
 
 

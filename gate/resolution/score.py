@@ -33,6 +33,7 @@ Veto = Literal[
     "identity_disputed",
     "codes_differ",
     "field_nearly",
+    "name_shared",
 ]
 Verdict = Literal["same", "possible", "different"]
 
@@ -62,6 +63,8 @@ _VETO_REASONS: dict[Veto, str] = {
     "field_disagrees": "a declared field that disagrees (a different date of birth, city…)",
     "identity_disputed": "an identity value only this node holds, beside a name or a "
     "declared field that differs (a hotel's switchboard number on its restaurant)",
+    "name_shared": "a name several nodes of the label hold already: here it does not "
+    "identify (a column's title, a common name)",
     "field_nearly": "a declared field that only nearly agrees (a character or a digit apart: "
     "a typo, or a sibling model's number)",
     "codes_differ": "words holding digits that differ (a model, a part or unit number, a "

@@ -80,6 +80,8 @@ def weighed(
     """The candidates reaching the label's ``propose`` threshold, weighed and explained, and
     the rows read (by identity; None: gone). ``written``: its normal name, how names are
     read, and its properties."""
+    if not candidates:  # most creating writes: no name near enough, no identity shared
+        return [], {}
     name, _, properties = written
     found = {row.identity: row for row in state.nodes(conn, candidates)}
     rows: dict[str, NodeRow | None] = {identity: found.get(identity) for identity in candidates}
@@ -134,6 +136,8 @@ def _weigh(
         elif level in ("far", "different"):
             vetoes.append("names_differ")
         count = counts.get(f"{label}/name={name.text}", 0)
+        if level == "equal" and count >= 2:  # several nodes hold it: it does not identify
+            vetoes.append("name_shared")
         weight = name_weight(level, count, population)
         contributions = [Contribution(field=field, outcome=_NAME_OUTCOME[level], weight=weight)]
         vetoes += match.vetoes

@@ -196,3 +196,15 @@ def test_a_model_number_one_digit_apart_is_asked_about_never_landed(gate: Gate) 
     same = write(gate, "Product", "a2", modelno="acl100", **adaptor)
     assert isinstance(same, WriteNodeResult)
     assert same.merge_keys == {"key": "w1"}
+
+
+@pytest.mark.parametrize("kind", ["Product", "Listing"])
+def test_a_name_several_nodes_hold_never_auto_lands(gate: Gate, kind: str) -> None:
+    column = {"title": "Chair's Message", "brand": "SIGMOD Record", "price": 0.0}
+    assert isinstance(write(gate, kind, "a", **column), WriteNodeResult)
+    write(gate, kind, "b", new=True, **column)  # another issue's column, said so
+    out = write(gate, kind, "c", **column)
+    assert isinstance(out, Rejected)
+    assert {c["verdict"] for c in out.details["candidates"]} == {"possible"}
+    reasons = [r for c in out.details["candidates"] for r in c["reasons"]]
+    assert any("several nodes of the label hold already" in r for r in reasons)
