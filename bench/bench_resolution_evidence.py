@@ -13,8 +13,8 @@ is installed, nor a dependency of writegate; loaders in ``bench/resolution_sets.
   ``py_entitymatching`` 0.4.2 (BSD-3-Clause; the data from the RIDDLE repository, via the
   Magellan project, UW-Madison);
 * products: Walmart-Amazon (2,554 and 22,074 listings, 853 matches; title, brand, model
-  number, price), ``data/ccer/D8`` of the pyJedAI repository (Apache-2.0; the data the
-  Magellan/Leipzig benchmark's), sampled to 3,412 records: every matched Walmart product,
+  number, price), ``data/ccer/D8`` of the pyJedAI repository (Apache-2.0; the data
+  originally of the Magellan/Leipzig entity-matching benchmarks), sampled to 3,412 records: every matched Walmart product,
   its Amazon twin and 853 unmatched products of each shop, fixed by a seed;
 * works: DBLP-ACM citations (2,616 and 2,294 papers, 2,224 matches; title, authors, venue,
   year), ``data/ccer/D4`` of pyJedAI (Apache-2.0; the Leipzig benchmark's data, Köpcke and
@@ -245,7 +245,10 @@ def verdicts(data: DataSet, results: dict[tuple[str, str, str], Tally]) -> None:
         if scorer == "evidence":
             today = results["names", policy, keys]
             if t.recall() < today.recall():
-                print(f"  MISSED {run} recall {t.recall():.3f} below names' {today.recall():.3f}")
+                print(
+                    f"  MISSED {run} recall {t.recall():.4f} ({t.found}/{t.duplicates}) below"
+                    f" names' {today.recall():.4f} ({today.found}/{today.duplicates})"
+                )
         if t.overrides:
             print(f"  MISSED {run} {t.overrides} silent identity overrides")
         if t.wrong_by_key:

@@ -186,7 +186,11 @@ def test_a_field_that_disagrees_keeps_the_names_question_but_never_lands(gate: G
 
 
 def test_a_model_number_one_digit_apart_is_asked_about_never_landed(gate: Gate) -> None:
-    adaptor = {"title": "Sony Portable Handycam AC Adaptor", "brand": "Sony", "price": 45.0}
+    adaptor: dict[str, Any] = {
+        "title": "Sony Portable Handycam AC Adaptor",
+        "brand": "Sony",
+        "price": 45.0,
+    }
     write(gate, "Product", "w1", modelno="ACL100", **adaptor)
     sibling = write(gate, "Product", "a1", modelno="ACL200", **adaptor)
     assert isinstance(sibling, Rejected)
@@ -200,7 +204,7 @@ def test_a_model_number_one_digit_apart_is_asked_about_never_landed(gate: Gate) 
 
 @pytest.mark.parametrize("kind", ["Product", "Listing"])
 def test_a_name_several_nodes_hold_never_auto_lands(gate: Gate, kind: str) -> None:
-    column = {"title": "Chair's Message", "brand": "SIGMOD Record", "price": 0.0}
+    column: dict[str, Any] = {"title": "Chair's Message", "brand": "SIGMOD Record", "price": 0.0}
     assert isinstance(write(gate, kind, "a", **column), WriteNodeResult)
     write(gate, kind, "b", new=True, **column)  # another issue's column, said so
     out = write(gate, kind, "c", **column)
