@@ -1,11 +1,10 @@
 """Planning a write: the stateless checks now, an emitter for the write transaction later.
 
-Each planner takes one parsed request and the schema snapshot, runs every check that
-needs no state (``INVALID_…``, ``SCHEMA_…``, the formula), computes the provenance, and
-returns an ``Emitter``: the function the write transaction calls, under the log's write
-lock, to run the checks that read current state (endpoints, existence, required
-properties of the stored node, versions) and emit the typed events. A rejection anywhere
-on the way appends nothing.
+Each planner takes one parsed request and the schema snapshot, runs every check that needs
+no state (``INVALID_…``, ``SCHEMA_…``, the formula), computes the provenance, and returns an
+``Emitter``: the function the write transaction calls, under the log's write lock, to run
+the checks that read current state (endpoints, existence, the stored node's required
+properties and identity, versions) and emit the typed events; a rejection appends nothing.
 """
 
 from __future__ import annotations
@@ -46,8 +45,7 @@ from writegate.language import (
 from writegate.projections.state import StateProjection
 from writegate.projections.state.scoping import scope_of
 
-# emits one operation's events; the int is the batch item index (None outside a batch)
-Emitter = Callable[[Transaction, int | None], None]
+Emitter = Callable[[Transaction, int | None], None]  # its int: the batch item (None: none)
 
 
 @dataclass(frozen=True)
@@ -190,10 +188,8 @@ class Planner:
                 if still := checks.missing_required(statically_missing, keys, changes, stored):
                     raise checks.missing(resolved.label, still, required)
             held = existing if existing is not None and not existing.stub else None
-            if held is not None and not same:  # another thing of the same name?
-                disputes.check_landing(
-                    entry, held.keys, held.properties, changes, hold=not self.reviewed
-                )
+            if held is not None and not same:  # another thing of the same name: refused
+                disputes.check_landing(entry, held, changes, hold=not self.reviewed)
             now = scope_of(tx.conn, target.identity)
             scope, moved = node_scope(snapshot, target.label, request.scope, now)
             said = heard.Saying(changes, valid, provenance, expected, request_json, item)

@@ -5,10 +5,11 @@ in the clear, a personal node's keys and values there could outlive the person: 
 refused after the forgetting held them again, with no subject left for ``forget`` to find.
 So a refusal of a request naming anything personal is sealed in its own transaction as its
 write would have been (``gate.personal``: each node's values with its subject, made if the
-log has none — as the write would have made it), and its message and details, which may
-quote a value (a type mismatch does), are sealed whole with the first subject it names.
-Reads open them; a forgetting finds the rows by the seals they hold (``seals_of_subjects``)
-and deletes them, in the log and in a copy it reaches (``eventlog.erasing``).
+log has none — as the write would have made it), its details alike (a possible duplicate's
+candidates: with theirs), and its message, which may quote a value (a type mismatch does)
+or name a candidate, sealed whole with the first subject it names. Reads open them; a
+forgetting finds the rows by the seals they hold (``seals_of_subjects``) and deletes them,
+and the subjects only they held, in the log and in a copy it reaches (``eventlog.erasing``).
 """
 
 from __future__ import annotations
@@ -44,17 +45,14 @@ def sealed(conn: Sql, seal: Seal, columns: dict[str, str | None]) -> dict[str, s
     values sealed on ``conn``, in the refusal's transaction; as they are if none is."""
     seals = Seals(conn)
     request = canonical_json(seal(orjson.loads(str(columns["request"])), seals)).decode()
+    details = columns["details"]
+    if details:
+        details = canonical_json(seal(orjson.loads(details), seals)).decode()
     if not seals.keys:
         return columns
     locator = next(iter(seals.keys))  # the first node it names (a write's own)
-    details = columns["details"]
-    return {
-        "request": request,
-        "message": canonical_json(seals.seal(locator, columns["message"])).decode(),
-        "details": canonical_json(seals.seal(locator, orjson.loads(details))).decode()
-        if details
-        else None,
-    }
+    message = canonical_json(seals.seal(locator, columns["message"])).decode()
+    return {"request": request, "message": message, "details": details}
 
 
 def opened(conn: Sql, row: dict[str, Any]) -> dict[str, Any]:

@@ -1,9 +1,12 @@
-"""A refusal as the rejections table keeps it (``Rejection``, read by audits and a subject's
-export) and as it waits to be written there (``Refused``): ``gate.rejections`` keeps them."""
+"""What the rejections table keeps (``gate.rejections``): a refusal as read back
+(``Rejection``, by audits and a subject's export), as it waits to be written (``Refused``),
+and for how long at most (``max_age_of``: a refused request may hold personal data)."""
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import dataclass
+from datetime import timedelta
 
 from pydantic import BaseModel, ConfigDict
 
@@ -49,4 +52,15 @@ class Refused:
         return f"{self.operation} by {self.actor.agent} ({self.error_code}) at {self.at}"
 
 
-__all__ = ["Refused", "Rejection"]
+def max_age_of(days: str | float | None, where: str) -> timedelta | None:
+    """An age limit given in days (None or empty: none); a value that is no positive number
+    is a ``ValueError`` naming ``where``."""
+    if days is None or days == "":
+        return None
+    with suppress(ValueError):
+        if 0 < (value := float(days)) < float("inf"):
+            return timedelta(days=value)
+    raise ValueError(f"{where} must be a positive number of days, not {days!r}")
+
+
+__all__ = ["Refused", "Rejection", "max_age_of"]

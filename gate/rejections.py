@@ -23,17 +23,19 @@ import re
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext, suppress
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from writegate.eventlog import Actor, Log, canonical_json
+from writegate.eventlog.erasing import let_go
 from writegate.eventlog.errors import one_line
 from writegate.eventlog.events import format_timestamp
+from writegate.eventlog.sealing import MARK, sealed_subjects
 from writegate.eventlog.sql import Sql, create_once, has_column
 from writegate.eventlog.store import EventLog, WouldWait
 from writegate.gate.refusal_seals import Seal, opened, sealed
-from writegate.gate.rejection_records import Refused, Rejection
+from writegate.gate.rejection_records import Refused, Rejection, max_age_of
 
 _log = logging.getLogger(__name__)
 RETENTION_ENV = "WRITEGATE_REJECTION_RETENTION"
@@ -346,29 +348,38 @@ class RejectionLog:
 
 
 def forget_rejections(conn: Sql, needles: Sequence[str]) -> int:
-    """Delete the refusals whose request or message holds one of ``needles`` (a forgotten
-    subject's values as JSON text), in the caller's transaction: how many."""
+    """Delete the refusals whose request, message or details hold one of ``needles`` (a
+    forgotten subject's seals, or its values as JSON text), in the caller's transaction,
+    and the subjects only they held (made as they were sealed: ``refusal_seals``): how many."""
     if not needles or not has_column(conn, "rejections", "request"):
         return 0
+    details = has_column(conn, "rejection_details", "details")
     likes = ["%" + re.sub(r"([\\%_])", r"\\\1", needle) + "%" for needle in needles]
-    held = " OR ".join("request LIKE ? ESCAPE '\\' OR message LIKE ? ESCAPE '\\'" for _ in likes)
-    rows = conn.execute(f"SELECT id FROM rejections WHERE {held}", [x for x in likes for _ in "ab"])
-    ids = [(int(row[0]),) for row in rows]
+    found = conn.execute(*_holding(likes, details)).fetchall()
+    ids = [(int(row[0]),) for row in found]
     for table in ("rejections", "rejection_details"):
         if has_column(conn, table, "id"):
             conn.executemany(f"DELETE FROM {table} WHERE id = ?", ids)
+    named = {
+        subject for row in found for text in row[1:] for subject in sealed_subjects(text or "")
+    }
+
+    def elsewhere(subject: str) -> bool:  # a refusal still holding a value of it
+        return conn.execute(*_holding([f"%{MARK}{subject}.%"], details)).fetchone() is not None
+
+    let_go(conn, named, elsewhere)
     return len(ids)
 
 
-def max_age_of(days: str | float | None, where: str) -> timedelta | None:
-    """An age limit given in days (None or empty: none); a value that is no positive number
-    is a ``ValueError`` naming ``where``."""
-    if days is None or days == "":
-        return None
-    with suppress(ValueError):
-        if 0 < (value := float(days)) < float("inf"):
-            return timedelta(days=value)
-    raise ValueError(f"{where} must be a positive number of days, not {days!r}")
+def _holding(likes: Sequence[str], details: bool) -> tuple[str, list[str]]:
+    """The query for the refusals (id and texts) whose request, message or (``details``: the
+    table is there) details are LIKE one of ``likes``, and its parameters."""
+    columns = ("r.request", "r.message", "d.details") if details else ("r.request", "r.message")
+    like = " OR ".join(f"{column} LIKE ? ESCAPE '\\'" for column in columns)
+    joined = " LEFT JOIN rejection_details d ON d.id = r.id" if details else ""
+    where = " OR ".join(f"({like})" for _ in likes)
+    query = f"SELECT r.id, {', '.join(columns)} FROM rejections r{joined} WHERE {where}"
+    return query, [x for x in likes for _ in columns]
 
 
 __all__ = [

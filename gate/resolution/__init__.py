@@ -13,11 +13,11 @@ from writegate.gate.resolution.score import (
     Rule,
     Thresholds,
     Verdict,
-    Veto,
     decide,
     score,
     score_normalized,
 )
+from writegate.gate.resolution.vetoes import Veto
 from writegate.gate.resolution.vocabulary import DEFAULT_RULES, Kind, NameRules
 
 __all__ = [

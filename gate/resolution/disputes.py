@@ -27,6 +27,7 @@ from writegate.gate.resolution.evidence import compare, raw_value
 from writegate.gate.schema.document import ResolutionDoc
 from writegate.gate.schema.registry import SchemaEntry
 from writegate.language import clear_identity
+from writegate.projections.state import NodeRow
 
 
 class Dispute(BaseModel):
@@ -69,22 +70,18 @@ number within its tolerance is not."""
 
 
 def check_landing(
-    entry: SchemaEntry,
-    keys: Mapping[str, Any],
-    held: Mapping[str, Any],
-    written: Mapping[str, Any],
-    *,
-    hold: bool,
+    entry: SchemaEntry, row: NodeRow, written: Mapping[str, Any], *, hold: bool
 ) -> None:
-    """Refuse (or, with a review lane and ``hold``, hold) a write to the held node of ``keys``
+    """Refuse (or, with a review lane and ``hold``, hold) a write to the held node ``row``
     whose identifying fields disagree with it; nothing for a label that does not resolve."""
     rules = entry.resolution
     if rules is None:
         return
-    found = disputes(rules, held, written)
+    found = disputes(rules, row.properties, written)
     if not found:
         return
     said = "; ".join(f"{d.field} {d.held!r} held, {d.written!r} written" for d in found)
+    keys = row.keys
     node = clear_identity(entry.label, dict(keys))
     if hold and _review_lane(entry, found):
         raise Held(f"it names {node} but another {found[0].field} ({said})")

@@ -33,13 +33,8 @@ from writegate.gate.resolution.disputes import disputes
 from writegate.gate.resolution.evidence import Contribution
 from writegate.gate.resolution.keys import keys_of, probes_of
 from writegate.gate.resolution.normalize import NormalizedName, normalize_with, rules_for
-from writegate.gate.resolution.score import (
-    VETO_REASONS,
-    Thresholds,
-    below,
-    decide,
-    score_normalized,
-)
+from writegate.gate.resolution.score import Thresholds, below, decide, score_normalized
+from writegate.gate.resolution.vetoes import VETO_REASONS
 from writegate.gate.resolution.vocabulary import NameRules
 from writegate.gate.resolution.weighing import evidence_keys, weighed
 from writegate.gate.schema.document import ResolutionDoc

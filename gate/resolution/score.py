@@ -17,29 +17,12 @@ from rapidfuzz.distance import JaroWinkler
 
 from writegate.gate.resolution.keys import acronym
 from writegate.gate.resolution.normalize import NormalizedName, normalize
+from writegate.gate.resolution.vetoes import SHORT_WORD, VETO_REASONS, Veto
 from writegate.gate.resolution.vocabulary import DEFAULT_RULES, Kind, NameRules
 
 Rule = Literal["exact_normalized", "joined", "acronym", "fuzzy"]
-Veto = Literal[
-    "short_name",
-    "acronym",
-    "single_word",
-    "qualifier_conflict",
-    "initials",
-    "nickname",
-    "word_count",
-    "names_differ",
-    "field_disagrees",
-    "identity_disputed",
-    "codes_differ",
-    "field_nearly",
-    "name_shared",
-]
 Verdict = Literal["same", "possible", "different"]
 
-SHORT_WORD = 3
-"""A name none of whose words is longer than this never auto-resolves: "IBM"/"IBN",
-"Al"/"Ali", "Ed Lee"/"Ed Li" (and two "Li Wei"s are as likely two people as one)."""
 JOINED_SCORE = 0.99
 """The same letters, spaced differently ("Black Rock"/"BlackRock")."""
 FUZZY_CEILING = 0.97
@@ -50,28 +33,6 @@ ACRONYM_SCORE = 0.9
 """One name is the other's initials ("IBM"/"International Business Machines")."""
 WEIGHTS = {"monge_elkan": 0.35, "worst_word": 0.35, "ratio": 0.15, "jaro_winkler": 0.15}
 """How the measures add up to a fuzzy score (see ``_fuzzy``)."""
-
-_VETO_REASONS: dict[Veto, str] = {
-    "short_name": f"a name with no word longer than {SHORT_WORD} letters",
-    "acronym": "an acronym",
-    "single_word": "a person named by one word",
-    "qualifier_conflict": "different legal forms or generations",
-    "initials": "an initial standing for a name",
-    "nickname": "a nickname standing for a name",
-    "word_count": "a word one name has and the other lacks",
-    "names_differ": "names less alike than 0.80, whatever else agrees",
-    "field_disagrees": "a declared field that disagrees (a different date of birth, city…)",
-    "identity_disputed": "an identity value only this node holds, beside a name or a "
-    "declared field that differs (a hotel's switchboard number on its restaurant)",
-    "name_shared": "a name several nodes of the label hold already: here it does not "
-    "identify (a column's title, a common name)",
-    "field_nearly": "a declared field that only nearly agrees (a character or a digit apart: "
-    "a typo, or a sibling model's number)",
-    "codes_differ": "words holding digits that differ (a model, a part or unit number, a "
-    "year): they identify, and a different one names another thing, not a typo",
-}
-VETO_REASONS = _VETO_REASONS
-"""Each veto's reason sentence (the evidence weighing explains with them too)."""
 
 
 class Match(BaseModel):
@@ -149,7 +110,7 @@ def score_normalized(
         why = "weighted " + ", ".join(f"{name} {measures[name]:.2f}" for name in WEIGHTS)
         vetoes.extend(word_vetoes)
     unique = tuple(dict.fromkeys(vetoes))
-    reasons = (why, *(f"never auto-resolves: {_VETO_REASONS[v]}" for v in unique))
+    reasons = (why, *(f"never auto-resolves: {VETO_REASONS[v]}" for v in unique))
     return Match(score=value, rule=rule, measures=measures, vetoes=unique, reasons=reasons)
 
 

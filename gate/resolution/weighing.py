@@ -31,7 +31,8 @@ from writegate.gate.resolution.evidence import (
     value_key,
 )
 from writegate.gate.resolution.normalize import NormalizedName
-from writegate.gate.resolution.score import VETO_REASONS, Veto, score_normalized
+from writegate.gate.resolution.score import score_normalized
+from writegate.gate.resolution.vetoes import VETO_REASONS, Veto
 from writegate.gate.resolution.vocabulary import NameRules
 from writegate.gate.schema.document import ResolutionDoc
 from writegate.language import NodeRef

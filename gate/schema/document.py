@@ -48,6 +48,7 @@ ItemType = Literal["string", "integer", "number", "boolean"]
 Policy = Literal["remap", "reject"]
 # what a write that would change a fact already held does (see ``gate.conflicts``)
 ConflictPolicy = Literal["supersede", "keep_higher_confidence", "reject", "review"]
+_NAMED = f"^{IDENTIFIER.pattern}$"  # a property's name
 
 
 def _unset(value: object) -> bool:
@@ -133,10 +134,8 @@ class EvidenceDoc(BaseModel):
     # ``geo``: metres apart that still agree; the place is the field's own [lat, lng] (or
     # "lat,lng"), or the two properties named here: one location, weighed once
     tolerance_metres: float | None = Field(default=None, gt=0, exclude_if=_unset)  # 100
-    latitude: str | None = Field(default=None, pattern=f"^{IDENTIFIER.pattern}$", exclude_if=_unset)
-    longitude: str | None = Field(
-        default=None, pattern=f"^{IDENTIFIER.pattern}$", exclude_if=_unset
-    )
+    latitude: str | None = Field(default=None, pattern=_NAMED, exclude_if=_unset)
+    longitude: str | None = Field(default=None, pattern=_NAMED, exclude_if=_unset)
 
     @model_validator(mode="after")
     def _coordinates(self) -> Self:
