@@ -158,10 +158,23 @@ def stored_keys(text: str | None) -> list[str] | None:
     return [str(key) for key in orjson.loads(text)] if text is not None else None
 
 
+def probed(keys: list[str] | None) -> list[str]:
+    """The keys a probe may read: a name's rows and identity values. A node's evidence
+    keys (``ev:``) are counted (``valuecounts``), never probed, so they are not indexed."""
+    return [key for key in keys or () if not key.partition("/")[2].startswith("ev:")]
+
+
+def drop_unprobed(conn: Sql) -> None:
+    """Delete the evidence keys a read model before layout 22 indexed (once, on upgrade)."""
+    conn.execute("DELETE FROM state_resolution_keys WHERE key LIKE '%/ev:%'")
+
+
 def store_keys(conn: Sql, identity: str, old: list[str] | None, new: list[str] | None) -> None:
-    """The node's rows in the index, from ``old`` to ``new`` (its row lists them), each
-    deleted or inserted by its own key — the index has no second index by node. Inserting
-    skips a row there already (an event applied again, at-least-once)."""
+    """The node's rows in the index, from ``old`` to ``new`` (its row lists them; only the
+    ``probed`` ones are indexed), each deleted or inserted by its own key — the index has
+    no second index by node. Inserting skips a row there already (an event applied again,
+    at-least-once)."""
+    old, new = probed(old), probed(new)
     wanted = set(new or ())
     gone = [(key, identity) for key in old or () if key not in wanted]
     if gone:

@@ -32,6 +32,7 @@ from writegate.projections.state.observations import ObservationQueries
 from writegate.projections.state.queries import StateReader
 from writegate.projections.state.support import SupportQueries
 from writegate.projections.state.tables import (
+    EVIDENCE_UNINDEXED,
     FEEDBACK_LAYOUT,
     LAYOUT,
     LAYOUT_MARK,
@@ -69,6 +70,8 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
         if self.layout(conn) < LAYOUT:
             if self.layout(conn) < REBUILT_BELOW:
                 self.reset(conn)
+            elif self.layout(conn) < EVIDENCE_UNINDEXED:
+                blocking.drop_unprobed(conn)
             conn.execute(
                 "INSERT INTO projection_checkpoints (name, seq) VALUES (?, ?) "
                 "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",

@@ -190,7 +190,7 @@ OBSERVATION_SCOPES_LAYOUT = 13  # the first with each observation's scope
 VALUE_COUNTS_LAYOUT = 15  # the first with the value counts of evidence fields
 SUPPORT_LAYOUT = 16  # the first with each fact's supporting writes (corroboration)
 COUNTS_LAYOUT = 18  # the first with the counts of labels, types and stubs
-LAYOUT = 21  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+LAYOUT = 22  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
 # index; 9: the feedback weights; 10: observations and the writes citing them (and their
 # words in the text index); 11: the text index stems its words (``projections.search``);
 # 12: each node's scope, and both ends' in the text index (``scoping``); 13: each
@@ -202,7 +202,9 @@ LAYOUT = 21  # 7: the resolution index's keys are ranges' rows (``blocking``); 8
 # of labels, types and stubs (``tallies``); 19: a node's resolution keys in its own row,
 # the index's second index (by node) gone; 20: the properties a node's text leaves out,
 # in its row (``searchable``: a column added, nothing rebuilt); 21: on SQLite, a node's
-# text in its own row, numbered for FTS5 (``nodetext``: the table made again in place)
+# text in its own row, numbered for FTS5 (``nodetext``: the table made again in place);
+# 22: a node's evidence keys counted, not indexed (``blocking.probed``: rows deleted in place)
+EVIDENCE_UNINDEXED = 22
 REBUILT_BELOW = 19  # a read model of an older layout is rebuilt; from it, columns are added
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
 STATE_TABLES = {  # every table of the read model (but its checkpoints), by its primary key

@@ -4,6 +4,7 @@ identity beside another name is only proposed, and a replay counts the values ex
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from writegate.gate.resolution.evidence import compare
 from writegate.gate.schema import parse_document
 from writegate.gate.schema.document import EvidenceDoc
 from writegate.projections.state import StateProjection
+from writegate.projections.state.tables import LAYOUT, LAYOUT_MARK
 from writegate.projections.state.valuecounts import value_counts
 
 SCHEMA: dict[str, Any] = {
@@ -231,3 +233,34 @@ def test_each_kind_of_comparison_tells_agreement_a_near_miss_and_disagreement(
     doc: EvidenceDoc, a: object, b: object, outcome: str
 ) -> None:
     assert compare(doc, a, b) == outcome
+
+
+def test_evidence_keys_are_counted_not_indexed_and_an_older_index_lets_them_go(
+    tmp_path: Path,
+) -> None:
+    """The probes read a name's rows and identity values only: a node's ``ev:`` keys are
+    counted, never indexed, and a read model of layout 21, which indexed them, deletes them
+    on a writer's open."""
+    path = tmp_path / "log.db"
+    with Gate.open(path, default_actor=Actor(agent="a")) as g:
+        assert g.publish_schema(SCHEMA).status == "published"
+        write(g, "Person", "Ada Lovelace", city="London", dob="1815-12-10")
+        conn = g.log.connection()
+        rows = [str(k) for (k,) in conn.execute("SELECT key FROM state_resolution_keys")]
+        assert rows
+        assert not [k for k in rows if "/ev:" in k]
+        assert value_counts(conn, ["Person/ev:city=london"]) == {"Person/ev:city=london": 1}
+    old = sqlite3.connect(path, isolation_level=None)  # as layout 21 left it
+    old.execute(
+        "INSERT INTO state_resolution_keys (key, identity) VALUES (?, ?)",
+        ("Person/ev:city=london", 'Person{"name":"Ada Lovelace"}'),
+    )
+    old.execute("UPDATE projection_checkpoints SET seq = 21 WHERE name = ?", (LAYOUT_MARK,))
+    old.close()
+    with Gate.open(path, default_actor=Actor(agent="a")) as g:
+        conn = g.log.connection()
+        assert conn.execute(
+            "SELECT count(*) FROM state_resolution_keys WHERE key LIKE '%/ev:%'"
+        ).fetchone() == (0,)
+        assert StateProjection().layout(conn) == LAYOUT
+        assert StateProjection().equals_replay(g.log, conn)
