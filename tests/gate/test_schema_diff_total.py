@@ -54,11 +54,13 @@ RICH = yaml.safe_load(
         review_below: 0.3
         scope: staff
         scopes: [staff, guests]
-        resolution: {policy: propose, name: name, kind: person, identity: [email], auto_threshold: 0.97, propose_threshold: 0.7, stop_suffixes: [jr], evidence: {role: {compare: numeric, tolerance: 0.5, tolerance_days: 1, veto: false}}}
+        resolution: {policy: propose, name: name, kind: person, identity: [email], auto_threshold: 0.97, propose_threshold: 0.7, stop_suffixes: [jr], evidence: {role: {compare: numeric, tolerance: 0.5, tolerance_days: 1, veto: false}, place: {compare: geo, latitude: lat, longitude: lng, tolerance_metres: 50}}}
         properties:
           name: {type: string}
           email: {type: string, conflict: review}
           score: {type: number}
+          lat: {type: number}
+          lng: {type: number}
           tags: {type: array, items: string, many: true, description: labels}
           role: {type: string, enum: [a, b]}
           employer: {type: string, relationship: {type: WORKS_FOR, to: Organization, key: name, description: where}}
@@ -120,6 +122,11 @@ def _resolution(doc: Doc) -> Doc:
 def _evidence(doc: Doc) -> Doc:
     evidence: Doc = _resolution(doc)["evidence"]["role"]
     return evidence
+
+
+def _geo(doc: Doc) -> Doc:
+    geo: Doc = _resolution(doc)["evidence"]["place"]
+    return geo
 
 
 def _rule(doc: Doc) -> Doc:
@@ -231,6 +238,9 @@ CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (EvidenceDoc, "tolerance"): _set(_evidence, "tolerance", 1.0),
     (EvidenceDoc, "tolerance_days"): _set(_evidence, "tolerance_days", 2),
     (EvidenceDoc, "veto"): _set(_evidence, "veto", True),
+    (EvidenceDoc, "tolerance_metres"): _set(_geo, "tolerance_metres", 75.0),
+    (EvidenceDoc, "latitude"): _set(_geo, "latitude", "lng"),
+    (EvidenceDoc, "longitude"): _set(_geo, "longitude", "lat"),
     (ReviewRule, "extraction_methods"): _set(_rule, "extraction_methods", ["llm", "manual"]),
     (ReviewRule, "labels"): _set(_rule, "labels", None),
     (ReviewRule, "until_approved"): _set(_rule, "until_approved", 3),
