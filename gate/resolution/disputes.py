@@ -73,9 +73,10 @@ def check_landing(
     entry: SchemaEntry, row: NodeRow, written: Mapping[str, Any], *, hold: bool
 ) -> None:
     """Refuse (or, with a review lane and ``hold``, hold) a write to the held node ``row``
-    whose identifying fields disagree with it; nothing for a label that does not resolve."""
+    whose identifying fields disagree with it; nothing for a label that does not resolve,
+    nor for a write a reviewer approved (``hold`` False: they said it is this one)."""
     rules = entry.resolution
-    if rules is None:
+    if rules is None or not hold:
         return
     found = disputes(rules, row.properties, written)
     if not found:
@@ -83,7 +84,7 @@ def check_landing(
     said = "; ".join(f"{d.field} {d.held!r} held, {d.written!r} written" for d in found)
     keys = row.keys
     node = clear_identity(entry.label, dict(keys))
-    if hold and _review_lane(entry, found):
+    if _review_lane(entry, found):
         raise Held(f"it names {node} but another {found[0].field} ({said})")
     raise GateRejection(
         ErrorCode.IDENTITY_CONFLICT,

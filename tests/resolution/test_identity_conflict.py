@@ -124,6 +124,9 @@ def test_a_label_with_a_review_lane_holds_the_disputed_write_for_a_reviewer(gate
     assert isinstance(out, ProposedResult), out
     assert "another ssn (ssn '111' held, '222' written)" in out.reason, out
     assert held(gate, "Patient").properties["ssn"] == "111"
+    decided = gate.reviews.decide(out.proposal, "approve", Actor(agent="reviewer"))
+    assert decided.status != "rejected", decided
+    assert held(gate, "Patient").properties["ssn"] == "222"  # approved: it is this one
 
 
 def test_auto_never_lands_on_a_candidate_whose_identity_disagrees(gate: Gate) -> None:
