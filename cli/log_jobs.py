@@ -34,6 +34,7 @@ from writegate.gate import Gate, Rejected
 from writegate.gate.backup import BackupFailed, BackupReport, backup, remove_partial
 from writegate.gate.imports import CHUNK, Format, ImportSummary, import_file, items_in
 from writegate.gate.jobs import Job, JobCancelled, JobFailed, Kind, Report
+from writegate.gate.rejections import forget_rejections
 from writegate.gate.retention import RetainResult
 from writegate.projections.state import StateProjection
 
@@ -170,7 +171,13 @@ def copy_kind(
         try:
             with opened(job, into) as dst:
                 before = dst.head()[0]
-                seq, digest = copy_log(log, dst, batch=options.batch, progress=_told(report, seen))
+                seq, digest = copy_log(
+                    log,
+                    dst,
+                    batch=options.batch,
+                    progress=_told(report, seen),
+                    beside=forget_rejections,  # a forgetting since its head: its refusals too
+                )
                 applied = forgettings_after(dst, before) if before else 0
             if staged:
                 os.replace(into, job.target)

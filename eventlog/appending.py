@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
+from writegate.eventlog.contract import Beside
 from writegate.eventlog.erasing import forgetting
 from writegate.eventlog.errors import EventLogError, LogUnavailable
 from writegate.eventlog.events import Actor, Event, EventCore, format_timestamp
@@ -383,11 +384,15 @@ class Appending(LogReader):
     # -- integrity -------------------------------------------------------------------
 
     def append_existing(
-        self, events: Iterable[Event], *, seals: SealBundle | None = None
+        self,
+        events: Iterable[Event],
+        *,
+        seals: SealBundle | None = None,
+        beside: Beside | None = None,
     ) -> tuple[int, str]:
         """Append events that already have their place in a chain — a copy of another log —
         exactly as they are, in one transaction (``existing.append_existing``)."""
-        return append_existing(self, events, seals=seals)
+        return append_existing(self, events, seals=seals, beside=beside)
 
     def _replay(self, streams: Sequence[str]) -> Iterator[EventCore]:
         """The events of ``streams`` on this thread's connection (inside its transaction)."""

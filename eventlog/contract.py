@@ -27,6 +27,12 @@ from writegate.eventlog.sql import Sql
 from writegate.eventlog.transaction import AppendOutcome, Transaction
 from writegate.eventlog.verify import VerifyReport
 
+Beside = Callable[[Sql, Sequence[str]], int]
+"""A store beside the log that keeps values as text (the gate's refused requests), told in a
+copied receipt's transaction (``erasing``) the texts that hold what it forgot — the seals of
+those values, and the values in the clear (rows kept before the store sealed them) — to let
+go of the rows holding any; returns how many it did."""
+
 T = TypeVar("T")
 
 
@@ -83,7 +89,11 @@ class Log(Protocol):
     ) -> AppendOutcome: ...
 
     def append_existing(
-        self, events: Iterable[Event], *, seals: SealBundle | None = None
+        self,
+        events: Iterable[Event],
+        *,
+        seals: SealBundle | None = None,
+        beside: Beside | None = None,
     ) -> tuple[int, str]: ...
 
     def export_seals(self) -> SealBundle: ...

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import islice
 
-from writegate.eventlog.contract import Log
+from writegate.eventlog.contract import Beside, Log
 from writegate.eventlog.errors import EventLogError
 from writegate.eventlog.sealing import SealBundle
 
@@ -22,10 +22,12 @@ def copy_log(
     *,
     batch: int = 1000,
     progress: Callable[[int, int], None] | None = None,
+    beside: Beside | None = None,
 ) -> tuple[int, str]:
     """Append to ``dest`` every event of ``source`` it does not hold yet; returns the new
     head of ``dest``. ``dest`` must be empty or a copy of the start of ``source``.
-    ``progress(copied_seq, source_head)`` is called after each batch."""
+    ``progress(copied_seq, source_head)`` is called after each batch; ``beside``: a store
+    kept beside ``dest`` that the forgettings since its head reach too (``erasing``)."""
     with source.snapshot():
         target = source.head()
         at, digest = dest.head()
@@ -40,7 +42,7 @@ def copy_log(
         )  # personal values go across as they are, sealed
         events = source.iter_events(after_seq=at, to_seq=target[0], batch=batch, sealed=True)
         while chunk := list(islice(events, batch)):
-            head = dest.append_existing(chunk, seals=seals)
+            head = dest.append_existing(chunk, seals=seals, beside=beside)
             seals = None
             if progress is not None:
                 progress(head[0], target[0])

@@ -5,9 +5,10 @@ that went on (``copy``), holds the values of every subject forgotten since it wa
 of every value a retention expired since: ``values.expired``, handled alike); the
 receipts of those forgettings come with the events after its head. ``append_existing`` hands
 each receipt here as it appends it: the subjects this log still holds lose their keys and
-values, and each inline read model that can (``Forgets``: the state) makes their rows again
-as the log now reads them, in the same transaction: the copy then is what a copy made after
-the forgetting would be, and ``verify`` finds the values erased, not missing.
+values, each inline read model that can (``Forgets``: the state) makes their rows again
+as the log now reads them, and a store kept beside the log (``Beside``: the gate's refusals)
+lets go of the rows holding those values, in the same transaction: the copy then is what a
+copy made after the forgetting would be, and ``verify`` finds the values erased, not missing.
 """
 
 from __future__ import annotations
@@ -15,15 +16,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
-from writegate.eventlog.contract import Log
+from writegate.eventlog.contract import Beside, Log
 from writegate.eventlog.events import DraftEvent, Event, EventCore
 from writegate.eventlog.expiring import drop, held
 from writegate.eventlog.sealing import (
     EXPIRED,
     FORGOTTEN,
+    MARK,
     ForgetPlan,
     SubjectsForgotten,
     ValuesExpired,
+    clear_values,
     destroy,
     install,
     plan_forget,
@@ -78,12 +81,18 @@ def forgetting(
     return decide
 
 
-def erase_copied(conn: Sql, receipt: Event, inline: Iterable[object], replay: Replay) -> int:
+def erase_copied(
+    conn: Sql,
+    receipt: Event,
+    inline: Iterable[object],
+    replay: Replay,
+    beside: Beside | None = None,
+) -> int:
     """Forget on ``conn`` what the copied ``receipt`` forgot (or, a retention's, expired);
     returns how many of its subjects (values) this log still held (0: nothing to do, as in
     a copy made after it)."""
     if receipt.type == EXPIRED:
-        return _expire_copied(conn, receipt, inline, replay)
+        return _expire_copied(conn, receipt, inline, replay, beside)
     subjects = SubjectsForgotten.model_validate(receipt.payload).subjects
     if not subjects:
         return 0
@@ -91,7 +100,11 @@ def erase_copied(conn: Sql, receipt: Event, inline: Iterable[object], replay: Re
     located = _located(conn, subjects)
     if not located:
         return 0
-    destroy(conn, [subject for subject, _ in located])  # first: the replay reads null
+    gone = [subject for subject, _ in located]
+    if beside is not None:  # the values in the clear too: only strings (a number is anywhere)
+        clear = [v for v in clear_values(conn, gone).values() if v.startswith('"')]
+        beside(conn, [*(f"{MARK}{subject}." for subject in gone), *clear])
+    destroy(conn, gone)  # first: the replay reads null
     for projector in inline:
         if isinstance(projector, Forgets):
             projector.forget_subjects(conn, located, replay)
@@ -109,7 +122,9 @@ def _located(conn: Sql, subjects: Sequence[str]) -> list[tuple[str, str]]:
     ]
 
 
-def _expire_copied(conn: Sql, receipt: Event, inline: Iterable[object], replay: Replay) -> int:
+def _expire_copied(
+    conn: Sql, receipt: Event, inline: Iterable[object], replay: Replay, beside: Beside | None
+) -> int:
     """The values a copied ``values.expired`` receipt names that ``conn`` still holds deleted,
     and their subjects' rows made again as the log now reads them (their keys stay)."""
     named = ValuesExpired.model_validate(receipt.payload).values
@@ -117,6 +132,8 @@ def _expire_copied(conn: Sql, receipt: Event, inline: Iterable[object], replay: 
     found = held(conn, [(s, d) for s, _, d in (value.partition(".") for value in named)])
     if not found:
         return 0
+    if beside is not None:  # as a retention lets go of them in the log
+        beside(conn, [*(f'{MARK}{s}.{d}"' for s, d in found), *found.values()])
     drop(conn, found)
     subjects = sorted({subject for subject, _ in found})
     located = _located(conn, subjects)
@@ -124,6 +141,24 @@ def _expire_copied(conn: Sql, receipt: Event, inline: Iterable[object], replay: 
         if isinstance(projector, Forgets):
             projector.forget_subjects(conn, located, replay)
     return len(found)
+
+
+def let_go(conn: Sql, subjects: Iterable[str], elsewhere: Callable[[str], bool]) -> int:
+    """Destroy the keys and values of those of ``subjects`` that no event holds a value of
+    and a store beside the log no longer does (``elsewhere``): a subject only its rows
+    held — a refusal's of a person the log never had — once they are deleted. How many."""
+    gone = []
+    for subject in sorted(set(subjects)):
+        pattern = f"%{MARK}{subject}.%"
+        held_by = conn.execute(
+            "SELECT 1 FROM events WHERE payload LIKE ? OR request LIKE ? OR provenance LIKE ? "
+            "LIMIT 1",
+            (pattern, pattern, pattern),
+        ).fetchone()
+        if held_by is None and not elsewhere(subject):
+            gone.append(subject)
+    destroy(conn, gone)
+    return len(gone)
 
 
 def forgettings_after(log: Log, seq: int) -> int:
@@ -141,4 +176,12 @@ def subjects_held(log: Log) -> int:
         return int(conn.execute("SELECT count(*) FROM subject_keys").fetchone()[0])
 
 
-__all__ = ["Forgets", "Replay", "erase_copied", "forgettings_after", "subjects_held"]
+__all__ = [
+    "Beside",
+    "Forgets",
+    "Replay",
+    "erase_copied",
+    "forgettings_after",
+    "let_go",
+    "subjects_held",
+]

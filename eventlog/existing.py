@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from writegate.eventlog.canonical import chain_hash, stored_body
-from writegate.eventlog.erasing import erase_copied
+from writegate.eventlog.erasing import Beside, erase_copied
 from writegate.eventlog.errors import EventLogError
 from writegate.eventlog.events import Event
 from writegate.eventlog.expiring import EXPIRED
@@ -24,14 +24,19 @@ if TYPE_CHECKING:
 
 
 def append_existing(
-    log: Appending, events: Iterable[Event], *, seals: SealBundle | None = None
+    log: Appending,
+    events: Iterable[Event],
+    *,
+    seals: SealBundle | None = None,
+    beside: Beside | None = None,
 ) -> tuple[int, str]:
     """Append events that already have their place in a chain — a copy of another log —
     exactly as they are, in one transaction: each must come next (its seq the head's
     plus one, its ``prev_hash`` the head's hash) and hash to its own ``hash``, so the copy's
     chain is the original's. Inline read models follow. Returns the new head. Events read
     ``sealed`` come with their log's ``seals``, added first (read models get clear values);
-    a ``subject.forgotten`` receipt forgets here what it forgot there (``erasing``)."""
+    a ``subject.forgotten`` receipt forgets here what it forgot there (``erasing``), in the
+    read models and in ``beside``, a store kept beside the log (the gate's refusals)."""
     if log.readonly:
         raise EventLogError(f"{log.describe()} is open read-only")
     conn = log.connection()
@@ -58,7 +63,7 @@ def append_existing(
                 projector.apply_event(conn, clear)
             if event.type in (FORGOTTEN, EXPIRED):  # since this copy was made
                 log._forgetting(conn)
-                erased += erase_copied(conn, event, log.inline, log._replay)
+                erased += erase_copied(conn, event, log.inline, log._replay, beside)
             seq, digest = event.seq, event.hash
         log._commit(conn, seq)
     except BaseException as exc:

@@ -201,6 +201,11 @@ def _refs(text: str) -> Iterator[tuple[str, str]]:
             yield found.group(1), found.group(2)
 
 
+def sealed_subjects(text: str) -> list[str]:
+    """The subjects whose sealed values ``text`` holds (a column's stored text)."""
+    return _SUBJECT.findall(text) if MARK in text else []
+
+
 def open_rows(conn: Sql, rows: list[Any], columns: Sequence[int]) -> list[Any]:
     """``rows`` with the sealed values in ``columns`` put back (``null`` where erased): the
     rows untouched, and nothing read, when none holds a seal (the common case, kept cheap)."""

@@ -29,6 +29,7 @@ from writegate.eventlog.errors import (
     one_line,
 )
 from writegate.eventlog.grouping import CommitGroups
+from writegate.eventlog.permissions import make_private_database
 from writegate.eventlog.sql import Sql
 from writegate.eventlog.tables import (
     HEAD,
@@ -60,6 +61,17 @@ class WouldWait(Exception):
 
 def _busy(exc: sqlite3.OperationalError) -> bool:
     return exc.sqlite_errorcode & 0xFF in _BUSY
+
+
+def _made_private(path: Path) -> None:
+    """The file owner-only before SQLite writes it (and so its -wal and -shm: SQLite gives
+    them the file's permissions), as every file holding graph data is (``permissions``)."""
+    if str(path) in ("", ":memory:"):  # SQLite's names of a database in no file
+        return
+    try:
+        make_private_database(path)
+    except OSError as exc:
+        raise EventLogError(f"{path}: {exc.strerror or exc}") from exc
 
 
 def _copy_with_wal(path: Path, wal: Path) -> Path:
@@ -109,6 +121,7 @@ class EventLog(Appending):
         self._lock = threading.Lock()
         self.private_copy: Path | None = None  # where a read-only log is read from, if not here
         if not readonly:  # before anything can write or checkpoint a stray -wal
+            _made_private(self.path)
             self._tail_seen = tail_before_writing(self.path, self.busy_timeout, self.inline)
         self._install()
 
@@ -343,6 +356,7 @@ class EventLog(Appending):
         target = Path(dest)
         if target.exists() and target.stat().st_size > 0:
             raise FileExistsError(f"{target} exists (a backup never overwrites)")
+        _made_private(target)
         copy = sqlite3.connect(target, isolation_level=None)
         try:
             if progress is None:

@@ -4,7 +4,8 @@ The node a personal label's keys name is a subject of the log's sealing (``gate.
 ``Log.forget`` destroys its key and sealed values and appends the ``subject.forgotten``
 receipt; in the same transaction the node's rows leave the read model and the text index
 (``projections.state.forgetting``) and the refused requests that held its values leave the
-rejections table. A dry run says what would go and appends nothing.
+rejections table (sealed with its subject, or — kept before refusals were sealed — naming its
+keys in the clear). A dry run says what would go and appends nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from writegate.eventlog.events import EventCore
 from writegate.eventlog.sealing import ForgetPlan, SubjectsForgotten, destroy
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.personal import personal_of
+from writegate.gate.refusal_seals import seals_of_subjects
 from writegate.gate.rejections import forget_rejections
 from writegate.gate.schema import LoadedSchema
 from writegate.language import PSEUDONYM, NodesMerged, clear_identity, merge_stream, payload_of
@@ -96,7 +98,9 @@ def forget(
             counts = forget_nodes(tx.conn, list(person), replay, apply)
         if observations:
             counts.update(forget_observations(tx.conn, observations, replay, apply))
-        counts["rejections"] = forget_rejections(tx.conn, needles)
+        counts["rejections"] = forget_rejections(
+            tx.conn, [*needles, *seals_of_subjects(plan.subjects)]
+        )
         return counts
 
     def replay(streams: Sequence[str]) -> Iterator[EventCore]:

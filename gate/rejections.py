@@ -23,18 +23,19 @@ import re
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext, suppress
-from dataclasses import dataclass
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from writegate.eventlog import Actor, Log, canonical_json
+from writegate.eventlog.erasing import let_go
 from writegate.eventlog.errors import one_line
 from writegate.eventlog.events import format_timestamp
+from writegate.eventlog.sealing import MARK, sealed_subjects
 from writegate.eventlog.sql import Sql, create_once, has_column
 from writegate.eventlog.store import EventLog, WouldWait
+from writegate.gate.refusal_seals import Seal, opened, sealed
+from writegate.gate.rejection_records import Refused, Rejection, max_age_of
 
 _log = logging.getLogger(__name__)
 RETENTION_ENV = "WRITEGATE_REJECTION_RETENTION"
@@ -70,43 +71,6 @@ CREATE TABLE IF NOT EXISTS rejection_details (
 # as it is (a server role that cannot create it records refusals without their details)
 
 
-class Rejection(BaseModel):
-    """One refused request as the table keeps it (read by audits and a subject's export)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    id: int
-    at: str
-    agent: str
-    session: str | None
-    transport: str
-    operation: str
-    error_code: str
-    message: str
-    request: str  # canonical JSON, cut at 64 KiB
-    details: str | None = None  # canonical JSON of the refusal's details (None: unrecorded)
-
-
-@dataclass(frozen=True)
-class _Refused:
-    """One refusal as it will be stored; ``at`` is when it was refused, not recorded."""
-
-    at: str
-    actor: Actor
-    operation: str
-    error_code: str
-    message: str
-    request: str
-    details: str | None
-
-    @staticmethod
-    def kept(r: Rejection) -> _Refused:
-        who = Actor(agent=r.agent, session=r.session, transport=r.transport)
-        return _Refused(r.at, who, r.operation, r.error_code, r.message, r.request, r.details)
-
-    def said(self) -> str:
-        return f"{self.operation} by {self.actor.agent} ({self.error_code}) at {self.at}"
-
-
 class RejectionLog:
     def __init__(
         self, log: Log, retention: int | None = None, max_age: timedelta | None = None
@@ -120,7 +84,7 @@ class RejectionLog:
         self._installed = False  # created on the first refusal: opening a log writes nothing
         self._details = False  # whether rejection_details is there (known once installed)
         self._installing = threading.Lock()
-        self._waiting: deque[_Refused] = deque()  # refused while the lock was held elsewhere
+        self._waiting: deque[Refused] = deque()  # refused while the lock was held elsewhere
         self._turned_away = 0  # refused while ``_waiting`` was full: counted, not kept
         self._changed = threading.Condition()  # guards the two above and the recorder
         self._recorder: threading.Thread | None = None
@@ -152,23 +116,27 @@ class RejectionLog:
         message: str,
         request: Any,
         details: dict[str, Any] | None = None,
+        seal: Seal | None = None,
     ) -> None:
         """Record a refusal now, or, while another process holds the write lock, once it
-        frees (``drained``); never waits for the lock. Raises the log's fault (a full disk)."""
+        frees (``drained``); never waits for the lock. Raises the log's fault (a full disk).
+        ``seal``: the request names personal values, sealed as it is recorded."""
         if self.retention <= 0:
             return
         try:
             text = canonical_json(request).decode()
         except TypeError as exc:  # too deep or not JSON: what was refused, not its bytes
             text = canonical_json({"unrecorded": f"not representable as JSON: {exc}"}).decode()
-        refused = _Refused(
+            seal = None
+        refused = Refused(
             format_timestamp(datetime.now(UTC)),
             actor,
             operation,
             error_code,
             message,
-            text[:MAX_REQUEST_BYTES],
+            text if seal else text[:MAX_REQUEST_BYTES],  # sealed whole, then cut
             canonical_json(details).decode() if details else None,
+            seal,
         )
         with self._changed:
             if self._waiting:  # behind those already waiting: recorded in the order refused
@@ -211,7 +179,7 @@ class RejectionLog:
             return self.log.without_waiting()
         return nullcontext()
 
-    def _wait_for_lock(self, refused: _Refused) -> None:
+    def _wait_for_lock(self, refused: Refused) -> None:
         """(Holding ``_changed``.) Keep ``refused`` for the recorder, started if need be."""
         if len(self._waiting) >= MAX_WAITING:
             if not self._turned_away:
@@ -260,7 +228,7 @@ class RejectionLog:
                 self._changed.notify_all()
             pause = PAUSES[0]
 
-    def _write_or_say(self, refusals: Sequence[_Refused], busy: str) -> None:
+    def _write_or_say(self, refusals: Sequence[Refused], busy: str) -> None:
         try:
             with self._without_waiting():
                 self._write(refusals)
@@ -270,7 +238,7 @@ class RejectionLog:
             fault = self.log.fault(exc)
             self._unrecorded(len(refusals), fault.cause if fault else one_line(exc), refusals)
 
-    def _unrecorded(self, count: int, why: str | None, named: Sequence[_Refused]) -> None:
+    def _unrecorded(self, count: int, why: str | None, named: Sequence[Refused]) -> None:
         names = "; ".join(r.said() for r in named[:NAMED])
         more = f"; and {count - NAMED} more" if count > NAMED else ""
         _log.warning(
@@ -282,7 +250,7 @@ class RejectionLog:
             f": {names}{more}" if names else "",
         )
 
-    def _write(self, refusals: Sequence[_Refused]) -> None:
+    def _write(self, refusals: Sequence[Refused]) -> None:
         """Insert ``refusals`` in one transaction (creating the tables first if need be)."""
         if not self._installed:
             self.install()
@@ -321,20 +289,24 @@ class RejectionLog:
             )
         conn.execute("DELETE FROM rejections WHERE at < ?", (cutoff,))
 
-    def _insert(self, conn: Sql, refused: _Refused) -> None:
+    def _insert(self, conn: Sql, refused: Refused) -> None:
         actor = refused.actor
         who = (actor.agent, actor.session, actor.transport)
-        what = (refused.operation, refused.error_code, refused.message, refused.request)
+        kept = {"message": refused.message, "request": refused.request, "details": refused.details}
+        if refused.seal is not None:
+            kept = sealed(conn, refused.seal, kept)
+        message, request, details = str(kept["message"]), str(kept["request"]), kept["details"]
+        what = (refused.operation, refused.error_code, message, request[:MAX_REQUEST_BYTES])
         conn.execute(
             "INSERT INTO rejections (at, agent, session, transport, operation, error_code, "
             "message, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (refused.at, *who, *what),
         )
-        if refused.details and self._details:  # the row just inserted, found by what it holds
+        if details and self._details:  # the row just inserted, found by what it holds
             conn.execute(  # (older SQLite cannot return the id it gave)
                 "INSERT INTO rejection_details (id, details) SELECT max(id), ? FROM "
                 "rejections WHERE at = ? AND agent = ? AND message = ?",
-                (refused.details, refused.at, actor.agent, refused.message),
+                (details, refused.at, actor.agent, message),
             )
 
     def read(
@@ -355,17 +327,19 @@ class RejectionLog:
         params = [value for _, value in asked if value is not None]
         details = "(SELECT details FROM rejection_details d WHERE d.id = rejections.id)"
         details = details if self.log.has_table("rejection_details") else "NULL"
-        rows = self.log.connection().execute(
+        conn = self.log.connection()
+        rows = conn.execute(
             "SELECT id, at, agent, session, transport, operation, error_code, message, "
             f"request, {details} FROM rejections WHERE {' AND '.join(where)} ORDER BY id",
             params,
-        )
+        ).fetchall()  # (opening a sealed one reads the connection again)
         for row in rows:
-            yield Rejection.model_validate(dict(zip(Rejection.model_fields, row, strict=True)))
+            found = dict(zip(Rejection.model_fields, row, strict=True))
+            yield Rejection.model_validate(opened(conn, found))
 
     def keep(self, kept: Sequence[Rejection]) -> None:
         """Record refusals another log kept (a migration's) as they were, under new ids."""
-        self._write([_Refused.kept(r) for r in kept])
+        self._write([Refused.kept(r) for r in kept])
 
     def count(self) -> int:
         if not self.log.has_table("rejections"):
@@ -374,26 +348,47 @@ class RejectionLog:
 
 
 def forget_rejections(conn: Sql, needles: Sequence[str]) -> int:
-    """Delete the refusals whose request or message holds one of ``needles`` (a forgotten
-    subject's values as JSON text), in the caller's transaction: how many."""
+    """Delete the refusals whose request, message or details hold one of ``needles`` (a
+    forgotten subject's seals, or its values as JSON text), in the caller's transaction,
+    and the subjects only they held (made as they were sealed: ``refusal_seals``): how many."""
     if not needles or not has_column(conn, "rejections", "request"):
         return 0
+    details = has_column(conn, "rejection_details", "details")
     likes = ["%" + re.sub(r"([\\%_])", r"\\\1", needle) + "%" for needle in needles]
-    held = " OR ".join("request LIKE ? ESCAPE '\\' OR message LIKE ? ESCAPE '\\'" for _ in likes)
-    rows = conn.execute(f"SELECT id FROM rejections WHERE {held}", [x for x in likes for _ in "ab"])
-    ids = [(int(row[0]),) for row in rows]
+    found = conn.execute(*_holding(likes, details)).fetchall()
+    ids = [(int(row[0]),) for row in found]
     for table in ("rejections", "rejection_details"):
         if has_column(conn, table, "id"):
             conn.executemany(f"DELETE FROM {table} WHERE id = ?", ids)
+    named = {
+        subject for row in found for text in row[1:] for subject in sealed_subjects(text or "")
+    }
+
+    def elsewhere(subject: str) -> bool:  # a refusal still holding a value of it
+        return conn.execute(*_holding([f"%{MARK}{subject}.%"], details)).fetchone() is not None
+
+    let_go(conn, named, elsewhere)
     return len(ids)
 
 
-def max_age_of(days: str | float | None, where: str) -> timedelta | None:
-    """An age limit given in days (None or empty: none); a value that is no positive number
-    is a ``ValueError`` naming ``where``."""
-    if days is None or days == "":
-        return None
-    with suppress(ValueError):
-        if 0 < (value := float(days)) < float("inf"):
-            return timedelta(days=value)
-    raise ValueError(f"{where} must be a positive number of days, not {days!r}")
+def _holding(likes: Sequence[str], details: bool) -> tuple[str, list[str]]:
+    """The query for the refusals (id and texts) whose request, message or (``details``: the
+    table is there) details are LIKE one of ``likes``, and its parameters."""
+    columns = ("r.request", "r.message", "d.details") if details else ("r.request", "r.message")
+    like = " OR ".join(f"{column} LIKE ? ESCAPE '\\'" for column in columns)
+    joined = " LEFT JOIN rejection_details d ON d.id = r.id" if details else ""
+    where = " OR ".join(f"({like})" for _ in likes)
+    query = f"SELECT r.id, {', '.join(columns)} FROM rejections r{joined} WHERE {where}"
+    return query, [x for x in likes for _ in columns]
+
+
+__all__ = [
+    "DEFAULT_RETENTION",
+    "MAX_AGE_ENV",
+    "MAX_REQUEST_BYTES",
+    "RETENTION_ENV",
+    "Rejection",
+    "RejectionLog",
+    "forget_rejections",
+    "max_age_of",
+]

@@ -33,6 +33,7 @@ from writegate.eventlog.expiring import (
 )
 from writegate.eventlog.sealing import ValuesExpired
 from writegate.eventlog.sql import Sql
+from writegate.gate.refusal_seals import seals_of_values
 from writegate.gate.rejections import forget_rejections
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.document import SchemaDocument
@@ -221,7 +222,9 @@ def retain(
         counts = forget_nodes(tx.conn, find.nodes, replay, apply) if find.nodes else {}
         if find.observations:
             counts.update(forget_observations(tx.conn, find.observations, replay, apply))
-        counts["rejections"] = forget_rejections(tx.conn, find.clear)
+        counts["rejections"] = forget_rejections(
+            tx.conn, [*find.clear, *seals_of_values(plan.values)]
+        )
         return counts
 
     plan, receipt = log.expire(actor, find, policy=policy, also=also)

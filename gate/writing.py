@@ -52,6 +52,7 @@ from writegate.gate.models import (
 )
 from writegate.gate.personal import bound_request, planned
 from writegate.gate.planning import Emitter, Planner
+from writegate.gate.refusal_seals import sealing
 from writegate.gate.rejections import RejectionLog
 from writegate.gate.results import REFUSALS, batch_result, conflict_details, rejected, result_of
 from writegate.gate.schema import LoadedSchema
@@ -312,7 +313,13 @@ class Writer:
         if not isinstance(exc, LogUnavailable):
             try:
                 self.rejections.record(
-                    actor, operation, refusal.error_code, refusal.message, request, refusal.details
+                    actor,
+                    operation,
+                    refusal.error_code,
+                    refusal.message,
+                    request,
+                    refusal.details,
+                    sealing(self._snapshot, request),  # its personal values, sealed
                 )
             except Exception as failed:  # a full disk: the refusal is still the answer
                 if (fault := self.log.fault(failed)) is None:

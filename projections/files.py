@@ -1,11 +1,8 @@
 """Writing projection files: so that a reader never sees half of one, owner-only, and with
 one line (not a traceback) when the disk refuses.
 
-Every file a projection or an export writes is created ``0600`` (``PRIVATE``): they hold
-what agents wrote, as the log does, and nobody but the service's own user needs to read
-them; an operator who wants them shared says so with the folder (group access to it and a
-deliberate ``chmod``), not by a default that leaks. A file found with wider permissions is
-narrowed when it is written next, so one projection never holds files of two policies.
+Every file a projection or an export writes is created ``0600`` (``PRIVATE``), as the log
+is: the one policy of ``eventlog.permissions``, whose helpers are the ones used here.
 """
 
 from __future__ import annotations
@@ -16,11 +13,9 @@ import sqlite3
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO
 
+from writegate.eventlog.permissions import PRIVATE, make_private, open_private
 from writegate.projections.contract import ProjectionError
-
-PRIVATE = 0o600
 
 
 def write_atomically(path: Path, chunks: Iterable[bytes]) -> None:
@@ -37,30 +32,6 @@ def write_atomically(path: Path, chunks: Iterable[bytes]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def open_private(path: Path, mode: str = "ab") -> IO[bytes]:
-    """``open(path, mode)`` for a binary mode, creating the file ``0600`` and narrowing one
-    found wider (see the module's policy)."""
-    flags = os.O_CREAT | (os.O_RDWR if "+" in mode else os.O_WRONLY)
-    if "a" in mode:
-        flags |= os.O_APPEND
-    elif "w" in mode:
-        flags |= os.O_TRUNC
-    fd = os.open(path, flags, PRIVATE)
-    try:
-        if os.fstat(fd).st_mode & 0o777 != PRIVATE:
-            os.fchmod(fd, PRIVATE)
-        return os.fdopen(fd, mode)
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def make_private(path: Path) -> None:
-    """Create ``path`` empty if it is missing (so that what writes it next, e.g. SQLite,
-    finds it ``0600``), and narrow it if it is wider."""
-    open_private(path).close()
 
 
 def write_failed(name: str, path: Path, exc: OSError | sqlite3.Error) -> ProjectionError:
@@ -90,3 +61,6 @@ def _mount_of(path: Path) -> Path:
     while not os.path.ismount(here) and here != here.parent:
         here = here.parent
     return here
+
+
+__all__ = ["PRIVATE", "make_private", "open_private", "write_atomically", "write_failed"]

@@ -268,12 +268,14 @@ class Lines:
                 out.append(f"{version} {predicate} {term} .\n")
 
     def _observation(self, observed: ObservationRecorded) -> None:
-        """An observation: an entity holding its text, from its source, said at its time."""
+        """An observation: an entity holding its text, from its source, said at its time.
+        A forgotten observation's text reads as null: the entity stays, without its value."""
         kept = shared("observation", observed.observation)
         out = self.out
+        out.append(f"{kept} {TYPE} {ENTITY} .\n")
+        if observed.text is not None:  # (payloads are read unchecked: ``text`` may be null)
+            out.append(f"{kept} {VALUE} {nt.string(observed.text)} .\n")
         out += (
-            f"{kept} {TYPE} {ENTITY} .\n",
-            f"{kept} {VALUE} {nt.string(observed.text)} .\n",
             f"{kept} {GENERATED_BY} {self.activity} .\n",
             f"{kept} {GENERATED_AT} {self.at} .\n",
             f"{kept} {ATTRIBUTED} {self.agent} .\n",

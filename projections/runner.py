@@ -164,20 +164,27 @@ def replay(
     checkpoint = projector.checkpoint()
     back_in_time = target < checkpoint
     start = checkpoint + 1 if from_seq is None else from_seq
-    if back_in_time:
-        start = 1  # the reset empties the store: it is rebuilt from the beginning
     if start > checkpoint + 1 and not back_in_time:
         raise ProjectionGap(
             f"{projector.name}: --from-seq {start} would skip events after the checkpoint "
             f"{checkpoint}; replay from {checkpoint + 1} or earlier"
         )
+    receipt = None if back_in_time else _forgetting_in(log, projector, start - 1, target)
+    reset = back_in_time or receipt is not None
+    if reset:
+        start = 1  # the reset empties the store: it is rebuilt from the beginning
+    if receipt is not None:  # progress counts this replay's events, not a whole rebuild's
+        progress = None
     applied, checkpoint, _ = _apply(
-        log, projector, start - 1, target, batch, None, progress, reset=back_in_time
+        log, projector, start - 1, target, batch, None, progress, reset=reset
     )
+    if receipt is not None:
+        notes.append(
+            f"{projector.name}: event {receipt} forgot personal values: rebuilt from the log "
+            "to let go of them"
+        )
     if isinstance(projector, Marked) and projector.mark() is None and checkpoint > 0:
         projector.adopt()  # a store from before marks: this log's from now (see check_follows)
-    if not back_in_time:
-        notes += _let_go(log, projector, start - 1, checkpoint, batch)
     return ReplayResult(
         projector.name,
         applied,
@@ -188,20 +195,15 @@ def replay(
     )
 
 
-def _let_go(log: Log, projector: Projector, after: int, upto: int, batch: int) -> list[str]:
-    """A store that cannot take a forgetting out of itself (a file) and was just given a
-    forgetting's or a retention's receipt is rebuilt from the log, which reads those values
-    as null: what the rebuild says, or nothing."""
+def _forgetting_in(log: Log, projector: Projector, after: int, upto: int) -> int | None:
+    """The first forgetting's or retention's receipt after ``after`` up to ``upto`` that
+    ``projector`` cannot take out of itself (a file): such a store is not handed the
+    receipt but rebuilt from the log, which reads those values as null — so a rebuild that
+    fails leaves its checkpoint before the receipt, and the next replay tries again."""
     if isinstance(projector, ForgetsInPlace):
-        return []
+        return None
     page = log.read(after_seq=after, to_seq=upto, types=[FORGOTTEN, EXPIRED], limit=1)
-    if not page.events:
-        return []
-    rebuild(log, projector, batch=batch)
-    return [
-        f"{projector.name}: event {page.events[0].seq} forgot personal values: rebuilt from "
-        "the log to let go of them"
-    ]
+    return page.events[0].seq if page.events else None
 
 
 def rebuild(
@@ -353,8 +355,10 @@ def _catch_up(
         events = log.read(after_seq=checkpoint, limit=batch).events
         if events:
             busy = True
-            new = projector.apply(events)
-            _let_go(log, projector, checkpoint, events[-1].seq, batch)
+            if _forgetting_in(log, projector, checkpoint, events[-1].seq) is None:
+                new = projector.apply(events)
+            else:
+                new = _apply(log, projector, 0, events[-1].seq, batch, None, None, reset=True)[1]
             if on_batch:
                 on_batch(name, len(events), new)
     return busy

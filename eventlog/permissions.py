@@ -1,0 +1,57 @@
+"""Owner-only files: the one permission policy of every file holding graph data.
+
+The log's SQLite file (and the ``-wal`` and ``-shm`` SQLite keeps beside it), its copies and
+backups, and every file a projection or an export writes hold what agents wrote, and nobody
+but the service's own user needs to read them: each is created ``0600`` (``PRIVATE``),
+whatever the umask lets through. An operator who wants one shared says so with its folder
+(group access to it and a deliberate ``chmod``), not by a default that leaks. A file found
+with wider permissions is narrowed when it is opened for writing next, so a log or a
+projection never holds files of two policies. (``projections.files`` writes with it.)
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import suppress
+from pathlib import Path
+from typing import IO
+
+PRIVATE = 0o600
+BESIDE = ("-wal", "-shm", "-journal")  # what SQLite keeps beside a database file
+
+
+def open_private(path: Path, mode: str = "ab") -> IO[bytes]:
+    """``open(path, mode)`` for a binary mode, creating the file ``0600`` and narrowing one
+    found wider (see the module's policy)."""
+    flags = os.O_CREAT | (os.O_RDWR if "+" in mode else os.O_WRONLY)
+    if "a" in mode:
+        flags |= os.O_APPEND
+    elif "w" in mode:
+        flags |= os.O_TRUNC
+    fd = os.open(path, flags, PRIVATE)
+    try:
+        found = os.fstat(fd)
+        if found.st_mode & 0o777 != PRIVATE and found.st_uid == os.geteuid():  # (ours to narrow)
+            os.fchmod(fd, PRIVATE)
+        return os.fdopen(fd, mode)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def make_private(path: Path) -> None:
+    """Create ``path`` empty if it is missing (so that what writes it next, e.g. SQLite,
+    finds it ``0600``), and narrow it if it is wider."""
+    open_private(path).close()
+
+
+def make_private_database(path: Path) -> None:
+    """``make_private`` for a SQLite file, and the files SQLite keeps beside it narrowed as
+    well: it makes new ones with the file's own permissions, so only older ones need it."""
+    make_private(path)
+    for side in BESIDE:
+        beside = Path(f"{path}{side}")
+        with suppress(FileNotFoundError):  # (none there, or gone meanwhile)
+            found = beside.stat()
+            if found.st_mode & 0o777 != PRIVATE and found.st_uid == os.geteuid():
+                os.chmod(beside, PRIVATE)
