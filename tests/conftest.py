@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -131,3 +132,13 @@ def concurrently(work: Callable[[], object], threads: int) -> None:
         thread.start()
     for thread in started:
         thread.join()
+
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    """A umask that would leave new files readable by everyone (0644)."""
+    before = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(before)

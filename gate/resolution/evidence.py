@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict
 from rapidfuzz.distance import OSA, JaroWinkler, Levenshtein
 
+from writegate.gate.resolution.keys import ACRONYM_FILLERS
 from writegate.gate.resolution.normalize import fold
 
 if TYPE_CHECKING:  # the schema's module imports this package's normal forms
@@ -214,10 +215,7 @@ def _initials_of(short: str, long: str) -> bool:
     if " " in short or len(words) < 2 or len(short) < 2:
         return False
     every = "".join(w[0] for w in words)
-    return short in (every, "".join(w[0] for w in words if w not in _FILLERS))
-
-
-_FILLERS = frozenset({"of", "and", "the", "for", "on", "in", "de", "la", "und"})
+    return short in (every, "".join(w[0] for w in words if w not in ACRONYM_FILLERS))
 
 
 def field_weight(kind: str, outcome: Outcome, count: int, total: int) -> float:

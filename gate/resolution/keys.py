@@ -42,7 +42,8 @@ from writegate.projections.state.blocking import (
 Range = tuple[str, str, bool]
 """Keys ``start <= key < stop``, read descending if the flag says so."""
 
-_ACRONYM_FILLERS = frozenset({"of", "and", "the", "for", "de", "la", "und"})
+ACRONYM_FILLERS = frozenset({"of", "and", "the", "for", "de", "la", "und"})
+"""Words an acronym leaves out ("Bank of America": "ba"; names and field values alike)."""
 MIN_ACRONYM = 3
 """Two-letter acronyms ("HP") would each be shared by thousands of names: not indexed."""
 SOUND_PREFIX = 2
@@ -54,7 +55,7 @@ MIDDLE_WORDS = 2
 def acronym(name: NormalizedName) -> str | None:
     """What the name would be abbreviated to ("international business machines" -> "ibm"),
     or the name itself if it is one short word; None when it has no sensible acronym."""
-    words = [w for w in name.tokens if w not in _ACRONYM_FILLERS]
+    words = [w for w in name.tokens if w not in ACRONYM_FILLERS]
     if len(words) == 1 and 2 <= len(words[0]) <= 5:
         return words[0]
     if 2 <= len(words) <= 6:

@@ -36,16 +36,6 @@ def marker() -> str:
     return f"MARK{os.urandom(6).hex()}"
 
 
-@pytest.fixture
-def open_umask() -> Iterator[None]:
-    """A umask that would leave new files readable by everyone (0644)."""
-    before = os.umask(0o022)
-    try:
-        yield
-    finally:
-        os.umask(before)
-
-
 def _on_disk(db: Path) -> bytes:
     """Every byte a SQLite log keeps: its file and whatever SQLite keeps beside it."""
     return b"".join(p.read_bytes() for p in sorted(db.parent.glob(f"{db.name}*")))

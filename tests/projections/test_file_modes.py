@@ -5,22 +5,11 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.cli.conftest import write_history, writegate
-
-
-@pytest.fixture
-def open_umask() -> Iterator[None]:
-    """A umask that would leave new files readable by everyone (0644)."""
-    before = os.umask(0o022)
-    try:
-        yield
-    finally:
-        os.umask(before)
 
 
 def modes(folder: Path) -> dict[str, str]:
