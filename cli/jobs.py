@@ -15,7 +15,7 @@ import click
 from pydantic import BaseModel
 from rich.table import Table
 
-from writegate.cli.common import Context, fail, note, opened, pass_ctx
+from writegate.cli.common import Context, fail, fail_each, note, opened, pass_ctx
 from writegate.cli.job_kinds import kinds
 from writegate.cli.log_jobs import log_kinds
 from writegate.cli.render import console, emit_json, emit_jsonl, format_option, plain
@@ -47,6 +47,31 @@ def run_job(ctx: Context, gate: Gate, kind: str, target: str, options: BaseModel
     """Run a rebuild or replay of the projection ``target`` here as a job (``run_kind``)."""
     bar = Bar()
     run_kind(Jobs(gate.log, kinds(ctx.settings(), gate, bar.seen)), bar, ctx, kind, target, options)
+
+
+def bring_along(ctx: Context, gate: Gate, receipt: int | None) -> None:
+    """After a forgetting's or retention's ``receipt`` (None: nothing went), replay every
+    configured projection to the head (a job each, as ``replay`` runs it) so that no copy is
+    left behind; fail naming, one line each, those that could not be brought along."""
+    from writegate.cli.job_kinds import ReplayOptions
+
+    if receipt is None:
+        return
+
+    jobs = Jobs(gate.log, kinds(ctx.settings(), gate))
+    failures = []
+    for name in ctx.settings().projections:
+        try:
+            ended = jobs.run(jobs.start(ctx.actor, "replay", name, ReplayOptions().model_dump()))
+        except (ValueError, JobFailed) as exc:
+            failures.append(f"{name}: {exc}")
+        except TargetBusy as busy:
+            failures.append(_busy("replay", name, busy.job))
+        else:
+            if ended.state != "completed":
+                failures.append(f"{name}: replay {ended.state}: {ended.outcome}")
+    if failures:
+        fail_each([f"{line}; it may still hold the forgotten values" for line in failures])
 
 
 def run_kind(

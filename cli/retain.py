@@ -7,6 +7,7 @@ from __future__ import annotations
 import click
 
 from writegate.cli.common import Context, emit_result, opened, pass_ctx
+from writegate.cli.jobs import bring_along
 from writegate.cli.written import write_format
 from writegate.gate import Gate, Rejected
 from writegate.gate.retention import RetainResult
@@ -21,7 +22,8 @@ def retain(ctx: Context, /, dry_run: bool, fmt: str, as_json: bool) -> None:
 
     The periods are the schema's (a personal property's retention, observation_retention).
     Their events stay and still verify, the expired values reading null; the subjects'
-    current values stay readable; a values.expired event is the receipt."""
+    current values stay readable; a values.expired event is the receipt. Every configured
+    projection is then replayed to let go of them (one that cannot be is named; exit 1)."""
     from writegate.cli.log_jobs import retained
 
     with opened(ctx) as gate:
@@ -29,10 +31,11 @@ def retain(ctx: Context, /, dry_run: bool, fmt: str, as_json: bool) -> None:
             result: RetainResult | Rejected = gate.retain(dry_run=True, actor=ctx.actor)
         else:
             result = _as_job(ctx, gate)
-    if isinstance(result, Rejected) or fmt == "json" or as_json:
-        emit_result(result)
-        return
-    click.echo(retained(result))
+        if isinstance(result, Rejected) or fmt == "json" or as_json:
+            emit_result(result)
+        else:
+            click.echo(retained(result))
+        bring_along(ctx, gate, result.seq if isinstance(result, RetainResult) else None)
 
 
 def _as_job(ctx: Context, gate: Gate) -> RetainResult:

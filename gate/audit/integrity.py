@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from writegate.eventlog import Log
 from writegate.eventlog.migrating import old_hash
+from writegate.eventlog.sealing import EXPIRED, FORGOTTEN
 from writegate.eventlog.sql import Sql
 from writegate.projections.state import StateProjection
 
@@ -69,6 +70,7 @@ def check_integrity(
             checks.append(_state_check(log, state, conn, chain.head_seq))
         if checkpoints is not None or unreachable:
             checks.append(_projections(checkpoints or {}, unreachable or {}, chain.head_seq))
+            checks.append(_let_go(log, checkpoints or {}, chain.head_seq))
         if expect_head is not None:
             checks.append(_anchor(log, chain.ok, *expect_head))
     return IntegrityReport(checks, chain.head_seq, chain.head_hash)
@@ -97,6 +99,26 @@ def _projections(
         "projection checkpoints",
         not problems,
         "; ".join(problems) if problems else f"{len(checkpoints)} at or behind the head",
+    )
+
+
+def _let_go(log: Log, checkpoints: Mapping[str, int], head: int) -> IntegrityCheck:
+    """A projection whose checkpoint precedes a forgetting's (or a retention's) receipt may
+    still hold what was forgotten, in the clear: that fails until it is replayed (one never
+    replayed holds nothing)."""
+    problems = []
+    for name, checkpoint in sorted(checkpoints.items()):
+        if 0 < checkpoint < head:
+            page = log.read(after_seq=checkpoint, to_seq=head, types=[FORGOTTEN, EXPIRED], limit=1)
+            if page.events:
+                problems.append(
+                    f"{name} (at seq {checkpoint}) has not let go of the values forgotten at "
+                    f"seq {page.events[0].seq}: replay it"
+                )
+    return IntegrityCheck(
+        "forgotten values in projections",
+        not problems,
+        "; ".join(problems) if problems else "no projection holds a forgotten value",
     )
 
 

@@ -96,6 +96,7 @@ def test_verify_still_checks_the_log_when_a_projection_is_down(
         "ok    append-only triggers",
         "ok    state read model",
         "FAIL  projection checkpoints",
+        "ok    forgotten values in projections",
         "verified up to seq 2",
     ]
     assert "g could not be read (g: graph server" in lines[3]
