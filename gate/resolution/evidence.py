@@ -1,7 +1,7 @@
 """Evidence beyond the name, weighed the Fellegi-Sunter way (as splink does).
 
 Each declared field of a candidate pair *agrees*, *nearly* agrees (a typo, a day and month
-swapped, a spelling), *disagrees* or is *missing* on either side. An outcome adds its match
+swapped or one part of a date another, a spelling), *disagrees* or is *missing* on either side. An outcome adds its match
 weight ``log2(m / u)``: ``m`` is how often a true duplicate shows that outcome, a constant per
 kind of comparison (``M``: how often records of one thing differ by kind of field, not fitted
 to any data set); ``u`` how often two different things do, read from the graph's own value
@@ -111,6 +111,15 @@ def _date(value: object) -> date | None:
         return None
 
 
+def _date_parts(value: object) -> tuple[str, str, str] | None:
+    """A date's year, month and day as written, even when it is no date ("1994-11-71", a
+    month 13: a typo of one): what two dates are compared by, part by part."""
+    if isinstance(value, date):
+        value = value.isoformat()
+    digits = re.sub(r"\D", "", str(value))
+    return (digits[:4], digits[4:6], digits[6:]) if len(digits) == 8 else None
+
+
 def raw_value(field: str, doc: EvidenceDoc, properties: Mapping[str, Any]) -> object:
     """The field's value in a node's properties: its own, or its two coordinates."""
     if doc.latitude is not None and doc.longitude is not None:
@@ -188,14 +197,17 @@ def compare(doc: EvidenceDoc, a: object, b: object) -> Outcome:
         if distance <= doc.tolerance:
             return "agree"  # at tolerance 0 (a year, a count) another number is another thing
         return "near" if distance <= NEAR_NUMERIC * doc.tolerance else "disagree"
-    if doc.compare == "date":
+    if doc.compare == "date" and (parts := _date_parts(a)) and (theirs := _date_parts(b)):
         first, second = _date(a), _date(b)
         if first is not None and second is not None:
             if abs((first - second).days) <= doc.tolerance_days:
                 return "agree"
-            swapped = first.day <= 12 and first.replace(month=first.day, day=first.month)
-            typo = OSA.distance(one, two) <= 1  # a digit wrong, or two swapped
-            return "near" if typo or swapped == second else "disagree"
+        elif parts == theirs:
+            return "agree"
+        typo = OSA.distance("".join(parts), "".join(theirs)) <= 1  # a digit wrong, two swapped
+        one_part = sum(x == y for x, y in zip(parts, theirs, strict=True)) == 2  # a day mistyped
+        swapped = (parts[0], parts[2], parts[1]) == theirs  # day and month the other way round
+        return "near" if typo or one_part or swapped else "disagree"
     if one == two:
         return "agree"
     if doc.compare == "exact":  # a typo (one character wrong, or two swapped) is a near miss

@@ -214,6 +214,12 @@ def test_a_phone_several_nodes_hold_is_asked_about_never_landed(gate: Gate) -> N
         (EvidenceDoc(compare="date"), "1912-06-03", "1912-03-06", "near"),  # day and month
         (EvidenceDoc(compare="date"), "1912-06-23", "1954-06-07", "disagree"),
         (EvidenceDoc(compare="date", tolerance_days=7), "1912-06-23", "1912-06-28", "agree"),
+        (EvidenceDoc(compare="date"), "1994-11-21", "1994-11-71", "near"),  # no day 71: a typo
+        (EvidenceDoc(compare="date"), "1949-00-13", "1949-07-13", "near"),  # a month left 00
+        (EvidenceDoc(compare="date"), "1950-19-05", "1950-12-05", "near"),  # no month 19
+        (EvidenceDoc(compare="date"), "1975-03-12", "1975-03-28", "near"),  # one part mistyped
+        (EvidenceDoc(compare="date"), "1975-03-12", "1976-04-12", "disagree"),  # two parts
+        (EvidenceDoc(compare="date"), "1994-11-71", "1994-11-71", "agree"),
         (EvidenceDoc(compare="exact"), "2086", "2068", "near"),  # two digits swapped
         (EvidenceDoc(compare="exact"), "nsw", "vic", "disagree"),
         (EvidenceDoc(compare="exact"), "nsw", None, "missing"),
