@@ -22,7 +22,7 @@ import orjson
 from writegate.eventlog.canonical import canonical_json
 from writegate.eventlog.sealing import MARK, Sealer, Seals, open_rows
 from writegate.eventlog.sql import Sql
-from writegate.gate.personal import personal_of
+from writegate.gate.personal import personal_of, sealed_observations
 from writegate.gate.schema import LoadedSchema
 
 Seal = Callable[[Any, Sealer], Any]  # a request with its personal values sealed by a sealer
@@ -30,14 +30,24 @@ SEALED = ("message", "request", "details")  # the columns a sealed refusal seals
 FORGOTTEN_MESSAGE = "(forgotten)"  # a sealed message read once its subject is forgotten
 
 
-def sealing(snapshot: Callable[[], LoadedSchema], request: Any) -> Seal | None:
+def sealing(snapshot: Callable[[], LoadedSchema], request: Any, operation: str = "") -> Seal | None:
     """How a refusal of ``request`` seals what it names personal (None: it names nothing
-    personal, or there is no schema to say what is)."""
+    personal, or there is no schema to say what is). A refused observation's personal text
+    has no subject to be sealed with and forgotten by: it is not kept (``_textless``)."""
     try:
-        personal = personal_of(snapshot().registry)
+        schema = snapshot()
+        personal = personal_of(schema.registry)
     except Exception:  # no schema, or none readable: the refusal is kept as it was sent
         return None
+    if operation == "record_observation" and sealed_observations(schema):
+        return _textless
     return personal.sealed if personal is not None and personal.mentions(request) else None
+
+
+def _textless(request: Any, _sealer: Sealer) -> Any:
+    if isinstance(request, dict) and isinstance(text := request.get("text"), str):
+        return {**request, "text": f"(personal text of {len(text)} characters)"}
+    return request
 
 
 def sealed(conn: Sql, seal: Seal, columns: dict[str, str | None]) -> dict[str, str | None]:
@@ -48,8 +58,8 @@ def sealed(conn: Sql, seal: Seal, columns: dict[str, str | None]) -> dict[str, s
     details = columns["details"]
     if details:
         details = canonical_json(seal(orjson.loads(details), seals)).decode()
-    if not seals.keys:
-        return columns
+    if not seals.keys:  # nothing sealed: as the seal left it (an observation's text gone)
+        return {**columns, "request": request, "details": details}
     locator = next(iter(seals.keys))  # the first node it names (a write's own)
     message = canonical_json(seals.seal(locator, columns["message"])).decode()
     return {"request": request, "message": message, "details": details}

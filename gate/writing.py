@@ -319,7 +319,7 @@ class Writer:
                     refusal.message,
                     request,
                     refusal.details,
-                    sealing(self._snapshot, request),  # its personal values, sealed
+                    sealing(self._snapshot, request, operation),  # its personal values, sealed
                 )
             except Exception as failed:  # a full disk: the refusal is still the answer
                 if (fault := self.log.fault(failed)) is None:

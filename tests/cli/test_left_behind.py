@@ -253,6 +253,29 @@ def test_a_refusal_naming_a_person_keeps_no_personal_value_in_the_clear(
     assert marker.encode() not in raw_bytes(people, request)
 
 
+@pytest.fixture
+def observing(any_db: str | Path, tmp_path: Path) -> Iterator[Gate]:
+    document = tmp_path / "schema.yaml"
+    document.write_text("personal_observations: true\n" + SCHEMA.read_text())
+    with Gate.open(any_db, default_actor=AGENT) as gate:
+        assert gate.publish_schema(document).status == "published"
+        yield gate
+
+
+def test_a_refused_observation_of_personal_text_keeps_no_text(
+    observing: Gate, marker: str, request: pytest.FixtureRequest
+) -> None:
+    """Its text has no subject to be sealed with and forgotten by: it is not kept at all."""
+    text = f"{marker} wrote from {marker}@example.org " + "x" * 70_000  # over the limit
+    refused = observing.record_observation(text=text, source="mail", extraction_method="parsed")
+    assert isinstance(refused, Rejected), refused
+    assert refused.error_code == "LIMIT_EXCEEDED"
+    (read,) = observing.rejections.read()
+    assert json.loads(read.request)["text"] == f"(personal text of {len(text)} characters)"
+    assert json.loads(read.request)["source"] == "mail"  # the rest is kept for an auditor
+    assert marker.encode() not in raw_bytes(observing, request)
+
+
 # -- 5. permissions ----------------------------------------------------------------------------
 
 
