@@ -1,14 +1,14 @@
 """Evidence beyond the name, weighed the Fellegi-Sunter way (as splink does).
 
 Each declared field of a candidate pair *agrees*, *nearly* agrees (a typo, a day and month
-swapped or one part of a date another, a spelling), *disagrees* or is *missing* on either side. An outcome adds its match
-weight ``log2(m / u)``: ``m`` is how often a true duplicate shows that outcome, a constant per
-kind of comparison (``M``: how often records of one thing differ by kind of field, not fitted
-to any data set); ``u`` how often two different things do, read from the graph's own value
-frequencies (term-frequency adjustment: an agreeing rare value is strong, a common one weak).
-A missing value adds nothing. The name is weighed the same way (``name_weight``), and the sum
-with the prior odds of one pair among the label's nodes is the posterior probability the
-policy's thresholds apply to (``posterior``).
+swapped or one part of a date another, a spelling), *disagrees* or is *missing* on either
+side. An outcome adds its match weight ``log2(m / u)``: ``m`` is how often a true duplicate
+shows that outcome, a constant per kind of comparison (``M``: how often records of one thing
+differ by kind of field, not fitted to any data set); ``u`` how often two different things
+do, read from the graph's own value frequencies (term-frequency adjustment: an agreeing rare
+value is strong, a common one weak). A missing value adds nothing. The name is weighed the
+same way (``name_weight``), and the sum with the prior odds of one pair among the label's
+nodes is the posterior probability the policy's thresholds apply to (``posterior``).
 
 Pure: the gate (``gate.resolution.weighing``) reads the counts and the candidates' values.
 """
