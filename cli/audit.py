@@ -123,7 +123,7 @@ def audit_node(ctx: Context, node: tuple[str, ...], fmt: str) -> None:
     """Every event in the life of one node (Label:key=value or Label{json keys}), with what
     each changed."""
     name = node_or_old(node, "audit node")
-    with opened(ctx, readonly=True) as gate:
+    with opened(ctx, readonly=True, whole_log="audit node") as gate:
         trail = Auditor(gate.log).trail(identity_of(gate, name), "node")
     _trail(trail, fmt)
 
@@ -148,14 +148,14 @@ def audit_relationship(
     rtype, first, last = relationship(
         "audit relationship", rtype, start, end, (from_label, from_keys, to_label, to_keys)
     )
-    with opened(ctx, readonly=True) as gate:
+    with opened(ctx, readonly=True, whole_log="audit relationship") as gate:
         identity = relationship_of(gate, rtype, first, last)
         trail = Auditor(gate.log).trail(identity, "relationship")
     _trail(trail, fmt)
 
 
 def _summary(ctx: Context, facet: Facet, value: str, fmt: str, since: Any, until: Any) -> None:
-    with opened(ctx, readonly=True) as gate:
+    with opened(ctx, readonly=True, whole_log=f"audit {facet}") as gate:
         summary = Auditor(gate.log).summary(facet, value, since=since, until=until)
     if fmt in ("json", "jsonl"):
         emit_json(summary)
@@ -235,7 +235,7 @@ def report(ctx: Context, fmt: str, markdown: bool, as_json: bool) -> None:
         fail("give --markdown or --json, not both", 2)
     fmt = "markdown" if markdown else "json" if as_json else fmt
     settings = ctx.settings()
-    with opened(ctx, readonly=True) as gate:
+    with opened(ctx, readonly=True, whole_log="report") as gate:
         lags = [
             ProjectionLag(name=r.name, checkpoint=r.checkpoint, lag=r.lag, error=r.error)
             for r in projection_checkpoints(settings, gate.log)

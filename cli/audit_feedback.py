@@ -44,7 +44,7 @@ def audit_feedback(
         identity = relationship_identity(
             rtype, node_identity(start.label, start.keys), node_identity(end.label, end.keys)
         )
-    with opened(ctx, readonly=True) as gate:
+    with opened(ctx, readonly=True, whole_log="audit feedback") as gate:
         trail = feedback_trail(gate.log, identity, after=after_seq, limit=limit)
     if fmt == "json":
         emit_json(trail)

@@ -10,6 +10,7 @@ import click
 from rich.table import Table
 
 from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
+from writegate.cli.grants import read_grant
 from writegate.cli.nodes import NodeName, node_or_old, relationship, relationship_arguments
 from writegate.cli.read import schema_or_none
 from writegate.cli.render import (
@@ -73,7 +74,7 @@ def show_observation(ctx: Context, observation_id: str, fmt: str) -> None:
 
     with opened(ctx, readonly=True) as gate:
         try:
-            found = gate.observation_reader(ctx.reads).open_observation(observation_id)
+            found = gate.observation_reader(read_grant(ctx, gate)).open_observation(observation_id)
         except GateRejection as exc:
             fail(f"{exc.code}: {exc.message}")
     observe.show_observation(found, fmt)
@@ -98,7 +99,7 @@ def show_node(
     from writegate.gate.reads.past import node_then
 
     name = node_or_old(node, "show node")
-    with opened(ctx, readonly=True) as gate:
+    with opened(ctx, readonly=True, whole_log="show node") as gate:
         identity = identity_of(gate, name)
         found = node_then(gate.log, identity, as_of=as_of or datetime.now(UTC), valid_at=valid_at)
     if fmt == "json":
@@ -133,7 +134,7 @@ def show_relationship(
     rtype, first, last = relationship(
         "show relationship", rtype, start, end, (from_label, from_keys, to_label, to_keys)
     )
-    with opened(ctx, readonly=True) as gate:
+    with opened(ctx, readonly=True, whole_log="show relationship") as gate:
         identity = relationship_of(gate, rtype, first, last)
         found = relationship_then(
             gate.log, identity, as_of=as_of or datetime.now(UTC), valid_at=valid_at

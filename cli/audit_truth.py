@@ -23,7 +23,7 @@ def audit_conflicts(ctx: Context, since: Any, until: Any, fmt: str) -> None:
     writes a conflict policy refused."""
     from writegate.gate.audit.conflicts import audit_conflicts as conflicts_of
 
-    with opened(ctx, readonly=True) as gate:
+    with opened(ctx, readonly=True, whole_log="audit conflicts") as gate:
         found = conflicts_of(gate.log, since=since, until=until)
     if fmt == "json":
         emit_json(found)
@@ -56,7 +56,7 @@ def audit_duplicates(ctx: Context, since: Any, until: Any, fmt: str) -> None:
     duplicates, and which nodes reviewers merged or unmerged."""
     from writegate.gate.audit.duplicates import audit_duplicates as duplicates_of
 
-    with opened(ctx, readonly=True) as gate:
+    with opened(ctx, readonly=True, whole_log="audit duplicates") as gate:
         found = duplicates_of(gate.log, since=since, until=until)
     if fmt == "json":
         emit_json(found)

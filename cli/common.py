@@ -26,7 +26,6 @@ if TYPE_CHECKING:  # loaded when a command opens the log, not for --help
     from writegate.cli.config import Settings
     from writegate.eventlog import Actor
     from writegate.gate import Gate
-    from writegate.gate.scopes import Scopes
 
 DB_ENV = "WRITEGATE_DB"
 DEFAULT_CONFIG = Path("writegate.toml")  # read by ``cli.config`` when no --config is given
@@ -55,13 +54,6 @@ class Context:
         self.config = config
         self.scopes = scopes  # the reads' grant (``--scope``; None: every scope)
         self.operator = operator or os.environ.get("WRITEGATE_OPERATOR") or _os_user()
-
-    @property
-    def reads(self) -> Scopes:
-        """What this command's reads may see (``--scope``)."""
-        from writegate.gate.scopes import Scopes
-
-        return Scopes(granted=self.scopes)
 
     @property
     def db_file(self) -> Path | None:
@@ -197,9 +189,13 @@ def fail_each(messages: Sequence[str], code: int = 1) -> NoReturn:
 
 
 @contextmanager
-def opened(ctx: Context, *, create: bool = False, readonly: bool = False) -> Iterator[Gate]:
+def opened(
+    ctx: Context, *, create: bool = False, readonly: bool = False, whole_log: str | None = None
+) -> Iterator[Gate]:
     """Open the gate, turning the ways that can fail into one clear line. Commands that only
-    read pass ``readonly``: they work on a read-only copy and never write to the file."""
+    read pass ``readonly``: they work on a read-only copy and never write to the file. A
+    command reading the whole log names itself (``whole_log``): it is refused to a grant of
+    fewer than every scope (``cli.grants``)."""
     from writegate.eventlog import EventLog, EventLogError
 
     try:
@@ -213,6 +209,10 @@ def opened(ctx: Context, *, create: bool = False, readonly: bool = False) -> Ite
             f"{gate.log.private_copy.parent}"
         )
     try:
+        if whole_log is not None:
+            from writegate.cli.grants import whole_log as needs_every_scope
+
+            needs_every_scope(ctx, gate, whole_log)
         yield gate
     finally:
         gate.close()

@@ -38,7 +38,7 @@ max_age_days = 30                   # refused requests older than this are dropp
 [scopes]
 disabled = ["hr"]                   # switched off for every agent: the graph tools answer
                                     # {disabled: true} to one left with no scope ("default":
-                                    # all of a log that declares none)
+                                    # all of a log that declares none); the CLI's reads too
 ```
 
 Any value can be overridden by ``WRITEGATE_PROJECTIONS__<NAME>__<KEY>`` (pydantic-settings'

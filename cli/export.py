@@ -183,7 +183,7 @@ def export_subject(ctx: Context, node: tuple[str, ...], fmt: str, output: Path |
     """Everything held about one node (Label:key=value, or LABEL KEY=VALUE...), with its
     provenance: for a subject access or portability request."""
     name = parse_node(node[0]) if len(node) == 1 else old_name(node[0], node[1:], "KEY=VALUE")
-    with opened(ctx, readonly=True) as gate:
+    with opened(ctx, readonly=True, whole_log="export subject") as gate:
         try:
             held = Auditor(gate.log, gate.state).export_subject(identity_of(gate, name))
         except GateRejection as exc:

@@ -120,7 +120,7 @@ def log(
     if reverse and after_seq:
         fail("--after pages forward; with --reverse, page with --to-seq", 2)
     named = parse_node(node, "--node") if node else None
-    with opened(ctx, readonly=True) as gate:
+    with opened(ctx, readonly=True, whole_log="log") as gate:
         filters: dict[str, Any] = {
             "agent": agent,
             "types": list(types) or None,

@@ -206,7 +206,8 @@ def _shorten(text: str, limit: int) -> str:
     "scopes",
     multiple=True,
     metavar="NAME",
-    help="Read as an agent granted only these scopes (repeat it; default: every scope).",
+    help="Read as an agent granted only these scopes (repeat it; default: every scope): a "
+    "read of the whole log (log, audits, report, show) is then refused, as over MCP.",
 )
 @click.pass_context
 def cli(

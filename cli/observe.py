@@ -16,6 +16,7 @@ import click
 from rich.table import Table
 
 from writegate.cli.common import Context, emit_result, fail, opened, parse_time, pass_ctx
+from writegate.cli.grants import read_grant
 from writegate.cli.render import console, counted, emit_json, emit_jsonl, plain
 from writegate.cli.written import write_format
 from writegate.gate.reads.observations import ObservationPage, ObservationView
@@ -92,7 +93,8 @@ def search_observations(ctx: Context, text: str, limit: int, cursor: str | None,
 
     with opened(ctx, readonly=True) as gate:
         try:
-            page = gate.observation_reader(ctx.reads).search_observations(text, limit, cursor)
+            reader = gate.observation_reader(read_grant(ctx, gate))
+            page = reader.search_observations(text, limit, cursor)
         except GateRejection as exc:
             fail(f"{exc.code}: {exc.message}")
     show_observations(page, fmt)

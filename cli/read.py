@@ -18,6 +18,7 @@ import click
 from rich.table import Table
 
 from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
+from writegate.cli.grants import read_grant
 from writegate.cli.nodes import NODE, NodeName, ends, node_or_old, old_endpoints
 from writegate.cli.render import (
     assignments,
@@ -50,7 +51,7 @@ def reading(ctx: Context) -> Iterator[tuple[Gate, GraphReader]]:
     """The log opened read-only and its reader; a refused read is one line and exit 1."""
     with opened(ctx, readonly=True) as gate:
         try:
-            yield gate, gate.reader(scopes=ctx.reads)
+            yield gate, gate.reader(scopes=read_grant(ctx, gate))
         except GateRejection as exc:
             fail(f"{exc.code}: {exc.message}")
 

@@ -27,7 +27,7 @@ def review() -> None:
 @pass_ctx
 def review_list(ctx: Context, everything: bool, limit: int, fmt: str) -> None:
     """The held writes, oldest first (pending ones unless --all)."""
-    with opened(ctx, readonly=True) as gate:
+    with opened(ctx, readonly=True, whole_log="review list") as gate:
         queue = gate.reviews.queue(limit=limit, pending=not everything)
     if fmt == "json":
         emit_json(queue)
@@ -54,7 +54,7 @@ def _ids(queue: ReviewQueue) -> list[str]:
 def review_show(ctx: Context, proposal: str, fmt: str) -> None:
     """One held write: who sent it, from what, why it was held, what it would write.
     PROPOSAL is its id, or a prefix naming one."""
-    with opened(ctx, readonly=True) as gate:
+    with opened(ctx, readonly=True, whole_log="review show") as gate:
         proposal = resolve_id(gate.log, "proposal", proposal)
         found = gate.reviews.show(proposal)
     if found is None:
