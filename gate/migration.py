@@ -10,7 +10,7 @@ written into a new log, chained anew, after which a ``log.migrated`` receipt bin
 chain to the old head (``eventlog.migrating``). The old log is left as it was: once the
 new one is in use, the operator deletes it (and its backups), or the values stay there.
 The idempotency records come with the events, and the refused requests the rejections table
-keeps are recorded again in the new log's (as they were, under new ids).
+keeps are recorded again in the new log's (under new ids), sealed as refusals made now are.
 
 Refused: a log that fails ``verify``; a node written both before and after its label was
 declared personal (two streams, one clear and one a pseudonym, would become one: migrate
@@ -35,6 +35,8 @@ from writegate.eventlog.sealing import MARK, Seals
 from writegate.gate.backup import remove_partial
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.personal import Personal, personal_of
+from writegate.gate.refusal_seals import Seal, sealing
+from writegate.gate.rejection_records import Rejection
 from writegate.gate.rejections import RejectionLog
 from writegate.gate.schema import LoadedSchema
 from writegate.language import PSEUDONYM, node_stream
@@ -84,7 +86,7 @@ def migrate(
         raise GateRejection(ErrorCode.INVALID_ARGUMENT, str(exc), {"field": "source"}) from exc
     refused = list(RejectionLog(log).read())
     if refused:
-        RejectionLog(dest).keep(refused)
+        RejectionLog(dest).keep(refused, lambda r: _refusal_seal(schema, r))
     return MigrateResult(
         source=log.describe(),
         dest=dest.describe(),
@@ -97,6 +99,19 @@ def migrate(
         idempotency=made.idempotency,
         rejections=len(refused),
     )
+
+
+def _refusal_seal(schema: LoadedSchema | None, refusal: Rejection) -> Seal | None:
+    """How a carried refusal is sealed under the schema in force, as a refusal made now
+    would be (``gate.refusal_seals``); one cut short at the table's limit is no JSON left to
+    seal, and kept as it was."""
+    if schema is None:
+        return None
+    try:
+        request = orjson.loads(refusal.request)
+    except orjson.JSONDecodeError:
+        return None
+    return sealing(lambda: schema, request, refusal.operation)
 
 
 def migrate_to(

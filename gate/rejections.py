@@ -22,8 +22,9 @@ import os
 import re
 import threading
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -337,9 +338,12 @@ class RejectionLog:
             found = dict(zip(Rejection.model_fields, row, strict=True))
             yield Rejection.model_validate(opened(conn, found))
 
-    def keep(self, kept: Sequence[Rejection]) -> None:
-        """Record refusals another log kept (a migration's) as they were, under new ids."""
-        self._write([Refused.kept(r) for r in kept])
+    def keep(
+        self, kept: Sequence[Rejection], seal: Callable[[Rejection], Seal | None] | None = None
+    ) -> None:
+        """Record refusals another log kept (a migration's) as they were, under new ids;
+        ``seal``: how each one's personal values are sealed here (None: kept in the clear)."""
+        self._write([replace(Refused.kept(r), seal=seal(r) if seal else None) for r in kept])
 
     def count(self) -> int:
         if not self.log.has_table("rejections"):

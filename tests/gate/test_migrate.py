@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.conftest import AGENT, FIXTURES, SEED_SCHEMA
-from tests.personal import guessed, works_at_acme
+from tests.personal import guessed, raw_bytes, works_at_acme
 from tests.postgres import Server
 from tests.projections.history import build_history
 from writegate.eventlog import Actor
@@ -333,3 +333,43 @@ def test_a_gate_migrates_by_the_schema_it_has_just_published(
         done = gate.migrate(dest)
         assert isinstance(done, MigrateResult), done
         assert done.resealed == 1  # Ada's write, sealed: not the old schema's "nothing"
+
+
+def test_a_refusal_of_a_persons_write_is_sealed_in_the_migrated_log(
+    db_path: str | Path, dest: str | Path, request: pytest.FixtureRequest
+) -> None:
+    """Refused before Person was personal, kept in the clear; sealed as it is carried, so
+    forgetting the person takes it, and no byte of the person is left."""
+    marker = f"MARK{os.urandom(6).hex()}"
+    with Gate.open(db_path, default_actor=AGENT) as gate:
+        assert gate.publish_schema(_plain()).status == "published"
+        person: dict[str, Any] = {"label": "Person", "merge_keys": {"name": marker}}
+        claim: dict[str, Any] = {"source": "test", "extraction_method": "manual"}
+        assert gate.write_node(**person, properties={"role": "pilot"}, **claim).status == "written"
+        refused = gate.write_node(
+            label="Person",
+            merge_keys={"name": marker},
+            properties={"email": f"{marker}@mail", "shoe": 41},  # no such property
+            source="test",
+            extraction_method="manual",
+        )
+        assert isinstance(refused, Rejected), refused
+        works_at_acme(gate, marker)
+        assert gate.publish_schema(PERSONAL).status == "published"
+        gate.refresh_schema_cache()
+        done = gate.migrate(dest)
+        assert isinstance(done, MigrateResult), done
+        assert done.rejections == 1
+    with Gate.open(dest, default_actor=AGENT) as migrated:
+        with migrated.log.snapshot() as conn:
+            stored = conn.execute("SELECT message, request FROM rejections").fetchall()
+        assert len(stored) == 1
+        assert marker not in str(stored)  # sealed, as the write it refused would be
+        (read,) = migrated.rejections.read()  # an auditor still reads it, until forgotten
+        assert marker in read.request
+        forgotten = migrated.forget("Person", {"name": marker}, reason="asked")
+        assert isinstance(forgotten, ForgetResult), forgotten
+        assert forgotten.counts["rejections"] == 1
+        assert list(migrated.rejections.read()) == []
+        if isinstance(dest, Path):  # (raw_bytes reads a server's first database, not dest)
+            assert marker.encode() not in raw_bytes(migrated, request)
