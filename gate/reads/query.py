@@ -143,6 +143,7 @@ class Asked:
     config: QueryConfig = field(default_factory=lambda: DEFAULT)
     nearest: Nearest | None = None  # the embedder's search, when one is configured
     past_scopes: PastScopes | None = None  # a caller's grant, in a past read
+    seeds_in: StateProjection | None = None  # where nodes are found, if not in the caller's
 
 
 def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) -> QueryResult:
@@ -169,7 +170,7 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
             as_of=asked.as_of,
             matched=lambda text: matched(wanted, _node_words((text, {}))),
         )
-        rankings = _rankings(conn, state, asked, found_said)
+        rankings = _rankings(conn, asked.seeds_in or state, asked, found_said)
         fused = rrf(list(rankings.values()), config.rrf_k)
         existing = set(graph.existing(i for i, _ in fused))
         found = _reweighed(conn, [(i, s) for i, s in fused if i in existing], config)

@@ -35,6 +35,7 @@ from writegate.gate.reads.reader import (
 from writegate.gate.reads.views import NodeView
 from writegate.gate.schema import LoadedSchema
 from writegate.language import RelationshipWritten, payload_of, provenance_of
+from writegate.projections.state import StateProjection
 from writegate.projections.state.scoped import ScopedState
 from writegate.projections.state.tables import OBSERVATION_SCOPES_LAYOUT
 
@@ -171,6 +172,9 @@ class ScopedReader(GraphReader):
             self._query.asked(top_k, depth),
             None,  # the vectors' nearest search keeps no scopes
             past,
+            # a node's scope then may not be its scope now: found in every scope's text,
+            # kept to the grant by each node's scope then (``Past``)
+            StateProjection() if past is not None else None,
         )
         with self._read() as conn:
             found = answer(self._log, self._scoped, self._decay(), asked)

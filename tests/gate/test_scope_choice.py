@@ -136,3 +136,20 @@ def test_a_moved_node_takes_its_words_and_relationships_with_it(chosen: Gate) ->
     assert [n.label for n in then.nodes] == ["Alpha"]  # the note was in b then
     assert then.withheld == {"b": 1}
     assert chosen.state.equals_replay(chosen.log, conn)
+
+
+def test_a_question_about_the_past_finds_a_node_in_the_scope_it_had_then(chosen: Gate) -> None:
+    """Kept in b, then moved to a: a question as of before the move finds it for b, not
+    for a, and a question about now the other way round (issue 40)."""
+    assert note(chosen, scope="b").status == "written"
+    before = datetime.now(UTC)
+    assert note(chosen, scope="a").status == "written"
+    a, b = chosen.reader(scopes=only("a")), chosen.reader(scopes=only("b"))
+
+    def found(reader: Any, **when: Any) -> list[str]:
+        return [s.entity for s in reader.graph_query("memo", **when).seeds]
+
+    assert found(b, as_of=before) == [NOTE]
+    assert found(a, as_of=before) == []
+    assert found(a) == [NOTE]
+    assert found(b) == []
