@@ -6,13 +6,21 @@ scope's writes, so a grant of fewer than every scope is refused in one line
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, assume, given, settings
 
 from tests.cli.conftest import as_json, writegate
 from tests.conftest import AGENT
+from tests.gate.scoped import LABELS, SCHEMA, link, word, write
+from tests.gate.test_scopes import GRAPHS
 from tests.server.test_scope_grants import SECRETS, scoped_log
+from writegate.cli.main import cli
+from writegate.gate import Gate
 
 BLACKTHORN = "Bramble:name=blackthorn"
 LINK = ("LINK", "Orchard:name=apple one", BLACKTHORN)
@@ -95,3 +103,53 @@ def test_a_scope_switched_off_in_the_configuration_is_out_of_every_graph_read(
     assert off.stderr == (
         "error: every scope this read may see is switched off ([scopes] disabled: b)\n"
     )
+
+
+READS = (  # each graph read, by the node it starts from (None: the whole graph)
+    lambda node: ["search", "said", "--format", "json"],
+    lambda node: ["query", f"{node} said", "--format", "json"],
+    lambda node: ["open", node, "--format", "json"],
+    lambda node: ["neighbors", node, "--depth", "2", "--format", "json"],
+    lambda node: ["export", "mermaid"],
+    lambda node: ["export", "mermaid", "--around", node],
+)
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(graph=GRAPHS)
+def test_every_cli_read_of_a_generated_graph_keeps_inside_a_generated_grant(
+    tmp_path_factory: pytest.TempPathFactory, graph: tuple[Any, ...]
+) -> None:
+    scopes, links, grant, asked = graph
+    assume(grant)  # no --scope at all: the operator, who sees everything
+    db = tmp_path_factory.mktemp("generated") / "log.db"
+    nodes = [(scope, n) for n, scope in enumerate(scopes)]
+    with Gate.open(db, default_actor=AGENT) as gate:
+        assert gate.publish_schema(SCHEMA).status == "published"
+        for scope, n in nodes:
+            write(gate, scope, n)
+        for x, y in links:
+            if x != y and max(x, y) < len(nodes):
+                link(gate, nodes[x], nodes[y])
+    hidden = [word(s, n) for s, n in nodes if s not in grant]
+    shown = [word(s, n) for s, n in nodes if s in grant]
+    scope, n = nodes[asked % len(nodes)]
+    start = f"{LABELS[scope]}:name={word(scope, n)}"
+    granted = [f"--scope={s}" for s in sorted(grant)]
+    runner = CliRunner()
+    for read in READS:
+        done = runner.invoke(cli, ["--db", str(db), *granted, *read(start)])
+        assert [w for w in hidden if w in done.stdout] == [], (read(start), done.stdout)
+    found = runner.invoke(cli, ["--db", str(db), *granted, "search", "said", "--format", "json"])
+    assert sorted(n["merge_keys"]["name"] for n in json.loads(found.stdout)["nodes"]) == sorted(
+        shown
+    )
+    for args in (("log",), ("report",), ("audit", "node", start)):
+        refused = runner.invoke(cli, ["--db", str(db), *granted, *args])
+        assert refused.exit_code == 1
+        assert "POLICY_DENIED" in refused.stderr
+        assert refused.stdout == ""
