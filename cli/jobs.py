@@ -57,10 +57,10 @@ def bring_along(ctx: Context, gate: Gate, receipt: int | None) -> None:
 
     if receipt is None:
         return
-
-    jobs = Jobs(gate.log, kinds(ctx.settings(), gate))
+    settings = ctx.settings()
+    jobs = Jobs(gate.log, kinds(settings, gate))
     failures = []
-    for name in ctx.settings().projections:
+    for name in settings.projections:
         try:
             ended = jobs.run(jobs.start(ctx.actor, "replay", name, ReplayOptions().model_dump()))
         except (ValueError, JobFailed) as exc:

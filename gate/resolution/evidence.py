@@ -102,11 +102,10 @@ def _date(value: object) -> date | None:
         return value.date()
     if isinstance(value, date):
         return value
-    digits = re.sub(r"\D", "", str(value))
-    if len(digits) != 8:
+    if (parts := _date_parts(value)) is None:
         return None
     try:
-        return date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
+        return date(*map(int, parts))
     except ValueError:
         return None
 
