@@ -69,12 +69,19 @@ def raw_bytes(gate: Gate, request: pytest.FixtureRequest) -> bytes:
     """Every byte the log's database keeps on disk (its file and -wal; a server's files)."""
     log = gate.log
     if isinstance(log, EventLog):
-        wal = Path(f"{log.path}-wal")
-        return log.path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+        return stored_bytes(log.path, request)
+    return stored_bytes(str(request.getfixturevalue("pg_dsn")), request)
+
+
+def stored_bytes(address: str | Path, request: pytest.FixtureRequest) -> bytes:
+    """Every byte the log at ``address`` keeps on disk: a SQLite file and its -wal, or the
+    files of a PostgreSQL database once vacuumed (what an operator runs after a forgetting)."""
+    if isinstance(address, Path):
+        wal = Path(f"{address}-wal")
+        return address.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
     server: Server = request.getfixturevalue("postgres")
-    dsn = str(request.getfixturevalue("pg_dsn"))
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("VACUUM FULL")  # what an operator runs after a forgetting
+    with psycopg.connect(address, autocommit=True) as conn:
+        conn.execute("VACUUM FULL")
         conn.execute("CHECKPOINT")
         row = conn.execute(
             "SELECT oid FROM pg_database WHERE datname = current_database()"

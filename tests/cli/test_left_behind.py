@@ -44,14 +44,17 @@ def _on_disk(db: Path) -> bytes:
 # -- 1. the PROV-O projection --------------------------------------------------------------
 
 
-def _observed_person(tmp_path: Path, marker: str) -> tuple[Path, Path, str]:
-    """A log of a Person whose write cites an observation of her (both sealed), a PROV-O
-    projection of it configured, and the observation's text."""
+def _observed_person(
+    tmp_path: Path, marker: str, db: str | Path | None = None
+) -> tuple[str | Path, Path, str]:
+    """A log (at ``db``, by default a new SQLite file) of a Person whose write cites an
+    observation of her (both sealed), a PROV-O projection of it configured, and the
+    observation's text."""
     schema = tmp_path / "schema.yaml"
     schema.write_text("personal_observations: true\n" + SCHEMA.read_text())
     toml = tmp_path / "writegate.toml"
     toml.write_text(f'[projections.prov]\nkind = "prov"\npath = "{tmp_path / "prov.nt"}"\n')
-    db = tmp_path / "log.db"
+    db = tmp_path / "log.db" if db is None else db
     text = f"{marker} wrote from {marker}@example.org"
     writegate(db, "init", "--schema", str(schema))
     observed = writegate(db, "observe", text, "--source", "mail", "--method", "parsed")
@@ -74,9 +77,9 @@ def _observed_person(tmp_path: Path, marker: str) -> tuple[Path, Path, str]:
 
 
 def test_replay_and_rebuild_of_prov_let_go_of_a_forgotten_person(
-    tmp_path: Path, marker: str
+    any_db: str | Path, tmp_path: Path, marker: str
 ) -> None:
-    db, toml, text = _observed_person(tmp_path, marker)
+    db, toml, text = _observed_person(tmp_path, marker, any_db)
     prov = tmp_path / "prov.nt"
     assert f"{marker}@example.org".encode() in prov.read_bytes()  # the test can fail
     assert text.encode() in prov.read_bytes()
@@ -95,9 +98,9 @@ def test_replay_and_rebuild_of_prov_let_go_of_a_forgotten_person(
 
 
 def test_a_replay_that_cannot_let_go_of_a_forgetting_leaves_its_checkpoint_before_it(
-    tmp_path: Path, marker: str
+    any_db: str | Path, tmp_path: Path, marker: str
 ) -> None:
-    db, toml, _ = _observed_person(tmp_path, marker)
+    db, toml, _ = _observed_person(tmp_path, marker, any_db)
     before = json.loads((tmp_path / "prov.nt.checkpoint.json").read_bytes())["checkpoint"]
     writegate(db, "forget", f"Person:name={marker}")
     (tmp_path / ".prov.nt.staged").mkdir()  # where the rebuild stages its file: in the way

@@ -20,10 +20,16 @@ from writegate.gate import Gate, retention
 
 
 def expired_log(tmp_path: Path) -> Path:
+    """A new SQLite log of what ``expire_at`` writes."""
+    db = tmp_path / "log.db"
+    expire_at(db)
+    return db
+
+
+def expire_at(db: str | Path) -> None:
     """Ada's email superseded years ago, under a schema keeping superseded emails 30 days."""
     document: dict[str, Any] = yaml.safe_load((FIXTURES / "personal_schema.yaml").read_text())
     document["nodes"]["Person"]["properties"]["email"]["retention"] = "P30D"
-    db = tmp_path / "log.db"
     with freeze_time(datetime(2020, 1, 1, tzinfo=UTC)), Gate.open(db, default_actor=AGENT) as g:
         assert g.publish_schema(document).status == "published"
         for email in ("old@mail", "new@mail"):
@@ -31,7 +37,6 @@ def expired_log(tmp_path: Path) -> Path:
                                    properties={"email": email}, source="hr.csv",
                                    extraction_method="parsed")  # fmt: skip
             assert written.status == "written", written
-    return db
 
 
 def test_retain_says_what_would_go_then_expires_it_once(tmp_path: Path) -> None:

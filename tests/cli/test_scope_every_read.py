@@ -2,11 +2,13 @@
 40, defect 6): a graph read answers inside the grant; a read of the whole log — the log, the
 audits, the report, a node's past, a subject's export, the review queue — shows every
 scope's writes, so a grant of fewer than every scope is refused in one line
-(``POLICY_DENIED``), as the tools refuse it, and prints nothing of the graph."""
+(``POLICY_DENIED``), as the tools refuse it, and prints nothing of the graph. On each backend."""
 
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +45,21 @@ WHOLE_LOG = {
 }
 
 
+NewLog = Callable[[Path], str | Path]
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def new_log(request: pytest.FixtureRequest) -> NewLog:
+    """Where a new log goes on the backend under test: a file in the folder, or a database."""
+    if request.param == "sqlite":
+        return lambda folder: folder / "log.db"
+    server = request.getfixturevalue("postgres")
+    return lambda folder: str(server.create_database(f"wg_{uuid.uuid4().hex}"))
+
+
 @pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return Path(scoped_log(tmp_path_factory.mktemp("scoped") / "log.db"))
+def db(new_log: NewLog, tmp_path_factory: pytest.TempPathFactory) -> str | Path:
+    return scoped_log(new_log(tmp_path_factory.mktemp("scoped")))
 
 
 def _leaked(text: str) -> list[str]:
@@ -54,7 +68,7 @@ def _leaked(text: str) -> list[str]:
 
 @pytest.mark.parametrize("command", WHOLE_LOG)
 def test_a_read_of_the_whole_log_is_refused_to_a_grant_of_some_scopes(
-    db: Path, command: str
+    db: str | Path, command: str
 ) -> None:
     args = WHOLE_LOG[command]
     code = 1 if command == "audit feedback" else 0  # "no feedback was given": none was
@@ -71,7 +85,7 @@ def test_a_read_of_the_whole_log_is_refused_to_a_grant_of_some_scopes(
 
 
 @pytest.fixture
-def switched(db: Path, tmp_path: Path) -> Path:
+def switched(tmp_path: Path) -> Path:
     config = tmp_path / "writegate.toml"
     config.write_text('[scopes]\ndisabled = ["b"]\n')
     return config
@@ -79,7 +93,7 @@ def switched(db: Path, tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("command", ["show node", "audit agent", "log", "report"])
 def test_a_scope_switched_off_in_the_configuration_refuses_the_whole_log_reads(
-    db: Path, switched: Path, command: str
+    db: str | Path, switched: Path, command: str
 ) -> None:
     refused = writegate(db, "--config", str(switched), *WHOLE_LOG[command], code=1)
     assert refused.stderr.startswith(f"error: POLICY_DENIED: {command} reads the whole log")
@@ -87,7 +101,7 @@ def test_a_scope_switched_off_in_the_configuration_refuses_the_whole_log_reads(
 
 
 def test_a_scope_switched_off_in_the_configuration_is_out_of_every_graph_read(
-    db: Path, switched: Path
+    db: str | Path, switched: Path
 ) -> None:
     found = as_json(db, "--config", str(switched), "search", "apple", "--format", "json")
     assert {n["merge_keys"]["name"] for n in found["nodes"]} == {
@@ -122,11 +136,13 @@ READS = (  # each graph read, by the node it starts from (None: the whole graph)
 )
 @given(graph=GRAPHS)
 def test_every_cli_read_of_a_generated_graph_keeps_inside_a_generated_grant(
-    tmp_path_factory: pytest.TempPathFactory, graph: tuple[Any, ...]
+    new_log: NewLog,
+    tmp_path_factory: pytest.TempPathFactory,
+    graph: tuple[Any, ...],
 ) -> None:
     scopes, links, grant, asked = graph
     assume(grant)  # no --scope at all: the operator, who sees everything
-    db = tmp_path_factory.mktemp("generated") / "log.db"
+    db = new_log(tmp_path_factory.mktemp("generated"))
     nodes = [(scope, n) for n, scope in enumerate(scopes)]
     with Gate.open(db, default_actor=AGENT) as gate:
         assert gate.publish_schema(SCHEMA).status == "published"
