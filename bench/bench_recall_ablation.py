@@ -23,17 +23,16 @@ from unittest.mock import patch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.bench_recall import (
+from bench.bench_recall import evaluate, table
+from bench.recall_data import Conversation, DataMissing, load, locate
+from bench.recall_systems import (
     KS,
     Build,
     Searcher,
-    evaluate,
     plain_bm25,
     search_nodes,
     search_nodes_in_context,
-    table,
 )
-from bench.recall_data import Conversation, DataMissing, load, locate
 from writegate.projections.search import contract
 from writegate.projections.search import sqlite as index
 

@@ -158,3 +158,31 @@ def _conversation(sample: _Sample) -> Conversation:
 
 def _said(turn: _Turn) -> str:
     return f"{turn.text} [image: {turn.blip_caption}]" if turn.blip_caption else turn.text
+
+
+def one_memory(conversations: list[Conversation]) -> Conversation:
+    """Every conversation kept in one memory, as an agent keeps them: each turn's id and each
+    question's evidence prefixed with its conversation (``conv-26/D3:7``), the sessions
+    numbered on (a conversation's sessions after the one before), so a question searches
+    every conversation's turns."""
+    turns: list[Turn] = []
+    questions: list[Question] = []
+    offset = 0
+    for c in conversations:
+        turns.extend(
+            Turn(f"{c.sample_id}/{t.dia_id}", t.speaker, t.text, offset + t.session, t.position)
+            for t in c.turns
+        )
+        questions.extend(
+            Question(q.text, q.category, tuple(f"{c.sample_id}/{e}" for e in q.evidence))
+            for q in c.questions
+        )
+        offset += max(t.session for t in c.turns) + 1
+    speakers = tuple(dict.fromkeys(s for c in conversations for s in c.speakers))
+    return Conversation(
+        "all",
+        (speakers[0], speakers[1]),
+        tuple(turns),
+        tuple(questions),
+        sum(c.unanswerable for c in conversations),
+    )

@@ -9,15 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from bench.bench_recall import (
-    Scores,
+from bench.bench_recall import Scores
+from bench.recall_data import Conversation, Question, Turn, load, locate, one_memory
+from bench.recall_systems import (
+    lexical_baseline,
     plain_bm25,
     search_nodes,
     search_nodes_in_context,
     turn_hits,
     written,
 )
-from bench.recall_data import Conversation, Question, Turn, load, locate
 
 
 def _turn(dia_id: str, speaker: str, text: str, **more: str) -> dict[str, str]:
@@ -119,3 +120,27 @@ def test_session_context_brings_the_turns_around_a_hit(tmp_path: Path) -> None:
     with search_nodes_in_context(CONVERSATION, tmp_path) as search:
         answer = search("capsized")
     assert answer == ["D1:4", "D1:3", "D1:5", "D1:2", "D1:6"]
+
+
+def test_one_memory_keeps_every_conversation_apart_by_its_ids_and_sessions() -> None:
+    other = Conversation(
+        "conv-2",
+        ("Cy", "Di"),
+        (Turn("D1:1", "Cy", "I went sailing too", 1, 0),),
+        (Question("Who sailed?", 4, ("D1:1",)),),
+        1,
+    )
+    merged = one_memory([CONVERSATION, other])
+    assert [t.dia_id for t in merged.turns][-2:] == ["conv-9/D1:6", "conv-2/D1:1"]
+    assert len({t.session for t in merged.turns}) == 2  # each conversation's session its own
+    assert merged.questions == (Question("Who sailed?", 4, ("conv-2/D1:1",)),)
+    assert merged.unanswerable == 1
+
+
+def test_the_lexical_baseline_drops_function_words_and_lends_to_neighbours(
+    tmp_path: Path,
+) -> None:
+    with lexical_baseline(CONVERSATION, tmp_path) as search:
+        assert search("what was it")[:1] == ["D1:3"]  # all function words: kept as asked
+        answer = search("were they capsized?")
+    assert answer == ["D1:4", "D1:3", "D1:5", "D1:2", "D1:6"]  # one hit, then beside it

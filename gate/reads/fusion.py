@@ -14,14 +14,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
-def rrf(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, float]]:
+def rrf(
+    rankings: Sequence[Sequence[str]], k: int = 60, weights: Sequence[float] | None = None
+) -> list[tuple[str, float]]:
     """Items with their fused scores, best first, ties in the order first seen. An item
-    repeated within one ranking counts at its first place only."""
+    repeated within one ranking counts at its first place only; each ranking's share is
+    multiplied by its weight (1 unless given)."""
     if k < 1:
         raise ValueError("k must be at least 1")
     scores: dict[str, float] = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
         for rank, item in enumerate(dict.fromkeys(ranking), start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
     order = {item: i for i, item in enumerate(scores)}
     return sorted(scores.items(), key=lambda pair: (-pair[1], order[pair[0]]))
+
+
+def agreement(first: Sequence[str], second: Sequence[str]) -> float:
+    """The share of the shorter ranking that the other also holds: how far two retrievers
+    agree about one question (1 when either found nothing, so the other stands alone)."""
+    if not first or not second:
+        return 1.0
+    return len(set(first) & set(second)) / min(len(first), len(second))

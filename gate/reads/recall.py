@@ -1,7 +1,11 @@
 """The observations in ``graph_query``'s answer: the texts agents kept that a question finds.
 
 Each ranking of observations (their words in the text index; their meaning, when an
-embedder is configured) is read to ``context_hits`` hits and fused by reciprocal rank. A
+embedder is configured) is read to ``context_hits`` hits and fused by reciprocal rank. The
+meaning ranking weighs as far as it agrees with the words about this question (the share of
+the answer's depth both hold, ``fusion.agreement``): an embedder that finds what the words
+find confirms and reorders; one that finds other things only adds after them, its
+observations scored by that weight, so a weak model cannot push the words' answer down. A
 found observation also lends part of its score to what was said just before and after it in
 the same session (``CONTEXT_SHARES``: a half one place away, a quarter two): a question is
 often answered by the turn next to the one that repeats its words ("what did she adopt?" —
@@ -22,7 +26,7 @@ from datetime import datetime
 from writegate.eventlog.events import format_timestamp
 from writegate.eventlog.sql import Sql
 from writegate.gate.reads.answers import ObservationMatch
-from writegate.gate.reads.fusion import rrf
+from writegate.gate.reads.fusion import agreement, rrf
 from writegate.projections.state import StateProjection
 from writegate.projections.state.observations import ObservationRow
 
@@ -62,7 +66,12 @@ def observations(
         rankings[TEXT] = [h.identity for h in hits]
     if nearest is not None and (near := nearest(query, recall.context_hits, "observation")):
         rankings[MEANING] = [identity for identity, _ in near]
-    fused = rrf(list(rankings.values()), recall.rrf_k)
+    weights = dict.fromkeys(rankings, 1.0)
+    if TEXT in rankings and MEANING in rankings:  # meaning weighs as far as it agrees
+        weights[MEANING] = agreement(rankings[TEXT][: recall.top], rankings[MEANING][: recall.top])
+    fused = rrf(list(rankings.values()), recall.rrf_k, list(weights.values()))
+    holders = {name: set(ranking) for name, ranking in rankings.items()}
+    held = {i: max(w for n, w in weights.items() if i in holders[n]) for i, _ in fused}
     rows = {r.id: r for r in state.observations(conn, [i for i, _ in fused])}
     cutoff = format_timestamp(as_of) if as_of is not None else None
     kept = [
@@ -74,7 +83,7 @@ def observations(
     score: dict[str, float] = {}
     lent: dict[str, tuple[str, int]] = {}  # what was found only beside a hit: next to which
     for rank, row in kept:
-        share = 1.0 / (1 + rank)
+        share = held[row.id] / (1 + rank)  # found by meaning alone: as far as it is trusted
         score[row.id] = score.get(row.id, 0.0) + share
         for places, other in around.get(row.id, []):
             if cutoff is not None and other.recorded_at > cutoff:

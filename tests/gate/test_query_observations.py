@@ -84,3 +84,27 @@ def test_as_of_leaves_out_what_was_recorded_later(gate: Gate, said: list[str]) -
     found = gate.reader().graph_query("shelter puppy", as_of=then).observations
     assert {o.observation_id for o in found} <= set(said[:2])
     assert said[0] in {o.observation_id for o in found}
+
+
+def test_a_meaning_ranking_that_disagrees_with_the_words_moves_nothing_they_found(
+    gate: Gate, said: list[str]
+) -> None:
+    """Meaning weighs as far as it agrees with the words: an embedder that finds none of
+    what the words found cannot reorder it, and what it alone found comes after."""
+    unrelated = gate.record_observation(
+        text="Bo: The ferry leaves at noon.",
+        source="chat",
+        extraction_method="parsed",
+        session="s-9",
+    )
+    assert isinstance(unrelated, ObservationResult), unrelated
+    question = "who did Melanie adopt from the shelter?"
+    words = [o.observation_id for o in gate.reader().graph_query(question).observations]
+    elsewhere = [i for i in [*said, unrelated.observation_id] if i not in words]
+    assert elsewhere  # the test can fail: there is something for meaning to bring
+
+    def nearest(text: str, k: int, kind: str) -> list[tuple[str, float]]:
+        return [(i, 0.9) for i in elsewhere][:k] if kind == "observation" else []
+
+    fused = gate.reader(nearest=nearest).graph_query(question).observations
+    assert [o.observation_id for o in fused][: len(words)] == words

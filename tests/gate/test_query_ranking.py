@@ -13,13 +13,26 @@ from writegate.gate.reads.expansion import (
     personalised_pagerank,
     ranked_links,
 )
-from writegate.gate.reads.fusion import rrf
+from writegate.gate.reads.fusion import agreement, rrf
 
 
 def test_rrf_prefers_what_several_rankings_place_high() -> None:
     fused = rrf([["a", "b", "c"], ["b", "d"]], k=60)
     assert [item for item, _ in fused] == ["b", "a", "d", "c"]
     assert fused[0][1] == pytest.approx(1 / 62 + 1 / 61)
+
+
+def test_a_ranking_weighted_nothing_leaves_the_others_order_and_only_adds_at_its_end() -> None:
+    fused = rrf([["a", "b", "c"], ["c", "z"]], k=60, weights=[1.0, 0.0])
+    assert [i for i, _ in fused] == ["a", "b", "c", "z"]
+    half = dict(rrf([["a"], ["a"]], k=1, weights=[1.0, 0.5]))
+    assert half["a"] == pytest.approx(0.75)
+
+
+def test_agreement_is_the_share_of_the_shorter_ranking_the_other_holds() -> None:
+    assert agreement(["a", "b", "c", "d"], ["b", "x"]) == 0.5
+    assert agreement(["a", "b"], ["x", "y"]) == 0.0
+    assert agreement([], ["x"]) == 1.0  # nothing to disagree with: the other stands alone
 
 
 def test_rrf_with_one_ranking_keeps_its_order_and_counts_a_repeat_once() -> None:
