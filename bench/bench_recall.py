@@ -1,9 +1,10 @@
 """Retrieval on public data: how often each way of asking finds the turns that answer a
 question, beside a plain BM25 over the same texts, computed in the same run; nothing asserted.
 
-The data is LoCoMo (``recall_data``: its source, licence and checksum): ten long
-conversations, each turn one document, each question's relevant set the turns its evidence
-names. Every system answers a question with the memory's turns, best first, at most 25, in
+Two public benchmarks of different kinds, each read by its module (source, licence and
+checksum there): LoCoMo (``recall_data``), ten long conversations a model wrote between two
+personas, and REALTALK (``realtalk_data``), ten of real people messaging over 21 days. Each
+turn is one document, each question's relevant set the turns its evidence names. Every system answers a question with the memory's turns, best first, at most 25, in
 two ways of keeping the memory, one run: one memory per conversation (its questions search
 only it) and one memory holding all ten (every question searches every turn). Per system, averaged over the
 questions: recall@k (the share of a question's evidence in its first k), any@10 (whether
@@ -30,8 +31,8 @@ context that yields ``question -> dia_ids``, so adding one is a few lines):
     observations (``Gate.record_observation``, ``said_at`` and the session), and each with
     an embedder; see the comments at ``SYSTEMS``.
 
-usage: python bench/bench_recall.py [--data PATH] [--limit N] [--systems NAME,NAME]
-                                    [--memory NAME]
+usage: python bench/bench_recall.py [--data PATH] [--realtalk PATH] [--limit N]
+                                    [--systems NAME,NAME] [--set NAME] [--memory NAME]
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import realtalk_data  # noqa: E402
 from bench.recall_data import (  # noqa: E402
     SOURCE,
     Conversation,
@@ -138,16 +140,19 @@ def _all(conversations: list[Conversation]) -> list[Conversation]:
 
 MEMORIES: dict[str, Callable[[list[Conversation]], list[Conversation]]] = {
     "one memory per conversation": _each,
-    "one memory for all ten conversations": _all,
+    "one memory for all conversations": _all,
 }
 
 
 def report(
-    memory: str, overall: dict[str, Scores], by_category: dict[int, dict[str, Scores]]
+    memory: str,
+    conversations: int,
+    overall: dict[str, Scores],
+    by_category: dict[int, dict[str, Scores]],
 ) -> None:
     """The tables of one way of keeping the memory: overall, then R@10 by category."""
     asked = next(iter(overall.values())).asked
-    print(f"\n== {memory}: {asked} questions")
+    print(f"\n== {memory} ({conversations}): {asked} questions")
     header = ["system", *(f"R@{k}" for k in KS), "any@10", "MRR", "p50 ms"]
     print(table(header, [[name, *s.row()] for name, s in overall.items()]))
     if "plain BM25" in overall and asked:
@@ -174,6 +179,10 @@ def main() -> int:
     parser.add_argument("--limit", type=int, help="ask only the first N questions")
     parser.add_argument("--systems", help="comma-separated names (default: all)")
     parser.add_argument(
+        "--realtalk", type=Path, help="REALTALK's data/ folder, its ten files kept in the cache"
+    )
+    parser.add_argument("--set", choices=["LoCoMo", "REALTALK", "both"], default="both")
+    parser.add_argument(
         "--memory", choices=[*MEMORIES, "both"], default="both", help="how the memory is kept"
     )
     args = parser.parse_args()
@@ -187,23 +196,34 @@ def main() -> int:
             )
             return 2
         chosen = {n: SYSTEMS[n] for n in names}
-    try:
-        conversations = load(locate(args.data))
-    except (DataMissing, ValueError) as missing:
-        print(missing, file=sys.stderr)
-        return 2
+    sets = {"LoCoMo": args.data, "REALTALK": args.realtalk}
     started = time.perf_counter()
-    skipped = sum(c.unanswerable for c in conversations)
-    print(f"data: {SOURCE}")
-    print(
-        f"questions: {sum(len(c.questions) for c in conversations)} with evidence ({skipped} "
-        "name no turn of their conversation and are not asked)"
-    )
-    for memory, kept in MEMORIES.items():
-        if args.memory in (memory, "both"):
-            report(memory, *evaluate(kept(conversations), chosen, args.limit))
+    for name, given in sets.items():
+        if args.set not in (name, "both"):
+            continue
+        try:
+            source, conversations = _read(name, given)
+        except (DataMissing, ValueError) as missing:
+            print(missing, file=sys.stderr)
+            return 2
+        skipped = sum(c.unanswerable for c in conversations)
+        print(f"\n=== {name}: {source}")
+        print(
+            f"questions: {sum(len(c.questions) for c in conversations)} with evidence "
+            f"({skipped} name no turn of their conversation and are not asked)"
+        )
+        for memory, kept in MEMORIES.items():
+            if args.memory in (memory, "both"):
+                everything = len(conversations)
+                report(memory, everything, *evaluate(kept(conversations), chosen, args.limit))
     print(f"\n({time.perf_counter() - started:.0f} s)")
     return 0
+
+
+def _read(name: str, given: Path | None) -> tuple[str, list[Conversation]]:
+    if name == "LoCoMo":
+        return SOURCE, load(locate(given))
+    return realtalk_data.SOURCE, realtalk_data.load(realtalk_data.locate(given))
 
 
 if __name__ == "__main__":
