@@ -178,9 +178,10 @@ def _batch(result: BatchResult) -> list[str]:
     superseded = sum(len(i.superseded) for i in written)
     created = sum(1 for i in written if isinstance(i, WriteNodeResult) and i.created)
     held = [i.proposal for i in result.results if isinstance(i, ProposedResult)]
+    did = {"proposed": "held for review", "unchanged": "changed nothing:"}
     lines = [
-        f"wrote a batch of {counted(len(result.results), 'item')} at seq "
-        f"{result.first_seq} to {result.last_seq}: "
+        f"{did.get(result.status, 'wrote')} a batch of {counted(len(result.results), 'item')} "
+        f"at seq {result.first_seq} to {result.last_seq}: "
         + ", ".join(counted(n, kind) for kind, n in kinds.items()),
         f"  created {counted(created, 'node')}; remapped {remapped}, resolved onto existing "
         f"nodes {result.resolved}, values superseded {superseded}, held for review {len(held)}",

@@ -308,10 +308,18 @@ ItemResult = (
 )
 
 
+# what every item of a batch did, or "mixed" when they did different things
+BatchStatus = Literal["written", "unchanged", "corroborated", "deleted", "proposed", "mixed"]
+
+
 class BatchResult(BaseModel):
+    """A batch's answer: its status is what happened to its items (``proposed`` when each
+    was held for review, ``mixed`` when they differ), ``outcomes`` counts them by status."""
+
     model_config = _RESULT
 
-    status: Literal["written"] = "written"
+    status: BatchStatus
+    outcomes: dict[str, int]
     results: list[ItemResult]
     first_seq: int
     last_seq: int

@@ -7,6 +7,7 @@ the first attempt back from the log — returns the identical result. A refusal 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from writegate.eventlog import Event, IdempotencyKeyReused, LogUnavailable, VersionConflict
@@ -165,7 +166,10 @@ def batch_result(
         for index in sorted({*by_item, *quiet})
     ]
     seqs = [e.seq for e in events] or [r.seq for r in results if isinstance(r, _Sequenced)]
+    outcomes = Counter(r.status for r in results)
     return BatchResult(
+        status=next(iter(outcomes)) if len(outcomes) == 1 else "mixed",
+        outcomes=dict(outcomes),
         results=results,
         first_seq=seqs[0] if events else min(seqs),
         last_seq=seqs[-1] if events else max(seqs),
