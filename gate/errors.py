@@ -36,6 +36,7 @@ class ErrorCode(StrEnum):
     CONFLICT = "CONFLICT"
     CONFLICT_LOWER_CONFIDENCE = "CONFLICT_LOWER_CONFIDENCE"
     PROPOSAL_NOT_PENDING = "PROPOSAL_NOT_PENDING"
+    SELF_REVIEW = "SELF_REVIEW"
     LOG_UNAVAILABLE = "LOG_UNAVAILABLE"
     POSSIBLE_DUPLICATE = "POSSIBLE_DUPLICATE"
     IDENTITY_CONFLICT = "IDENTITY_CONFLICT"
@@ -77,6 +78,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.CONFLICT: "The write would change a fact the graph holds (a property's value, or a functional relationship) and the schema's conflict policy is reject; details.conflicts hold both values with their provenance.",
     ErrorCode.CONFLICT_LOWER_CONFIDENCE: "The write would change a fact held at a higher confidence than this write's, under the keep_higher_confidence policy; details.conflicts hold both values with their provenance.",
     ErrorCode.PROPOSAL_NOT_PENDING: "The proposal to decide does not exist or was already approved or rejected.",
+    ErrorCode.SELF_REVIEW: "The reviewer deciding a proposal is the agent that wrote it: a held write needs a second pair of eyes (unless its label or type says self_review: true); details name the proposal and the agent.",
     ErrorCode.LOG_UNAVAILABLE: "The log's database could not be reached or written (a full disk; details.cause says what the database said), the connection broke, or the log's write lock was not free within the lock timeout; nothing was appended. Retry with the same idempotency_key.",
     ErrorCode.POSSIBLE_DUPLICATE: "The node to create is probably one the graph holds (details.candidates, with scores and reasons); write to the candidate, or send resolution: new.",
     ErrorCode.IDENTITY_CONFLICT: "The write names a node the graph holds by its merge keys, but an identity property or a vetoing evidence field disagrees (another number, another date of birth): probably another thing of the same name. details name the node and each disputed field's held and written value; name it by other keys, or send resolution: same if it is this one.",

@@ -178,6 +178,13 @@ class Reviews:
         try:
             event = self._pending(proposal)
             held = _proposed(event)
+            if reviewer.agent == event.actor.agent and not self._own_allowed(held):
+                raise GateRejection(
+                    ErrorCode.SELF_REVIEW,
+                    f"proposal {proposal} was written by {reviewer.agent}, who may not decide "
+                    "it: a held write needs a reviewer other than its writer",
+                    {"proposal": proposal, "agent": reviewer.agent},
+                )
             decided = ProposalDecided(
                 proposal=proposal,
                 decision="approved" if decision == "approve" else "rejected",
@@ -231,6 +238,16 @@ class Reviews:
             return rejected(_not_pending(proposal, "it was decided meanwhile"))
         except REFUSALS as exc:
             return rejected(exc)
+
+    def _own_allowed(self, held: WriteProposed) -> bool:
+        """Whether the schema lets a writer decide its own held write to this label or type
+        (``self_review: true``; by default it may not)."""
+        registry = self.gate.current_schema().registry
+        name = held.arguments.get("label") or held.arguments.get("type")
+        if not isinstance(name, str):
+            return False
+        entry = registry.get_entry(name) or registry.get_relationship_type(name)
+        return bool(entry is not None and entry.self_review)
 
     def _pending(self, proposal: str) -> Event:
         found = self.state.proposal(self.log.connection(), proposal)

@@ -261,6 +261,7 @@ FIELDS: dict[tuple[type[BaseModel], str], Compare] = {
             ("additional_properties", _openness),
             ("conflict", _policy),
             ("review_below", _policy),
+            ("self_review", _policy),
         )
     },
     (NodeTypeDoc, "merge_keys"): _whole("merge_keys_changed"),

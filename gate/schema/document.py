@@ -213,6 +213,8 @@ class NodeTypeDoc(BaseModel):
     )
     # its nodes are subjects: merge keys sealed, identity a pseudonym (``gate.personal``)
     personal: bool = Field(default=False, exclude_if=_unset)
+    # a writer may decide its own held writes to these nodes (unset: a second pair of eyes)
+    self_review: bool = Field(default=False, exclude_if=_unset)
 
     @model_validator(mode="after")
     def _evidence_declared(self) -> Self:
@@ -248,6 +250,7 @@ class RelationshipTypeDoc(BaseModel):
     functional: bool = Field(default=False, exclude_if=_unset)
     conflict: ConflictPolicy | None = Field(default=None, exclude_if=_unset)
     review_below: float | None = Field(default=None, ge=0, le=1, exclude_if=_unset)
+    self_review: bool = Field(default=False, exclude_if=_unset)
 
 
 class SchemaDocument(BaseModel):

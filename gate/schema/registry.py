@@ -56,6 +56,7 @@ class SchemaEntry:
     scope: str | None = None  # the scope its nodes belong to (None: the implicit one)
     scopes: tuple[str, ...] = ()  # the scopes a write may choose among (none: only ``scope``)
     personal: bool = False  # its nodes are subjects (``gate.personal``)
+    self_review: bool = False  # a writer may decide its own held writes (``gate.review``)
 
     @cached_property
     def unsearchable(self) -> list[str]:
@@ -77,6 +78,7 @@ class RelationshipEntry:
     conflict: ConflictPolicy = "supersede"
     review_below: float | None = None
     review_rules: tuple[ReviewRule, ...] = ()
+    self_review: bool = False
 
 
 @runtime_checkable
@@ -141,6 +143,7 @@ class Schema:
                 scope=n.scope,
                 scopes=tuple(n.scopes or ()),
                 personal=n.personal,
+                self_review=n.self_review,
             )
             for label, n in document.nodes.items()
         }
@@ -158,6 +161,7 @@ class Schema:
                 conflict=r.conflict or default,
                 review_below=r.review_below,
                 review_rules=_rules_for(document, rtype),
+                self_review=r.self_review,
             )
             for rtype, r in document.relationships.items()
         }
