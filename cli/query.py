@@ -18,7 +18,7 @@ from writegate.cli.read import reading, schema_or_none
 from writegate.cli.render import console, counted, emit_json, emit_jsonl, format_option, plain
 from writegate.gate.models import NodeRef
 from writegate.gate.reads.answers import QueryResult
-from writegate.gate.reads.query import DEFAULT, MAX_QUERY_DEPTH, MAX_TOP_K
+from writegate.gate.reads.query import DEFAULT, MAX_OBSERVATIONS, MAX_QUERY_DEPTH, MAX_TOP_K
 
 
 @click.command()
@@ -37,6 +37,13 @@ from writegate.gate.reads.query import DEFAULT, MAX_QUERY_DEPTH, MAX_TOP_K
     show_default=True,
     help="Hops to expand from each seed.",
 )
+@click.option(
+    "--observations",
+    type=click.IntRange(1, MAX_OBSERVATIONS),
+    default=DEFAULT.observations,
+    show_default=True,
+    help="At most this many observations in the answer.",
+)
 @click.option("--relationship", "rtype", help="Follow only relationships of this type.")
 @click.option(
     "--as-of", callback=parse_time, help="Record time: the graph as the log knew it then."
@@ -49,6 +56,7 @@ def query(
     text: str,
     top_k: int,
     depth: int,
+    observations: int,
     rtype: str | None,
     as_of: datetime | None,
     valid_at: datetime | None,
@@ -68,6 +76,7 @@ def query(
             as_of=as_of,
             valid_at=valid_at,
             schema=schema_or_none(gate),
+            observations=observations,
         )
     if fmt == "json":
         emit_json(found)

@@ -65,6 +65,7 @@ from writegate.projections.state import (
 
 MAX_TOP_K = 50
 MAX_QUERY_DEPTH = 3
+MAX_OBSERVATIONS = 50  # observations one answer holds at most: the hits each ranking reads
 MAX_TRIPLETS = 100
 
 
@@ -105,6 +106,7 @@ class QueryConfig:
             ("max_triplets", self.max_triplets, MAX_TRIPLETS),
             ("neighbours", self.neighbours, 1000),
             ("expand", self.expand, 1000),
+            ("observations", self.observations, MAX_OBSERVATIONS),
         ):
             if not 1 <= value <= ceiling:
                 raise GateRejection(
@@ -115,12 +117,16 @@ class QueryConfig:
         if self.rrf_k < 1 or not 0 < self.decay < 1 or not self.sources:
             raise ValueError("rrf_k >= 1, 0 < decay < 1 and at least one seed source")
 
-    def asked(self, top_k: int | None, depth: int | None) -> QueryConfig:
-        """This recipe with a caller's ``top_k`` / ``depth`` (checked against the bounds)."""
+    def asked(
+        self, top_k: int | None, depth: int | None, observations: int | None = None
+    ) -> QueryConfig:
+        """This recipe with a caller's ``top_k`` / ``depth`` / ``observations`` (checked
+        against the bounds)."""
         return replace(
             self,
             top_k=self.top_k if top_k is None else top_k,
             depth=self.depth if depth is None else depth,
+            observations=self.observations if observations is None else observations,
         )
 
 

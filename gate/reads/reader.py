@@ -209,12 +209,14 @@ class GraphReader:
         as_of: datetime | None = None,
         valid_at: datetime | None = None,
         schema: LoadedSchema | None = None,
+        observations: int | None = None,
     ) -> QueryResult:
         """Ranked triplets answering ``query`` in words: seed nodes from the text index,
         ``depth`` hops around them, each triplet with its provenance and why it ranked
-        (``gate.reads.query``); now, or as the graph stood at ``as_of`` / ``valid_at``."""
+        (``gate.reads.query``), and the ``observations`` best observations (default: the
+        recipe's); now, or as the graph stood at ``as_of`` / ``valid_at``."""
         rtype = _type_filter(relationship_type, schema)
-        config = self._query.asked(top_k, depth)
+        config = self._query.asked(top_k, depth, observations)
         asked = Asked(query, rtype, as_of, valid_at, config, self._nearest)
         return answer(self._log, self._state, self._decay(), asked)
 

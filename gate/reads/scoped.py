@@ -157,6 +157,7 @@ class ScopedReader(GraphReader):
         as_of: datetime | None = None,
         valid_at: datetime | None = None,
         schema: LoadedSchema | None = None,
+        observations: int | None = None,
     ) -> QueryResult:
         """``GraphReader.graph_query`` inside the grant — now, or as the graph then stood,
         by each node's scope then — and what it withheld from the nodes it names."""
@@ -169,7 +170,7 @@ class ScopedReader(GraphReader):
             rtype,
             past.as_of if past is not None else None,
             valid_at,
-            self._query.asked(top_k, depth),
+            self._query.asked(top_k, depth, observations),
             None,  # the vectors' nearest search keeps no scopes
             past,
             # a node's scope then may not be its scope now: found in every scope's text,

@@ -17,7 +17,7 @@ from writegate.gate.models import Keys
 from writegate.gate.reads.answers import QueryResult
 from writegate.gate.reads.around import MAX_NEIGHBORS, NEIGHBORS
 from writegate.gate.reads.query import DEFAULT as DEFAULT_QUERY
-from writegate.gate.reads.query import MAX_QUERY_DEPTH, MAX_TOP_K
+from writegate.gate.reads.query import MAX_OBSERVATIONS, MAX_QUERY_DEPTH, MAX_TOP_K
 from writegate.gate.reads.reader import MAX_DEPTH, NodeHistory, PathResult, Subgraph
 from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
 from writegate.gate.schema.registry import describe_registry
@@ -128,6 +128,12 @@ class GraphQueryArgs(BaseModel):
         le=MAX_QUERY_DEPTH,
         description="Hops to expand from each seed.",
     )
+    observations: StrictInt = Field(
+        default=DEFAULT_QUERY.observations,
+        ge=1,
+        le=MAX_OBSERVATIONS,
+        description="At most this many observations (texts kept) in the answer.",
+    )
     relationship_filter: StrictStr | None = Field(default=None, description=RTYPE)
     as_of: AwareDatetime | None = Field(
         default=None,
@@ -207,6 +213,7 @@ def graph_query(call: ToolCall, args: GraphQueryArgs) -> QueryResult:
         as_of=args.as_of,
         valid_at=args.valid_at,
         schema=schema_or_none(call),
+        observations=args.observations,
     )
 
 

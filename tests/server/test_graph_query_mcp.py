@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import write_history
+from tests.conftest import SEED_SCHEMA
 from tests.server.harness import stdio_agent
+from writegate.eventlog import Actor
+from writegate.gate import Gate, ObservationResult
 
 pytestmark = pytest.mark.anyio
 
@@ -65,3 +68,27 @@ async def test_graph_query_answers_an_agent_with_ranked_triplets(tmp_path: Path)
     assert blank.data["error_code"] == "INVALID_ARGUMENT"
     assert deep.is_error
     assert deep.data["error_code"] == "INVALID_ARGUMENT"
+
+
+async def test_graph_query_answers_as_many_observations_as_asked_within_a_bound(
+    tmp_path: Path,
+) -> None:
+    """Issue 41, defect 4: the answer's observations were 10 whatever was asked."""
+    db = tmp_path / "said.db"
+    with Gate.open(db, default_actor=Actor(agent="recorder")) as gate:
+        assert gate.publish_schema(SEED_SCHEMA).status == "published"
+        for n in range(40):
+            kept = gate.record_observation(
+                text=f"turn {n}: the lighthouse keeper waved",
+                source="chat",
+                extraction_method="parsed",
+                session=f"s-{n}",  # each its own session: no context lent
+            )
+            assert isinstance(kept, ObservationResult), kept
+    async with stdio_agent(db, "reader-1", ("reader",)) as agent:
+        default = await agent.call("graph_query", {"query": "lighthouse keeper"})
+        more = await agent.call("graph_query", {"query": "lighthouse keeper", "observations": 25})
+        beyond = await agent.call("graph_query", {"query": "lighthouse", "observations": 51})
+    assert len(default.data["observations"]) == 10
+    assert len(more.data["observations"]) == 25
+    assert beyond.is_error
