@@ -85,9 +85,11 @@ class ObservationMatch(BaseModel):
 
     observation_id: str
     score: float
-    terms: list[str]
+    terms: list[str]  # the query's searched words it holds, as the text index matched them
     text: str
     source: str
+    extraction_method: str
+    seq: int  # the event that recorded it
     agent: str
     session: str | None
     said_at: str

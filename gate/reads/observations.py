@@ -8,12 +8,12 @@ there finds nothing, and an id is not found.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from writegate.eventlog import Log
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.gate.reads.views import index_page
+from writegate.gate.reads.views import index_hits
 from writegate.language import OBSERVATION_ID
 from writegate.projections.state import ObservationRow, StateProjection
 
@@ -40,6 +40,10 @@ class ObservationView(BaseModel):
     seq: int  # the event that recorded it
     # the nodes and relationships written citing it that stand now (at most MAX_FACTS)
     facts: list[str]
+    # a search's why: the index's relevance (higher is better; its scale is the backend's)
+    # and the query's searched words it holds, as the index matched them (left out: opened)
+    score: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    terms: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class ObservationPage(BaseModel):
@@ -76,10 +80,20 @@ class ObservationReader:
         with self._log.snapshot() as conn:
             if not self._state.keeps_observations(conn):
                 return ObservationPage(observations=[])
-            page, next_cursor = index_page(self._state, conn, query, "observation", limit, cursor)
-            rows = self._state.observations(conn, page)
+            hits, next_cursor = index_hits(self._state, conn, query, "observation", limit, cursor)
+            rows = self._state.observations(conn, [h.identity for h in hits])
+            terms = self._state.text_index(conn).matched(
+                conn, query, "observation", [r.id for r in rows]
+            )
+            scores = {h.identity: -h.score for h in hits}
             return ObservationPage(
-                observations=[self._view(conn, row) for row in rows], next_cursor=next_cursor
+                observations=[
+                    self._view(conn, row).model_copy(
+                        update={"score": scores[row.id], "terms": terms.get(row.id, [])}
+                    )
+                    for row in rows
+                ],
+                next_cursor=next_cursor,
             )
 
     def open_observation(self, observation_id: str) -> ObservationView:

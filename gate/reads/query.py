@@ -54,6 +54,7 @@ from writegate.gate.reads.recall import Nearest
 from writegate.gate.reads.views import Decay, ref_of
 from writegate.language import RelationshipWritten, WriteProvenance, payload_of, provenance_of
 from writegate.language.payloads import writer_of
+from writegate.projections.search.contract import search_words
 from writegate.projections.state import (
     DEFAULT_FLOOR,
     StateProjection,
@@ -166,7 +167,7 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
             graph = Present(log, conn, state)
         else:
             graph = Past(log, asked.as_of or datetime.now(UTC), asked.valid_at, asked.past_scopes)
-        wanted = query_words(asked.query)
+        wanted = search_words(asked.query)  # the words searched: no stop word beside others
         found_said = recall.observations(
             conn,
             state,
@@ -174,7 +175,6 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
             recall.Recall(config.context_hits, top=config.observations, rrf_k=config.rrf_k),
             nearest=asked.nearest,
             as_of=asked.as_of,
-            matched=lambda text: matched(wanted, _node_words((text, {}))),
         )
         rankings = _rankings(conn, asked.seeds_in or state, asked, found_said)
         fused = rrf(list(rankings.values()), config.rrf_k)
@@ -197,6 +197,8 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
             [*seeds, *(e for r in kept for e in (r.link.from_identity, r.link.to_identity))]
         )
         meets = {identity: matched(wanted, _node_words(w)) for identity, w in said.items()}
+        if isinstance(graph, Present) and state.keeps_text(conn):  # the index's own word
+            meets = state.text_index(conn).matched(conn, asked.query, "node", list(said))
         events = graph.last_written(r.link for r in kept)
         heard = state.corroborations(conn, [r.link.identity for r in kept])
         triplets = [

@@ -55,7 +55,6 @@ def observations(
     *,
     nearest: Nearest | None = None,
     as_of: datetime | None = None,
-    matched: Callable[[str], list[str]],
 ) -> list[ObservationMatch]:
     """The best ``recall.top`` observations for ``query`` (those recorded by ``as_of``)."""
     if not state.keeps_observations(conn):
@@ -92,7 +91,8 @@ def observations(
             score[other.id] = score.get(other.id, 0.0) + share * recall.shares[places - 1]
             lent.setdefault(other.id, (row.id, places))
     best = sorted(score, key=lambda i: (-score[i], rows[i].said_at, rows[i].seq))[: recall.top]
-    return [_match(rows[i], score[i], rankings, lent, matched) for i in best]
+    terms = state.text_index(conn).matched(conn, query, "observation", best) if hits else {}
+    return [_match(rows[i], score[i], rankings, lent, terms.get(i, [])) for i in best]
 
 
 def _match(
@@ -100,16 +100,18 @@ def _match(
     score: float,
     rankings: dict[str, list[str]],
     lent: dict[str, tuple[str, int]],
-    matched: Callable[[str], list[str]],
+    terms: list[str],
 ) -> ObservationMatch:
     found_by = [name for name, ranking in rankings.items() if row.id in ranking]
     context_of, places = lent.get(row.id, (None, None)) if not found_by else (None, None)
     return ObservationMatch(
         observation_id=row.id,
         score=score,
-        terms=matched(row.text),
+        terms=terms,
         text=row.text,
         source=row.source,
+        extraction_method=row.method,
+        seq=row.seq,
         agent=row.agent,
         session=row.session,
         said_at=row.said_at,

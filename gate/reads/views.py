@@ -30,6 +30,7 @@ from writegate.language import (
     payload_of,
     provenance_of,
 )
+from writegate.projections.search.contract import Hit
 from writegate.projections.state import EdgeRow, NodeRow, StateProjection, Support, sources
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
@@ -306,6 +307,14 @@ def index_page(
     """One page of the text index's hits of ``kind`` (their identities, the most relevant
     first) and the cursor of the next (none at the end); a cursor no search gave is
     ``INVALID_ARGUMENT``."""
+    hits, next_cursor = index_hits(state, conn, query, kind, limit, cursor)
+    return [h.identity for h in hits], next_cursor
+
+
+def index_hits(
+    state: StateProjection, conn: Sql, query: str, kind: str, limit: int, cursor: str | None
+) -> tuple[list[Hit], str | None]:
+    """``index_page`` with each hit's score."""
     try:
         hits = state.text_index(conn).search(conn, query, kind, limit + 1, cursor)
     except ValueError:
@@ -313,7 +322,7 @@ def index_page(
             ErrorCode.INVALID_ARGUMENT, "cursor is not one this search gave", {"field": "cursor"}
         ) from None
     page = hits[:limit]
-    return [h.identity for h in page], page[-1].cursor if len(hits) > limit else None
+    return page, page[-1].cursor if len(hits) > limit else None
 
 
 def node_views(

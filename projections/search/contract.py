@@ -199,6 +199,15 @@ class TextIndex(Protocol):
         raises ValueError."""
         ...
 
+    def matched(
+        self, conn: Sql, query: str, kind: str, identities: Sequence[str]
+    ) -> dict[str, list[str]]:
+        """For each of ``identities`` (documents of ``kind``), the words of
+        ``search_words(query)`` it matches as ``search`` matches them — its stems, an
+        absent word as the words it begins, no stop word beside others — in the query's
+        order: why it was found, in words the index itself confirms."""
+        ...
+
     def documents(self, conn: Sql) -> Iterator[Document]:
         """Every document, in identity order: two equal indexes give equal sequences."""
         ...

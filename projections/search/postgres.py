@@ -91,6 +91,25 @@ class PostgresTextIndex(DocumentRows):
         conn.execute("SELECT gin_clean_pending_list(?::regclass)", (part,))
         conn.execute("ANALYZE search_documents")
 
+    def matched(
+        self, conn: Sql, query: str, kind: str, identities: Sequence[str]
+    ) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {identity: [] for identity in identities}
+        configuration, _ = ts_query(query)
+        words = search_words(query)
+        if not words or not found:
+            return found
+        tests = ", ".join("words @@ to_tsquery(?::regconfig, ?)" for _ in words)
+        marks = ", ".join("?" * len(found))
+        sql = (
+            f"SELECT identity, {tests} FROM search_documents "
+            f"WHERE kind = ? AND identity IN ({marks})"
+        )
+        asked = [value for w in words for value in (configuration, f"{w}:*")]
+        for identity, *met in conn.execute(sql, [*asked, kind, *found]):
+            found[identity] = [w for w, hit in zip(words, met, strict=True) if hit]
+        return found
+
     def search(
         self,
         conn: Sql,

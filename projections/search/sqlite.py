@@ -34,8 +34,15 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from writegate.eventlog.sql import Sql, run_script
 from writegate.language.scopes import Visible
-from writegate.projections.search.bm25 import KINDS, PREFIXED, content_of, scored
-from writegate.projections.search.contract import Document, DocumentRows, Hit, Rows, parse_cursor
+from writegate.projections.search.bm25 import KINDS, PREFIXED, content_of, fts_table, phrase, scored
+from writegate.projections.search.contract import (
+    Document,
+    DocumentRows,
+    Hit,
+    Rows,
+    parse_cursor,
+    search_words,
+)
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 DOCUMENTS = """
@@ -234,6 +241,42 @@ class SqliteTextIndex(DocumentRows):
         if start is not None:
             hits = [hit for hit in hits if hit > start]
         return [Hit(identity, score) for score, identity in hits[:limit]]
+
+    def matched(
+        self, conn: Sql, query: str, kind: str, identities: Sequence[str]
+    ) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {identity: [] for identity in identities}
+        table = fts_table(conn, kind)
+        if table is None or not found:
+            return found
+        fts, _, documents = table
+        marks = ", ".join("?" * len(found))
+        named = f"SELECT rowid, identity FROM {documents} WHERE identity IN ({marks})"
+        rowids = dict(conn.execute(named, list(found)).fetchall())
+        if not rowids:
+            return found
+        words = search_words(query)
+        if not words:
+            return found
+        # one statement each: which words any document holds (the others are searched as
+        # the words they begin), then which of these documents each word's phrase matches
+        held = " UNION ALL ".join(
+            f"SELECT {n} WHERE EXISTS (SELECT 1 FROM {fts} WHERE {fts} MATCH ?)"
+            for n in range(len(words))
+        )
+        present = {row[0] for row in conn.execute(held, [phrase(w) for w in words])}
+        among = ", ".join("?" * len(rowids))
+        each = " UNION ALL ".join(
+            f"SELECT {n}, rowid FROM {fts} WHERE {fts} MATCH ? AND rowid IN ({among})"
+            for n in range(len(words))
+        )
+        asked: list[object] = []
+        for n, word in enumerate(words):
+            asked += [phrase(word, begins=n not in present), *rowids]
+        hits = sorted(conn.execute(each, asked).fetchall())
+        for n, rowid in hits:
+            found[rowids[rowid]].append(words[n])
+        return found
 
     def intact(self, conn: Sql) -> bool:
         """Whether each FTS5 table agrees with the documents it indexes."""

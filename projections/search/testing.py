@@ -134,6 +134,23 @@ class TextIndexContractTestCase(unittest.TestCase):
         hits = self.index.search(self.conn, "where is the note", _KEPT, _PAGE)
         self.assertIn("Note{}", [h.identity for h in hits])
 
+    def test_matched_names_the_words_each_document_was_found_by_stems_included(self) -> None:
+        self.index.put(
+            self.conn,
+            [
+                Document("Camp{}", _KEPT, "Camp\nmy best camping memory, by the lake"),
+                Document("Lake{}", _KEPT, "Lake\nthe lake froze"),
+            ],
+        )
+        asked = "Where has she camped by the lake?"
+        found = {h.identity for h in self.index.search(self.conn, asked, _KEPT, _PAGE)}
+        self.assertEqual(found, {"Camp{}", "Lake{}"})
+        matched = self.index.matched(self.conn, asked, _KEPT, ["Camp{}", "Lake{}", "None{}"])
+        self.assertEqual(matched, {"Camp{}": ["camped", "lake"], "Lake{}": ["lake"], "None{}": []})
+        self.assertEqual(
+            self.index.matched(self.conn, "lak", _KEPT, ["Lake{}"]), {"Lake{}": ["lak"]}
+        )
+
     def test_a_query_without_words_finds_nothing(self) -> None:
         for query in ("", "   ", '""', "*", "()", "-- ;", '"*" ^ - :'):
             self.assertEqual(self.index.search(self.conn, query, "node", 10), [], query)

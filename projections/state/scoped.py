@@ -59,6 +59,12 @@ class ScopedIndex:
         narrowed = self._visible if visible is None else self._visible & visible
         return self._index.search(conn, query, kind, limit, after, narrowed)
 
+    def matched(
+        self, conn: Sql, query: str, kind: str, identities: Sequence[str]
+    ) -> dict[str, list[str]]:
+        """Why each of ``identities`` was found: asked of documents the caller was given."""
+        return self._index.matched(conn, query, kind, identities)
+
 
 class ScopedState(StateProjection):
     """``StateProjection``'s reads for a caller who sees ``visible`` (never used to write)."""

@@ -57,7 +57,9 @@ async def test_an_agent_keeps_an_observation_and_cites_it(served: Served) -> Non
     assert ada["provenance"]["observations"] == [kept.data["observation_id"]]
     assert opened.data["edges"][0]["provenance"]["observations"] == [kept.data["observation_id"]]
     [hit] = found.data["observations"]
-    assert hit == one.data
+    assert {k: v for k, v in hit.items() if k not in ("score", "terms")} == one.data
+    assert hit["terms"] == ["initech", "platform"]  # why it was found (issue 41, defect 5)
+    assert hit["score"] > 0  # the index's relevance, higher is better
     assert hit["said_at"] == "2025-03-04T09:00:00.000000Z"
     assert (hit["agent"], hit["session"], hit["source"]) == (
         "scribe",
