@@ -181,7 +181,6 @@ class DeleteRelationshipRequest(Provenanced):
 
 
 BATCH_OPERATIONS = ("write_node", "write_relationship", "delete_node", "delete_relationship")
-MAX_BATCH = 10_000
 
 
 # -- results -------------------------------------------------------------------------

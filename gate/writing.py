@@ -34,7 +34,6 @@ from writegate.gate.limits import Limits, check_request, json_safe
 from writegate.gate.limits import idempotency_key as checked_key
 from writegate.gate.models import (
     BATCH_OPERATIONS,
-    MAX_BATCH,
     BatchResult,
     DeleteNodeRequest,
     DeleteNodeResult,
@@ -193,10 +192,10 @@ class Writer:
         try:
             check_request(request, self._limits())
             key = checked_key(idempotency_key)
-            if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
+            if not isinstance(items, list) or not items:  # how many: ``max_batch_items``
                 raise GateRejection(
                     ErrorCode.INVALID_ARGUMENT,
-                    f"items must be a list of 1 to {MAX_BATCH} operations",
+                    "items must be a list of at least one operation",
                     {"field": "items"},
                 )
             json_safe(request)

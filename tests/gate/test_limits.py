@@ -89,6 +89,16 @@ def test_batches_are_bounded_in_items_and_in_bytes(gate: Gate) -> None:
     assert state_of(gate) == before
 
 
+def test_a_batch_limit_set_above_the_default_is_the_limit(gate: Gate) -> None:
+    """Issue 42, defect 4: a fixed bound of 10,000 items applied whatever the setting."""
+    raised = Gate(gate.log, gate.schema, limits=Limits(max_batch_items=50_000))
+    items = [{"op": "write_node", **person(f"p{i}")} for i in range(20_000)]
+    written = raised.write_batch(items=items)
+    assert written.status == "written", written
+    assert len(written.results) == 20_000
+    refused(raised.write_batch(items=[]), "INVALID_ARGUMENT")
+
+
 def test_limits_come_from_the_gate_then_the_schema_then_the_defaults(gate: Gate) -> None:
     assert gate.limits() == DEFAULT_LIMITS
     document = gate.current_schema().registry.document  # type: ignore[attr-defined]
