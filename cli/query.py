@@ -15,7 +15,15 @@ from rich.table import Table
 from writegate.cli.common import Context, parse_time, pass_ctx
 from writegate.cli.nodes import NodeName
 from writegate.cli.read import reading, schema_or_none
-from writegate.cli.render import console, counted, emit_json, emit_jsonl, format_option, plain
+from writegate.cli.render import (
+    console,
+    counted,
+    emit_json,
+    emit_jsonl,
+    format_option,
+    plain,
+    withheld_line,
+)
 from writegate.gate.models import NodeRef
 from writegate.gate.reads.answers import QueryResult
 from writegate.gate.reads.query import DEFAULT, MAX_OBSERVATIONS, MAX_QUERY_DEPTH, MAX_TOP_K
@@ -125,3 +133,5 @@ def _show(found: QueryResult) -> None:
             how = ", ".join(o.found_by) or f"{o.places} from {o.context_of}"
             said.add_row(f"{o.score:.3f}", f"{o.said_at[:19]} {o.session or ''}", o.text, how)
         out.print(said)
+    if line := withheld_line(found.withheld):
+        click.echo(line)

@@ -28,6 +28,7 @@ from writegate.cli.render import (
     emit_jsonl,
     format_option,
     plain,
+    withheld_line,
 )
 from writegate.gate import Gate
 from writegate.gate.errors import GateRejection
@@ -258,6 +259,8 @@ def show_subgraph(subgraph: Subgraph, fmt: str) -> None:
         out.print(_nodes_table(subgraph.nodes))
         if subgraph.edges:
             out.print(_edges_table(subgraph.edges))
+        if line := withheld_line(subgraph.withheld):
+            click.echo(line)
     if subgraph.truncated:
         click.echo("… truncated: more nodes or edges than the limits allow", err=True)
 
@@ -266,6 +269,8 @@ def _show_path(found: PathResult) -> None:
     out = console()
     if not found.found:
         out.print("no path within --max-depth")
+        if line := withheld_line(found.withheld):
+            click.echo(line)
         return
     steps = [_name(found.nodes[0].label, found.nodes[0].merge_keys)]
     for node, edge in zip(found.nodes[1:], found.edges, strict=True):
@@ -275,3 +280,5 @@ def _show_path(found: PathResult) -> None:
     out.print(f"path of {found.length}: " + " ".join(steps), highlight=False, markup=False)
     out.print(_nodes_table(found.nodes))
     out.print(_edges_table(found.edges))
+    if line := withheld_line(found.withheld):
+        click.echo(line)

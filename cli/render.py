@@ -52,6 +52,17 @@ def counted(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
+def withheld_line(withheld: dict[str, int] | None) -> str | None:
+    """What a scoped read left out, as the table says it (``withheld`` in JSON): the
+    relationships leading into each scope the grant does not hold."""
+    if not withheld:
+        return None
+    into = ", ".join(
+        f"{counted(n, 'relationship')} into {scope}" for scope, n in sorted(withheld.items())
+    )
+    return f"withheld (outside this grant): {into}"
+
+
 def console() -> Console:
     """A console as wide as the terminal."""
     from rich.console import Console

@@ -103,8 +103,9 @@ def test_the_review_commands_work_as_pasted(tmp_path: Path) -> None:
     assert run("--db", "memory.db", "init", "--schema", str(schema), cwd=tmp_path).returncode == 0
     proposals = []
     for name in ("Ada", "Eve"):
-        held = run("--db", "memory.db", "write", "node", f"Person:name={name}",
-                   "--source", "chat", "--method", "llm", "--format", "json", cwd=tmp_path)  # fmt: skip
+        held = run("--db", "memory.db", "--as", "chat-agent", "write", "node",  # not the reviewer
+                   f"Person:name={name}", "--source", "chat", "--method", "llm", "--format",
+                   "json", cwd=tmp_path)  # fmt: skip
         proposals.append(json.loads(held.stdout)["proposal"])
     for words in pasted:
         args = [proposals[1] if w == "PROPOSAL" and words[4] == "reject" else w for w in words]
@@ -154,7 +155,17 @@ def test_the_asking_commands_work_as_pasted(tmp_path: Path) -> None:
     assert "Lisbon" in said
     done = pasted(scoped, tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "Initech" not in done.stdout  # asked as an agent granted hr: nothing of default
+    answer = done.stdout[done.stdout.index("\nwg_") :]  # after the token: the search
+    assert "T-1" in answer  # asked as an agent granted ops: the ticket,
+    assert "Ada" not in answer  # not who works it
+    assert "120000" not in answer
+    assert "withheld (outside this grant): 1 relationship into hr" in answer
+    refused = run("--db", "team.db", "token", "create", "eve", "--role", "writer",
+                  "--scope", "hrr", cwd=tmp_path)  # fmt: skip
+    assert refused.returncode == 2
+    assert refused.stderr == (
+        "error: no such scope: hrr; the schema declares eng, hr, ops (and the implicit 'default')\n"
+    )
 
 
 def test_the_forgetting_commands_work_as_pasted(tmp_path: Path) -> None:

@@ -74,7 +74,8 @@ def test_a_held_write_names_its_proposal_and_the_command_deciding_it(tmp_path: P
     )
     db = tmp_path / "log.db"
     writegate(db, "init", "--schema", str(schema))
-    held = writegate(db, "write", "node", "Person:name=Eve", "--source", "chat", "--method", "llm")
+    held = writegate(db, "--as", "chat-agent", "write", "node", "Person:name=Eve",
+                     "--source", "chat", "--method", "llm")  # fmt: skip
     [said, hint] = held.stdout.splitlines()
     proposal = said.split("proposal ")[1].split(" ")[0]
     assert len(proposal) == 32
