@@ -242,7 +242,13 @@ async def log_json(desk: Desk, request: Request) -> Response:
 async def _log(desk: Desk, request: Request, who: Who, *, json_page: bool) -> Response:
     params = request.query_params
     kind, agent = params.get("type") or None, params.get("agent") or None
-    ref = _ref(request) if params.get("label") else None
+    named = bool(params.get("label") or params.get("keys"))  # one node: both, keys as JSON
+    ref = _ref(request) if named else None
+    if named and ref is None:
+        why = 'a node filter is its label and its merge keys as JSON, e.g. {"name": "Ada"}'
+        if json_page:
+            return JSONResponse({"error": why}, status_code=400, headers=HEADERS)
+        return desk.bad(request, who, why)
     try:
         args = AuditEventsArgs(
             agent=agent,
