@@ -20,7 +20,7 @@ $(BIN)/writegate: pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-$(DEV): $(BIN)/writegate $(DESK_JS)
+$(DEV): $(BIN)/writegate
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
@@ -50,15 +50,14 @@ $(PEERS): tests/peers/package.json tests/peers/package-lock.json
 	npm ci --prefix tests/peers --no-audit --no-fund --loglevel=error
 	touch $@
 
-# the desk's graph drawing (cytoscape, MIT), pinned, copied into the package with its licence:
-# the desk serves it itself, nothing comes from a CDN
-$(DESK_JS): gate/desk/vendor/package.json gate/desk/vendor/package-lock.json
+# the desk's graph drawing (cytoscape, MIT), pinned in gate/desk/vendor/package.json and
+# committed into the package with its licence, so every install has it (a wheel, pipx, make
+# run) and the desk serves it itself, nothing from a CDN; after changing the pin, refresh it:
+desk-vendor:
 	npm ci --prefix gate/desk/vendor --no-audit --no-fund --loglevel=error
-	mkdir -p $(@D)
-	cp gate/desk/vendor/node_modules/cytoscape/dist/cytoscape.min.js $@
-	cp gate/desk/vendor/node_modules/cytoscape/LICENSE $(@D)/cytoscape.LICENSE
-
-desk-vendor: $(DESK_JS)
+	mkdir -p $(dir $(DESK_JS))
+	cp gate/desk/vendor/node_modules/cytoscape/dist/cytoscape.min.js $(DESK_JS)
+	cp gate/desk/vendor/node_modules/cytoscape/LICENSE $(dir $(DESK_JS))cytoscape.LICENSE
 
 # the desk's browser tests drive Debian's Chromium (no browser is downloaded)
 chromium:

@@ -18,10 +18,15 @@ import venv
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx2
 import pytest
+from playwright.sync_api import expect, sync_playwright
 
 from tests.conftest import ROOT, SEED_SCHEMA
-from tests.server.harness import stdio_agent
+from tests.desk.conftest import Desk, build_log
+from tests.desk.test_desk_browser import chromium, node_url, sign_in
+from tests.server.harness import http_server, stdio_agent
+from writegate.gate.server.tokens import create_token
 
 pytestmark = pytest.mark.slow
 
@@ -188,3 +193,26 @@ def test_the_contract_test_cases_ship_and_pass_from_the_wheel(
     script = tmp_path / "run_contracts.py"
     script.write_text(CONTRACT_RUN)
     _run(installed.bin / "python", script, cwd=tmp_path)
+
+
+def test_the_desk_served_from_the_wheel_draws_its_graph(
+    installed: Installed, tmp_path: Path
+) -> None:
+    """Issue 42, defect 1: the drawing script was a 404 unless ``make test`` had copied it."""
+    db = tmp_path / "desk.db"
+    build_log(db, tmp_path)
+    token = create_token(Path(f"{db}.tokens.json"), "rita", ("reader",))
+    shipped = (ROOT / "gate" / "desk" / "static" / "vendor" / "cytoscape.min.js").read_bytes()
+    with http_server(db, command=str(installed.bin / "writegate")) as server:
+        desk = Desk(server, db, {"reader": token})
+        script = httpx2.get(f"{desk.url}/static/vendor/cytoscape.min.js", timeout=30)
+        assert script.status_code == 200
+        assert script.content == shipped
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+            try:
+                page = sign_in(browser, desk, "reader")
+                page.goto(node_url(desk, "Ada"))
+                expect(page.locator("#graph canvas").first).to_be_attached()  # it drew
+            finally:
+                browser.close()

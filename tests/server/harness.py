@@ -136,13 +136,17 @@ class HttpServer:
 
 @contextmanager
 def http_server(
-    db: Path | str, env: dict[str, str] | None = None, extra: tuple[str, ...] = ()
+    db: Path | str,
+    env: dict[str, str] | None = None,
+    extra: tuple[str, ...] = (),
+    command: str = WRITEGATE,
 ) -> Iterator[HttpServer]:
-    """``writegate serve --http`` on the free port it takes (``--port 0``) and names, stopped
-    (and reaped) afterwards: a port picked here and bound there could be taken in between."""
+    """``writegate serve --http`` (``command``: another install's) on the free port it takes
+    (``--port 0``) and names, stopped (and reaped) afterwards: a port picked here and bound
+    there could be taken in between."""
     with tempfile.TemporaryFile() as stderr:
         process = subprocess.Popen(
-            [WRITEGATE, "--db", str(db), "serve", "--http", "--port", "0", *extra],
+            [command, "--db", str(db), "serve", "--http", "--port", "0", *extra],
             env={**os.environ, **(env or {})},
             stdout=subprocess.DEVNULL,
             stderr=stderr,
