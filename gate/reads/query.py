@@ -54,13 +54,13 @@ from writegate.gate.reads.recall import Nearest
 from writegate.gate.reads.views import Decay, ref_of
 from writegate.language import RelationshipWritten, WriteProvenance, payload_of, provenance_of
 from writegate.language.payloads import writer_of
-from writegate.projections.search.contract import search_words
 from writegate.projections.state import (
     DEFAULT_FLOOR,
     StateProjection,
     Support,
     feedback_weights,
     rank_factor,
+    search_words,
     sources,
 )
 

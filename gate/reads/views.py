@@ -30,8 +30,14 @@ from writegate.language import (
     payload_of,
     provenance_of,
 )
-from writegate.projections.search.contract import Hit
-from writegate.projections.state import EdgeRow, NodeRow, StateProjection, Support, sources
+from writegate.projections.state import (
+    EdgeRow,
+    Hit,
+    NodeRow,
+    StateProjection,
+    Support,
+    sources,
+)
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
 

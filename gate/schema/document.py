@@ -1,10 +1,9 @@
 """The schema document operators write (YAML or JSON) and its validation.
 
-A document is checked whole when it is loaded or published, so a bad schema
-never reaches the gate: every name is a safe identifier, every remap points to
-one canonical label without chains or cycles, the fallback label exists, enum
-values fit their type. Each problem names its place in the document (and, read
-from a file, its line: see ``gate.schema.loading``).
+A document is checked whole when it is loaded or published, so a bad schema never reaches
+the gate: every name is a safe identifier, every remap points to one canonical label without
+chains or cycles, the fallback label exists, enum values fit their type. Each problem names
+its place in the document (and, read from a file, its line: see ``gate.schema.loading``).
 
 Publishing (``strict``) asks more of a document than reading one back from the log
 does: required properties must be declared, relationship properties must point at an
@@ -180,9 +179,8 @@ class ResolutionDoc(BaseModel):
 
 class ReviewRule(BaseModel):
     """Writes held for a reviewer by who sent them and how (``gate.review``): those of the
-    listed extraction methods (any, if none) to the listed labels and relationship types
-    (any, if none), from an agent with fewer than ``until_approved`` writes a reviewer has
-    approved — a new agent earns trust — or always, at 0."""
+    listed extraction methods (any, if none) to the listed labels and relationship types (any,
+    if none), from an agent with fewer than ``until_approved`` approved writes, or always, at 0."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -213,8 +211,7 @@ class NodeTypeDoc(BaseModel):
     )
     # its nodes are subjects: merge keys sealed, identity a pseudonym (``gate.personal``)
     personal: bool = Field(default=False, exclude_if=_unset)
-    # a writer may decide its own held writes to these nodes (unset: a second pair of eyes)
-    self_review: bool = Field(default=False, exclude_if=_unset)
+    self_review: bool = Field(default=False, exclude_if=_unset)  # may writers decide their own
 
     @model_validator(mode="after")
     def _evidence_declared(self) -> Self:

@@ -6,9 +6,11 @@ inline projector the log runs in each append's transaction); ``feedback`` keeps 
 weights feedback gives facts and answers what a ranking asks of them; ``observations``
 keeps and answers those of observations and the writes citing them; ``support`` keeps
 the writes supporting each fact's current version (its writer and its corroborations);
-``tallies`` keeps how many nodes each label has, relationships each type, and stubs.
+``tallies`` keeps how many nodes each label has, relationships each type, and stubs. Its
+text index answers with ``Hit`` rows, looking for a query's ``search_words``.
 """
 
+from writegate.projections.search.contract import Hit, search_words
 from writegate.projections.state.changes import apply_to_state, merge_properties
 from writegate.projections.state.feedback import DEFAULT_FLOOR, feedback_weights, rank_factor
 from writegate.projections.state.observations import CitationRow, ObservationQueries, ObservationRow
@@ -31,6 +33,7 @@ __all__ = [
     "EdgeRow",
     "EndedEdge",
     "Fact",
+    "Hit",
     "NodeRow",
     "ObservationQueries",
     "ObservationRow",
@@ -43,5 +46,6 @@ __all__ = [
     "feedback_weights",
     "merge_properties",
     "rank_factor",
+    "search_words",
     "sources",
 ]
