@@ -62,7 +62,8 @@ def bring_along(ctx: Context, gate: Gate, receipt: int | None) -> None:
     failures = []
     for name in settings.projections:
         try:
-            ended = jobs.run(jobs.start(ctx.actor, "replay", name, ReplayOptions().model_dump()))
+            started = jobs.start(ctx.actor, "replay", name, ReplayOptions().model_dump(), note)
+            ended = jobs.run(started)
         except (ValueError, JobFailed) as exc:
             failures.append(f"{name}: {exc}")
         except TargetBusy as busy:
@@ -88,7 +89,7 @@ def run_kind(
     it), run it here behind a progress bar, print its outcome (unless the command says
     more itself: ``echo=False``); fail in one line."""
     try:
-        job = jobs.start(ctx.actor, kind, target, options.model_dump())
+        job = jobs.start(ctx.actor, kind, target, options.model_dump(), told=note)
     except ValueError as exc:
         fail(str(exc), 2)
     except JobFailed as exc:

@@ -110,10 +110,21 @@ class Jobs:
         self.table = JobTable(log)
         self.kinds = dict(kinds)
 
-    def start(self, actor: Actor, kind: str, target: str, options: Mapping[str, Any]) -> Job:
-        """Claim ``target`` for new work, or resume the interrupted job holding it if it
-        is the same work; ``TargetBusy`` otherwise, ``ValueError`` for work this process
-        cannot do (an unknown kind or target, options the kind does not take)."""
+    def start(
+        self,
+        actor: Actor,
+        kind: str,
+        target: str,
+        options: Mapping[str, Any],
+        told: Callable[[str], None] | None = None,
+    ) -> Job:
+        """Claim ``target`` for new work. An interrupted job holding it (its process died)
+        is taken over: resumed if it is the same work, else ended as superseded — what it
+        leaves is its kind's to say, as for a cancellation — and the target claimed for
+        this work (``told`` hears that in one line), so a service restarted after a crash
+        never waits on a job nobody runs. ``TargetBusy`` while a live job holds it,
+        ``ValueError`` for work this process cannot do (an unknown kind or target, options
+        the kind does not take)."""
         if (spec := self.kinds.get(kind)) is None:
             raise ValueError(f"no {kind!r} jobs here (only {', '.join(self.kinds) or 'none'})")
         stored = canonical_json(spec.options.model_validate(options).model_dump(mode="json"))
@@ -128,11 +139,19 @@ class Jobs:
             return self.table.claim(kind, target, options_text, actor, total)
         except TargetBusy as busy:
             held = busy.job
-            if held.alive() or (held.kind, held.options) != (kind, options_text):
+            if held.alive():
                 raise
-            if (adopted := self.table.adopt(held)) is None:
+            if (adopted := self.table.adopt(held)) is None:  # another resumer won
                 raise TargetBusy(self.table.get(held.id) or held) from None
-            return adopted
+            if (held.kind, held.options) == (kind, options_text):
+                return adopted
+        self._abandon(adopted, f"superseded by a {kind} of {target}")
+        if told is not None:
+            told(
+                f"job {held.id} ({held.kind} {held.target}) was interrupted; this {kind} "
+                "supersedes it"
+            )
+        return self.table.claim(kind, target, options_text, actor, total)
 
     def resume(self, job_id: int) -> Job:
         """Take over an interrupted job; ``TargetBusy`` if it is still running somewhere."""
@@ -156,10 +175,14 @@ class Jobs:
             if job.alive():
                 self.table.request_cancel(job_id)
             else:
-                if (spec := self.kinds.get(job.kind)) is not None and spec.abandon is not None:
-                    spec.abandon(job)
-                self.table.finish(job_id, "cancelled", "cancelled while interrupted")
+                self._abandon(job, "cancelled while interrupted")
         return self.table.get(job_id) or job
+
+    def _abandon(self, job: Job, why: str) -> None:
+        """End an interrupted job that will not run again, its kind cleaning up after it."""
+        if (spec := self.kinds.get(job.kind)) is not None and spec.abandon is not None:
+            spec.abandon(job)
+        self.table.finish(job.id, "cancelled", why)
 
     def run(self, job: Job) -> Job:
         """Run a claimed job here until it ends; the ended record. ``JobFailed`` if the work

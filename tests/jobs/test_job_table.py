@@ -58,12 +58,31 @@ def test_one_job_per_target_and_an_interrupted_one_is_taken_over_once(
     claimed_by_a_process_that_died(any_db, "orphan")
     (orphan,) = [job for job in jobs.table.listed() if job.target == "orphan"]
     assert orphan.shown() == "interrupted"
-    with pytest.raises(TargetBusy):  # other work waits until it is resumed or cancelled
-        jobs.start(OPS, "rebuild", "orphan", {"regate": True})
     resumed = jobs.start(ANA, "rebuild", "orphan", {})  # the same work takes it over
     assert (resumed.id, resumed.attempts, resumed.owner) == (orphan.id, 2, "ops")
     assert jobs.table.adopt(orphan) is None  # a second resumer, reading it as it was, loses
     assert resumed.shown() == "running"
+    jobs.table.log.close()
+
+
+def test_other_work_on_the_target_of_an_interrupted_job_supersedes_it(
+    any_db: str | Path,
+) -> None:
+    """Issue 42, defect 3: other work used to wait, forever, on a job nobody ran."""
+    jobs = jobs_on(any_db)
+    claimed_by_a_process_that_died(any_db, "orphan")
+    (orphan,) = [job for job in jobs.table.listed() if job.target == "orphan"]
+    heard: list[str] = []
+    superseding = jobs.start(OPS, "rebuild", "orphan", {"regate": True}, told=heard.append)
+    assert superseding.id != orphan.id
+    assert heard == [
+        f"job {orphan.id} (rebuild orphan) was interrupted; this rebuild supersedes it"
+    ]
+    ended = jobs.table.get(orphan.id)
+    assert ended is not None
+    assert (ended.state, ended.outcome) == ("cancelled", "superseded by a rebuild of orphan")
+    with pytest.raises(TargetBusy):  # the new work is alive: nothing else takes the target
+        jobs.start(ANA, "rebuild", "orphan", {})
     jobs.table.log.close()
 
 

@@ -184,3 +184,36 @@ def test_the_next_rebuild_of_a_projection_resumes_the_one_that_died(
     assert ended is not None
     assert (ended.id, ended.state, ended.attempts) == (caught.id, "completed", 2)
     assert len((tmp_path / "again.jsonl").read_bytes().splitlines()) == NODES
+
+
+def test_a_replay_after_a_rebuild_that_died_supersedes_it_and_runs(
+    big_log: Path, tmp_path: Path, started: list[subprocess.Popen[bytes]]
+) -> None:
+    """Issue 42, defect 3: a service manager restarting ``replay`` after a crashed
+    ``rebuild`` was refused forever ("resume it or cancel it")."""
+    toml = configured(tmp_path, "restarted", "reference")
+    writegate(big_log, "--config", str(toml), "rebuild", "reference")
+    writegate(big_log, "--config", str(toml), "replay", "restarted", "--to-seq", "500")
+    rebuilding = subprocess.Popen(
+        [WRITEGATE, "--db", str(big_log), "--config", str(toml), "rebuild", "restarted"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    started.append(rebuilding)
+    caught = half_way(big_log, "restarted", rebuilding, past=3000)
+    os.kill(rebuilding.pid, signal.SIGKILL)
+    rebuilding.wait()
+
+    replayed = writegate(big_log, "--config", str(toml), "replay", "restarted")
+    assert replayed.stderr == (
+        f"note: job {caught.id} (rebuild restarted) was interrupted; this replay supersedes it\n"
+    )
+    with open_log(big_log, create=False, readonly=True) as log:
+        jobs = {job.id: job for job in JobTable(log).listed() if job.target == "restarted"}
+    assert jobs[caught.id].state == "cancelled"
+    assert jobs[caught.id].outcome == "superseded by a replay of restarted"
+    (newest,) = [job for job in jobs.values() if job.id > caught.id]
+    assert (newest.kind, newest.state) == ("replay", "completed")
+    assert (tmp_path / "restarted.jsonl").read_bytes() == (
+        tmp_path / "reference.jsonl"
+    ).read_bytes()
