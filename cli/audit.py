@@ -227,13 +227,12 @@ REPORT_FORMATS = ("table", "json", "markdown")
 @click.command()
 @format_option(*REPORT_FORMATS)
 @click.option("--markdown", is_flag=True, help="The same as --format markdown.")
-@click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
 @pass_ctx
-def report(ctx: Context, fmt: str, markdown: bool, as_json: bool) -> None:
+def report(ctx: Context, fmt: str, markdown: bool) -> None:
     """One page an auditor can hand on: size, chain, who wrote and who was refused, drift."""
-    if markdown and as_json:
-        fail("give --markdown or --json, not both", 2)
-    fmt = "markdown" if markdown else "json" if as_json else fmt
+    if markdown and fmt != "table":
+        fail("give --markdown or another format, not both", 2)
+    fmt = "markdown" if markdown else fmt
     settings = ctx.settings()
     with opened(ctx, readonly=True, whole_log="report") as gate:
         lags = [

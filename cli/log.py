@@ -92,7 +92,6 @@ def _event_types(_ctx: Any, _param: Any, values: tuple[str, ...]) -> tuple[str, 
     "--until", callback=parse_time, help="Up to this ISO 8601 time (UTC if no offset), or now."
 )
 @format_option()
-@click.option("--json", "as_json", is_flag=True, help="The same as --format jsonl.")
 @pass_ctx
 def log(
     ctx: Context,
@@ -107,10 +106,8 @@ def log(
     since: datetime | None,
     until: datetime | None,
     fmt: str,
-    as_json: bool,
 ) -> None:
     """List events, oldest first, filtered and paginated (continue with --after)."""
-    fmt = "jsonl" if as_json else fmt
     if follow and (reverse or fmt == "json" or to_seq is not None or until is not None):
         fail(
             "--follow prints events as they come: not with --reverse, --to-seq, --until "

@@ -3,13 +3,14 @@
 JSON is the result model exactly as the MCP tools return it (``gate.dump``), so a script
 and an agent read the same shape. Tables are rich tables as wide as the terminal (rich
 measures it; ``COLUMNS`` overrides), and a value in a cell is plain text or JSON — never
-a Python repr such as ``None`` or ``['a']``. ``--json``, where a command has it, is machine
-output, one JSON value a line: ``--format jsonl`` where the command lists, else ``--format
-json``.
+a Python repr such as ``None`` or ``['a']``. ``--json``, on every command with a machine
+format, is machine output, one JSON value a line: ``--format jsonl`` where the command
+lists, else ``--format json`` (its one result, on one line).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -31,13 +32,15 @@ _SAID = {
 
 def format_option(*choices: str, default: str = "table") -> Callable[..., Any]:
     """``--format`` with the given choices (all three by default), its help saying exactly
-    those."""
+    those, and ``--json``, the same as the machine format (``jsonl`` if it is a choice,
+    else ``json``): the command sees ``fmt`` alone."""
     choices = choices or FORMATS
     people = [_SAID[c] for c in choices if c in ("table", "markdown")]
     scripts = [_SAID[c] for c in choices if c in ("json", "jsonl")]
     said = [f"{' or '.join(people)} for people"] if people else []
     said += [f"{' or '.join(scripts)} for scripts"] if scripts else []
-    return click.option(
+    machine = next((c for c in ("jsonl", "json") if c in choices), None)
+    formats = click.option(
         "--format",
         "fmt",
         type=click.Choice(choices),
@@ -45,6 +48,23 @@ def format_option(*choices: str, default: str = "table") -> Callable[..., Any]:
         show_default=True,
         help="; ".join(said) + ".",
     )
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        if machine is None:
+            return formats(command)
+
+        @functools.wraps(command)
+        def folded(*args: Any, as_json: bool = False, **kwargs: Any) -> Any:
+            if as_json:
+                kwargs["fmt"] = machine
+            return command(*args, **kwargs)
+
+        flag = click.option(
+            "--json", "as_json", is_flag=True, help=f"The same as --format {machine}."
+        )
+        return formats(flag(folded))
+
+    return decorate
 
 
 def counted(count: int, noun: str) -> str:

@@ -155,13 +155,12 @@ def schema_push_graph(ctx: Context, path: Path, projection: str) -> None:
 
 @schema.command("show")
 @format_option("table", "json")
-@click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
 @pass_ctx
-def schema_show(ctx: Context, fmt: str, as_json: bool) -> None:
+def schema_show(ctx: Context, fmt: str) -> None:
     """Show the schema writes are checked against: labels and types with their keys, ends
     and remaps, each property's type (and whether search meets it), enum or edge, and what
     happens to a write (conflict policy, review rules and floor, entity resolution)."""
-    as_json = as_json or fmt == "json"
+    as_json = fmt == "json"
     with opened(ctx, readonly=True) as gate:
         try:
             snapshot = gate.current_schema()
@@ -171,7 +170,8 @@ def schema_show(ctx: Context, fmt: str, as_json: bool) -> None:
         document = getattr(registry, "document", None)
         if as_json and document is not None:
             body = document.model_dump(mode="json", by_alias=True)
-            click.echo(json.dumps({"version": snapshot.version, "document": body}, indent=2))
+            shown = {"version": snapshot.version, "document": body}
+            click.echo(json.dumps(shown, separators=(",", ":")))  # one value, one line
             return
         _show(registry, document, gate.unknown_label_policy(snapshot), snapshot.version, gate)
 

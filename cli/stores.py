@@ -121,15 +121,14 @@ def checkpoint_of(settings: Settings, name: str, log: Log) -> Callable[[], int]:
 
 @click.command("status")
 @format_option("table", "json", "jsonl")
-@click.option("--json", "as_json", is_flag=True, help="The same as --format jsonl.")
 @pass_ctx
-def status_command(ctx: Context, fmt: str, as_json: bool) -> None:
+def status_command(ctx: Context, fmt: str) -> None:
     """Each projection's checkpoint, the log head and the lag."""
     settings = ctx.settings()
     with opened(ctx, readonly=True) as gate:
         rows = projection_checkpoints(settings, gate.log)
         head = gate.log.head()[0]
-    if as_json or fmt in ("json", "jsonl"):
+    if fmt in ("json", "jsonl"):
         inline = {
             "name": INLINE,
             "store": f"inline in {ctx.where}",
@@ -139,7 +138,7 @@ def status_command(ctx: Context, fmt: str, as_json: bool) -> None:
             "error": None,
         }
         lines = [inline, *(_row(settings, r) for r in rows)]
-        if fmt == "json" and not as_json:
+        if fmt == "json":
             click.echo(json.dumps({"head": head, "projections": lines}))
         else:
             for line in lines:

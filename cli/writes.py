@@ -17,6 +17,7 @@ import orjson
 
 from writegate.cli.common import (
     Context,
+    emit_result,
     fail,
     opened,
     parse_assignments,
@@ -144,13 +145,25 @@ def _fallback_note(gate: Gate, given: str, written: str) -> None:
 def init(ctx: Context, schema_path: Path | None, fmt: str, as_json: bool) -> None:
     """Create the log (if missing) and optionally publish a schema to it."""
     from writegate.cli.schema import publish, read_document
+    from writegate.gate import Rejected, dump
 
     document = read_document(schema_path, "SCHEMA_INVALID: ") if schema_path else None
+    machine = fmt == "json" or as_json
     with opened(ctx, create=True) as gate:
         gate.rejections.install()  # now, so a server's database role needs no CREATE right
-        click.echo(f"log ready at {ctx.where} (head seq {gate.log.head()[0]})")
-        if document is not None:
-            publish(gate.publish_schema(document, actor=ctx.actor), fmt, as_json)
+        head = gate.log.head()[0]
+        if not machine:
+            click.echo(f"log ready at {ctx.where} (head seq {head})")
+        published = gate.publish_schema(document, actor=ctx.actor) if document else None
+    if not machine:
+        if published is not None:
+            publish(published, fmt)
+        return
+    if isinstance(published, Rejected):
+        emit_result(published)  # the tool's shape, and exit 1
+    schema = None if published is None else dump(published)
+    ready = {"log": ctx.where, "head_seq": head, "schema": schema}
+    click.echo(orjson.dumps(ready).decode())  # one value, one line
 
 
 @click.group()

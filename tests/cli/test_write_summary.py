@@ -119,9 +119,8 @@ def test_publishing_a_schema_says_what_it_published(tmp_path: Path) -> None:
     again = writegate(db, "schema", "publish", str(EXAMPLE_SCHEMA))
     assert again.stdout.startswith("schema sha256:")
     assert "is already the log's (5 labels, 8 relationship types)" in again.stdout
-    as_json = json.loads(
-        writegate(
-            tmp_path / "b.db", "init", "--schema", str(EXAMPLE_SCHEMA), "--json"
-        ).stdout.splitlines()[1]
-    )
+    (line,) = writegate(
+        tmp_path / "b.db", "init", "--schema", str(EXAMPLE_SCHEMA), "--json"
+    ).stdout.splitlines()  # one JSON value: the log made ready, and the schema published
+    as_json = json.loads(line)["schema"]
     assert (as_json["status"], as_json["seq"], as_json["labels"]) == ("published", 1, 5)
