@@ -19,6 +19,7 @@ from tests.server.harness import WRITEGATE
 from writegate.eventlog import open_log
 from writegate.gate import Gate
 from writegate.gate.jobs import Job, JobTable
+from writegate.gate.jobs.runner import REPORT_SECONDS
 
 NODES = 10_000  # a rebuild of this many events takes long enough to be caught half way
 
@@ -65,19 +66,43 @@ def job_on(db: Path, target: str) -> Job | None:
 def half_way(db: Path, target: str, process: subprocess.Popen[bytes], past: int) -> Job:
     """The job once it records more than ``past`` events done and fewer than all (the
     staged model commits every 2,000 rows, so past that something is stored), its process
-    stopped there (SIGSTOP; SIGCONT lets it go on) so that what follows meets it half way."""
+    stopped there (SIGSTOP; SIGCONT lets it go on) so that what follows meets it half way.
+
+    The process runs in slices, held between them longer than a job waits between progress
+    reports (``REPORT_SECONDS``), so each slice ends with its progress recorded: however
+    fast the machine, the rebuild is seen half way rather than done before a look."""
     deadline = time.monotonic() + 120  # a guard against hanging, not a measurement
+    os.kill(process.pid, signal.SIGSTOP)
     while time.monotonic() < deadline:
         job = job_on(db, target)
         if job is not None and past < job.done < job.total:
-            os.kill(process.pid, signal.SIGSTOP)
             stopped = job_on(db, target)
             assert stopped is not None
             assert stopped.state == "running"
             return stopped
         assert process.poll() is None, "the rebuild ended before it was seen half way"
-        time.sleep(0.01)
+        os.kill(process.pid, signal.SIGCONT)
+        time.sleep(0.05)  # a slice: a few of its batches
+        os.kill(process.pid, signal.SIGSTOP)
+        time.sleep(REPORT_SECONDS + 0.05)
     raise AssertionError("the rebuild never got half way")
+
+
+def killed_half_way(
+    db: Path, toml: Path, target: str, started: list[subprocess.Popen[bytes]]
+) -> Job:
+    """A ``rebuild`` of ``target`` in a process of its own, killed (SIGKILL) half way: the
+    job it leaves, interrupted."""
+    rebuilding = subprocess.Popen(
+        [WRITEGATE, "--db", str(db), "--config", str(toml), "rebuild", target],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    started.append(rebuilding)
+    caught = half_way(db, target, rebuilding, past=3000)
+    os.kill(rebuilding.pid, signal.SIGKILL)
+    rebuilding.wait()
+    return caught
 
 
 @pytest.fixture
@@ -98,15 +123,7 @@ def test_a_rebuild_killed_half_way_resumes_from_its_checkpoint_and_ends_as_an_un
     writegate(big_log, "--config", str(toml), "rebuild", "reference")
     writegate(big_log, "--config", str(toml), "replay", "snapshot", "--to-seq", "500")
     before = (tmp_path / f"snapshot.{kind}").read_bytes()
-    rebuilding = subprocess.Popen(
-        [WRITEGATE, "--db", str(big_log), "--config", str(toml), "rebuild", "snapshot"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    started.append(rebuilding)
-    caught = half_way(big_log, "snapshot", rebuilding, past=3000)
-    os.kill(rebuilding.pid, signal.SIGKILL)
-    rebuilding.wait()
+    caught = killed_half_way(big_log, toml, "snapshot", started)
 
     listed = writegate(big_log, "--config", str(toml), "jobs", "--format", "jsonl").stdout
     shown = next(row for row in map(json.loads, listed.splitlines()) if row["id"] == caught.id)
@@ -168,15 +185,7 @@ def test_the_next_rebuild_of_a_projection_resumes_the_one_that_died(
     big_log: Path, tmp_path: Path, started: list[subprocess.Popen[bytes]]
 ) -> None:
     toml = configured(tmp_path, "again")
-    rebuilding = subprocess.Popen(
-        [WRITEGATE, "--db", str(big_log), "--config", str(toml), "rebuild", "again"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    started.append(rebuilding)
-    caught = half_way(big_log, "again", rebuilding, past=3000)
-    os.kill(rebuilding.pid, signal.SIGKILL)
-    rebuilding.wait()
+    caught = killed_half_way(big_log, toml, "again", started)
 
     again = writegate(big_log, "--config", str(toml), "rebuild", "again")
     assert f"resuming job {caught.id} (rebuild again) from " in again.stderr
@@ -194,15 +203,7 @@ def test_a_replay_after_a_rebuild_that_died_supersedes_it_and_runs(
     toml = configured(tmp_path, "restarted", "reference")
     writegate(big_log, "--config", str(toml), "rebuild", "reference")
     writegate(big_log, "--config", str(toml), "replay", "restarted", "--to-seq", "500")
-    rebuilding = subprocess.Popen(
-        [WRITEGATE, "--db", str(big_log), "--config", str(toml), "rebuild", "restarted"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    started.append(rebuilding)
-    caught = half_way(big_log, "restarted", rebuilding, past=3000)
-    os.kill(rebuilding.pid, signal.SIGKILL)
-    rebuilding.wait()
+    caught = killed_half_way(big_log, toml, "restarted", started)
 
     replayed = writegate(big_log, "--config", str(toml), "replay", "restarted")
     assert replayed.stderr == (
