@@ -24,8 +24,9 @@ import orjson
 
 if TYPE_CHECKING:  # loaded when a command opens the log, not for --help
     from writegate.cli.config import Settings
+    from writegate.cli.declared import Declared
     from writegate.eventlog import Actor
-    from writegate.gate import Gate
+    from writegate.gate import Gate, Rejected
 
 DB_ENV = "WRITEGATE_DB"
 DEFAULT_CONFIG = Path("writegate.toml")  # read by ``cli.config`` when no --config is given
@@ -226,18 +227,35 @@ def emit_result(result: Any) -> None:
 
     click.echo(orjson.dumps(dump(result)).decode())
     if isinstance(result, Rejected):
-        fail(f"{result.error_code}: {result.message}")
+        fail(refusal_line(result))
 
 
-def parse_assignments(pairs: tuple[str, ...], what: str) -> dict[str, Any]:
-    """``name=value`` pairs; the value is JSON if it parses (30, true, ["a"]), else a string."""
+def refusal_line(refused: Rejected) -> str:
+    """A refusal as its one line: its code and message, and for a value read as JSON where
+    a string was not wanted how the command line reads a bare value (``cli.declared``)."""
+    from writegate.cli.declared import QUOTING
+
+    line = f"{refused.error_code}: {refused.message}"
+    read_as_json = refused.details.get("got") not in (None, "str")
+    if refused.error_code == "SCHEMA_TYPE_MISMATCH" and read_as_json:
+        return f"{line} ({QUOTING})"
+    return line
+
+
+def parse_assignments(
+    pairs: tuple[str, ...], what: str, declared: Declared | None = None
+) -> dict[str, Any]:
+    """``name=value`` pairs; the value is JSON if it parses (30, true, ["a"]), else a string
+    — and the text as typed where the property is ``declared`` a string (``cli.declared``)."""
+    from writegate.cli.declared import read_as_declared
+
     parsed: dict[str, Any] = {}
     for pair in pairs:
         name, sep, text = pair.partition("=")
         if not sep or not name:
             fail(f"{what} {pair!r} is not NAME=VALUE", 2)
         try:
-            parsed[name] = json.loads(text)
+            parsed[name] = read_as_declared(text, json.loads(text), declared, name)
         except json.JSONDecodeError:
             parsed[name] = text
     return parsed

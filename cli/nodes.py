@@ -5,7 +5,9 @@ The grammar, decided once here and used by every command that names a node:
 - ``NODE`` is ``Label:key=value[,key=value…]``: ``Person:name=Ada``,
   ``Person:name=Ada,born=1815``. A value is JSON when it reads as a JSON scalar
   (``born=1815`` is a number, ``alive=true`` a boolean, ``name="Smith, John"`` a string
-  holding a comma), else the text as it is; quote it to keep ``"1815"`` a string.
+  holding a comma), else the text as it is — and the text as typed where the schema
+  declares the key a string (``Paper:doi=10.5``; ``cli.declared``); quote it to keep
+  ``"1815"`` a string anywhere.
 - ``NODE`` may also be ``Label{json keys}``, the identity writegate itself prints
   (``Person{"name":"Ada"}``), so what a command printed pastes into the next one.
 - A relationship is ``TYPE FROM TO``, its two ends node words, or the identity writegate
@@ -30,6 +32,7 @@ from typing import Any
 import click
 
 from writegate.cli.common import fail, note, parse_assignments
+from writegate.cli.declared import Declared, node_types, read_as_declared
 
 NODE_HELP = "Label:key=value[,key=value...] or Label{json keys}"
 
@@ -64,7 +67,7 @@ def parse_node(text: str, what: str = "NODE") -> NodeName:
     if colon <= 0:
         fail(f"{what} {text!r} is not {NODE_HELP} (e.g. Person:name=Ada)", 2)
     label, rest = text[:colon], text[colon + 1 :]
-    keys = _pairs(rest, text, what)
+    keys = _pairs(rest, text, what, lambda: node_types(label))
     if not keys:
         fail(f"{what} {text!r} names no key: {label}:key=value", 2)
     return NodeName(label, keys)
@@ -80,9 +83,9 @@ def _identity_form(text: str, brace: int, what: str) -> NodeName:
     return NodeName(text[:brace].removeprefix(":"), keys)
 
 
-def _pairs(rest: str, text: str, what: str) -> dict[str, Any]:
+def _pairs(rest: str, text: str, what: str, declared: Declared) -> dict[str, Any]:
     """``k=v,k=v``; a value starting with a double quote runs to its closing quote (JSON),
-    so it may hold commas."""
+    so it may hold commas; a bare one reads as its key is ``declared``."""
     keys: dict[str, Any] = {}
     at = 0
     while at < len(rest):
@@ -100,7 +103,8 @@ def _pairs(rest: str, text: str, what: str) -> dict[str, Any]:
         else:
             end = rest.find(",", at)
             end = len(rest) if end < 0 else end
-            value, at = _scalar(rest[at:end]), end
+            bare = rest[at:end]
+            value, at = read_as_declared(bare, _scalar(bare), declared, name), end
         keys[name] = value
         if at < len(rest):
             if rest[at] != ",":
@@ -164,7 +168,7 @@ def labelled(label: str, keys: Sequence[str], command: str, option: str) -> Node
 def old_name(label: str, pairs: Sequence[str], what: str) -> NodeName:
     """A node named the old way, a label and ``KEY=VALUE`` pairs (no note: the caller
     says it once)."""
-    keys = parse_assignments(tuple(pairs), what)
+    keys = parse_assignments(tuple(pairs), what, lambda: node_types(label))
     if not keys:
         fail("name the node by its keys: Label:key=value", 2)
     return NodeName(label, keys)

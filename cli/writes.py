@@ -24,6 +24,7 @@ from writegate.cli.common import (
     parse_time,
     pass_ctx,
 )
+from writegate.cli.declared import node_types, relationship_types
 from writegate.cli.nodes import NodeName, labelled, parse_node, relationship, relationship_arguments
 from writegate.cli.render import counted, did_you_mean
 from writegate.cli.written import emit_written, write_format
@@ -201,16 +202,18 @@ def write_node(
     **prov: Any,
 ) -> None:
     """Write (merge) one node, NODE being Label:key=value[,key=value...] (Person:name=Ada)
-    or Label{json keys}. Values parse as JSON when they can: -p age=30 -p tags='["a"]'."""
+    or Label{json keys}. Values parse as JSON when they can: -p age=30 -p tags='["a"]', and
+    as typed where the schema declares a string: -p title=1984."""
     from writegate.gate import WriteNodeResult
 
     name = _node(node, keys, "write node")
+    properties = parse_assignments(props, "--prop", lambda: node_types(name.label))
     with opened(ctx) as gate:
         result = gate.write_node(
             actor=ctx.actor,
             label=name.label,
             merge_keys=name.keys,
-            properties=parse_assignments(props, "--prop"),
+            properties=properties,
             **_write_args(**prov),
         )
         if isinstance(result, WriteNodeResult):
@@ -250,12 +253,13 @@ def write_relationship(
     rtype, first, second = relationship(
         "write relationship", rtype, start, end, (from_label, from_keys, to_label, to_keys)
     )
+    properties = parse_assignments(props, "--prop", lambda: relationship_types(rtype))
     with opened(ctx) as gate:
         result = gate.write_relationship(
             actor=ctx.actor,
             type=rtype,
             **_endpoints(first, second),
-            properties=parse_assignments(props, "--prop"),
+            properties=properties,
             endpoint_policy="merge_endpoints" if merge_endpoints else "fail_if_missing",
             **_write_args(**prov),
         )

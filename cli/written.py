@@ -41,14 +41,14 @@ def write_format(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def emit_written(result: BaseModel, fmt: str, as_json: bool = False) -> None:
     """The result as ``--format`` asks; a rejection as one line and exit 1."""
-    from writegate.cli.common import emit_result, fail
+    from writegate.cli.common import emit_result, fail, refusal_line
     from writegate.gate import Rejected
 
     if fmt == "json" or as_json:
         emit_result(result)
         return
     if isinstance(result, Rejected):
-        fail(f"{result.error_code}: {result.message}")
+        fail(refusal_line(result))
     for line in summary(result):
         click.echo(line)
 
