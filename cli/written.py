@@ -203,12 +203,11 @@ def _kind(item: ItemResult) -> str:
 
     if isinstance(item, ProposedResult):
         return "held write"
-    if isinstance(item, WriteNodeResult):
-        return {"written": "node write"}.get(item.status, f"node {item.status}")
     if isinstance(item, DeleteNodeResult):
         return "node deletion"
     if isinstance(item, DeleteRelationshipResult):
         return "relationship deletion"
-    if isinstance(item, WriteRelationshipResult) and item.status != "written":
-        return f"relationship {item.status}"
-    return "relationship write"
+    what = "node" if isinstance(item, WriteNodeResult) else "relationship"
+    if isinstance(item, WriteNodeResult | WriteRelationshipResult) and item.status != "written":
+        return f"{item.status} {what}"  # "2 unchanged nodes", "1 corroborated relationship"
+    return f"{what} write"

@@ -64,6 +64,10 @@ def test_a_batch_of_two_thousand_is_a_short_summary(tmp_path: Path) -> None:
     ]
     retried = writegate(db, "write", "batch", str(batch), "--idempotency-key", "b1", "--json")
     assert len(json.loads(retried.stdout)["results"]) == 2000
+    again = writegate(db, "write", "batch", str(batch)).stdout.splitlines()[0]  # a new key
+    assert (
+        again == "changed nothing: a batch of 2,000 items at seq 2 to 2001: 2,000 unchanged nodes"
+    )
 
 
 def test_a_held_write_names_its_proposal_and_the_command_deciding_it(tmp_path: Path) -> None:
