@@ -151,6 +151,9 @@ def load_command(name: str) -> click.Command:
     return command
 
 
+GLOBAL_OPTIONS = ("--db", "--schema-file", "--as", "--config", "--scope")
+
+
 class LazyGroup(click.Group):
     """A group whose subcommands are imported when one runs (or its own help is asked for)."""
 
@@ -161,11 +164,22 @@ class LazyGroup(click.Group):
         return load_command(cmd_name) if cmd_name in COMMANDS else None
 
     def invoke(self, ctx: click.Context) -> Any:
-        """A SQLite error met mid-command (a page found damaged) said naming the log."""
+        """A SQLite error met mid-command (a page found damaged) said naming the log; an
+        option of writegate itself given after the command said where it goes."""
         try:
             return super().invoke(ctx)
         except sqlite3.DatabaseError as exc:
             fail(f"{ctx.params['db']}: {exc}")
+        except click.NoSuchOption as exc:
+            if exc.option_name not in GLOBAL_OPTIONS:
+                raise
+            path = exc.ctx.command_path if exc.ctx is not None else "writegate COMMAND"
+            command = path.partition(" ")[2]
+            raise click.UsageError(
+                f"{exc.option_name} is an option of writegate itself: it goes before the "
+                f"command (writegate {exc.option_name} … {command} …)",
+                exc.ctx,
+            ) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list from ``COMMANDS``: help without importing every command."""

@@ -116,3 +116,14 @@ def test_a_log_whose_events_are_damaged_is_named_in_the_one_line_saying_so(db: P
     db.write_bytes(damaged)
     done = writegate(db, "verify", code=1)
     assert done.stderr == f"error: {db}: database disk image is malformed\n"
+
+
+def test_an_option_of_writegate_itself_after_the_command_says_where_it_goes(
+    tmp_path: Path,
+) -> None:
+    """Issue 42: ``log --db X`` answered "No such option '--db'. Did you mean '--node'?"."""
+    done = writegate(tmp_path / "log.db", "audit", "node", "--db", "x.db", "Person:name=A", code=2)
+    assert done.stderr.splitlines()[-1] == (
+        "Error: --db is an option of writegate itself: it goes before the command "
+        "(writegate --db … audit node …)"
+    )
