@@ -199,6 +199,8 @@ def opened(
     fewer than every scope (``cli.grants``)."""
     from writegate.eventlog import EventLog, EventLogError
 
+    if ctx.db_file is not None and ctx.db_file.is_dir():
+        fail(f"{ctx.db}: a folder, not a log: --db names the log's file ({ctx.db_file / 'x.db'})")
     try:
         gate = ctx.gate(create=create, readonly=readonly)
     except (FileNotFoundError, EventLogError, sqlite3.DatabaseError, ValueError) as exc:

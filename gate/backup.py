@@ -66,7 +66,8 @@ def backup(
     if target.exists():
         raise BackupFailed(f"{target} exists (a backup never overwrites)")
     if not target.parent.is_dir():
-        raise BackupFailed(f"{target.parent} is not a directory")
+        missing = "is a file" if target.parent.exists() else "does not exist"
+        raise BackupFailed(f"no folder {target.parent} to put the backup in: it {missing}")
     if partial is None:
         fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
         os.close(fd)

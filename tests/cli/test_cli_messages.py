@@ -127,3 +127,19 @@ def test_an_option_of_writegate_itself_after_the_command_says_where_it_goes(
         "Error: --db is an option of writegate itself: it goes before the command "
         "(writegate --db … audit node …)"
     )
+
+
+def test_a_folder_for_the_log_or_a_missing_one_for_a_backup_is_said_plainly(
+    tmp_path: Path,
+) -> None:
+    """Issue 42: ``--db /tmp`` said "disk I/O error"; a backup into a missing folder said
+    "is not a directory"."""
+    done = writegate(tmp_path, "log", code=1)
+    assert done.stderr == (
+        f"error: {tmp_path}: a folder, not a log: --db names the log's file ({tmp_path}/x.db)\n"
+    )
+    db = tmp_path / "log.db"
+    writegate(db, "init")
+    missing = tmp_path / "nowhere"
+    refused = writegate(db, "backup", str(missing / "b.db"), code=1)
+    assert f"no folder {missing} to put the backup in: it does not exist" in refused.stderr
