@@ -25,7 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from writegate.cli.render import counted
+from writegate.cli.render import counted, stores_let_go
 from writegate.eventlog import Actor, EventLog, EventLogError, Log, open_log
 from writegate.eventlog.copying import copy_log
 from writegate.eventlog.erasing import forgettings_after
@@ -290,7 +290,7 @@ def retain_kind(gate: Gate, made: Callable[[RetainResult], None] | None = None) 
 def retained(result: RetainResult) -> str:
     """The one line a retention ends with (the job's outcome, the command's output)."""
     what = "would expire" if result.dry_run else "expired"
-    stores = ", ".join(f"{n} {store}" for store, n in sorted(result.counts.items()))
+    stores = stores_let_go(result.counts)
     at = f" at seq {result.seq}" if result.seq is not None else ""
     policy = ", ".join(f"{name} {period}" for name, period in result.policy.items())
     return (

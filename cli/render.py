@@ -72,6 +72,35 @@ def counted(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
+# what a forgetting or a retention let go of, per store it counts, in words
+_STORES = {
+    "sealed_values": "sealed value",
+    "subject_keys": "subject key",
+    "search_documents": "text index document",
+    "rejections": "refusal",
+    "idempotency": "retry record",
+    "state_facts": "fact",
+    "state_nodes": "node",
+    "state_relationships": "relationship",
+    "state_observations": "observation",
+    "state_citations": "citation",
+    "state_support": "support",
+    "state_node_documents": "node document",
+    "state_value_counts": "value count",
+    "state_resolution_keys": "resolution key",
+    "state_aliases": "alias",
+}
+
+
+def stores_let_go(counts: Mapping[str, int]) -> str:
+    """``3 sealed values, 1 subject key``: what each store let go of, in words (a store
+    this does not name, by its own name)."""
+    return ", ".join(
+        counted(n, _STORES.get(store, store.replace("_", " ")))
+        for store, n in sorted(counts.items())
+    )
+
+
 def withheld_line(withheld: dict[str, int] | None) -> str | None:
     """What a scoped read left out, as the table says it (``withheld`` in JSON): the
     relationships leading into each scope the grant does not hold."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from writegate.cli.render import counted, plain
+from writegate.cli.render import counted, plain, stores_let_go
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -64,7 +64,7 @@ def summary(result: BaseModel) -> list[str]:
         return _batch(result)
     if isinstance(result, ForgetResult):
         what = "would forget" if result.dry_run else "forgot"
-        stores = ", ".join(f"{n} {store}" for store, n in sorted(result.counts.items()))
+        stores = stores_let_go(result.counts)
         at = f" at seq {result.seq}" if result.seq is not None else ""
         merged = f" and {', '.join(result.merged)} merged with it" if result.merged else ""
         return [

@@ -24,7 +24,7 @@ def test_forgetting_one_of_two_merged_people_says_it_forgot_both(tmp_path: Path)
     duplicate, survivor = re.findall(r"Person~[0-9a-f]{32}", merged.splitlines()[0])
     forgot = writegate(db, "forget", "Person:name=Ada Lovelase", "--reason", "asked").stdout
     assert forgot.startswith(f"forgot {duplicate} and {survivor} merged with it at seq "), forgot
-    assert "2 subject_keys" in forgot
+    assert "2 subject keys" in forgot
     assert writegate(db, "verify").returncode == 0
     files = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("people.db"))
     assert b"Lovela" not in files
