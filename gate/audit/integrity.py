@@ -98,7 +98,11 @@ def _projections(
     return IntegrityCheck(
         "projection checkpoints",
         not problems,
-        "; ".join(problems) if problems else f"{len(checkpoints)} at or behind the head",
+        "; ".join(problems)
+        if problems
+        else f"{len(checkpoints)} at or behind the head"
+        if checkpoints
+        else "no projection to check",
     )
 
 
