@@ -88,8 +88,8 @@ def publish(result: SchemaPublishResult | Rejected, fmt: str, as_json: bool = Fa
             click.echo(f"  {line}")
     if result.indexed:
         click.echo(f"  indexed {counted(result.indexed, 'live node')} for entity resolution")
-    if result.reworded:
-        labels = ", ".join(result.reworded)
+    if result.reworded and result.diff is not None and result.diff.before is not None:
+        labels = ", ".join(result.reworded)  # (a first schema has no index to make again)
         click.echo(f"  made the text index of {labels} again: its searchable properties changed")
 
 

@@ -128,3 +128,17 @@ def test_publishing_a_schema_says_what_it_published(tmp_path: Path) -> None:
     ).stdout.splitlines()  # one JSON value: the log made ready, and the schema published
     as_json = json.loads(line)["schema"]
     assert (as_json["status"], as_json["seq"], as_json["labels"]) == ("published", 1, 5)
+
+
+def test_a_first_schema_with_an_unsearchable_property_makes_nothing_again(
+    tmp_path: Path,
+) -> None:
+    """Issue 42: ``init`` on an empty log said it made the text index of a label again."""
+    schema = tmp_path / "schema.yaml"
+    schema.write_text(
+        "nodes:\n  Paper:\n    merge_keys: [doi]\n    properties:\n"
+        "      doi: {type: string}\n      abstract: {type: string, searchable: false}\n"
+    )
+    said = writegate(tmp_path / "log.db", "init", "--schema", str(schema)).stdout.splitlines()
+    assert len(said) == 2, said
+    assert said[1].startswith("published schema sha256:")
