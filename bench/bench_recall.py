@@ -4,10 +4,11 @@ question, beside a plain BM25 over the same texts, computed in the same run; not
 Two public benchmarks of different kinds, each read by its module (source, licence and
 checksum there): LoCoMo (``recall_data``), ten long conversations a model wrote between two
 personas, and REALTALK (``realtalk_data``), ten of real people messaging over 21 days. Each
-turn is one document, each question's relevant set the turns its evidence names. Every system answers a question with the memory's turns, best first, at most 25, in
-two ways of keeping the memory, one run: one memory per conversation (its questions search
-only it) and one memory holding all ten (every question searches every turn). Per system, averaged over the
-questions: recall@k (the share of a question's evidence in its first k), any@10 (whether
+turn is one document, each question's relevant set the turns its evidence names. Every
+system answers a question with the memory's turns, best first, at most 25, in two ways of
+keeping the memory, one run: one memory per conversation (its questions search only it)
+and one memory holding all ten (every question searches every turn). Per system, averaged
+over the questions: recall@k (the share of a question's evidence in its first k), any@10 (whether
 any of it is there), MRR (of the first evidence turn, 0 past 25), and the time an answer
 took. Questions whose evidence names no turn of the conversation are not asked.
 
@@ -214,8 +215,8 @@ def main() -> int:
         )
         for memory, kept in MEMORIES.items():
             if args.memory in (memory, "both"):
-                everything = len(conversations)
-                report(memory, everything, *evaluate(kept(conversations), chosen, args.limit))
+                scores = evaluate(kept(conversations), chosen, args.limit)
+                report(memory, len(conversations), *scores)
     print(f"\n({time.perf_counter() - started:.0f} s)")
     return 0
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.recall_data import Conversation
+from bench.recall_data import Conversation, Turn
 from writegate.eventlog import Actor
 from writegate.eventlog.bulk import bulk
 from writegate.gate import Gate, GateRejection
@@ -91,8 +91,8 @@ def lexical_baseline(conversation: Conversation, folder: Path) -> Iterator[Searc
         "INSERT INTO turns VALUES (?, ?)",
         [(n, f"{t.speaker}: {t.text}") for n, t in enumerate(turns)],
     )
-    at = {(t.session, t.position): n for n, t in enumerate(turns)}
     speakers = {t.speaker.lower() for t in turns}
+    at = places(conversation)
 
     def search(question: str) -> list[str]:
         words = dict.fromkeys(w.lower() for w in _WORD.findall(question))
@@ -100,17 +100,11 @@ def lexical_baseline(conversation: Conversation, folder: Path) -> Iterator[Searc
         if not kept:
             return []
         named = speakers.intersection(words)
-        query = "SELECT n, bm25(turns) FROM turns WHERE turns MATCH ? ORDER BY bm25(turns) LIMIT ?"
-        score: dict[int, float] = {}
+        query = "SELECT n FROM turns WHERE turns MATCH ? ORDER BY bm25(turns) LIMIT ?"
         match = " OR ".join(f'"{w}"' for w in kept)
-        for rank, (n, _) in enumerate(db.execute(query, (match, POOL))):
-            weight = (2.0 if turns[n].speaker.lower() in named else 1.0) / (1 + rank)
-            score[n] = score.get(n, 0.0) + weight
-            for away, share in ((1, 0.5), (2, 0.25)):
-                for near in (turns[n].position - away, turns[n].position + away):
-                    if (other := at.get((turns[n].session, near))) is not None:
-                        score[other] = score.get(other, 0.0) + weight * share
-        return [turns[n].dia_id for n in sorted(score, key=lambda n: (-score[n], n))[:DEPTH]]
+        hits = [turns[n] for (n,) in db.execute(query, (match, POOL))]
+        weights = [2.0 if t.speaker.lower() in named else 1.0 for t in hits]
+        return in_context(turns, at, hits, weights)
 
     yield search
     db.close()
@@ -188,22 +182,40 @@ def search_nodes(conversation: Conversation, folder: Path) -> Iterator[Searcher]
 
 @contextmanager
 def search_nodes_in_context(conversation: Conversation, folder: Path) -> Iterator[Searcher]:
-    at = {(t.session, t.position): t.dia_id for t in conversation.turns}
-    order = {t.dia_id: i for i, t in enumerate(conversation.turns)}
+    by_id = {t.dia_id: t for t in conversation.turns}
+    at = places(conversation)
 
     def search(question: str) -> list[str]:
-        score: dict[str, float] = {}
-        for rank, (dia_id, session, position) in enumerate(turn_hits(reader, question, POOL)):
-            weight = 1 / (1 + rank)
-            score[dia_id] = score.get(dia_id, 0.0) + weight
-            for away, share in ((1, 0.5), (2, 0.25)):
-                for near in (position - away, position + away):
-                    if (other := at.get((session, near))) is not None:
-                        score[other] = score.get(other, 0.0) + weight * share
-        return sorted(score, key=lambda d: (-score[d], order[d]))[:DEPTH]
+        hits = [by_id[dia_id] for dia_id, _, _ in turn_hits(reader, question, POOL)]
+        return in_context(conversation.turns, at, hits, [1.0] * len(hits))
 
     with written(conversation, folder) as reader:
         yield search
+
+
+Places = dict[tuple[int, int], int]  # (session, position) -> the turn's index
+
+
+def places(conversation: Conversation) -> Places:
+    return {(t.session, t.position): n for n, t in enumerate(conversation.turns)}
+
+
+def in_context(
+    turns: tuple[Turn, ...], at: Places, hits: list[Turn], weights: list[float]
+) -> list[str]:
+    """The turns, best first: each hit scoring its weight / (1 + rank) and lending half of
+    that to the turns one place from it in its session, a quarter to those two away
+    (``graph_query``'s shares); ties to the turn said first."""
+    score: dict[int, float] = {}
+    for rank, (hit, weight) in enumerate(zip(hits, weights, strict=True)):
+        share = weight / (1 + rank)
+        n = at[(hit.session, hit.position)]
+        score[n] = score.get(n, 0.0) + share
+        for away, part in ((1, 0.5), (2, 0.25)):
+            for near in (hit.position - away, hit.position + away):
+                if (other := at.get((hit.session, near))) is not None:
+                    score[other] = score.get(other, 0.0) + share * part
+    return [turns[n].dia_id for n in sorted(score, key=lambda n: (-score[n], n))[:DEPTH]]
 
 
 @contextmanager
