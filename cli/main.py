@@ -174,12 +174,11 @@ class LazyGroup(click.Group):
             if exc.option_name not in GLOBAL_OPTIONS:
                 raise
             path = exc.ctx.command_path if exc.ctx is not None else "writegate COMMAND"
-            command = path.partition(" ")[2]
-            raise click.UsageError(
+            fail(
                 f"{exc.option_name} is an option of writegate itself: it goes before the "
-                f"command (writegate {exc.option_name} … {command} …)",
-                exc.ctx,
-            ) from None
+                f"command (writegate {exc.option_name} … {path.partition(' ')[2]} …)",
+                2,
+            )
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list from ``COMMANDS``: help without importing every command."""

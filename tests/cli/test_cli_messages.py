@@ -123,9 +123,9 @@ def test_an_option_of_writegate_itself_after_the_command_says_where_it_goes(
 ) -> None:
     """Issue 42: ``log --db X`` answered "No such option '--db'. Did you mean '--node'?"."""
     done = writegate(tmp_path / "log.db", "audit", "node", "--db", "x.db", "Person:name=A", code=2)
-    assert done.stderr.splitlines()[-1] == (
-        "Error: --db is an option of writegate itself: it goes before the command "
-        "(writegate --db … audit node …)"
+    assert done.stderr == (
+        "error: --db is an option of writegate itself: it goes before the command "
+        "(writegate --db … audit node …)\n"
     )
 
 
