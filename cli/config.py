@@ -227,7 +227,8 @@ class ServeSettings(BaseModel):
     roles: list[Role] = Field(default_factory=lambda: list[Role](["writer"]))
     scopes: list[str] = Field(default_factory=list)  # the stdio agent's (empty: every scope)
     policy: list[Path] = Field(default_factory=list)
-    tools: Literal["all", "generic", "labels"] = "all"
+    tools: Literal["all", "generic", "labels"] = "generic"
+    output_schemas: bool = False
     log_level: Literal["debug", "info", "warning", "error"] = "warning"
     log_format: Literal["plain", "json"] = "plain"
     access_log: bool = False

@@ -15,7 +15,7 @@ from writegate.cli.common import Context, emit_result, fail, fail_each, opened, 
 from writegate.cli.imports import schema_import_memorymesh
 from writegate.cli.render import console, counted, emit_json, format_option
 from writegate.cli.written import write_format
-from writegate.gate.errors import ErrorCode
+from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import Rejected
 from writegate.gate.schema import SchemaDocumentError, SchemaSourceUnavailable, load_document
 from writegate.gate.schema.publishing import SchemaPublishResult
@@ -24,7 +24,9 @@ from writegate.gate.schema.registry import (
     RelationshipEntry,
     SchemaEntry,
     SchemaRegistry,
+    named_labels,
     relationship_types,
+    touches,
 )
 
 if TYPE_CHECKING:
@@ -154,9 +156,17 @@ def schema_push_graph(ctx: Context, path: Path, projection: str) -> None:
 
 
 @schema.command("show")
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="LABEL",
+    help="Only this label (a synonym names its label) and the relationship types that "
+    "touch it (repeatable) [default: every label].",
+)
 @format_option("table", "json")
 @pass_ctx
-def schema_show(ctx: Context, fmt: str) -> None:
+def schema_show(ctx: Context, labels: tuple[str, ...], fmt: str) -> None:
     """Show the schema writes are checked against: labels and types with their keys, ends
     and remaps, each property's type (and whether search meets it), enum or edge, and what
     happens to a write (conflict policy, review rules and floor, entity resolution)."""
@@ -167,13 +177,31 @@ def schema_show(ctx: Context, fmt: str) -> None:
         except (SchemaSourceUnavailable, SchemaDocumentError) as exc:
             fail(f"SCHEMA_SOURCE_UNAVAILABLE: {exc}")
         registry = snapshot.registry
+        try:
+            only = named_labels(registry, labels) if labels else None
+        except GateRejection as exc:
+            fail(f"{exc.code.value}: {exc.message}")
         document = getattr(registry, "document", None)
         if as_json and document is not None:
             body = document.model_dump(mode="json", by_alias=True)
+            if only is not None:
+                body["nodes"] = {k: v for k, v in body["nodes"].items() if k in only}
+                body["relationships"] = {
+                    k: v
+                    for k, v in body["relationships"].items()
+                    if touches(_relationship(registry, k), only)
+                }
             shown = {"version": snapshot.version, "document": body}
             click.echo(json.dumps(shown, separators=(",", ":")))  # one value, one line
             return
-        _show(registry, document, gate.unknown_label_policy(snapshot), snapshot.version, gate)
+        policy = gate.unknown_label_policy(snapshot)
+        _show(registry, document, policy, snapshot.version, gate, only)
+
+
+def _relationship(registry: SchemaRegistry, rtype: str) -> RelationshipEntry:
+    rel = registry.get_relationship_type(rtype)
+    assert rel is not None  # a type the document declares
+    return rel
 
 
 def _show(
@@ -182,6 +210,7 @@ def _show(
     policy: str,
     version: str,
     gate: Gate,
+    only: list[str] | None = None,
 ) -> None:
     """The schema as an operator reads it: settings and policies first, one row a label or
     type (keys, required, remaps, what happens to its writes), then one row a property."""
@@ -203,15 +232,16 @@ def _show(
         "label / \\[TYPE]", "keys / ends", "required", "remaps from", "policies", title="types"
     )
     properties = Table("property", "type", "values / edge", "conflict", title="properties")
-    for label in registry.all_canonical_labels():
+    for label in registry.all_canonical_labels() if only is None else only:
         entry = registry.get_entry(label)
         assert entry is not None
         keys = ",".join(entry.merge_keys) or "-"
         types.add_row(f":{label}", keys, *_entry_columns(entry))
         _property_rows(properties, label, entry.properties)
     for rtype in relationship_types(registry):
-        rel = registry.get_relationship_type(rtype)
-        assert rel is not None
+        rel = _relationship(registry, rtype)
+        if not touches(rel, only):
+            continue
         ends = f"{'|'.join(rel.from_labels) or '*'} -> {'|'.join(rel.to_labels) or '*'}"
         types.add_row(escape(f"[{rtype}]"), ends, *_entry_columns(rel))
         _property_rows(properties, rtype, rel.properties)

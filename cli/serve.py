@@ -113,9 +113,15 @@ tokens_option = click.option(
 @click.option(
     "--tools",
     type=click.Choice(("all", "generic", "labels")),
-    help="Which write tools agents see: generic (write_node, write_relationship, ...), "
-    "labels (add_/update_/delete_<label> for each schema label), or all; read and audit "
-    "tools are always offered [default: all].",
+    help="Which write tools agents see: generic (write_node, write_relationship, ...; each "
+    "label's properties from get_schema), labels (add_/update_/delete_<label> for each "
+    "schema label), or all; read and audit tools are always offered [default: generic].",
+)
+@click.option(
+    "--output-schemas/--no-output-schemas",
+    default=None,
+    help="Publish each tool's outputSchema (its result's fields by type) for clients that "
+    "validate results; every result is structured JSON either way [default: off].",
 )
 @click.option(
     "--log-level",
@@ -182,6 +188,7 @@ def serve(ctx: Context, /, **flags: Any) -> None:
                 scopes=frozenset(options["scopes"]) if options["scopes"] else None,
             ),
             tools=options["tools"],
+            output_schemas=options["output_schemas"],
             metrics=metrics,
             jobs=_jobs(ctx, gate),
             disabled_scopes=options["disabled_scopes"],
@@ -228,6 +235,11 @@ def _options(ctx: Context, flags: dict[str, Any]) -> dict[str, Any]:
         "disabled_scopes": frozenset(ctx.settings().scopes.disabled if ctx.configured() else ()),
         "policy": flags["policy_files"] or tuple(configured.policy),
         "tools": flags["tools"] or configured.tools,
+        "output_schemas": (
+            configured.output_schemas
+            if flags["output_schemas"] is None
+            else flags["output_schemas"]
+        ),
         "log_level": flags["log_level"] or configured.log_level,
         "log_format": flags["log_format"] or configured.log_format,
         "access_log": flags["access_log"] or configured.access_log,

@@ -58,7 +58,7 @@ class FeedbackSettings(BaseModel):
 
 
 _ARGS = ConfigDict(extra="forbid", frozen=True, validate_by_name=False, validate_by_alias=True)
-_ID = 'A node\'s identity, as reads return it, e.g. Person{"name":"Ada"}.'
+_ID = 'A node as reads name it, e.g. Person{"name":"Ada"}.'
 
 
 class EdgeKey(BaseModel):
@@ -66,8 +66,12 @@ class EdgeKey(BaseModel):
 
     model_config = _ARGS
 
-    source_id: StrictStr = Field(alias="sourceId", min_length=1, max_length=2000, description=_ID)
-    target_id: StrictStr = Field(alias="targetId", min_length=1, max_length=2000, description=_ID)
+    source_id: StrictStr = Field(
+        alias="sourceId", min_length=1, max_length=2000, description=f"Its start. {_ID}"
+    )
+    target_id: StrictStr = Field(
+        alias="targetId", min_length=1, max_length=2000, description="Its end."
+    )
     relationship_name: StrictStr = Field(
         alias="relationshipName", min_length=1, max_length=200, description="Its type."
     )
@@ -80,25 +84,21 @@ class GraphImproveRequest(BaseModel):
         alias="sessionId",
         min_length=1,
         max_length=200,
-        description="The session (or answer) the feedback is about; feedback counts once "
-        "per sessionId and answerId.",
+        description="The answer's session (counted once per sessionId, answerId).",
     )
     answer_id: StrictStr | None = Field(
         default=None,
         alias="answerId",
         min_length=1,
         max_length=200,
-        description="Which answer of the session, when it had several.",
+        description="Which answer of the session.",
     )
-    outcome: Outcome = Field(
-        description="accepted (weights move toward 1), rework (toward 0.5) or rejected (0)."
-    )
+    outcome: Outcome = Field(description="Moves used weights toward 1, 0.5 or 0.")
     used_node_ids: list[StrictStr] = Field(
         default_factory=list,
         alias="usedNodeIds",
         max_length=MAX_USED,
-        description="The nodes the answer used, by identity as reads return them, e.g. "
-        'Person{"name":"Ada"}.',
+        description="The nodes the answer used, as reads name them.",
     )
     used_edge_keys: list[EdgeKey] = Field(
         default_factory=list,
@@ -110,17 +110,17 @@ class GraphImproveRequest(BaseModel):
         default=None,
         min_length=1,
         max_length=2000,
-        description="Where the judgement came from (default: session:<sessionId>).",
+        description="Its source (default: session:<sessionId>).",
     )
     extraction_method: StrictStr | None = Field(
         default=None,
         min_length=1,
         max_length=100,
-        description=f"How the judgement was obtained (default: {DEFAULT_METHOD}).",
+        description=f"How it was obtained (default: {DEFAULT_METHOD}).",
     )
     reliability: Reliability = Field(
         default=0.5,
-        description="How reliable the judgement is, from 0 to 1.",
+        description="How reliable it is.",
         json_schema_extra={"minimum": 0, "maximum": 1},
     )
 

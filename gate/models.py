@@ -20,6 +20,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     ValidationError,
+    WithJsonSchema,
     model_validator,
 )
 
@@ -28,7 +29,9 @@ from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.language import OBSERVATION_ID, Superseded
 
 Scalar = StrictStr | StrictBool | StrictInt | StrictFloat
-Keys = dict[str, Scalar]
+# published as an object alone: its example shows the scalars, and the gate names a key
+# whose value is not one (the union, spelled on every node reference, cost more than it told)
+Keys = Annotated[dict[str, Scalar], WithJsonSchema({"type": "object"})]
 Reliability = Annotated[StrictFloat, Field(allow_inf_nan=False)]  # ints are accepted, bools not
 EndpointPolicy = Literal["fail_if_missing", "merge_endpoints"]
 
@@ -48,9 +51,10 @@ def _text(description: str, longest: int = 200) -> Any:
     return Field(min_length=1, max_length=longest, description=description)
 
 
-LABEL = "The node's label, e.g. Person; a synonym the schema knows is remapped to it."
-KEYS = 'The properties that identify the node (its merge keys), e.g. {"name": "Ada"}.'
-RTYPE = "The relationship type, e.g. WORKS_FOR; a synonym the schema knows is remapped."
+IDEMPOTENCY = "A retry with this key writes nothing again."
+LABEL = "The node's label (synonyms are remapped)."
+KEYS = 'Its merge keys, e.g. {"name": "Ada"}.'
+RTYPE = "The relationship type (synonyms are remapped)."
 
 
 class Declared(BaseModel):
@@ -59,11 +63,11 @@ class Declared(BaseModel):
 
     model_config = _REQUEST
 
-    source: StrictStr = _text("Where the claim came from: a URL, a file, a tool.", 2000)
-    extraction_method: StrictStr = _text("How the claim was obtained; it sets the confidence.", 100)
+    source: StrictStr = _text("Where it came from (a URL, file, tool).", 2000)
+    extraction_method: StrictStr = _text("How it was obtained.", 100)
     reliability: Reliability = Field(
         default=0.5,
-        description="How reliable the source is, from 0 to 1 (outside values are clamped).",
+        description="How reliable the source is.",
         json_schema_extra={"minimum": 0, "maximum": 1},
     )
 
@@ -74,7 +78,7 @@ class Provenanced(Declared):
     if_version: StrictInt | None = Field(
         default=None,
         ge=0,
-        description="Write only if the target is at this version (0: must not exist yet).",
+        description="Only at this version (0: if new).",
     )
 
 
@@ -86,11 +90,11 @@ class ValidTime(BaseModel):
 
     valid_from: AwareDatetime | None = Field(
         default=None,
-        description="When the fact became true, ISO 8601 with a zone (default: when written).",
+        description="When it became true (default: when written).",
     )
     valid_to: AwareDatetime | None = Field(
         default=None,
-        description="When the fact stopped being true, ISO 8601 with a zone (default: still true).",
+        description="When it stopped being true (default: never).",
     )
 
     @model_validator(mode="after")
@@ -118,7 +122,7 @@ def cites() -> Any:
     return Field(
         default=None,
         max_length=MAX_CITED,
-        description=f"Ids of the observations this was extracted from (at most {MAX_CITED}).",
+        description="The observations it was extracted from.",
     )
 
 
@@ -127,24 +131,22 @@ class WriteNodeRequest(Provenanced, ValidTime):
     merge_keys: Keys = Field(description=KEYS)
     properties: dict[str, Any] = Field(
         default_factory=dict,
-        description="Properties to set (scalars or lists of scalars); null removes one.",
+        description="Properties to set; null removes one.",
     )
     create_only: StrictBool = Field(
         default=False,
-        description="Refuse (NODE_ALREADY_EXISTS) rather than merge into an existing node.",
+        description="Refuse (NODE_ALREADY_EXISTS) if it exists.",
     )
     resolution: Literal["new", "same"] | None = Field(
         default=None,
-        description="new: not any of the POSSIBLE_DUPLICATE candidates; create it. same: the "
-        "node named, though an identity field disagrees (IDENTITY_CONFLICT).",
+        description="new: none of POSSIBLE_DUPLICATE's; same: IDENTITY_CONFLICT's node.",
     )
     observations: Cited = cites()
     scope: StrictStr | None = Field(
         default=None,
         min_length=1,
         max_length=64,
-        description="The scope to put the node in, one its label allows (default: the one "
-        "it is in, else the label's); naming another moves it.",
+        description="Its scope (default: where it is, else its label's).",
     )
 
 
@@ -155,11 +157,11 @@ class WriteRelationshipRequest(Provenanced, ValidTime):
     to_label: StrictStr = _text("The end node's label.")
     to_keys: Keys = Field(description="The end node's merge keys.")
     properties: dict[str, Any] = Field(
-        default_factory=dict, description="Properties of the relationship; null removes one."
+        default_factory=dict, description="Properties to set; null removes one."
     )
     endpoint_policy: EndpointPolicy = Field(
         default="fail_if_missing",
-        description="fail_if_missing, or merge_endpoints: create missing endpoints as stubs.",
+        description="merge_endpoints: make missing ends as stubs.",
     )
     observations: Cited = cites()
 
@@ -167,9 +169,7 @@ class WriteRelationshipRequest(Provenanced, ValidTime):
 class DeleteNodeRequest(Provenanced):
     label: StrictStr = _text(LABEL)
     merge_keys: Keys = Field(description=KEYS)
-    detach: StrictBool = Field(
-        default=False, description="Also delete the node's relationships (each an event)."
-    )
+    detach: StrictBool = Field(default=False, description="Also delete its relationships.")
 
 
 class DeleteRelationshipRequest(Provenanced):

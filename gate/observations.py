@@ -22,7 +22,7 @@ from writegate.eventlog.events import format_timestamp
 from writegate.eventlog.sealing import SealedRequest
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.limits import check_request, check_text
-from writegate.gate.models import Declared, Rejected, parse_request
+from writegate.gate.models import IDEMPOTENCY, Declared, Rejected, parse_request
 from writegate.gate.personal import (
     random_observation,
     seal_text,
@@ -49,29 +49,28 @@ OPERATION = "record_observation"
 class RecordObservationRequest(Declared):
     text: StrictStr = Field(
         min_length=1,
-        description="The text as read or heard (a message, a page, a tool's output), kept whole.",
+        description="The text as read or heard, kept whole.",
     )
     said_at: AwareDatetime | None = Field(
         default=None,
-        description="When it was said or valid, ISO 8601 with a zone (default: when recorded).",
+        description="When it was said (default: when recorded).",
     )
     session: StrictStr | None = Field(
         default=None,
         min_length=1,
         max_length=200,
-        description="The conversation or session it belongs to, as you name it.",
+        description="The conversation it belongs to, as you name it.",
     )
     scope: StrictStr | None = Field(
         default=None,
         pattern=f"^{IDENTIFIER.pattern}$",
-        description="The scope it is kept in, one the schema names (default: the implicit "
-        "one); only readers granted it find it.",
+        description="Its scope (only readers granted it find it).",
     )
     idempotency_key: StrictStr | None = Field(
         default=None,
         min_length=1,
         max_length=200,
-        description="Retrying with the same key returns the first result and writes nothing again.",
+        description=IDEMPOTENCY,
     )
 
 

@@ -82,12 +82,18 @@ async def test_a_newcomer_follows_the_readme_in_a_fresh_clone(tmp_path: Path) ->
     server = server["mcpServers"]["writegate"]
     params = StdioServerParameters(command=server["command"], args=server["args"], cwd=clone)
     async with Client(params) as client:
-        tools = {tool.name for tool in (await client.list_tools()).tools}
-        assert {"write_node", "add_person"} <= tools
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        label = tools["write_node"].input_schema["properties"]["label"]["description"]
+        assert "Person" in label  # the schema's labels, named where an agent fills one in
         written = await client.call_tool(
-            "add_person",
-            {"person": {"name": "Grace Hopper"}, "source": "README", "extraction_method": "manual"},
+            "write_node",
+            {
+                "label": "Person",
+                "merge_keys": {"name": "Grace Hopper"},
+                "source": "README",
+                "extraction_method": "manual",
+            },
         )
     assert not written.is_error, written
     assert written.structured_content is not None
-    assert written.structured_content["last_seq"] == 5
+    assert written.structured_content["seq"] == 5

@@ -7,12 +7,13 @@ seed's fields still works: the gate treats the extras as "not declared".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
+from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.schema.document import (
     ConflictPolicy,
     PropertyDoc,
@@ -261,10 +262,14 @@ def _entry_view(entry: SchemaEntry | RelationshipEntry) -> dict[str, object]:
     }
 
 
-def describe_registry(registry: SchemaRegistry) -> dict[str, object]:
-    """A JSON view of any registry (not only document-backed ones), for agents and resources."""
+def describe_registry(
+    registry: SchemaRegistry, labels: Sequence[str] | None = None
+) -> dict[str, object]:
+    """A JSON view of any registry (not only document-backed ones), for agents and
+    resources; given ``labels``, only theirs and the relationship types that touch them
+    (what an agent writing those labels needs, at a cost that does not grow with the rest)."""
     nodes = {}
-    for label in registry.all_canonical_labels():
+    for label in registry.all_canonical_labels() if labels is None else labels:
         entry = registry.get_entry(label)
         if entry is None:
             continue
@@ -272,7 +277,7 @@ def describe_registry(registry: SchemaRegistry) -> dict[str, object]:
     relationships = {}
     for rtype in relationship_types(registry):
         rel = registry.get_relationship_type(rtype)
-        if rel is None:
+        if rel is None or not touches(rel, labels):
             continue
         relationships[rtype] = {
             "from": list(rel.from_labels),
@@ -284,3 +289,26 @@ def describe_registry(registry: SchemaRegistry) -> dict[str, object]:
         "relationships": relationships,
         "fallback_label": registry.fallback_label(),
     }
+
+
+def named_labels(registry: SchemaRegistry, names: Sequence[str]) -> list[str]:
+    """The labels ``names`` name (a synonym read as its label), for one label's detail;
+    a name that is none is a ``SCHEMA_UNKNOWN_LABEL`` naming the schema's labels."""
+    labels = []
+    for name in names:
+        label = name if registry.get_entry(name) is not None else registry.remap_target(name)
+        if label is None or registry.get_entry(label) is None:
+            known = ", ".join(registry.all_canonical_labels())
+            raise GateRejection(
+                ErrorCode.SCHEMA_UNKNOWN_LABEL,
+                f"{name!r} is no label of the schema ({known})",
+                {"label": name},
+            )
+        labels.append(label)
+    return list(dict.fromkeys(labels))
+
+
+def touches(rel: RelationshipEntry, labels: Sequence[str] | None) -> bool:
+    """Whether a relationship type may start or end at one of ``labels`` (None: all)."""
+    ends = (*rel.from_labels, *rel.to_labels)
+    return labels is None or not ends or any(label in ends for label in labels)

@@ -126,7 +126,8 @@ class WritegateServer:
         policy: Policy | None = None,
         *,
         stdio_principal: Principal | None = None,
-        tools: str = "all",
+        tools: str = "generic",
+        output_schemas: bool = False,
         metrics: Metrics | None = None,
         jobs: Jobs | None = None,
         disabled_scopes: frozenset[str] = frozenset(),
@@ -140,6 +141,7 @@ class WritegateServer:
         if self.stdio_principal.session is None:
             self.stdio_principal = replace(self.stdio_principal, session=uuid.uuid4().hex)
         self.tool_choice = tools
+        self.output_schemas = output_schemas  # off: what a model reads, nothing it does not
         self._sqlite = gate.log if isinstance(gate.log, EventLog) else None
         self.metrics = metrics or Metrics()
         self.metrics.open_sessions = self.open_sessions
@@ -198,13 +200,8 @@ class WritegateServer:
                 name=spec.name,
                 description=spec.description,
                 input_schema=spec.input_schema(),
-                output_schema=spec.output_schema(),
-                annotations=types.ToolAnnotations(
-                    read_only_hint=spec.read_only,
-                    destructive_hint=spec.destructive,
-                    idempotent_hint=spec.read_only,
-                    open_world_hint=False,
-                ),
+                output_schema=spec.output_schema() if self.output_schemas else None,
+                annotations=spec.annotations(),
             )
             for spec in self.visible_tools(principal)
         ]

@@ -1,15 +1,15 @@
 """The catalog: every tool a server offers for the current schema snapshot.
 
 The generic tools (``write_tools``, ``observation_tools``, ``read_tools``, ``audit_tools``,
-``feedback_tools`` …)
-plus the per-label tools of the snapshot (``label_tools``), with ``extraction_method``
-published as the values the gate's formula accepts, filtered to the families ``serve
---tools`` chose.
+``feedback_tools`` …) plus the per-label tools of the snapshot (``label_tools``), filtered
+to the families ``serve --tools`` chose, each publishing the snapshot's vocabulary: the
+extraction methods the gate's formula accepts, and its labels and relationship types.
 """
 
 from __future__ import annotations
 
 from writegate.gate.schema import LoadedSchema
+from writegate.gate.schema.registry import relationship_types
 from writegate.gate.server.audit_tools import AUDIT_TOOLS
 from writegate.gate.server.feedback_tools import FEEDBACK_TOOLS
 from writegate.gate.server.forget_tools import FORGET_TOOLS
@@ -19,7 +19,7 @@ from writegate.gate.server.merge_tools import MERGE_TOOLS
 from writegate.gate.server.observation_tools import OBSERVATION_TOOLS
 from writegate.gate.server.read_tools import READ_TOOLS
 from writegate.gate.server.review_tools import REVIEW_TOOLS
-from writegate.gate.server.tools import ToolSpec, families
+from writegate.gate.server.tools import ToolSpec, Vocabulary, families
 from writegate.gate.server.write_tools import WRITE_TOOLS
 
 BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
@@ -41,6 +41,11 @@ def build_catalog(
 ) -> dict[str, ToolSpec]:
     """Name -> spec, for one snapshot (None: no schema yet, built-in tools only)."""
     specs = list(BUILTIN_TOOLS)
+    vocabulary = Vocabulary(methods)
     if snapshot is not None:
         specs += label_tools(snapshot, (s.name for s in BUILTIN_TOOLS))
-    return {spec.name: spec.with_methods(methods) for spec in families(specs, choice)}
+        registry = snapshot.registry
+        vocabulary = Vocabulary(
+            methods, tuple(registry.all_canonical_labels()), tuple(relationship_types(registry))
+        )
+    return {spec.name: spec.with_vocabulary(vocabulary) for spec in families(specs, choice)}

@@ -34,10 +34,8 @@ class AuditFeedbackArgs(BaseModel):
 
 @tool("write", gated=True)
 def graph_improve(call: ToolCall, args: GraphImproveRequest) -> ImproveResult | Rejected:
-    """Feedback on an answer you gave from the graph: the nodes and relationships it used
-    move their feedback weight toward 1 (accepted), 0.5 (rework) or 0 (rejected), which
-    reorders later answers (never hides a fact). Counted once per sessionId and answerId:
-    sending it again answers unchanged."""
+    """Feedback on an answer: the nodes and relationships it used move toward 1 (accepted),
+    0.5 (rework) or 0 (rejected), reordering later answers."""
     gate = call.gate
     improvements = Improvements(gate.writer, gate.feedback.alpha, gate.limits())
     return improvements.improve(call.raw, call.actor, call.guard)

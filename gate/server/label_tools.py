@@ -34,6 +34,7 @@ from pydantic import (
 
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import (
+    IDEMPOTENCY,
     BatchResult,
     Cited,
     CodeOf,
@@ -46,7 +47,6 @@ from writegate.gate.personal import identity_in
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.registry import PropertySpec, SchemaEntry
 from writegate.gate.server.tools import ToolCall, ToolSpec
-from writegate.gate.server.write_tools import IDEMPOTENCY
 from writegate.language import node_identity, relationship_identity
 
 _SCALARS: dict[str, Any] = {

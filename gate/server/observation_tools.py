@@ -43,26 +43,22 @@ class OpenObservationArgs(BaseModel):
 
 @tool("write")
 def record_observation(call: ToolCall, args: RecordObservationArgs) -> ObservationResult | Rejected:
-    """Keep a text you read or heard (a message, a page, a tool's output) as an observation,
-    with its source and how you got it; cite its observation_id in the writes of the facts
-    you extract from it (write_node / write_relationship: observations). The id is the
-    content's: the same text from the same source and time is recorded once (unchanged)."""
+    """Keep a text you read or heard; cite its observation_id in the writes of facts taken
+    from it. The same text, source and time is kept once."""
     return Observations(call.gate.writer).record_observation(call.raw, call.actor, call.guard)
 
 
 @tool("read", read_only=True)
 def search_observations(call: ToolCall, args: SearchObservationsArgs) -> ObservationPage:
-    """Observations whose words begin with any word of the query, most relevant first
-    (BM25), each with its source, time and the facts extracted from it, paged by cursor.
-    The query is plain words, never search syntax."""
+    """Observations matching the query's words, best first, with the facts taken from them.
+    Plain words, no search syntax."""
     reader = call.gate.observation_reader(Scopes(granted=call.scopes))
     return reader.search_observations(args.query, args.limit, args.cursor)
 
 
 @tool("read", read_only=True)
 def open_observation(call: ToolCall, args: OpenObservationArgs) -> ObservationView:
-    """One observation by its id: its text, source, time, and the facts extracted from it
-    that stand now."""
+    """One observation: its text, source, time and the facts from it that stand now."""
     reader = call.gate.observation_reader(Scopes(granted=call.scopes))
     return reader.open_observation(args.observation_id)
 

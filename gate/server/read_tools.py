@@ -20,20 +20,19 @@ from writegate.gate.reads.query import DEFAULT as DEFAULT_QUERY
 from writegate.gate.reads.query import MAX_OBSERVATIONS, MAX_QUERY_DEPTH, MAX_TOP_K
 from writegate.gate.reads.reader import MAX_DEPTH, NodeHistory, PathResult, Subgraph
 from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
-from writegate.gate.schema.registry import describe_registry
+from writegate.gate.schema.registry import describe_registry, named_labels
 from writegate.gate.server.tools import ToolCall, ToolSpec, tool
-from writegate.gate.server.write_tools import NoArgs
 
 _ARGS = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-LIMIT = "At most this many nodes (a cursor pages on where the answer was cut)."
+LIMIT = "At most this many nodes."
 RTYPE = "Follow only relationships of this type."
 
 
 class NodeRefArgs(BaseModel):
     model_config = _ARGS
 
-    label: StrictStr = Field(description="The node's label (a synonym reads its canonical one).")
-    merge_keys: Keys = Field(description='The node\'s merge keys, e.g. {"name": "Ada"}.')
+    label: StrictStr = Field(description="Its label.")
+    merge_keys: Keys = Field(description='Its merge keys, e.g. {"name": "Ada"}.')
 
     def ref(self) -> dict[str, Any]:
         return {"label": self.label, "merge_keys": dict(self.merge_keys)}
@@ -42,18 +41,14 @@ class NodeRefArgs(BaseModel):
 class OpenNodesArgs(BaseModel):
     model_config = _ARGS
 
-    nodes: list[NodeRefArgs] = Field(
-        min_length=1, max_length=500, description="The nodes to open (1 to 500)."
-    )
+    nodes: list[NodeRefArgs] = Field(min_length=1, max_length=500, description="The nodes to open.")
     as_of: AwareDatetime | None = Field(
         default=None,
-        description="Record time, ISO 8601 with a zone: the nodes as the log knew them then "
-        "(default: now).",
+        description="Record time: the graph as the log knew it then.",
     )
     valid_at: AwareDatetime | None = Field(
         default=None,
-        description="Valid time, ISO 8601 with a zone: what was true then, as known at as_of; "
-        "relationships carry their valid_from/valid_to.",
+        description="Valid time: what was true then.",
     )
 
 
@@ -63,18 +58,15 @@ class SearchNodesArgs(BaseModel):
     query: StrictStr = Field(
         min_length=1,
         max_length=500,
-        description="Words to find in labels, merge keys and string properties.",
+        description="Words to find in labels, keys and text.",
     )
     limit: StrictInt = Field(default=25, ge=1, le=500, description="At most this many matches.")
-    cursor: StrictStr | None = Field(
-        default=None, description="The next_cursor of the previous page."
-    )
+    cursor: StrictStr | None = Field(default=None, description="The last page's next_cursor.")
     neighbors: StrictInt = Field(
         default=NEIGHBORS,
         ge=0,
         le=MAX_NEIGHBORS,
-        description="At most this many of each match's relationships, with the nodes they "
-        "lead to; each match's more_relationships counts the rest (read them with neighbors).",
+        description="Relationships per match (more_relationships counts the rest).",
     )
 
 
@@ -105,9 +97,7 @@ class NodeHistoryArgs(BaseModel):
 
     node: NodeRefArgs = Field(description="The node whose trail to read.")
     limit: StrictInt = Field(default=50, ge=1, le=500, description="At most this many events.")
-    cursor: StrictStr | None = Field(
-        default=None, description="The next_cursor of the previous page."
-    )
+    cursor: StrictStr | None = Field(default=None, description="The last page's next_cursor.")
 
 
 class GraphQueryArgs(BaseModel):
@@ -132,15 +122,23 @@ class GraphQueryArgs(BaseModel):
         default=DEFAULT_QUERY.observations,
         ge=1,
         le=MAX_OBSERVATIONS,
-        description="At most this many observations (texts kept) in the answer.",
+        description="At most this many observations (texts kept).",
     )
     relationship_filter: StrictStr | None = Field(default=None, description=RTYPE)
     as_of: AwareDatetime | None = Field(
         default=None,
-        description="Record time, ISO 8601 with a zone: the graph as the log knew it then.",
+        description="Record time: the graph as the log knew it then.",
     )
     valid_at: AwareDatetime | None = Field(
-        default=None, description="Valid time, ISO 8601 with a zone: what was true then."
+        default=None, description="Valid time: what was true then."
+    )
+
+
+class GetSchemaArgs(BaseModel):
+    model_config = _ARGS
+
+    labels: list[StrictStr] | None = Field(
+        default=None, max_length=500, description="Only these labels (default: all)."
     )
 
 
@@ -160,9 +158,9 @@ def schema_or_none(call: ToolCall) -> LoadedSchema | None:
 
 
 @tool("read", read_only=True)
-def get_schema(call: ToolCall, args: NoArgs) -> SchemaView:
-    """The schema writes are checked against: labels, merge keys, properties (types, enums),
-    relationship types and their endpoints, remaps and the fallback label."""
+def get_schema(call: ToolCall, args: GetSchemaArgs) -> SchemaView:
+    """The schema writes are checked against: each label's merge keys and properties (types,
+    enums, relationships), relationship types and their ends; labels: only those."""
     try:
         snapshot = call.gate.current_schema()
     except SchemaSourceUnavailable as exc:
@@ -171,16 +169,14 @@ def get_schema(call: ToolCall, args: NoArgs) -> SchemaView:
             f"{exc} (an operator publishes one: writegate --db LOG schema publish FILE)",
             {"previous_snapshot_kept": False},
         ) from exc
-    return SchemaView(
-        schema_version=snapshot.version, document=describe_registry(snapshot.registry)
-    )
+    registry = snapshot.registry
+    labels = None if args.labels is None else named_labels(registry, args.labels)
+    return SchemaView(schema_version=snapshot.version, document=describe_registry(registry, labels))
 
 
 @tool("read", read_only=True, gated=True)
 def open_nodes(call: ToolCall, args: OpenNodesArgs) -> Subgraph:
-    """The named nodes, their immediate neighbours and the edges between them, each with
-    its provenance (source, method, confidence, agent, time); as they stood at as_of, or as
-    true at valid_at, if given."""
+    """The named nodes, their neighbours and the edges between them, with provenance."""
     return call.reader.open_nodes(
         [n.ref() for n in args.nodes],
         schema_or_none(call),
@@ -191,20 +187,15 @@ def open_nodes(call: ToolCall, args: OpenNodesArgs) -> Subgraph:
 
 @tool("read", read_only=True, gated=True)
 def search_nodes(call: ToolCall, args: SearchNodesArgs) -> Subgraph:
-    """Nodes whose words (label, merge keys, string properties) begin with any word of
-    the query, most relevant first (BM25), paged by cursor; with each match, a few of its
-    relationships and the nodes they lead to (neighbors), and how many more it has
-    (more_relationships: open them with the neighbors tool). The query is plain words,
-    never search syntax."""
+    """Nodes matching the query's words, best first, each with a few relationships. Plain
+    words, no search syntax."""
     return call.reader.search_nodes(args.query, args.limit, args.cursor, args.neighbors)
 
 
 @tool("read", read_only=True, gated=True)
 def graph_query(call: ToolCall, args: GraphQueryArgs) -> QueryResult:
-    """Ask the graph a question in words: the nodes its words find (seeds), expanded
-    neighborhoodDepth hops, answered as ranked (source, relationship, target) triplets, each
-    with its provenance (event, agent, session, source, method, confidence, times) and why
-    it ranked (terms matched, seed, hops). A seed with no relationships is still listed."""
+    """A question in words: ranked triplets around the nodes its words find, with their
+    provenance, why they ranked, and the observations behind them."""
     return call.reader.graph_query(
         args.query,
         top_k=args.top_k,
@@ -219,7 +210,7 @@ def graph_query(call: ToolCall, args: GraphQueryArgs) -> QueryResult:
 
 @tool("read", read_only=True, gated=True)
 def neighbors(call: ToolCall, args: NeighborsArgs) -> Subgraph:
-    """The k-hop neighbourhood of a node (both directions), optionally of one type."""
+    """The k-hop neighbourhood of a node (both directions)."""
     return call.reader.neighbors(
         args.node.ref(),
         depth=args.depth,
@@ -231,7 +222,7 @@ def neighbors(call: ToolCall, args: NeighborsArgs) -> Subgraph:
 
 @tool("read", read_only=True, gated=True)
 def find_path(call: ToolCall, args: FindPathArgs) -> PathResult:
-    """The shortest path between two nodes (edges in either direction, at most max_depth)."""
+    """The shortest path between two nodes (edges in either direction)."""
     return call.reader.find_path(
         args.from_node.ref(),
         args.to_node.ref(),
@@ -243,8 +234,7 @@ def find_path(call: ToolCall, args: FindPathArgs) -> PathResult:
 
 @tool("read", read_only=True)
 def node_history(call: ToolCall, args: NodeHistoryArgs) -> NodeHistory:
-    """The provenance trail of one node: every event that touched it, with agent, time,
-    source, extraction method and confidence."""
+    """Every event that touched one node, with its provenance."""
     return call.reader.node_history(
         args.node.ref(), limit=args.limit, cursor=args.cursor, schema=schema_or_none(call)
     )

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
+from copy import copy
 from dataclasses import dataclass, replace
 from functools import cache
 from types import UnionType
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from pydantic import BaseModel, Field, create_model
+import mcp_types as types
+from pydantic import BaseModel, create_model
+from pydantic.fields import FieldInfo
 
 from writegate.eventlog import Actor
 from writegate.gate.api import Gate
@@ -83,11 +86,21 @@ class ToolSpec:
     def output_schema(self) -> dict[str, Any]:
         return output_schema(self.result, holds=self.holds, gated=self.gated)
 
-    def with_methods(self, methods: tuple[str, ...]) -> ToolSpec:
-        """The spec publishing the extraction methods the gate's formula accepts."""
-        if "extraction_method" not in self.arguments.model_fields:
-            return self
-        return replace(self, arguments=with_methods(self.arguments, methods))
+    def annotations(self) -> types.ToolAnnotations:
+        """The hints a host asks before it lets a call run (read-only; else destructive or
+        not), and only those: destructive and idempotent mean nothing for a read (MCP's
+        words), and a hint left at its default is a sentence no client needs."""
+        if self.read_only:
+            return types.ToolAnnotations(read_only_hint=True)
+        return types.ToolAnnotations(destructive_hint=None if self.destructive else False)
+
+    def with_vocabulary(self, vocabulary: Vocabulary) -> ToolSpec:
+        """The spec publishing the snapshot's methods, and where it writes a node or a
+        relationship, its labels and types (a deletion names what exists: the names would
+        only grow its schema with the schema's)."""
+        if self.destructive:
+            vocabulary = Vocabulary(vocabulary.methods)
+        return replace(self, arguments=with_vocabulary(self.arguments, vocabulary))
 
 
 def tool(
@@ -98,8 +111,10 @@ def tool(
     family: Family = "always",
     gated: bool = False,
 ) -> Callable[[Callable[[ToolCall, A], BaseModel]], ToolSpec]:
-    """Define a tool by its function: the second parameter's annotation is the argument
-    model, the return annotation (less ``Rejected``) the result model."""
+    """Create or update one node, merged on its label and merge keys. Labels and property
+    types are checked against the schema (get_schema); confidence is computed from
+    reliability and extraction_method. Said again: unchanged, or corroborated from a new
+    source (its confidence rises)."""
 
     def define(function: Callable[[ToolCall, A], BaseModel]) -> ToolSpec:
         hints = get_type_hints(function)
@@ -133,29 +148,45 @@ def _success(annotation: Any) -> type[BaseModel]:
 
 # -- the published schemas -----------------------------------------------------------------
 
-METHODS_NOTE = "How the claim was obtained; it sets the confidence."
+METHODS_NOTE = "How it was obtained."
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The names a snapshot gives the generic tools' open fields: the extraction methods
+    the formula accepts (published as an enum), and the labels and relationship types,
+    named in ``label``'s and ``type``'s descriptions — not as enums, since a synonym the
+    schema remaps is a valid value a validating client would refuse."""
+
+    methods: tuple[str, ...]
+    labels: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+
+    def names(self, field: str) -> tuple[str, ...]:
+        return {"label": self.labels, "type": self.types}.get(field, ())
 
 
 @cache
-def with_methods(model: type[BaseModel], methods: tuple[str, ...]) -> type[BaseModel]:
-    """``model`` publishing ``extraction_method``'s allowed values (the gate still checks
-    them itself, so an unknown method is seed 000's ``INVALID_EXTRACTION_METHOD``)."""
-    field = model.model_fields["extraction_method"]
-    annotation: Any = field.annotation
-    return create_model(
-        model.__name__,
-        __base__=model,
-        extraction_method=(
-            annotation,
-            Field(
-                default=field.default,  # required where the model requires it
-                min_length=1,
-                max_length=100,
-                description=field.description or METHODS_NOTE,
-                json_schema_extra={"enum": list(methods)},
-            ),
-        ),
-    )
+def with_vocabulary(model: type[BaseModel], vocabulary: Vocabulary) -> type[BaseModel]:
+    """``model`` publishing the snapshot's names (the gate still checks every value itself:
+    an unknown method is seed 000's ``INVALID_EXTRACTION_METHOD``)."""
+    fields: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        if name == "extraction_method":
+            extra: dict[str, Any] = {"enum": list(vocabulary.methods)}
+            fields[name] = _republished(field, field.description or METHODS_NOTE, extra)
+        elif names := vocabulary.names(name):
+            fields[name] = _republished(field, f"{field.description} One of {', '.join(names)}.")
+    return create_model(model.__name__, __base__=model, **fields) if fields else model
+
+
+def _republished(field: FieldInfo, description: str, extra: dict[str, Any] | None = None) -> Any:
+    """The field as it validates (its type, default, bounds), described anew."""
+    published = copy(field)
+    published.description = description
+    if extra is not None:
+        published.json_schema_extra = extra
+    return (field.annotation, published)
 
 
 @cache
@@ -167,19 +198,15 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
 def output_schema(
     model: type[BaseModel], *, holds: bool = False, gated: bool = False
 ) -> dict[str, Any]:
-    """The result's top-level fields and the rejection's (and, for a write that may be
-    held for review, the proposal's; for a graph tool, ``disabled``) in one object, each
-    by its JSON type only, all optional (``status`` says which it is, where the success
-    has one): what a client checks on every call should cost little to check and read."""
-    success = compact(model.model_json_schema(mode="serialization", by_alias=True))
-    rejected = compact(Rejected.model_json_schema(mode="serialization"))
-    fields = {**rejected["properties"], **success.get("properties", {})}
-    statuses = [*_statuses(success), "rejected"]
-    if holds:
-        proposed = compact(ProposedResult.model_json_schema(mode="serialization"))
-        fields = {**proposed["properties"], **fields}
-        statuses.append("proposed")
-    properties = {name: _shallow(spec) for name, spec in fields.items()}
+    """The result's top-level fields, each by its JSON type only, all optional, and
+    ``status`` naming every answer a call may give (``rejected``; ``proposed`` for a write
+    that may be held for review; for a graph tool, ``disabled``). A rejection or a
+    proposal validates against it too — it lists no required field and forbids none — so
+    its own fields (``docs/mcp-tools.md``) are not repeated in every tool's schema: what a
+    client checks on every call and an agent reads once should cost little."""
+    success = compact(model.model_json_schema(mode="serialization", by_alias=True), arguments=False)
+    statuses = [*_statuses(success), "rejected", *(["proposed"] if holds else [])]
+    properties = {name: _shallow(spec) for name, spec in success.get("properties", {}).items()}
     if gated:
         properties["disabled"] = {"type": "boolean"}
     properties["status"] = {"type": "string", "enum": statuses}
@@ -201,22 +228,63 @@ def _statuses(schema: dict[str, Any]) -> list[str]:
     return [v for v in status.get("enum", []) if v != "rejected"]
 
 
-def compact(schema: dict[str, Any]) -> dict[str, Any]:
-    """A JSON Schema with its ``$ref``s inlined and ``title``s dropped."""
-    definitions = schema.get("$defs", {})
+def compact(schema: dict[str, Any], *, arguments: bool = True) -> dict[str, Any]:
+    """A JSON Schema as an agent reads it: ``$ref``s inlined, ``title``s and the model's
+    docstring dropped; of ``arguments``, an optional field published as its type alone —
+    ``anyOf`` of it and ``null`` with ``default: null`` says only "may be left out", which
+    leaving it out of ``required`` already says (the model still accepts ``null``; a
+    result's ``null`` is a value it sends, and stays)."""
+    definitions = {  # a model's docstring is for its readers here; the field describes it
+        name: {k: v for k, v in target.items() if k != "description"}
+        for name, target in schema.get("$defs", {}).items()
+    }
 
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
             if "$ref" in node:
                 target = definitions[node["$ref"].rsplit("/", 1)[-1]]
                 return walk({**target, **{k: v for k, v in node.items() if k != "$ref"}})
+            node = _plain(_without_null(node) if arguments else node)
             return {k: walk(v) for k, v in node.items() if k not in ("title", "$defs")}
         if isinstance(node, list):
             return [walk(item) for item in node]
         return node
 
-    result: dict[str, Any] = walk(schema)
+    result: dict[str, Any] = walk({k: v for k, v in schema.items() if k != "description"})
     return result
+
+
+def _plain(node: dict[str, Any]) -> dict[str, Any]:
+    """What an agent need not read, dropped: a string's lengths (the gate's limits refuse
+    an empty or an overlong one by its code, naming the limit), JSON Schema's default
+    ``additionalProperties: true``; an ``anyOf`` of bare types as one ``type`` list."""
+    options = node.get("anyOf")
+    if isinstance(options, list) and all(set(o) == {"type"} for o in options):
+        kinds = [o["type"] for o in options]
+        if "number" in kinds and "integer" in kinds:  # an integer is a JSON number
+            kinds.remove("integer")
+        node = {"type": kinds, **_less(node, "anyOf")}
+    if node.get("type") == "string":  # the gate's length limits refuse by code, in words
+        node = _less(node, "minLength", "maxLength")
+    if node.get("additionalProperties") is True:
+        node = _less(node, "additionalProperties")
+    return node
+
+
+def _less(node: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in node.items() if k not in keys}
+
+
+def _without_null(node: dict[str, Any]) -> dict[str, Any]:
+    """``{anyOf: [X, {type: null}], default: null, ...}`` as ``{...X, ...}``."""
+    options = node.get("anyOf")
+    if not isinstance(options, list) or node.get("default", ...) is not None:
+        return node
+    kept = [o for o in options if o != {"type": "null"}]
+    if len(kept) != 1 or len(kept) == len(options):
+        return node
+    rest = {k: v for k, v in node.items() if k not in ("anyOf", "default")}
+    return {**kept[0], **rest}
 
 
 def families(specs: Sequence[ToolSpec], choice: str) -> list[ToolSpec]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from writegate.gate.models import (
+    IDEMPOTENCY,
     BatchResult,
     DeleteNodeRequest,
     DeleteNodeResult,
@@ -26,8 +27,6 @@ from writegate.gate.writing import (
     WRITE_NODE,
     WRITE_RELATIONSHIP,
 )
-
-IDEMPOTENCY = "Retrying with the same key returns the first result and writes nothing again."
 
 
 class Idempotent(BaseModel):
@@ -57,8 +56,8 @@ class WriteBatchArgs(Idempotent):
 
     items: list[dict[str, object]] = Field(
         min_length=1,
-        description="Operations applied as one, all or none: each is {op: write_node | "
-        "write_relationship | delete_node | delete_relationship, ...that tool's arguments}.",
+        description="Each {op: write_node, ...its arguments}; op also delete_node, "
+        "write_relationship, delete_relationship.",
     )
 
 
@@ -68,11 +67,9 @@ class NoArgs(BaseModel):
 
 @tool("write", family="generic")
 def write_node(call: ToolCall, args: WriteNodeArgs) -> WriteNodeResult | ProposedResult | Rejected:
-    """Create or update one node (merged on its label and merge keys). The label is checked
-    against the schema (synonyms are remapped), properties are type-checked, and the
-    provenance (confidence from reliability and extraction_method) is computed, not taken.
-    The values it already has append nothing (status unchanged), unless from a new agent,
-    source or method: then corroborated (no new version; its confidence rises)."""
+    """Create or update one node, merged on its label and merge keys, checked against the
+    schema (get_schema); its confidence comes from reliability and extraction_method. Said
+    again: unchanged, or corroborated by a new source."""
     return call.gate.writer.single(WRITE_NODE, call.raw, call.actor, call.guard)
 
 
@@ -80,16 +77,14 @@ def write_node(call: ToolCall, args: WriteNodeArgs) -> WriteNodeResult | Propose
 def write_relationship(
     call: ToolCall, args: WriteRelationshipArgs
 ) -> WriteRelationshipResult | ProposedResult | Rejected:
-    """Create or update one relationship between two nodes named by label and keys;
-    endpoint_policy merge_endpoints creates missing endpoints as stub nodes. Said again, it
-    is unchanged or corroborated as write_node is."""
+    """Create or update one relationship between two nodes named by label and merge keys;
+    said again, as write_node."""
     return call.gate.writer.single(WRITE_RELATIONSHIP, call.raw, call.actor, call.guard)
 
 
 @tool("write", destructive=True, family="generic")
 def delete_node(call: ToolCall, args: DeleteNodeArgs) -> DeleteNodeResult | Rejected:
-    """Delete one node (recorded as an event with provenance; the log keeps its history);
-    detach also deletes its relationships."""
+    """Delete one node (an event; its history stays in the log)."""
     return call.gate.writer.deletion(DELETE_NODE, call.raw, call.actor, call.guard)
 
 
@@ -97,20 +92,19 @@ def delete_node(call: ToolCall, args: DeleteNodeArgs) -> DeleteNodeResult | Reje
 def delete_relationship(
     call: ToolCall, args: DeleteRelationshipArgs
 ) -> DeleteRelationshipResult | Rejected:
-    """Delete one relationship (recorded as an event with provenance)."""
+    """Delete one relationship (an event; its history stays in the log)."""
     return call.gate.writer.deletion(DELETE_RELATIONSHIP, call.raw, call.actor, call.guard)
 
 
 @tool("write", destructive=True, family="generic")
 def write_batch(call: ToolCall, args: WriteBatchArgs) -> BatchResult | Rejected:
-    """Several writes accepted or rejected as one; a rejection names the failing item."""
+    """Several writes as one, all or none; a refusal names the failing item."""
     return call.gate.writer.batch(args.items, args.idempotency_key, call.actor, call.guard)
 
 
 @tool("schema")
 def refresh_schema_cache(call: ToolCall, args: NoArgs) -> RefreshResult | Rejected:
-    """Reload the schema from its source and swap it in atomically; the per-label tools
-    follow and every client connected to this server is told the tool list changed."""
+    """Reload the schema from its source; clients are told the tools changed."""
     return call.gate.refresh_schema_cache()
 
 

@@ -175,7 +175,7 @@ def test_a_method_of_another_provider_is_refused(db_path: Path) -> None:
 def test_mcp_publishes_the_provider_s_methods(db_path: Path) -> None:
     with Gate.open(db_path, formula="admiralty") as g:
         g.publish_schema(SEED_SCHEMA)
-        tools = WritegateServer(g).catalog()
+        tools = WritegateServer(g, tools="all").catalog()
         for tool in ("write_node", "add_person"):
             fields = tools[tool].input_schema()["properties"]
             assert set(fields["extraction_method"]["enum"]) == (

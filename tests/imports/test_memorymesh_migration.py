@@ -54,7 +54,7 @@ def test_add_robot_over_mcp_takes_homeBase_and_makes_the_edge(tmp_path: Path) ->
     run(db, "schema", "publish", str(converted))
 
     async def call() -> dict[str, object]:
-        async with stdio_agent(db) as agent:
+        async with stdio_agent(db, extra=("--tools", "all")) as agent:  # seed 001's tools
             out = await agent.call(
                 "add_robot",
                 {

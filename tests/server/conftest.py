@@ -23,10 +23,21 @@ def published(db: Path, schema: Path = SEED_SCHEMA) -> Path:
     return db
 
 
+ALL_TOOLS = ("--tools", "all")
+
+
 @pytest.fixture(params=["stdio", "http"])
 def served(request: pytest.FixtureRequest, db_path: Path) -> Iterator[Served]:
     """Seed 000's schema published in a fresh log, served over each transport in turn."""
     s = Served(request.param, published(db_path))
+    yield s
+    s.close()
+
+
+@pytest.fixture(params=["stdio", "http"])
+def served_labels(request: pytest.FixtureRequest, db_path: Path) -> Iterator[Served]:
+    """Seed 000's schema served over each transport with the per-label tools as well."""
+    s = Served(request.param, published(db_path), ALL_TOOLS)
     yield s
     s.close()
 
@@ -36,7 +47,8 @@ NPC_SCHEMA = Path(__file__).resolve().parents[2] / "fixtures" / "npc_schema.yaml
 
 @pytest.fixture(params=["stdio", "http"])
 def served_npc(request: pytest.FixtureRequest, db_path: Path) -> Iterator[Served]:
-    """Seed 001's NPC example schema, served over each transport in turn."""
-    s = Served(request.param, published(db_path, NPC_SCHEMA))
+    """Seed 001's NPC example schema, served over each transport in turn with seed 001's
+    per-label tools (``--tools all``; the default catalogue has only the generic ones)."""
+    s = Served(request.param, published(db_path, NPC_SCHEMA), ALL_TOOLS)
     yield s
     s.close()

@@ -203,9 +203,10 @@ class Served:
     configured with ``--agent-id``/``--role``, as an MCP client config would launch it.
     """
 
-    def __init__(self, transport: str, db: Path) -> None:
+    def __init__(self, transport: str, db: Path, extra: tuple[str, ...] = ()) -> None:
         self.transport = transport
         self.db = db
+        self.extra = extra  # serve's own options, e.g. ("--tools", "all")
         self.env: dict[str, str] = {}
         self._server: HttpServer | None = None
         self._stack: Any = None
@@ -216,7 +217,7 @@ class Served:
     @property
     def url(self) -> str:
         if self._server is None:
-            self._stack = http_server(self.db, self.env)
+            self._stack = http_server(self.db, self.env, extra=self.extra)
             self._server = self._stack.__enter__()
         return self._server.url
 
@@ -225,7 +226,7 @@ class Served:
         self, agent_id: str = "agent-test", roles: tuple[str, ...] = ("writer",)
     ) -> AsyncIterator[Agent]:
         if self.transport == "stdio":
-            async with stdio_agent(self.db, agent_id, roles, self.env) as agent:
+            async with stdio_agent(self.db, agent_id, roles, self.env, extra=self.extra) as agent:
                 yield agent
         else:
             token = self.token(agent_id, roles)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.server.conftest import NPC_SCHEMA, published
+from tests.server.conftest import ALL_TOOLS, NPC_SCHEMA, published
 from tests.server.harness import Served
 
 pytestmark = pytest.mark.anyio
@@ -26,7 +26,7 @@ def served(db_path: Path, tmp_path: Path) -> Iterator[Served]:
     document["nodes"]["Npc"]["review_below"] = 0.5
     schema = tmp_path / "schema.yaml"
     schema.write_text(yaml.safe_dump(document))
-    s = Served("stdio", published(db_path, schema))
+    s = Served("stdio", published(db_path, schema), ALL_TOOLS)
     yield s
     s.close()
 

@@ -41,7 +41,7 @@ def inspector(db: Path, *args: str) -> dict[str, object]:
 def test_inspector_lists_the_tools(db_path: Path) -> None:
     listed = inspector(published(db_path), "--method", "tools/list")
     names = {tool["name"] for tool in listed["tools"]}  # type: ignore[attr-defined]
-    assert {"write_node", "write_relationship", "search_nodes", "add_person"} <= names
+    assert {"write_node", "write_relationship", "search_nodes", "get_schema"} <= names
 
 
 def test_inspector_calls_write_node(db_path: Path) -> None:

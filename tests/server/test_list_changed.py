@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from tests.conftest import seed_document
-from tests.server.conftest import published
+from tests.server.conftest import ALL_TOOLS, published
 from tests.server.harness import Agent, Served, http_agent, stdio_agent
 from writegate.gate import Gate
 
@@ -27,7 +27,7 @@ def publish_event_label(db: Path) -> None:
 
 def _connect(served: Served, mode: str) -> AbstractAsyncContextManager[Agent]:
     if served.transport == "stdio":
-        return stdio_agent(served.db, "schema-admin", ("writer",), mode=mode)
+        return stdio_agent(served.db, "schema-admin", ("writer",), mode=mode, extra=served.extra)
     return http_agent(served.url, served.token("schema-admin", ("writer",)), mode=mode)
 
 
@@ -39,7 +39,8 @@ async def _refresh_and_wait(agent: Agent, db: Path) -> list[str]:
     return await agent.tool_names()
 
 
-async def test_legacy_client_gets_list_changed_notification(served: Served) -> None:
+async def test_legacy_client_gets_list_changed_notification(served_labels: Served) -> None:
+    served = served_labels
     async with _connect(served, "legacy") as agent:
         names = await _refresh_and_wait(agent, served.db)
         with anyio.fail_after(10):
@@ -48,7 +49,10 @@ async def test_legacy_client_gets_list_changed_notification(served: Served) -> N
     assert {"add_event", "update_event", "delete_event"} <= set(names)
 
 
-async def test_modern_client_gets_tools_changed_event_on_its_listen_stream(served: Served) -> None:
+async def test_modern_client_gets_tools_changed_event_on_its_listen_stream(
+    served_labels: Served,
+) -> None:
+    served = served_labels
     async with _connect(served, "auto") as agent:
         assert agent.client.protocol_version >= "2026-07-28"
         async with agent.client.listen(tools_list_changed=True) as subscription:
@@ -68,7 +72,7 @@ async def _told(agent: Agent) -> None:
 @pytest.fixture
 def over_http(db_path: Path) -> Iterator[Served]:
     """Seed 000's schema served over HTTP in reject mode: a label the schema lacks is refused."""
-    s = Served("http", published(db_path))
+    s = Served("http", published(db_path), ALL_TOOLS)
     s.env = {"WRITE_GATE_UNKNOWN_LABEL_POLICY": "reject"}
     yield s
     s.close()

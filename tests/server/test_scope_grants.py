@@ -134,7 +134,8 @@ def tokens_for(path: Path) -> Tokens:
 def served(any_db: str | Path, tmp_path: Path) -> Iterator[tuple[HttpServer, Tokens]]:
     tokens = tokens_for(tmp_path / "tokens.json")
     db = scoped_log(any_db)
-    with http_server(db, extra=("--tokens", str(tmp_path / "tokens.json"))) as server:
+    every_tool = ("--tokens", str(tmp_path / "tokens.json"), "--tools", "all")
+    with http_server(db, extra=every_tool) as server:
         yield server, tokens
 
 

@@ -143,7 +143,8 @@ async def test_a_disabled_scope_answers_disabled_to_whom_it_leaves_nothing(tmp_p
     a = create_token(tokens, "agent-a", ("writer",), scopes=frozenset({"a"}))
     every = create_token(tokens, "operator", ("admin",), scopes=None)
     env = {"WRITEGATE_CONFIG": str(config)}
-    with http_server(db, env=env, extra=("--tokens", str(tokens))) as server:
+    served = ("--tokens", str(tokens), "--output-schemas")  # a client that checks results
+    with http_server(db, env=env, extra=served) as server:
         async with http_agent(server.url, b) as agent:
             for tool, arguments in GRAPH_TOOLS.items():
                 answer = await agent.call(tool, arguments)
