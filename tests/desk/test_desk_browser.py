@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
 
 from tests.conftest import ROOT
-from tests.desk.conftest import HOSTILE, SAID, Desk
+from tests.desk.conftest import HOSTILE, HR, SAID, Desk
 from writegate.eventlog import Actor
 from writegate.gate import Gate
 from writegate.gate.observations import ObservationResult
@@ -212,4 +212,35 @@ def test_every_page_has_a_title_and_landmarks_and_is_shot_at_two_widths(
     expect(page.get_by_role("img", name="hr-import:")).to_be_visible()  # an SVG chart, drawn
     page.goto(desk.url + "/")
     expect(page.locator("#writers").get_by_role("link", name="hr-import")).to_be_visible()
+    page.context.close()
+
+
+QUOTED = 'x" accesskey=x onclick=alert(8) y="'
+
+
+def test_a_reviewer_merges_from_a_node_page_and_a_hostile_name_adds_no_attribute(
+    browser: Browser, desk: Desk
+) -> None:
+    """Issue 42, defect 10: the merge form's survivor keys are the node's keys as JSON,
+    whole, in the attribute (a quote in a name neither cuts them short nor adds one)."""
+    with Gate.open(desk.db) as gate:
+        named = gate.write_node(
+            label="Person", merge_keys={"name": QUOTED}, actor=Actor(agent="hr-import"), **HR
+        )
+    assert named.status == "written", named
+    page = sign_in(browser, desk, "reviewer")
+    for name in (QUOTED, HOSTILE):
+        page.goto(node_url(desk, name))
+        survivor = page.locator("input[name=survivor_keys]")
+        assert json.loads(survivor.get_attribute("value") or "") == {"name": name}
+        assert survivor.evaluate("e => e.getAttributeNames()") == ["type", "name", "value"]
+        assert page.locator("main [onclick], main [accesskey], main img").count() == 0
+    page.goto(node_url(desk, "Dee"))
+    page.get_by_label("The duplicate's merge keys (JSON)").fill('{"name":"Eve"}')
+    page.get_by_label("Reason").fill("the same person")
+    page.get_by_role("button", name="Merge").click()
+    expect(page.locator("#outcome")).to_contain_text('Merged Person{"name":"Eve"}')
+    page.get_by_label("Reason").fill("not the same after all")
+    page.get_by_role("button", name="Undo this merge").click()
+    expect(page.locator("#outcome")).to_contain_text("Undid merge")
     page.context.close()
