@@ -149,7 +149,9 @@ async def node(desk: Desk, request: Request, who: Who) -> Response:
         rtype=rtype or "",
         moment=moment,
         max_depth=MAX_DEPTH,
-        graph=_graph(around) if isinstance(around, Subgraph) else None,
+        graph=_graph(around, desk.asker.may(principal, "audit_events"))
+        if isinstance(around, Subgraph)
+        else None,
     )
 
 
@@ -157,8 +159,9 @@ def _name(keys: dict[str, Any]) -> str:
     return ", ".join(str(v) for v in keys.values())
 
 
-def _graph(subgraph: Subgraph) -> dict[str, list[dict[str, Any]]]:
-    """Cytoscape's elements: text only (drawn on a canvas, never parsed as markup)."""
+def _graph(subgraph: Subgraph, events: bool) -> dict[str, list[dict[str, Any]]]:
+    """Cytoscape's elements: text only (drawn on a canvas, never parsed as markup); an edge
+    opens the event that wrote it only for a viewer who may read ``events``."""
 
     def key(label: str, keys: dict[str, Any]) -> str:
         return label + json.dumps(keys, sort_keys=True)
@@ -180,7 +183,7 @@ def _graph(subgraph: Subgraph) -> dict[str, list[dict[str, Any]]]:
                 "source": key(e.from_node.label, dict(e.from_node.merge_keys)),
                 "target": key(e.to_node.label, dict(e.to_node.merge_keys)),
                 "name": e.type,
-                "href": f"{PREFIX}/event/{e.provenance.seq}",
+                **({"href": f"{PREFIX}/event/{e.provenance.seq}"} if events else {}),
             }
         }
         for i, e in enumerate(subgraph.edges)
