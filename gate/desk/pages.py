@@ -8,6 +8,7 @@ answers a tool it may not see. Signing in and out and the review lane are in ``g
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 import anyio.to_thread
@@ -226,7 +227,7 @@ async def observation(desk: Desk, request: Request, who: Who) -> Response:
 
 @signed_in
 async def log(desk: Desk, request: Request, who: Who) -> Response:
-    """The log, filtered by type, agent and node, a page at a time; on its last page, the
+    """The log, filtered by type, agent, node and time, a page at a time; on its last page, the
     events appended since arrive by themselves (``log_json``, asked by ``desk.js``)."""
     return await _log(desk, request, who, json_page=False)
 
@@ -242,13 +243,28 @@ async def log_json(desk: Desk, request: Request) -> Response:
         return desk.missing(request, who)
 
 
+def _unread_time(request: Request) -> str | None:
+    """What the log's time filters hold that is not a time, said as the tool would read it
+    (ISO 8601; without a zone, UTC), or None."""
+    for name, box in (("since", "From"), ("until", "To")):
+        text = request.query_params.get(name) or ""
+        try:
+            if text:
+                datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return f"{box} {text!r} is not a time: ISO 8601, e.g. 2026-01-31T12:00Z"
+    return None
+
+
 async def _log(desk: Desk, request: Request, who: Who, *, json_page: bool) -> Response:
     params = request.query_params
     kind, agent = params.get("type") or None, params.get("agent") or None
     named = bool(params.get("label") or params.get("keys"))  # one node: both, keys as JSON
     ref = _ref(request) if named else None
+    why = _unread_time(request)
     if named and ref is None:
         why = 'a node filter is its label and its merge keys as JSON, e.g. {"name": "Ada"}'
+    if why is not None:
         if json_page:
             return JSONResponse({"error": why}, status_code=400, headers=HEADERS)
         return desk.bad(request, who, why)
@@ -257,6 +273,8 @@ async def _log(desk: Desk, request: Request, who: Who, *, json_page: bool) -> Re
             agent=agent,
             types=[kind] if kind else None,
             node=ref,
+            since=params.get("since") or None,
+            until=params.get("until") or None,
             cursor=params.get("cursor") or None,
             limit=LOG_PAGE,
         )
@@ -272,6 +290,8 @@ async def _log(desk: Desk, request: Request, who: Who, *, json_page: bool) -> Re
         "agent": agent or "",
         "label": params.get("label", ""),
         "keys": params.get("keys", ""),
+        "since": params.get("since", ""),
+        "until": params.get("until", ""),
     }
     return desk.render(request, "log.html", who, title="Log", page=page, filters=filters)
 
