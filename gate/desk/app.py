@@ -26,6 +26,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from writegate.gate.audit.report import ProjectionLag
 from writegate.gate.desk.asks import Asker, NotPermitted
+from writegate.gate.desk.changes import as_text
 from writegate.gate.desk.sessions import COOKIE, Sessions, SignedIn, Verify
 from writegate.gate.server.app import WritegateServer
 from writegate.gate.server.audit_tools import IntegrityView
@@ -75,6 +76,7 @@ def _environment() -> Environment:
     env.globals["node_href"] = node_href
     env.globals["keys_json"] = keys_json
     env.globals["prefix"] = PREFIX
+    env.filters["shown"] = as_text
     env.filters["pretty"] = lambda value: json.dumps(value, indent=2, sort_keys=True, default=str)
     return env
 

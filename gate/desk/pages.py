@@ -20,6 +20,7 @@ from writegate.gate.audit.auditor import AuditEvents
 from writegate.gate.audit.report import Report
 from writegate.gate.desk.app import HEADERS, PREFIX, Desk, Who, node_href, principal_of, signed_in
 from writegate.gate.desk.asks import NotPermitted, Refused
+from writegate.gate.desk.changes import history_changes
 from writegate.gate.desk.recent import RECENT, writers_now
 from writegate.gate.reads.observations import ObservationView
 from writegate.gate.reads.reader import MAX_DEPTH, NodeHistory, Subgraph
@@ -146,6 +147,9 @@ async def node(desk: Desk, request: Request, who: Who) -> Response:
         node=this,
         around=around,
         history=history,
+        changes=history_changes(history.entries, first_page=cursor is None)
+        if isinstance(history, NodeHistory)
+        else {},
         depth=depth,
         rtype=rtype or "",
         moment=moment,

@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
 
 from tests.conftest import ROOT
-from tests.desk.conftest import HOSTILE, HR, SAID, Desk
+from tests.desk.conftest import CHAT, HOSTILE, HR, SAID, Desk
 from writegate.eventlog import Actor
 from writegate.gate import Gate
 from writegate.gate.observations import ObservationResult
@@ -243,4 +243,36 @@ def test_a_reviewer_merges_from_a_node_page_and_a_hostile_name_adds_no_attribute
     page.get_by_label("Reason").fill("not the same after all")
     page.get_by_role("button", name="Undo this merge").click()
     expect(page.locator("#outcome")).to_contain_text("Undid merge")
+    page.context.close()
+
+
+def test_a_change_is_shown_value_by_value_old_beside_new_with_who_and_how_sure(
+    browser: Browser, desk: Desk
+) -> None:
+    """Issue 42, defect 11: a node's history and a held write's card show each property
+    changed, what stood beside what was written, by whom and at what confidence; no JSON."""
+    with Gate.open(desk.db) as gate:
+        held = gate.write_node(
+            label="Person",
+            merge_keys={"name": "Dee"},
+            properties={"city": "Braga"},
+            actor=Actor(agent="chat-agent"),
+            **CHAT,
+        )
+    assert held.status == "proposed", held
+    page = sign_in(browser, desk, "reviewer")
+    page.goto(node_url(desk, "Dee"))
+    city = page.locator("ol.timeline tr[data-property=city]")
+    moved = city.filter(has_text="Porto").filter(has_text="Faro")
+    expect(moved.locator("td.before")).to_contain_text("Porto · hr-import · 0.")
+    expect(moved.locator("td.after")).to_contain_text("Faro · hr-import · 0.")
+    first = page.locator("ol.timeline li").first.locator("tr[data-property=city]")
+    expect(first.locator("td.before")).to_have_text("not set")
+    expect(page.locator("ol.timeline pre")).to_have_count(0)
+    page.goto(desk.url + "/review")
+    card = page.locator("article.proposal", has_text='Person{"name":"Dee"}')
+    row = card.locator("tr[data-property=city]")
+    expect(row.locator("td.before")).to_contain_text("Faro · hr-import · 0.")
+    expect(row.locator("td.after")).to_contain_text("Braga · chat-agent · 0.")
+    expect(card.locator("pre")).to_have_count(0)
     page.context.close()
