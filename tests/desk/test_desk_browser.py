@@ -9,6 +9,7 @@ desktop and a narrow width into ``build/desk-shots`` (kept as the run's artefact
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from urllib.parse import urlencode
@@ -275,4 +276,23 @@ def test_a_change_is_shown_value_by_value_old_beside_new_with_who_and_how_sure(
     expect(row.locator("td.before")).to_contain_text("Faro · hr-import · 0.")
     expect(row.locator("td.after")).to_contain_text("Braga · chat-agent · 0.")
     expect(card.locator("pre")).to_have_count(0)
+    page.context.close()
+
+
+def test_the_reports_agent_column_keeps_each_name_on_one_line(browser: Browser, desk: Desk) -> None:
+    """Issue 42, desk rough edges: an agent's name is never broken into pieces, at a desktop
+    width or a narrow one."""
+    page = sign_in(browser, desk, "auditor")
+    for w, h in WIDTHS.values():
+        page.set_viewport_size({"width": w, "height": h})
+        page.goto(desk.url + "/report")
+        agents = page.locator("table", has_text="Agents").locator("tbody td:first-child")
+        expect(agents.first).to_have_text(re.compile(r"^[a-z-]+$"))
+        lines = agents.evaluate_all(
+            """cells => cells.map(c => {
+                const r = document.createRange(); r.selectNodeContents(c);
+                return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size;
+            })"""
+        )
+        assert lines == [1] * len(lines), (w, lines)
     page.context.close()
