@@ -24,6 +24,7 @@ from writegate.gate.desk.changes import history_changes
 from writegate.gate.desk.recent import RECENT, writers_now
 from writegate.gate.reads.observations import ObservationView
 from writegate.gate.reads.reader import MAX_DEPTH, NodeHistory, Subgraph
+from writegate.gate.reads.views import NodeView
 from writegate.gate.server.audit_tools import AuditEventsArgs, IntegrityView
 from writegate.gate.server.observation_tools import OpenObservationArgs
 from writegate.gate.server.read_tools import (
@@ -154,7 +155,7 @@ async def node(desk: Desk, request: Request, who: Who) -> Response:
         rtype=rtype or "",
         moment=moment,
         max_depth=MAX_DEPTH,
-        graph=_graph(around, desk.asker.may(principal, "audit_events"))
+        graph=_graph(around, this, desk.asker.may(principal, "audit_events"))
         if isinstance(around, Subgraph)
         else None,
     )
@@ -164,9 +165,10 @@ def _name(keys: dict[str, Any]) -> str:
     return ", ".join(str(v) for v in keys.values())
 
 
-def _graph(subgraph: Subgraph, events: bool) -> dict[str, list[dict[str, Any]]]:
-    """Cytoscape's elements: text only (drawn on a canvas, never parsed as markup); an edge
-    opens the event that wrote it only for a viewer who may read ``events``."""
+def _graph(subgraph: Subgraph, center: NodeView, events: bool) -> dict[str, list[dict[str, Any]]]:
+    """Cytoscape's elements: text only (drawn on a canvas, never parsed as markup), the
+    page's node marked as the ``center``; an edge opens the event that wrote it only for a
+    viewer who may read ``events``."""
 
     def key(label: str, keys: dict[str, Any]) -> str:
         return label + json.dumps(keys, sort_keys=True)
@@ -177,6 +179,7 @@ def _graph(subgraph: Subgraph, events: bool) -> dict[str, list[dict[str, Any]]]:
                 "id": key(n.label, n.merge_keys),
                 "name": f"{n.label}: {_name(n.merge_keys)}",
                 "href": node_href(n.label, n.merge_keys),
+                "center": n.label == center.label and n.merge_keys == center.merge_keys,
             }
         }
         for n in subgraph.nodes

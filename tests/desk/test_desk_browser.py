@@ -296,3 +296,27 @@ def test_the_reports_agent_column_keeps_each_name_on_one_line(browser: Browser, 
         )
         assert lines == [1] * len(lines), (w, lines)
     page.context.close()
+
+
+def test_an_edges_label_overlaps_no_nodes_label(browser: Browser, desk: Desk) -> None:
+    """Issue 42, desk rough edges: in the drawn neighbourhood, every relationship's type is
+    read clear of every node's name (their label boxes, as cytoscape rendered them)."""
+    page = sign_in(browser, desk, "auditor")
+    page.goto(node_url(desk, "Ada"))
+    expect(page.locator("#graph canvas").first).to_be_attached()
+    overlaps = page.evaluate(
+        """() => {
+            const cy = document.getElementById("graph").cy;
+            const box = (el) => el.boundingBox({includeNodes: false, includeEdges: false,
+                includeLabels: true, includeSourceLabels: false, includeTargetLabels: false});
+            const meet = (a, b) => a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2;
+            const found = [];
+            cy.edges().forEach(e => cy.nodes().forEach(n => {
+                if (meet(box(e), box(n))) { found.push(e.data("name") + " / " + n.data("name")); }
+            }));
+            return [cy.edges().length, found, cy.elements().map(el => [el.data("name"), box(el), el.isNode() ? el.position() : null])];
+        }"""
+    )
+    assert overlaps[0] >= 1
+    assert overlaps[1] == [], overlaps[2]
+    page.context.close()
