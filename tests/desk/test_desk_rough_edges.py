@@ -55,3 +55,29 @@ def test_a_write_refused_as_a_duplicate_is_named_without_a_link(tmp_path: Path) 
     assert asked not in html  # never written: its page is "Not found"
     assert "alan  turing" in html
     assert node_href("Person", {"name": "Alan Turing"}).replace("&", "&amp;") in html
+
+
+def test_a_nodes_history_pages_on_to_its_later_writes(desk: Desk) -> None:
+    """History is oldest first: its next page holds the later writes, and what stood before
+    the first of them is on the page before (never said to be "not set")."""
+    with Gate.open(desk.db) as gate:
+        for n in range(52):
+            written = gate.write_node(
+                label="Person",
+                merge_keys={"name": "Gus"},
+                properties={"city": f"City {n}"},
+                actor=Actor(agent="hr-import"),
+                **HR,
+            )
+            assert written.status == "written", written
+    gus = {"label": "Person", "keys": '{"name":"Gus"}'}
+    with signed_in(desk, "auditor") as (client, _):
+        first = client.get("/node", params=gus).text
+        later = re.search(r'<a href="([^"]+)">Later writes</a>', first)
+        assert later is not None, first
+        second = client.get(later.group(1).replace("&amp;", "&").removeprefix("/desk")).text
+    history = second.split('id="history-h"')[1]
+    assert "City 51" in history
+    assert "City 51" not in first.split('id="history-h"')[1]
+    assert history.index("on an earlier page") < history.index("City 50")
+    assert "not set" not in history
