@@ -20,6 +20,7 @@ from starlette.responses import RedirectResponse, Response
 
 from writegate.gate.desk.app import PREFIX, Desk, Who, principal_of, signed_in
 from writegate.gate.desk.asks import NotPermitted, Refused
+from writegate.gate.desk.changes import proposal_changes
 from writegate.gate.desk.sessions import COOKIE, SIGNIN_COOKIE, SignedIn, fresh_token, same
 from writegate.gate.merges.operations import MergeResult, UnmergeResult
 from writegate.gate.reads.reader import Subgraph
@@ -129,6 +130,7 @@ async def _queue(
     current: dict[str, NodeView] = {}
     if isinstance(queue, ReviewQueue) and desk.asker.may(principal, "open_nodes"):
         current = await _standing(desk, principal, [p.target for p in queue.proposals])
+    proposals = queue.proposals if isinstance(queue, ReviewQueue) else []
     status = 200 if not isinstance(outcome, Refused) else 409
     return desk.render(
         request,
@@ -138,6 +140,7 @@ async def _queue(
         title="Review",
         queue=queue,
         current=current,
+        changes={p.proposal: proposal_changes(p, current.get(p.target)) for p in proposals},
         outcome=outcome,
         decide=desk.asker.may(principal, "review_decide"),
     )

@@ -26,6 +26,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from writegate.gate.audit.report import ProjectionLag
 from writegate.gate.desk.asks import Asker, NotPermitted
+from writegate.gate.desk.changes import as_text
 from writegate.gate.desk.sessions import COOKIE, Sessions, SignedIn, Verify
 from writegate.gate.server.app import WritegateServer
 from writegate.gate.server.audit_tools import IntegrityView
@@ -58,16 +59,24 @@ CONTROLS = (
 )
 
 
+def keys_json(merge_keys: dict[str, Any]) -> str:
+    """Merge keys as the desk's forms and links carry them: canonical JSON as a plain
+    string, which autoescape quotes for an attribute (``tojson`` is Markup: never escaped
+    again, and its quotes would end the attribute)."""
+    return json.dumps(merge_keys, sort_keys=True, separators=(",", ":"))
+
+
 def node_href(label: str, merge_keys: dict[str, Any]) -> str:
     """A node's page: its label and merge keys, as the tools name a node."""
-    keys = json.dumps(merge_keys, sort_keys=True, separators=(",", ":"))
-    return f"{PREFIX}/node?" + urlencode({"label": label, "keys": keys})
+    return f"{PREFIX}/node?" + urlencode({"label": label, "keys": keys_json(merge_keys)})
 
 
 def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)
     env.globals["node_href"] = node_href
+    env.globals["keys_json"] = keys_json
     env.globals["prefix"] = PREFIX
+    env.filters["shown"] = as_text
     env.filters["pretty"] = lambda value: json.dumps(value, indent=2, sort_keys=True, default=str)
     return env
 

@@ -8,6 +8,7 @@ answers a tool it may not see. Signing in and out and the review lane are in ``g
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 import anyio.to_thread
@@ -19,9 +20,11 @@ from writegate.gate.audit.auditor import AuditEvents
 from writegate.gate.audit.report import Report
 from writegate.gate.desk.app import HEADERS, PREFIX, Desk, Who, node_href, principal_of, signed_in
 from writegate.gate.desk.asks import NotPermitted, Refused
+from writegate.gate.desk.changes import history_changes
 from writegate.gate.desk.recent import RECENT, writers_now
 from writegate.gate.reads.observations import ObservationView
 from writegate.gate.reads.reader import MAX_DEPTH, NodeHistory, Subgraph
+from writegate.gate.reads.views import NodeView
 from writegate.gate.server.audit_tools import AuditEventsArgs, IntegrityView
 from writegate.gate.server.observation_tools import OpenObservationArgs
 from writegate.gate.server.read_tools import (
@@ -145,11 +148,16 @@ async def node(desk: Desk, request: Request, who: Who) -> Response:
         node=this,
         around=around,
         history=history,
+        changes=history_changes(history.entries, first_page=cursor is None)
+        if isinstance(history, NodeHistory)
+        else {},
         depth=depth,
         rtype=rtype or "",
         moment=moment,
         max_depth=MAX_DEPTH,
-        graph=_graph(around) if isinstance(around, Subgraph) else None,
+        graph=_graph(around, this, desk.asker.may(principal, "audit_events"))
+        if isinstance(around, Subgraph)
+        else None,
     )
 
 
@@ -157,8 +165,10 @@ def _name(keys: dict[str, Any]) -> str:
     return ", ".join(str(v) for v in keys.values())
 
 
-def _graph(subgraph: Subgraph) -> dict[str, list[dict[str, Any]]]:
-    """Cytoscape's elements: text only (drawn on a canvas, never parsed as markup)."""
+def _graph(subgraph: Subgraph, center: NodeView, events: bool) -> dict[str, list[dict[str, Any]]]:
+    """Cytoscape's elements: text only (drawn on a canvas, never parsed as markup), the
+    page's node marked as the ``center``; an edge opens the event that wrote it only for a
+    viewer who may read ``events``."""
 
     def key(label: str, keys: dict[str, Any]) -> str:
         return label + json.dumps(keys, sort_keys=True)
@@ -169,6 +179,7 @@ def _graph(subgraph: Subgraph) -> dict[str, list[dict[str, Any]]]:
                 "id": key(n.label, n.merge_keys),
                 "name": f"{n.label}: {_name(n.merge_keys)}",
                 "href": node_href(n.label, n.merge_keys),
+                "center": n.label == center.label and n.merge_keys == center.merge_keys,
             }
         }
         for n in subgraph.nodes
@@ -180,7 +191,7 @@ def _graph(subgraph: Subgraph) -> dict[str, list[dict[str, Any]]]:
                 "source": key(e.from_node.label, dict(e.from_node.merge_keys)),
                 "target": key(e.to_node.label, dict(e.to_node.merge_keys)),
                 "name": e.type,
-                "href": f"{PREFIX}/event/{e.provenance.seq}",
+                **({"href": f"{PREFIX}/event/{e.provenance.seq}"} if events else {}),
             }
         }
         for i, e in enumerate(subgraph.edges)
@@ -223,7 +234,7 @@ async def observation(desk: Desk, request: Request, who: Who) -> Response:
 
 @signed_in
 async def log(desk: Desk, request: Request, who: Who) -> Response:
-    """The log, filtered by type, agent and node, a page at a time; on its last page, the
+    """The log, filtered by type, agent, node and time, a page at a time; on its last page, the
     events appended since arrive by themselves (``log_json``, asked by ``desk.js``)."""
     return await _log(desk, request, who, json_page=False)
 
@@ -239,13 +250,28 @@ async def log_json(desk: Desk, request: Request) -> Response:
         return desk.missing(request, who)
 
 
+def _unread_time(request: Request) -> str | None:
+    """What the log's time filters hold that is not a time, said as the tool would read it
+    (ISO 8601; without a zone, UTC), or None."""
+    for name, box in (("since", "From"), ("until", "To")):
+        text = request.query_params.get(name) or ""
+        try:
+            if text:
+                datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return f"{box} {text!r} is not a time: ISO 8601, e.g. 2026-01-31T12:00Z"
+    return None
+
+
 async def _log(desk: Desk, request: Request, who: Who, *, json_page: bool) -> Response:
     params = request.query_params
     kind, agent = params.get("type") or None, params.get("agent") or None
     named = bool(params.get("label") or params.get("keys"))  # one node: both, keys as JSON
     ref = _ref(request) if named else None
+    why = _unread_time(request)
     if named and ref is None:
         why = 'a node filter is its label and its merge keys as JSON, e.g. {"name": "Ada"}'
+    if why is not None:
         if json_page:
             return JSONResponse({"error": why}, status_code=400, headers=HEADERS)
         return desk.bad(request, who, why)
@@ -254,6 +280,8 @@ async def _log(desk: Desk, request: Request, who: Who, *, json_page: bool) -> Re
             agent=agent,
             types=[kind] if kind else None,
             node=ref,
+            since=params.get("since") or None,
+            until=params.get("until") or None,
             cursor=params.get("cursor") or None,
             limit=LOG_PAGE,
         )
@@ -269,6 +297,8 @@ async def _log(desk: Desk, request: Request, who: Who, *, json_page: bool) -> Re
         "agent": agent or "",
         "label": params.get("label", ""),
         "keys": params.get("keys", ""),
+        "since": params.get("since", ""),
+        "until": params.get("until", ""),
     }
     return desk.render(request, "log.html", who, title="Log", page=page, filters=filters)
 

@@ -9,6 +9,7 @@ desktop and a narrow width into ``build/desk-shots`` (kept as the run's artefact
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from urllib.parse import urlencode
@@ -17,7 +18,7 @@ import pytest
 from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
 
 from tests.conftest import ROOT
-from tests.desk.conftest import HOSTILE, SAID, Desk
+from tests.desk.conftest import CHAT, HOSTILE, HR, SAID, Desk
 from writegate.eventlog import Actor
 from writegate.gate import Gate
 from writegate.gate.observations import ObservationResult
@@ -212,4 +213,110 @@ def test_every_page_has_a_title_and_landmarks_and_is_shot_at_two_widths(
     expect(page.get_by_role("img", name="hr-import:")).to_be_visible()  # an SVG chart, drawn
     page.goto(desk.url + "/")
     expect(page.locator("#writers").get_by_role("link", name="hr-import")).to_be_visible()
+    page.context.close()
+
+
+QUOTED = 'x" accesskey=x onclick=alert(8) y="'
+
+
+def test_a_reviewer_merges_from_a_node_page_and_a_hostile_name_adds_no_attribute(
+    browser: Browser, desk: Desk
+) -> None:
+    """Issue 42, defect 10: the merge form's survivor keys are the node's keys as JSON,
+    whole, in the attribute (a quote in a name neither cuts them short nor adds one)."""
+    with Gate.open(desk.db) as gate:
+        named = gate.write_node(
+            label="Person", merge_keys={"name": QUOTED}, actor=Actor(agent="hr-import"), **HR
+        )
+    assert named.status == "written", named
+    page = sign_in(browser, desk, "reviewer")
+    for name in (QUOTED, HOSTILE):
+        page.goto(node_url(desk, name))
+        survivor = page.locator("input[name=survivor_keys]")
+        assert json.loads(survivor.get_attribute("value") or "") == {"name": name}
+        assert survivor.evaluate("e => e.getAttributeNames()") == ["type", "name", "value"]
+        assert page.locator("main [onclick], main [accesskey], main img").count() == 0
+    page.goto(node_url(desk, "Dee"))
+    page.get_by_label("The duplicate's merge keys (JSON)").fill('{"name":"Eve"}')
+    page.get_by_label("Reason").fill("the same person")
+    page.get_by_role("button", name="Merge").click()
+    expect(page.locator("#outcome")).to_contain_text('Merged Person{"name":"Eve"}')
+    page.get_by_label("Reason").fill("not the same after all")
+    page.get_by_role("button", name="Undo this merge").click()
+    expect(page.locator("#outcome")).to_contain_text("Undid merge")
+    page.context.close()
+
+
+def test_a_change_is_shown_value_by_value_old_beside_new_with_who_and_how_sure(
+    browser: Browser, desk: Desk
+) -> None:
+    """Issue 42, defect 11: a node's history and a held write's card show each property
+    changed, what stood beside what was written, by whom and at what confidence; no JSON."""
+    with Gate.open(desk.db) as gate:
+        held = gate.write_node(
+            label="Person",
+            merge_keys={"name": "Dee"},
+            properties={"city": "Braga"},
+            actor=Actor(agent="chat-agent"),
+            **CHAT,
+        )
+    assert held.status == "proposed", held
+    page = sign_in(browser, desk, "reviewer")
+    page.goto(node_url(desk, "Dee"))
+    city = page.locator("ol.timeline tr[data-property=city]")
+    moved = city.filter(has_text="Porto").filter(has_text="Faro")
+    expect(moved.locator("td.before")).to_contain_text("Porto · hr-import · 0.")
+    expect(moved.locator("td.after")).to_contain_text("Faro · hr-import · 0.")
+    first = page.locator("ol.timeline li").first.locator("tr[data-property=city]")
+    expect(first.locator("td.before")).to_have_text("not set")
+    expect(page.locator("ol.timeline pre")).to_have_count(0)
+    page.goto(desk.url + "/review")
+    card = page.locator("article.proposal", has_text='Person{"name":"Dee"}')
+    row = card.locator("tr[data-property=city]")
+    expect(row.locator("td.before")).to_contain_text("Faro · hr-import · 0.")
+    expect(row.locator("td.after")).to_contain_text("Braga · chat-agent · 0.")
+    expect(card.locator("pre")).to_have_count(0)
+    page.context.close()
+
+
+def test_the_reports_agent_column_keeps_each_name_on_one_line(browser: Browser, desk: Desk) -> None:
+    """Issue 42, desk rough edges: an agent's name is never broken into pieces, at a desktop
+    width or a narrow one."""
+    page = sign_in(browser, desk, "auditor")
+    for w, h in WIDTHS.values():
+        page.set_viewport_size({"width": w, "height": h})
+        page.goto(desk.url + "/report")
+        agents = page.locator("table", has_text="Agents").locator("tbody td:first-child")
+        expect(agents.first).to_have_text(re.compile(r"^[a-z-]+$"))
+        lines = agents.evaluate_all(
+            """cells => cells.map(c => {
+                const r = document.createRange(); r.selectNodeContents(c);
+                return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size;
+            })"""
+        )
+        assert lines == [1] * len(lines), (w, lines)
+    page.context.close()
+
+
+def test_an_edges_label_overlaps_no_nodes_label(browser: Browser, desk: Desk) -> None:
+    """Issue 42, desk rough edges: in the drawn neighbourhood, every relationship's type is
+    read clear of every node's name (their label boxes, as cytoscape rendered them)."""
+    page = sign_in(browser, desk, "auditor")
+    page.goto(node_url(desk, "Ada"))
+    expect(page.locator("#graph canvas").first).to_be_attached()
+    overlaps = page.evaluate(
+        """() => {
+            const cy = document.getElementById("graph").cy;
+            const box = (el) => el.boundingBox({includeNodes: false, includeEdges: false,
+                includeLabels: true, includeSourceLabels: false, includeTargetLabels: false});
+            const meet = (a, b) => a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2;
+            const found = [];
+            cy.edges().forEach(e => cy.nodes().forEach(n => {
+                if (meet(box(e), box(n))) { found.push(e.data("name") + " / " + n.data("name")); }
+            }));
+            return [cy.edges().length, found, cy.elements().map(el => [el.data("name"), box(el), el.isNode() ? el.position() : null])];
+        }"""
+    )
+    assert overlaps[0] >= 1
+    assert overlaps[1] == [], overlaps[2]
     page.context.close()

@@ -241,3 +241,11 @@ def test_the_overview_names_the_agents_writing_now_to_an_auditor_only(desk: Desk
     lasts = [int(seq) for seq in re.findall(r'href="/desk/event/(\d+)"', table)]
     assert lasts == sorted(lasts, reverse=True)  # the latest writer first
     assert "Writing now" not in read
+
+
+def test_no_template_puts_tojson_in_an_attribute() -> None:
+    """``tojson`` leaves ``"`` as it is (issue 42, defect 10): it belongs in a script's
+    JSON only; an attribute takes ``keys_json``, which autoescape quotes."""
+    templates = Path(__file__).resolve().parents[2] / "gate" / "desk" / "templates"
+    for template in templates.glob("*.html"):
+        assert not re.search(r'="[^"]*\|\s*tojson', template.read_text()), template.name

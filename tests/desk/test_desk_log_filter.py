@@ -35,3 +35,33 @@ def test_a_node_filter_it_cannot_read_is_refused_in_words(desk: Desk) -> None:
         assert "merge keys as JSON" in answer.text
     assert followed.status_code == 400
     assert "merge keys as JSON" in followed.json()["error"]
+
+
+def test_the_log_filter_keeps_the_events_between_two_times(desk: Desk) -> None:
+    """Issue 42, defect 11: the log filtered from and to a time, the boxes showing them and
+    the next page and live-follow addresses carrying them."""
+    with signed_in(desk, "auditor") as (client, _):
+        every = client.get("/log").text.count("<tr><td>")
+        since = client.get("/log", params={"since": "2000-01-01T00:00Z"})
+        later = client.get("/log", params={"since": "2999-01-01T00:00Z"})
+        before = client.get("/log", params={"until": "2000-01-01T00:00Z"})
+        followed = client.get("/log.json", params={"until": "2000-01-01T00:00Z"})
+    assert since.status_code == later.status_code == before.status_code == 200
+    assert since.text.count("<tr><td>") == every > 0
+    assert later.text.count("<tr><td>") == before.text.count("<tr><td>") == 0
+    assert 'id="f-since" name="since" value="2000-01-01T00:00Z"' in since.text
+    follow = re.search(r'data-follow="([^"]*)"', since.text)
+    assert follow is not None
+    assert "since=2000-01-01T00%3A00Z" in follow.group(1)
+    assert followed.json()["events"] == []
+
+
+def test_a_time_it_cannot_read_is_refused_in_words(desk: Desk) -> None:
+    with signed_in(desk, "auditor") as (client, _):
+        page = client.get("/log", params={"since": "yesterday"})
+        followed = client.get("/log.json", params={"until": "31/01/2026"})
+    assert page.status_code == 400
+    assert "From &#39;yesterday&#39; is not a time" in page.text
+    assert "ISO 8601" in page.text
+    assert followed.status_code == 400
+    assert "31/01/2026" in followed.json()["error"]
