@@ -371,11 +371,7 @@ class Planner:
 
         def emit(tx: Transaction, item: int | None) -> None:
             if not self.state.relationship_exists(tx.conn, identity):
-                raise GateRejection(
-                    ErrorCode.RELATIONSHIP_NOT_FOUND,
-                    f"relationship {identity} does not exist",
-                    {"identity": identity},
-                )
+                raise matching.relationship_not_found(identity)
             deleted = RelationshipDeleted(
                 identity=identity,
                 type=rtype.type,

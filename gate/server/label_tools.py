@@ -289,11 +289,7 @@ class LabelTools:
         source = identity_in(call.gate.log, schema, self.label, keys)
         current = call.gate.state.node(conn, source)
         if current is None:
-            raise GateRejection(
-                ErrorCode.NODE_NOT_FOUND,
-                f"no {self.label} with {keys} to update (use add_{self.key} to create it)",
-                {"label": self.label, "keys": keys},
-            )
+            raise nothing_to_update(self.label, keys)
         items: list[dict[str, Any]] = [
             {
                 "op": "write_node",
@@ -376,6 +372,15 @@ class LabelTools:
                 ),
             ]
         ]
+
+
+def nothing_to_update(label: str, keys: Mapping[str, Any]) -> GateRejection:
+    """``update_<label>`` of a node that is not there."""
+    return GateRejection(
+        ErrorCode.NODE_NOT_FOUND,
+        f"no {label} with {dict(keys)} to update (use add_{label.lower()} to create it)",
+        {"label": label, "keys": dict(keys)},
+    )
 
 
 def label_tools(snapshot: LoadedSchema, taken: Iterable[str]) -> list[ToolSpec]:

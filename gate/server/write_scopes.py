@@ -35,6 +35,7 @@ from writegate.gate.personal import identity_in
 from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
 from writegate.gate.scopes import Scopes, label_scope
 from writegate.gate.server.tools import ToolCall, ToolSpec
+from writegate.gate.server.unseen import unseen
 from writegate.language import (
     FeedbackGiven,
     NodeDeleted,
@@ -152,11 +153,24 @@ def _nodes(arguments: Mapping[str, Any]) -> Iterable[Named]:
             )
 
 
-def _named(spec: ToolSpec, raw: Mapping[str, Any]) -> Iterable[Named]:
+def _labelled(spec: ToolSpec, raw: Mapping[str, Any], snapshot: LoadedSchema | None) -> Named:
+    """The node a per-label tool names: its label, its entity's merge keys, the scope asked."""
+    [label] = spec.labels
+    entity = raw.get(label.lower())
+    entry = snapshot.registry.get_entry(label) if snapshot is not None else None
+    keys = None
+    if isinstance(entity, Mapping) and entry is not None:
+        keys = {k: entity[k] for k in entry.merge_keys if k in entity} or None
+    return label, keys, raw.get("scope") if isinstance(raw.get("scope"), str) else None
+
+
+def _named(
+    spec: ToolSpec, raw: Mapping[str, Any], snapshot: LoadedSchema | None
+) -> Iterable[Named]:
     """The nodes a write tool's arguments name: its own label's (a per-label tool), the
     generic tools' fields, each batch item's, and the nodes feedback names by identity."""
-    for label in spec.labels:
-        yield label, None, raw.get("scope") if isinstance(raw.get("scope"), str) else None
+    if spec.labels:
+        yield _labelled(spec, raw, snapshot)
     yield from _nodes(raw)
     items = raw.get("items")
     for item in items if isinstance(items, list) else []:
@@ -177,20 +191,30 @@ def _named(spec: ToolSpec, raw: Mapping[str, Any]) -> Iterable[Named]:
             yield label, keys, None
 
 
-def _outside(call: ToolCall, spec: ToolSpec, writes: frozenset[str]) -> set[str]:
-    """The scopes outside ``writes`` that the named nodes are or would be in: the scope a
-    write asks for, else its label's; and for a node that is there, the one it is in (so a
-    write never meets, and so never answers about, a node outside the grant)."""
+def _outside(call: ToolCall, spec: ToolSpec, writes: frozenset[str]) -> GateRejection | None:
+    """The refusal of a write naming what lies outside ``writes``, or None. A scope it asks
+    for (else its label's) outside is ``POLICY_DENIED``, naming those scopes whether or not
+    its node is there. Else a node that is there, outside: a deletion or an update of it is
+    answered as one of a node that is not there (``unseen``); any other write, which would
+    make it or change it, is ``POLICY_DENIED`` — that its identity is taken is what the
+    refusal tells, as an identity is the same in every scope."""
     snapshot = _schema(call.gate)
-    outside: set[str] = set()
-    identities: list[str] = []
-    for label, keys, asked in _named(spec, call.raw):
-        outside.add(asked or _scope_of_label(snapshot, label))
+    asked: set[str] = set()
+    there: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    for label, keys, scope in _named(spec, call.raw, snapshot):
+        asked.add(scope or _scope_of_label(snapshot, label))
         if keys is not None:
             with suppress(TypeError, ValueError):  # keys that are no identity: the tool's
-                identities.append(identity_in(call.gate.log, snapshot, label, keys))
-    outside.update(s for s in _scopes_there(call.gate, list(dict.fromkeys(identities))) if s)
-    return outside - writes
+                there[identity_in(call.gate.log, snapshot, label, keys)] = (label, keys)
+    if asked - writes:
+        return refusal(call.actor.agent, spec.name, asked - writes)
+    scopes = _scopes_there(call.gate, list(there))
+    hidden = [i for i, s in zip(there, scopes, strict=True) if s and s not in writes]
+    if not hidden:
+        return None
+    if (absent := unseen(call, spec, snapshot)) is not None:
+        return absent
+    return refusal(call.actor.agent, spec.name, {s for s in scopes if s and s not in writes})
 
 
 def _scopes_there(gate: Gate, identities: list[str]) -> list[str | None]:
@@ -242,9 +266,7 @@ def outside_grant(spec: ToolSpec, call: ToolCall) -> Rejected | None:
     when everything it names is inside."""
     if call.writes is None:
         return None
-    exc = _unseen(call, call.writes)
-    if exc is None and (outside := _outside(call, spec, call.writes)):
-        exc = refusal(call.actor.agent, spec.name, outside)
+    exc = _unseen(call, call.writes) or _outside(call, spec, call.writes)
     if exc is None:
         return None
     return call.gate.writer.refused(call.actor, spec.name, exc, call.raw)

@@ -1,0 +1,68 @@
+"""A deletion or an update aimed at a node the caller's grant does not see, answered as one
+aimed at nothing (issue 41): the code, message and details the gate gives a node that is
+not there, made by the functions the gate makes them with, so the two cannot drift apart.
+
+A write that would make or change the node (``write_node``, ``add_<label>``) cannot be
+answered so — for a node that is not there it would succeed — and stays ``POLICY_DENIED``
+(``write_scopes``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from writegate.gate import checks
+from writegate.gate.errors import GateRejection
+from writegate.gate.personal import identity_in
+from writegate.gate.resolution.matching import not_found, relationship_not_found
+from writegate.gate.schema import LoadedSchema
+from writegate.gate.server.label_tools import nothing_to_update
+from writegate.gate.server.tools import ToolCall, ToolSpec
+from writegate.language import NodeRef, relationship_identity
+
+
+def unseen(call: ToolCall, spec: ToolSpec, snapshot: LoadedSchema | None) -> GateRejection | None:
+    """The answer to ``spec``'s call were its hidden node not there; None for a write that
+    is not a deletion or an update (or one whose arguments the tool itself refuses)."""
+    if snapshot is None:
+        return None
+    raw = call.raw
+    try:
+        if spec.name == "delete_node":
+            ref = _ref(call, snapshot, raw.get("label"), raw.get("merge_keys"))
+            with call.gate.log.snapshot() as conn:
+                return not_found(call.gate.state, conn, ref)
+        if spec.labels and spec.name.startswith(("delete_", "update_")):
+            [label] = spec.labels
+            entity = raw.get(label.lower())
+            entry = snapshot.registry.get_entry(label)
+            if not isinstance(entity, Mapping) or entry is None:
+                return None
+            keys = {k: entity[k] for k in entry.merge_keys if k in entity}
+            if spec.name.startswith("update_"):
+                return nothing_to_update(label, keys)
+            with call.gate.log.snapshot() as conn:
+                return not_found(call.gate.state, conn, _ref(call, snapshot, label, keys))
+        if spec.name == "delete_relationship":
+            rtype = checks.resolve_type(str(raw.get("type")), snapshot.registry).type
+            start = _ref(call, snapshot, raw.get("from_label"), raw.get("from_keys"))
+            end = _ref(call, snapshot, raw.get("to_label"), raw.get("to_keys"))
+            return relationship_not_found(
+                relationship_identity(rtype, start.identity, end.identity)
+            )
+    except (GateRejection, TypeError, ValueError):
+        return None  # arguments the tool refuses itself, as it would for any caller
+    return None
+
+
+def _ref(call: ToolCall, snapshot: LoadedSchema, label: Any, keys: Any) -> NodeRef:
+    """The node ``label`` (a synonym: its label) and ``keys`` name, as the planner names it."""
+    if not isinstance(label, str) or not isinstance(keys, Mapping):
+        raise TypeError("no node named")
+    registry = snapshot.registry
+    bare = label.removeprefix(":")
+    canonical = bare if registry.get_entry(bare) is not None else registry.remap_target(bare)
+    if canonical is None:
+        raise ValueError(f"no label {bare}")
+    return NodeRef.parse(identity_in(call.gate.log, snapshot, canonical, keys))
