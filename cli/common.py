@@ -233,14 +233,18 @@ def emit_result(result: Any) -> None:
 
 
 def refusal_line(refused: Rejected) -> str:
-    """A refusal as its one line: its code and message, and for a value read as JSON where
-    a string was not wanted how the command line reads a bare value (``cli.declared``)."""
+    """A refusal as its one line: its code and message, and what to do where the command
+    line knows — for a value read as JSON where a string was not wanted, how it reads a
+    bare value (``cli.declared``); for a limit, which setting raises it."""
     from writegate.cli.declared import QUOTING
 
     line = f"{refused.error_code}: {refused.message}"
     read_as_json = refused.details.get("got") not in (None, "str")
     if refused.error_code == "SCHEMA_TYPE_MISMATCH" and read_as_json:
         return f"{line} ({QUOTING})"
+    if refused.error_code == "LIMIT_EXCEEDED" and (limit := refused.details.get("limit")):
+        split = "; or write the file in parts" if limit == "max_batch_items" else ""
+        return f"{line} (an operator raises it: {limit} under [limits] in writegate.toml{split})"
     return line
 
 

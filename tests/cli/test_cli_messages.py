@@ -143,3 +143,25 @@ def test_a_folder_for_the_log_or_a_missing_one_for_a_backup_is_said_plainly(
     missing = tmp_path / "nowhere"
     refused = writegate(db, "backup", str(missing / "b.db"), code=1)
     assert f"no folder {missing} to put the backup in: it does not exist" in refused.stderr
+
+
+def test_a_limit_exceeded_names_the_setting_that_raises_it(db: Path, tmp_path: Path) -> None:
+    """Issue 42: ``LIMIT_EXCEEDED`` says which ``[limits]`` setting an operator raises."""
+    items = tmp_path / "items.jsonl"
+    item = {"op": "write_node", "label": "Person", "source": "s", "extraction_method": "api"}
+    items.write_text(
+        "".join(json.dumps({**item, "merge_keys": {"name": f"p{i}"}}) + "\n" for i in range(3))
+    )
+    config = tmp_path / "writegate.toml"
+    config.write_text("[limits]\nmax_batch_items = 2\n")
+    refused = writegate(db, "--config", str(config), "write", "batch", str(items), code=1)
+    [line] = refused.stderr.splitlines()
+    assert line.startswith("error: LIMIT_EXCEEDED: items is too large: 3 where max_batch_items")
+    assert line.endswith(
+        "(an operator raises it: max_batch_items under [limits] in writegate.toml; "
+        "or write the file in parts)"
+    )
+    big = writegate(
+        db, "write", "node", "Person:name=Ada", "-p", "bio=" + "x" * 70_000, *CLAIM, code=1
+    )
+    assert "(an operator raises it: max_value_bytes under [limits] in writegate.toml)" in big.stderr
