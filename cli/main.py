@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -235,12 +236,28 @@ def cli(
     click_ctx.obj = Context(db, schema_file, operator, config, frozenset(scopes) or None)
 
 
+INTERRUPTED = (
+    "interrupted: a write under way was not made (a write, a batch, is all or none); long "
+    "work — an import, a rebuild — keeps what it finished and resumes when run again"
+)
+
+
 def main() -> None:
+    """The command line, its errors one line each: click's own (usage) as click shows them,
+    and Ctrl-C as what became of the work — click's ``Aborted!`` says nothing of it."""
     try:
-        cli(standalone_mode=True)
+        code = cli.main(standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except (KeyboardInterrupt, click.exceptions.Abort) as exc:
+        if isinstance(exc.__cause__, EOFError):
+            fail("aborted: no answer (the input ended)")
+        fail(INTERRUPTED if exc.__cause__ or isinstance(exc, KeyboardInterrupt) else "aborted", 130)
     except Exception as exc:  # the log failing mid-command (a PostgreSQL grant missing, ...)
         from writegate.eventlog.errors import EventLogError
 
         if not isinstance(exc, EventLogError):
             raise
         fail(str(exc))
+    sys.exit(code if isinstance(code, int) else 0)

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -14,6 +17,7 @@ import pytest
 
 from tests.cli.conftest import writegate
 from tests.conftest import EXAMPLE_SCHEMA
+from tests.server.harness import WRITEGATE
 from writegate.eventlog import Actor
 from writegate.gate import Gate
 
@@ -165,3 +169,45 @@ def test_a_limit_exceeded_names_the_setting_that_raises_it(db: Path, tmp_path: P
         db, "write", "node", "Person:name=Ada", "-p", "bio=" + "x" * 70_000, *CLAIM, code=1
     )
     assert "(an operator raises it: max_value_bytes under [limits] in writegate.toml)" in big.stderr
+
+
+# the command as a terminal starts it, Ctrl-C its to take: a shell's background job (a CI
+# runner's) may start it with SIGINT ignored or blocked, which an exec keeps
+AS_A_TERMINAL = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+def test_ctrl_c_says_what_became_of_the_work(db: Path, tmp_path: Path) -> None:
+    """Issue 42: Ctrl-C during ``write batch`` says that nothing was written, in one line,
+    not click's bare ``Aborted!``. The batch comes through a pipe the test holds open, so
+    the signal lands while the command is reading it."""
+    pipe = tmp_path / "items.pipe"
+    os.mkfifo(pipe)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            AS_A_TERMINAL,
+            WRITEGATE,
+            "--db",
+            str(db),
+            "write",
+            "batch",
+            str(pipe),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    with pipe.open("w") as writer:  # returns once the command has the pipe open to read
+        writer.write(json.dumps({"op": "write_node", "label": "Person"}) + "\n")
+        writer.flush()
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    [line] = stderr.strip().splitlines()
+    assert line.startswith("error: interrupted: a write under way was not made")
+    with Gate.open(db, readonly=True) as gate:
+        assert gate.log.head()[0] == 1  # the schema's event alone
