@@ -201,6 +201,8 @@ def opened(
 
     if ctx.db_file is not None and ctx.db_file.is_dir():
         fail(f"{ctx.db}: a folder, not a log: --db names the log's file ({ctx.db_file / 'x.db'})")
+    if create and ctx.db_file is not None and not ctx.db_file.parent.is_dir():
+        fail(f"{ctx.db}: no folder {ctx.db_file.parent} to make the log in (make it first)")
     try:
         gate = ctx.gate(create=create, readonly=readonly)
     except (FileNotFoundError, EventLogError, sqlite3.DatabaseError, ValueError) as exc:

@@ -211,3 +211,13 @@ def test_ctrl_c_says_what_became_of_the_work(db: Path, tmp_path: Path) -> None:
     assert line.startswith("error: interrupted: a write under way was not made")
     with Gate.open(db, readonly=True) as gate:
         assert gate.log.head()[0] == 1  # the schema's event alone
+
+
+def test_init_in_a_folder_that_is_not_there_names_the_folder(tmp_path: Path) -> None:
+    """Issue 42: not sqlite's ``unable to open database file``, nor a bare errno."""
+    db = tmp_path / "no" / "such" / "log.db"
+    refused = writegate(db, "init", "--schema", str(EXAMPLE_SCHEMA), code=1)
+    assert (
+        refused.stderr == f"error: {db}: no folder {db.parent} to make the log in (make it first)\n"
+    )
+    assert not (tmp_path / "no").exists()
