@@ -8,9 +8,11 @@ refused (not cut) beyond ``--max-nodes``. All of them read the log read-only.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
+import orjson
 
 from writegate.cli.audit_show import identity_of
 from writegate.cli.common import Context, fail, opened, pass_ctx
@@ -18,6 +20,7 @@ from writegate.cli.config import ProvConfig
 from writegate.cli.nodes import NodeName, node_or_old, old_name, parse_node
 from writegate.cli.read import reading, schema_or_none
 from writegate.cli.render import json_line
+from writegate.gate import dump
 from writegate.gate.audit.auditor import Auditor
 from writegate.gate.errors import GateRejection
 from writegate.gate.reads.pictures import Picture, render
@@ -192,6 +195,10 @@ def export_subject(ctx: Context, node: tuple[str, ...], fmt: str, output: Path |
             from writegate.projections.prov_subject import prov_turtle
 
             data = prov_turtle(gate.log.read_seqs(held.event_seqs).values())
-        else:
+        elif output is None and sys.stdout.isatty():  # a person reads it: indented
+            data = orjson.dumps(
+                dump(held), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
+            ) + b"\n"
+        else:  # a file or a pipe: one JSON value on one line
             data = (json_line(held) + "\n").encode()
     _write(data, output, "the subject's PROV-O" if fmt == "prov" else "the subject's export")

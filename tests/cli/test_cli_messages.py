@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import signal
 import sqlite3
 import subprocess
 import sys
-from contextlib import closing
+from contextlib import closing, suppress
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,24 @@ def test_init_in_a_folder_that_is_not_there_names_the_folder(tmp_path: Path) -> 
         refused.stderr == f"error: {db}: no folder {db.parent} to make the log in (make it first)\n"
     )
     assert not (tmp_path / "no").exists()
+
+
+def test_export_subject_is_indented_for_a_terminal_and_one_line_for_a_pipe(db: Path) -> None:
+    """Issue 42: a person reading a subject's export in a terminal gets it indented; a pipe
+    (a script) still gets one JSON value on one line."""
+    writegate(db, "write", "node", "Person:name=Ada", "-p", "email=ada@example.org", *CLAIM)
+    piped = writegate(db, "export", "subject", "Person:name=Ada").stdout
+    assert len(piped.splitlines()) == 1
+    leader, follower = pty.openpty()
+    command = [WRITEGATE, "--db", str(db), "export", "subject", "Person:name=Ada"]
+    process = subprocess.Popen(command, stdout=follower, stderr=subprocess.PIPE)
+    os.close(follower)
+    shown = b""
+    with suppress(OSError):  # read as it comes; the terminal reads EIO once it has gone
+        while chunk := os.read(leader, 65536):
+            shown += chunk
+    os.close(leader)
+    assert process.wait(timeout=60) == 0
+    text = shown.decode().replace("\r\n", "\n")
+    assert text.startswith("{\n  ")
+    assert json.loads(text) == json.loads(piped)
