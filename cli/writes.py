@@ -30,7 +30,7 @@ from writegate.cli.render import counted, did_you_mean
 from writegate.cli.written import emit_written, write_format
 
 if TYPE_CHECKING:
-    from writegate.gate import Gate
+    from writegate.gate import BatchResult, Gate, Rejected
 
 
 def provenance_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -203,12 +203,18 @@ def write_node(
 ) -> None:
     """Write (merge) one node, NODE being Label:key=value[,key=value...] (Person:name=Ada)
     or Label{json keys}. Values parse as JSON when they can: -p age=30 -p tags='["a"]', and
-    as typed where the schema declares a string: -p title=1984."""
+    as typed where the schema declares a string: -p title=1984. A property the schema
+    declares as a relationship (Service owner: OWNED_BY) also writes that edge, as
+    add_service does, moving it from a value it replaces."""
     from writegate.gate import WriteNodeResult
 
     name = _node(node, keys, "write node")
     properties = parse_assignments(props, "--prop", lambda: node_types(name.label))
     with opened(ctx) as gate:
+        linked = _with_edges(gate, ctx, name, properties, _write_args(**prov))
+        if linked is not None:  # as add_/update_<label> do, in one batch
+            emit_written(linked, fmt, as_json)
+            return
         result = gate.write_node(
             actor=ctx.actor,
             label=name.label,
@@ -219,6 +225,44 @@ def write_node(
         if isinstance(result, WriteNodeResult):
             _fallback_note(gate, name.label, result.label)
     emit_written(result, fmt, as_json)
+
+
+def _with_edges(
+    gate: Gate, ctx: Context, name: NodeName, properties: dict[str, Any], given: dict[str, Any]
+) -> BatchResult | Rejected | None:
+    """A write naming other nodes through relationship properties, written with the edges
+    they make as the per-label MCP tools write it (``gate.relationship_properties``);
+    None when it names none (a plain ``write_node``)."""
+    from writegate.eventlog.events import format_timestamp
+    from writegate.gate.relationship_properties import (
+        current_node,
+        entry_of,
+        node_with_edges,
+        touches_links,
+    )
+    from writegate.gate.schema import SchemaSourceUnavailable
+
+    try:
+        entry = entry_of(gate.current_schema().registry, name.label)
+    except SchemaSourceUnavailable:
+        return None
+    if entry is None or not touches_links(entry, {**properties, **name.keys}):
+        return None
+    key = given.pop("idempotency_key", None)
+    for moment in ("valid_from", "valid_to"):
+        if moment in given:
+            given[moment] = format_timestamp(given[moment])
+    if "observations" in given:
+        given["observations"] = list(given["observations"])
+    node = {
+        "op": "write_node",
+        "label": name.label,
+        "merge_keys": name.keys,
+        "properties": properties,
+        **given,
+    }
+    items = node_with_edges(gate, entry, node, current_node(gate, entry, name.keys))
+    return gate.write_batch(items=items, idempotency_key=key, actor=ctx.actor)
 
 
 @write.command("relationship")
