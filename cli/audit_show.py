@@ -101,7 +101,8 @@ def show_node(
     name = node_or_old(node, "show node")
     with opened(ctx, readonly=True, whole_log="show node") as gate:
         identity = identity_of(gate, name)
-        found = node_then(gate.log, identity, as_of=as_of or datetime.now(UTC), valid_at=valid_at)
+        moment = as_of or datetime.now(UTC)
+        found = node_then(gate.log, identity, as_of=moment, valid_at=valid_at, state=gate.state)
     if fmt == "json":
         emit_json(found)
         return
@@ -186,6 +187,9 @@ def _node_table(node: NodeAsOf) -> None:
         "source": node.last_source,
         "confidence": node.confidence,
     }
+    if node.corroborated_confidence is not None:  # as open, search and query show it
+        rows["corroborated confidence"] = node.corroborated_confidence
+        rows["sources"] = ", ".join(node.sources or ())
     out = console()
     out.print(_fields_table(f"{node.identity} as of {node.as_of}{valid}", rows))
     if not node.relationships:
@@ -194,7 +198,8 @@ def _node_table(node: NodeAsOf) -> None:
     for column in ("relationship", "valid", "properties", "conf", "last written"):
         table.add_column(column, overflow="fold")
     for r in node.relationships:
-        table.add_row(
-            r.identity, _valid(r), assignments(r.properties), plain(r.confidence), _written(r)
-        )
+        conf = plain(r.confidence)
+        if r.corroborated_confidence is not None:
+            conf += f" (corroborated {plain(r.corroborated_confidence)})"
+        table.add_row(r.identity, _valid(r), assignments(r.properties), conf, _written(r))
     out.print(table)

@@ -196,9 +196,9 @@ def export_subject(ctx: Context, node: tuple[str, ...], fmt: str, output: Path |
 
             data = prov_turtle(gate.log.read_seqs(held.event_seqs).values())
         elif output is None and sys.stdout.isatty():  # a person reads it: indented
-            data = orjson.dumps(
-                dump(held), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
-            ) + b"\n"
+            data = (
+                orjson.dumps(dump(held), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+            )
         else:  # a file or a pipe: one JSON value on one line
             data = (json_line(held) + "\n").encode()
     _write(data, output, "the subject's PROV-O" if fmt == "prov" else "the subject's export")

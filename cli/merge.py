@@ -12,7 +12,7 @@ import click
 from writegate.cli.common import Context, fail, opened, pass_ctx
 from writegate.cli.ids import resolve_id
 from writegate.cli.nodes import NodeName, deprecated, old_name, parse_node
-from writegate.cli.writes import provenance_options
+from writegate.cli.write_options import provenance_options
 from writegate.cli.written import emit_written, write_format
 
 

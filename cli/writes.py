@@ -8,7 +8,6 @@ rejection as one line. Nodes are named as ``cli.nodes`` says: ``Person:name=Ada`
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,67 +20,16 @@ from writegate.cli.common import (
     fail,
     opened,
     parse_assignments,
-    parse_time,
     pass_ctx,
 )
 from writegate.cli.declared import node_types, relationship_types
 from writegate.cli.nodes import NodeName, labelled, parse_node, relationship, relationship_arguments
 from writegate.cli.render import counted, did_you_mean
+from writegate.cli.write_options import cites_option, provenance_options, valid_time_options
 from writegate.cli.written import emit_written, write_format
 
 if TYPE_CHECKING:
-    from writegate.gate import Gate
-
-
-def provenance_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """The provenance every write declares (the gate computes the rest)."""
-    for option in reversed(
-        [
-            click.option("--source", required=True, help="Where the claim came from."),
-            click.option(
-                "--method",
-                "extraction_method",
-                required=True,
-                help="Extraction method (default formula: api, parsed, manual, llm).",
-            ),
-            click.option(
-                "--reliability",
-                type=click.FloatRange(0, 1),
-                default=0.5,
-                show_default=True,
-                help="How far the source is trusted, 0 to 1.",
-            ),
-            click.option(
-                "--if-version", type=int, help="Reject unless the target is at this version."
-            ),
-            click.option("--idempotency-key", help="Retrying with the same key appends nothing."),
-        ]
-    ):
-        f = option(f)
-    return f
-
-
-def cites_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """The observations a fact was extracted from (``writegate observe`` printed their ids)."""
-    return click.option(
-        "--observation",
-        "observations",
-        multiple=True,
-        metavar="ID",
-        help="An observation this was extracted from (repeatable).",
-    )(f)
-
-
-def valid_time_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """When the written fact holds in the world (valid time; the log stamps record time)."""
-    f = click.option(
-        "--valid-to", callback=parse_time, help="When it stopped being true (ISO 8601)."
-    )(f)
-    return click.option(
-        "--valid-from",
-        callback=parse_time,
-        help="When the fact became true (ISO 8601; default: when written).",
-    )(f)
+    from writegate.gate import BatchResult, Gate, Rejected
 
 
 def _endpoints(start: NodeName, end: NodeName) -> dict[str, Any]:
@@ -203,12 +151,18 @@ def write_node(
 ) -> None:
     """Write (merge) one node, NODE being Label:key=value[,key=value...] (Person:name=Ada)
     or Label{json keys}. Values parse as JSON when they can: -p age=30 -p tags='["a"]', and
-    as typed where the schema declares a string: -p title=1984."""
+    as typed where the schema declares a string: -p title=1984. A property the schema
+    declares as a relationship (Service owner: OWNED_BY) also writes that edge, as
+    add_service does, moving it from a value it replaces."""
     from writegate.gate import WriteNodeResult
 
     name = _node(node, keys, "write node")
     properties = parse_assignments(props, "--prop", lambda: node_types(name.label))
     with opened(ctx) as gate:
+        linked = _with_edges(gate, ctx, name, properties, _write_args(**prov))
+        if linked is not None:  # as add_/update_<label> do, in one batch
+            emit_written(linked, fmt, as_json)
+            return
         result = gate.write_node(
             actor=ctx.actor,
             label=name.label,
@@ -219,6 +173,44 @@ def write_node(
         if isinstance(result, WriteNodeResult):
             _fallback_note(gate, name.label, result.label)
     emit_written(result, fmt, as_json)
+
+
+def _with_edges(
+    gate: Gate, ctx: Context, name: NodeName, properties: dict[str, Any], given: dict[str, Any]
+) -> BatchResult | Rejected | None:
+    """A write naming other nodes through relationship properties, written with the edges
+    they make as the per-label MCP tools write it (``gate.relationship_properties``);
+    None when it names none (a plain ``write_node``)."""
+    from writegate.eventlog.events import format_timestamp
+    from writegate.gate.relationship_properties import (
+        current_node,
+        entry_of,
+        node_with_edges,
+        touches_links,
+    )
+    from writegate.gate.schema import SchemaSourceUnavailable
+
+    try:
+        entry = entry_of(gate.current_schema().registry, name.label)
+    except SchemaSourceUnavailable:
+        return None
+    if entry is None or not touches_links(entry, {**properties, **name.keys}):
+        return None
+    key = given.pop("idempotency_key", None)
+    for moment in ("valid_from", "valid_to"):
+        if moment in given:
+            given[moment] = format_timestamp(given[moment])
+    if "observations" in given:
+        given["observations"] = list(given["observations"])
+    node = {
+        "op": "write_node",
+        "label": name.label,
+        "merge_keys": name.keys,
+        "properties": properties,
+        **given,
+    }
+    items = node_with_edges(gate, entry, node, current_node(gate, entry, name.keys))
+    return gate.write_batch(items=items, idempotency_key=key, actor=ctx.actor)
 
 
 @write.command("relationship")

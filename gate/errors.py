@@ -99,3 +99,13 @@ class GateRejection(Exception):
         self.code = code
         self.message = message
         self.details = details or {}
+
+
+def relationship_not_found(identity: str) -> GateRejection:
+    """``RELATIONSHIP_NOT_FOUND`` for the relationship ``identity`` names: one wording for
+    the gate's deletion and for a caller who may not see it (``server.unseen``)."""
+    return GateRejection(
+        ErrorCode.RELATIONSHIP_NOT_FOUND,
+        f"relationship {identity} does not exist",
+        {"identity": identity},
+    )

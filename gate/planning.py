@@ -17,7 +17,7 @@ from writegate.eventlog import Transaction
 from writegate.gate import checks, citations, conflicts, review
 from writegate.gate import corroboration as heard
 from writegate.gate.ahead import want
-from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.errors import ErrorCode, GateRejection, relationship_not_found
 from writegate.gate.formula import FormulaProvider, compute_confidence
 from writegate.gate.models import (
     Declared,
@@ -371,7 +371,7 @@ class Planner:
 
         def emit(tx: Transaction, item: int | None) -> None:
             if not self.state.relationship_exists(tx.conn, identity):
-                raise matching.relationship_not_found(identity)
+                raise relationship_not_found(identity)
             deleted = RelationshipDeleted(
                 identity=identity,
                 type=rtype.type,

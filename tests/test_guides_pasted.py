@@ -106,5 +106,35 @@ def test_the_import_commands_work_as_pasted(tmp_path: Path) -> None:
     assert "would reject 2 items, 1 malformed line" in said[2]
     assert "rejected 2 items, 1 malformed line" in said[3]
     assert "line 8: MALFORMED_LINE" in said[3]
-    log = writegate(tmp_path / "memory.db", "log", "--format", "jsonl").stdout
+    log = writegate(tmp_path / "imported.db", "log", "--format", "jsonl").stdout
     assert log.count('"node.written"') + log.count('"relationship.written"') == 7
+
+
+def test_the_import_commands_pasted_after_the_readme_leave_its_log_alone(tmp_path: Path) -> None:
+    """A reader who pasted the README's first log, then the guide's import block, in one
+    folder (issue 42, defect 9): the import lands in its own log, and the README's keeps
+    only what the README wrote (no fallback ``Entity`` nodes from the MemoryMesh file)."""
+    [readme] = blocks(section("## First log, first agent"), "sh")
+    [guide] = blocks(section("## Importing an existing agent memory"), "sh")
+    (tmp_path / "fixtures").symlink_to(ROOT / "fixtures")
+    env = {"PATH": f"{Path(WRITEGATE).parent}:/usr/bin:/bin", "HOME": str(tmp_path)}
+
+    def paste(block: str) -> list[int]:
+        codes = []
+        for command in lines(block):
+            done = subprocess.run(
+                command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
+                timeout=120, check=False,
+            )  # fmt: skip
+            assert "Traceback" not in done.stderr, done.stderr
+            codes.append(done.returncode)
+        return codes
+
+    paste(readme)
+    before = writegate(tmp_path / "memory.db", "log", "--format", "jsonl").stdout
+    assert paste(guide) == [0, 0, 1, 1]
+    after = writegate(tmp_path / "memory.db", "log", "--format", "jsonl").stdout
+    assert after == before
+    assert '"label":"Entity"' not in after
+    imported = writegate(tmp_path / "imported.db", "log", "--format", "jsonl").stdout
+    assert imported.count('"node.written"') + imported.count('"relationship.written"') == 7

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from writegate.eventlog import Event, Log
-from writegate.eventlog.events import format_timestamp
+from writegate.eventlog.events import format_timestamp, parse_timestamp
 from writegate.gate.reads.past_scopes import PastScopes
 from writegate.gate.reads.timeline import (
     Spell,
@@ -29,6 +29,7 @@ from writegate.gate.reads.views import (
     Subgraph,
     provenance_of_event,
     ref_of,
+    supported,
 )
 from writegate.language import (
     NodeDeleted,
@@ -40,7 +41,7 @@ from writegate.language import (
     provenance_of,
     writer_of,
 )
-from writegate.projections.state import merge_properties
+from writegate.projections.state import StateProjection, Support, merge_properties
 
 _OUT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -64,6 +65,9 @@ class RelationshipAsOf(BaseModel):
     last_agent: str | None
     last_source: str | None
     confidence: float | None
+    # its corroborations heard by then, as the other reads show them (``views.supported``)
+    corroborated_confidence: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    sources: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class NodeAsOf(BaseModel):
@@ -81,16 +85,25 @@ class NodeAsOf(BaseModel):
     last_agent: str | None
     last_source: str | None
     confidence: float | None
+    corroborated_confidence: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    sources: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
     relationships: list[RelationshipAsOf] = []  # those present then, starting or ending here
 
 
 def node_then(
-    log: Log, identity: str, *, as_of: datetime, valid_at: datetime | None = None
+    log: Log,
+    identity: str,
+    *,
+    as_of: datetime,
+    valid_at: datetime | None = None,
+    state: StateProjection | None = None,
 ) -> NodeAsOf:
     """The node and its relationships at record time ``as_of`` or, given ``valid_at``, as
-    true then (as known at ``as_of``)."""
-    with log.snapshot():
-        state, properties, stub, version, last = _node(log, identity, as_of, valid_at)
+    true then (as known at ``as_of``). Given the ``state``, a record-time answer carries the
+    corroborations heard by then of the versions it shows, as the other reads do (the state
+    keeps those of a fact's current version only)."""
+    with log.snapshot() as conn:
+        state_then, properties, stub, version, last = _node(log, identity, as_of, valid_at)
         relationships = (
             [
                 seen
@@ -98,24 +111,42 @@ def node_then(
                 if (seen := relationship_then(log, rid, as_of=as_of, valid_at=valid_at)).state
                 == "present"
             ]
-            if state == "present"
+            if state_then == "present"
             else []
         )
+        heard: dict[str, list[Support]] = {}
+        if state is not None and valid_at is None and state_then == "present":
+            heard = state.corroborations(conn, [identity, *(r.identity for r in relationships)])
     provenance = provenance_of(last) if last else None
+    source = provenance.source if provenance else None
     return NodeAsOf(
         identity=identity,
         as_of=format_timestamp(as_of),
         valid_at=format_timestamp(valid_at) if valid_at else None,
-        state=state,
+        state=state_then,
         version=version,
         properties=properties,
         stub=stub,
         last_seq=last.seq if last else None,
         last_agent=writer_of(last, payload_of(last)) if last else None,
-        last_source=provenance.source if provenance else None,
+        last_source=source,
         confidence=provenance.confidence if provenance else None,
-        relationships=relationships,
+        relationships=[
+            r.model_copy(update=_heard_by(r.last_source, heard.get(r.identity), r.version, as_of))
+            for r in relationships
+        ],
+        **_heard_by(source, heard.get(identity), version, as_of),
     )
+
+
+def _heard_by(
+    source: str | None, heard: list[Support] | None, version: int, as_of: datetime
+) -> dict[str, Any]:
+    """``views.supported`` of the corroborations of ``version`` heard by ``as_of``."""
+    then = [
+        s for s in heard or () if s.version == version and parse_timestamp(s.occurred_at) <= as_of
+    ]
+    return supported(source, then)
 
 
 Then = tuple[State, dict[str, Any], bool, int, Event | None]

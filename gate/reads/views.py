@@ -197,14 +197,19 @@ def corroborated(
     """``seen`` with the fact's corroborations (none: as it was)."""
     if not heard:
         return seen
-    return seen.model_copy(
-        update={
-            "corroborated_confidence": heard[-1].corroborated,
-            "sources": list(
-                dict.fromkeys([*([written.source] if written else []), *sources(heard)])
-            ),
-        }
-    )
+    return seen.model_copy(update=supported(written.source if written else None, heard))
+
+
+def supported(source: str | None, heard: Sequence[Support]) -> dict[str, Any]:
+    """What every read shows of a fact last written from ``source`` and corroborated by
+    ``heard``: its confidence with that support and its distinct sources (none heard:
+    nothing, the last write's confidence stands)."""
+    if not heard:
+        return {}
+    return {
+        "corroborated_confidence": heard[-1].corroborated,
+        "sources": list(dict.fromkeys([*([source] if source else []), *sources(heard)])),
+    }
 
 
 def _provenance(

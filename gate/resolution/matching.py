@@ -94,15 +94,6 @@ def not_found(state: StateReader, conn: Sql, ref: NodeRef) -> GateRejection:
     )
 
 
-def relationship_not_found(identity: str) -> GateRejection:
-    """``RELATIONSHIP_NOT_FOUND`` for the relationship ``identity`` names."""
-    return GateRejection(
-        ErrorCode.RELATIONSHIP_NOT_FOUND,
-        f"relationship {identity} does not exist",
-        {"identity": identity},
-    )
-
-
 def name_of(rules: ResolutionDoc, node: Mapping[str, Any], merge_keys: Mapping[str, Any]) -> str:
     """The name a node is resolved by: the declared property, else its one merge key."""
     field = rules.name or (next(iter(merge_keys)) if len(merge_keys) == 1 else None)

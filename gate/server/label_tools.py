@@ -43,11 +43,11 @@ from writegate.gate.models import (
     Reliability,
     cites,
 )
-from writegate.gate.personal import identity_in
+from writegate.gate.relationship_properties import current_node, node_with_edges
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.registry import PropertySpec, SchemaEntry
 from writegate.gate.server.tools import ToolCall, ToolSpec
-from writegate.language import node_identity, relationship_identity
+from writegate.language import node_identity
 
 _SCALARS: dict[str, Any] = {
     "string": StrictStr,
@@ -189,12 +189,6 @@ def entity_code(key: str) -> CodeOf:
     return code_of
 
 
-def _values(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    return list(value) if isinstance(value, list) else [value]
-
-
 @dataclass(frozen=True)
 class Call:
     """One per-label call, read from its validated argument model."""
@@ -211,7 +205,6 @@ class LabelTools:
         self.entry = entry
         self.key = key
         self.label = entry.label
-        self.links = {n: p.relationship for n, p in entry.properties.items() if p.relationship}
 
     def _parse(self, args: BaseModel) -> Call:
         """What the validated arguments say, under the schema's own property names (the
@@ -225,26 +218,6 @@ class LabelTools:
         keys = {k: entity[k] for k in self.entry.merge_keys if k in entity}
         return keys, {k: v for k, v in entity.items() if k not in keys}
 
-    def _edge(
-        self, op: str, prop: str, keys: dict[str, Any], value: Any, prov: dict[str, Any]
-    ) -> dict[str, Any]:
-        rel = self.links[prop]
-        assert rel is not None
-        if op == "delete_relationship":  # a deletion cites nothing
-            prov = {k: v for k, v in prov.items() if k != "observations"}
-        item = {
-            "op": op,
-            "type": rel.type,
-            "from_label": self.label,
-            "from_keys": keys,
-            "to_label": rel.to,
-            "to_keys": {rel.key: value},
-            **prov,
-        }
-        if op == "write_relationship":
-            item["endpoint_policy"] = "merge_endpoints"
-        return item
-
     def _submit(
         self, call: ToolCall, parsed: Call, items: list[dict[str, Any]]
     ) -> BatchResult | Rejected:
@@ -254,21 +227,15 @@ class LabelTools:
         parsed = self._parse(args)
         entity, prov = parsed.entity, parsed.envelope
         keys, properties = self._keys(entity)
-        items: list[dict[str, Any]] = [
-            {
-                "op": "write_node",
-                "label": self.label,
-                "merge_keys": keys,
-                "properties": properties,
-                "create_only": True,
-                **prov,
-            }
-        ]
-        for prop in self.links:
-            items += [
-                self._edge("write_relationship", prop, keys, v, prov)
-                for v in _values(entity.get(prop))
-            ]
+        node = {
+            "op": "write_node",
+            "label": self.label,
+            "merge_keys": keys,
+            "properties": properties,
+            "create_only": True,
+            **prov,
+        }
+        items = node_with_edges(call.gate, self.entry, node, None)
         result = self._submit(call, parsed, items)
         if isinstance(result, Rejected) and result.error_code == ErrorCode.NODE_ALREADY_EXISTS:
             met = _Existing.model_validate(result.details)  # through an alias, or resolved
@@ -284,35 +251,18 @@ class LabelTools:
         parsed = self._parse(args)
         entity, prov = parsed.entity, parsed.envelope
         keys, properties = self._keys(entity)
-        conn = call.gate.log.connection()
-        schema = call.gate.current_schema()
-        source = identity_in(call.gate.log, schema, self.label, keys)
-        current = call.gate.state.node(conn, source)
+        current = current_node(call.gate, self.entry, keys)
         if current is None:
             raise nothing_to_update(self.label, keys)
-        items: list[dict[str, Any]] = [
-            {
-                "op": "write_node",
-                "label": self.label,
-                "merge_keys": keys,
-                "properties": properties,
-                "if_version": current.version,  # nobody changed it since we read the old edges
-                **prov,
-            }
-        ]
-        for prop, rel in self.links.items():
-            if prop not in entity or rel is None:
-                continue
-            old, new = _values(current.properties.get(prop)), _values(entity[prop])
-            for value in old:
-                target = identity_in(call.gate.log, schema, rel.to, {rel.key: value})
-                if value not in new and call.gate.state.relationship_exists(
-                    conn, relationship_identity(rel.type, source, target)
-                ):
-                    items.append(self._edge("delete_relationship", prop, keys, value, prov))
-            items += [
-                self._edge("write_relationship", prop, keys, v, prov) for v in new if v not in old
-            ]
+        node = {
+            "op": "write_node",
+            "label": self.label,
+            "merge_keys": keys,
+            "properties": properties,
+            "if_version": current.version,  # nobody changed it since we read the old edges
+            **prov,
+        }
+        items = node_with_edges(call.gate, self.entry, node, current)
         return self._submit(call, parsed, items)
 
     def delete(self, call: ToolCall, args: BaseModel) -> BaseModel:

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from writegate.gate import checks
-from writegate.gate.errors import GateRejection
+from writegate.gate.errors import GateRejection, relationship_not_found
 from writegate.gate.personal import identity_in
-from writegate.gate.resolution.matching import not_found, relationship_not_found
+from writegate.gate.resolution.matching import not_found
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.server.label_tools import nothing_to_update
 from writegate.gate.server.tools import ToolCall, ToolSpec

@@ -1,0 +1,70 @@
+"""``writegate write node`` makes the edge a relationship property declares, as the per-label
+MCP tool does (issue 42, defect 8): the same schema, the same write from either face, the
+same events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.conftest import as_json, writegate
+from tests.conftest import EXAMPLE_SCHEMA
+from tests.server.harness import stdio_agent
+from writegate.gate import Gate
+
+pytestmark = pytest.mark.anyio
+
+PROV = {"source": "cmdb.csv", "extraction_method": "manual", "reliability": 0.9}
+CLI_PROV = ("--source", "cmdb.csv", "--method", "manual", "--reliability", "0.9")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def said(db: Path) -> list[tuple[str, dict[str, Any], dict[str, Any] | None]]:
+    """What each event after the schema says: its type, payload and provenance."""
+    with Gate.open(db) as gate:
+        events = list(gate.log.iter_events())
+    return [(e.type, e.payload, e.provenance) for e in events if e.type != "schema.published"]
+
+
+def owned_by(db: Path) -> list[tuple[str, str, str]]:
+    opened = as_json(db, "open", "Service:name=billing", "--format", "json")
+    return sorted(
+        (e["from"]["merge_keys"]["name"], e["type"], e["to"]["merge_keys"]["name"])
+        for e in opened["edges"]
+        if e["type"] == "OWNED_BY"
+    )
+
+
+async def test_write_node_makes_the_edge_add_service_makes(tmp_path: Path) -> None:
+    over_mcp, from_cli = tmp_path / "mcp.db", tmp_path / "cli.db"
+    for db in (over_mcp, from_cli):
+        writegate(db, "init", "--schema", str(EXAMPLE_SCHEMA))
+    async with stdio_agent(over_mcp, extra=("--tools", "all")) as agent:  # add_service
+        out = await agent.call(
+            "add_service", {"service": {"name": "billing", "tier": 1, "owner": "Initech"}, **PROV}
+        )
+        assert not out.is_error, out.data
+    wrote = writegate(
+        from_cli, "write", "node", "Service:name=billing", "-p", "tier=1", "-p", "owner=Initech",
+        *CLI_PROV,
+    )  # fmt: skip
+    assert "1 node write, 1 relationship write" in wrote.stdout, wrote.stdout
+    assert owned_by(from_cli) == owned_by(over_mcp) == [("billing", "OWNED_BY", "Initech")]
+    cli_events = said(from_cli)
+    assert [t for t, _, _ in cli_events] == ["node.written", "relationship.written"]
+    assert cli_events == said(over_mcp)
+
+
+def test_writing_it_again_moves_the_edge(tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    writegate(db, "init", "--schema", str(EXAMPLE_SCHEMA))
+    node = ("write", "node", "Service:name=billing", "-p", "tier=1")
+    writegate(db, *node, "-p", "owner=Initech", *CLI_PROV)
+    writegate(db, *node, "-p", "owner=Globex", *CLI_PROV)
+    assert owned_by(db) == [("billing", "OWNED_BY", "Globex")]
