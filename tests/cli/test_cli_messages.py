@@ -184,7 +184,9 @@ AS_A_TERMINAL = (
 def test_ctrl_c_says_what_became_of_the_work(db: Path, tmp_path: Path) -> None:
     """Issue 42: Ctrl-C during ``write batch`` says that nothing was written, in one line,
     not click's bare ``Aborted!``. The batch comes through a pipe the test holds open, so
-    the signal lands while the command is reading it."""
+    the signal lands while the command is reading it; the pipe is closed after it, because
+    a signal caught between two reads of a pipe (inside one C call) interrupts none of them
+    and Python raises it only once the reading returns."""
     pipe = tmp_path / "items.pipe"
     os.mkfifo(pipe)
     process = subprocess.Popen(
@@ -206,7 +208,7 @@ def test_ctrl_c_says_what_became_of_the_work(db: Path, tmp_path: Path) -> None:
         writer.write(json.dumps({"op": "write_node", "label": "Person"}) + "\n")
         writer.flush()
         process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
+    _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130
     [line] = stderr.strip().splitlines()
     assert line.startswith("error: interrupted: a write under way was not made")

@@ -15,7 +15,7 @@ import httpx2
 import pytest
 
 from tests.desk.conftest import HOSTILE, build_log
-from tests.server.harness import WRITEGATE, stop
+from tests.server.harness import WRITEGATE, stop, written_so_far
 
 
 @pytest.fixture
@@ -38,8 +38,7 @@ def local_desk(any_db: str | Path, tmp_path: Path) -> Iterator[str]:
 def _url(process: subprocess.Popen[bytes], said: IO[bytes]) -> str:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        said.seek(0)
-        text = said.read().decode()
+        text = written_so_far(said)
         if "writegate desk on " in text:
             return text.split("writegate desk on ", 1)[1].split()[0].rstrip("/")
         assert process.poll() is None, text

@@ -128,10 +128,17 @@ class HttpServer:
         """What the server has written to stderr so far."""
         if self.stderr.closed:
             return self.last_said
-        self.stderr.seek(0)
-        return self.stderr.read().decode()
+        return written_so_far(self.stderr)
 
     last_said: str = ""  # what it had said when it was stopped
+
+
+def written_so_far(file: IO[bytes]) -> str:
+    """What a child has written to ``file`` (its stderr), read without moving the offset the
+    child writes at: the child shares it, so a seek here would have its next line overwrite
+    the ones before (a server's announcement lost under its warning)."""
+    fd = file.fileno()
+    return os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")
 
 
 @contextmanager

@@ -8,12 +8,18 @@ import json
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import IO
 
 import httpx2
 
 from tests.server.conftest import published
-from tests.server.harness import WRITEGATE, HttpServer, announced_port, http_server, stop
+from tests.server.harness import (
+    WRITEGATE,
+    HttpServer,
+    announced_port,
+    http_server,
+    stop,
+    written_so_far,
+)
 from writegate.gate import Gate
 from writegate.gate.server.tokens import create_token
 
@@ -43,16 +49,11 @@ def test_port_zero_serves_on_a_free_port_it_names(db_path: Path) -> None:
             [WRITEGATE, "--db", str(db_path), "serve", "--http", "--port", "0"], stderr=stderr
         )
         try:
-            port = announced_port(process, lambda: _read(stderr))
+            port = announced_port(process, lambda: written_so_far(stderr))
             assert port != 0
             assert httpx2.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
         finally:
             stop(process)
-
-
-def _read(file: IO[bytes]) -> str:
-    file.seek(0)
-    return file.read().decode()
 
 
 def test_serve_counts_the_agents_holding_a_token(db_path: Path) -> None:
