@@ -17,20 +17,18 @@ context that yields ``question -> dia_ids``, so adding one is a few lines):
   * plain BM25: SQLite FTS5, its default tokenizer, over "speaker: text"; the query is any
     of the question's words; ordered by ``bm25()``. The baseline.
   * lexical baseline: the same, the question's function words dropped, a turn by a speaker
-    it names counted twice, each hit lending to the turns beside it as below.
+    it names counted twice, each of the 50 best hits lending half its score to the turns
+    beside it in its session and a quarter to those two away.
   * writegate search_nodes: the turns written through the gate as ``Turn`` nodes (key
     ``id``, properties ``text``, ``speaker``, ``session``, ``position``), the speakers as
     ``Person`` nodes that ``SAID`` them; asked through ``GraphReader.search_nodes`` (the
     read model's text index), its ``Turn`` hits in order.
-  * writegate search_nodes + session context: the same 50 hits, each scoring 1/(1+rank), and
-    each passing half that to the turns one before and after it in its session, a quarter to
-    those two away; turns ranked by the sum (ties: the earlier turn). Here, in the bench,
-    until ``graph_query`` does it: what it needs is each observation's session and its
-    order in it (``said_at``), to find the ones said around a hit.
-  * still to wire once they exist: ``GraphReader.graph_query`` (seeds, k-hop expansion,
-    matched observations; the turns it returns, in order), the turns recorded as
-    observations (``Gate.record_observation``, ``said_at`` and the session), and each with
-    an embedder; see the comments at ``SYSTEMS``.
+  * writegate search_observations: the turns kept as observations (each speaker a
+    ``Person`` node, as an agent that knows who it talks with keeps them), asked through
+    ``ObservationReader.search_observations``: the words alone.
+  * writegate graph_query: the same memory through ``GraphReader.graph_query``, its default
+    recipe (the words, the people the question names, each hit's session context), and
+    with WordLlama's meaning beside the words (the ``embeddings`` extra).
 
 usage: python bench/bench_recall.py [--data PATH] [--realtalk PATH] [--limit N]
                                     [--systems NAME,NAME] [--set NAME] [--memory NAME]

@@ -221,14 +221,17 @@ def in_context(
 @contextmanager
 def observed(conversation: Conversation, folder: Path) -> Iterator[tuple[Gate, dict[str, str]]]:
     """A gate whose log holds each turn as an observation ("speaker: text", its session,
-    said a second after the one before), recorded the first time; and observation id ->
-    dia_id."""
+    said a second after the one before) and each speaker as a ``Person`` node — an agent
+    keeping a conversation knows who it talks with — recorded the first time; and
+    observation id -> dia_id."""
     path = folder / f"{conversation.sample_id}-observed.db"
     fresh = not path.exists()
     dia: dict[str, str] = {}
     with bulk(), Gate.open(path, default_actor=Actor(agent="bench-recall")) as gate:
         if fresh:
             gate.publish_schema(SCHEMA)
+            people = [i for i in _items(conversation) if i.get("label") == "Person"]
+            assert gate.write_batch(items=people).status == "written"
         for t in conversation.turns:
             kept = gate.record_observation(
                 text=f"{t.speaker}: {t.text}",

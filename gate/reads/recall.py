@@ -5,18 +5,24 @@ embedder is configured) is read to ``context_hits`` hits and fused by reciprocal
 meaning ranking weighs as far as it agrees with the words about this question (the share of
 the answer's depth both hold, ``fusion.agreement``): an embedder that finds what the words
 find confirms and reorders; one that finds other things only adds after them, its
-observations scored by that weight, so a weak model cannot push the words' answer down. A
-found observation also lends part of its score to what was said just before and after it in
-the same session (``CONTEXT_SHARES``: a half one place away, a quarter two): a question is
-often answered by the turn next to the one that repeats its words ("what did she adopt?" —
-"a puppy!" answers "I went to the shelter on Saturday"). Observations rank by the sum,
-ties to the one said first. The nodes the best of them were cited by are a seed ranking of
-their own (``citing_seeds``). Every step is a bounded probe of an index (the context of
-every hit in one statement), and every step keeps to the scopes of the state it is given
-(``projections.state.scoped``): an observation lends only to what the reader may see, and
-a node it was cited by seeds only when the reader may see it.
+observations scored by that weight, so a weak model cannot push the words' answer down.
+Each found observation scores 1/(1 + its place). The things the question names — nodes of
+the graph whose every name word it says (``named``) — pull the found observations that
+mention them or that their writes cited: those rank again among themselves and add that
+score (``connected``), so what is said of the people a question names comes before what
+only repeats its other words, across sessions, and in a memory of many conversations the
+conversations it names. A found observation then lends part of its score to what
+was said just before and after it in the same session (``CONTEXT_SHARES``: a quarter one
+place away, an eighth two): a question is often answered by the turn next to the one that
+repeats its words ("what did she adopt?" — "a puppy!" answers "I went to the shelter on
+Saturday"), but a turn found only beside the best hit ranks as the fourth hit would, not
+the second, so the context of one session cannot crowd out hits from others. Observations
+rank by the sum, ties to the one said first. The nodes the best of them were cited by are
+a seed ranking of their own (``citing_seeds``). Every step is a bounded probe of an index
+(the context of every hit in one statement), and every step keeps to the scopes of the
+state it is given (``projections.state.scoped``): an observation lends only to what the
+reader may see, and only nodes the reader may see are named.
 """
-
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -27,10 +33,10 @@ from writegate.eventlog.events import format_timestamp
 from writegate.eventlog.sql import Sql
 from writegate.gate.reads.answers import ObservationMatch
 from writegate.gate.reads.fusion import agreement, rrf
-from writegate.projections.state import StateProjection
+from writegate.projections.state import StateProjection, search_words
 from writegate.projections.state.observations import ObservationRow
 
-CONTEXT_SHARES = (0.5, 0.25)  # the part of a hit's score lent one and two places away
+CONTEXT_SHARES = (0.25, 0.125)  # the part of a hit's score lent one and two places away
 TEXT, MEANING = "observation_text", "observation_meaning"
 
 # a text, how many, a document kind -> identities with their similarity, most similar first
@@ -78,11 +84,16 @@ def observations(
         for rank, (identity, _) in enumerate(fused)
         if (row := rows.get(identity)) is not None and (cutoff is None or row.recorded_at <= cutoff)
     ]
+    own = {row.id: held[row.id] / (1 + rank) for rank, row in kept}  # meaning: as trusted
+    if cutoff is None:  # a past read keeps to what the words found then
+        pulled = connected(conn, state, named(conn, state, query), [row.id for _, row in kept])
+        for rank, identity in enumerate(pulled):
+            own[identity] += 1 / (1 + rank)
     around = state.beside(conn, [row for _, row in kept], len(recall.shares))
     score: dict[str, float] = {}
     lent: dict[str, tuple[str, int]] = {}  # what was found only beside a hit: next to which
-    for rank, row in kept:
-        share = held[row.id] / (1 + rank)  # found by meaning alone: as far as it is trusted
+    for _, row in kept:
+        share = own[row.id]
         score[row.id] = score.get(row.id, 0.0) + share
         for places, other in around.get(row.id, []):
             if cutoff is not None and other.recorded_at > cutoff:
@@ -93,6 +104,38 @@ def observations(
     best = sorted(score, key=lambda i: (-score[i], rows[i].said_at, rows[i].seq))[: recall.top]
     terms = state.text_index(conn).matched(conn, query, "observation", best) if hits else {}
     return [_match(rows[i], score[i], rankings, lent, terms.get(i, [])) for i in best]
+
+
+def named(conn: Sql, state: StateProjection, query: str, limit: int = 10) -> dict[str, set[str]]:
+    """The nodes the question names, each with its name's words: of the ``limit`` nodes its
+    words find, those whose every key word (a key's text) is one of the question's words."""
+    asked = set(search_words(query))
+    if not asked or not state.keeps_text(conn):
+        return {}
+    hits = state.text_index(conn).search(conn, query, "node", limit)
+    names: dict[str, set[str]] = {}
+    for row in state.nodes(conn, [h.identity for h in hits]):
+        words = {w for v in row.keys.values() if isinstance(v, str) for w in search_words(v)}
+        if words and words <= asked:
+            names[row.identity] = words
+    return names
+
+
+def connected(
+    conn: Sql, state: StateProjection, names: dict[str, set[str]], found: Sequence[str]
+) -> list[str]:
+    """Of the ``found`` observations, in their order, those that mention a named node (say its
+    every name word) or that a write of one cited."""
+    if not names or not found:
+        return []
+    said = " ".join(sorted({w for words in names.values() for w in words}))
+    terms = state.text_index(conn).matched(conn, said, "observation", list(found))
+    cited = {observation for _, observation in state.cited_among(conn, list(names), found)}
+    return [
+        identity
+        for identity in found
+        if identity in cited or any(w <= set(terms.get(identity, ())) for w in names.values())
+    ]
 
 
 def _match(

@@ -187,6 +187,22 @@ class ObservationQueries:
         )
         return [_citation(row) for row in rows]
 
+    def cited_among(
+        self, conn: Sql, identities: Sequence[str], observations: Sequence[str]
+    ) -> set[tuple[str, str]]:
+        """Which of ``observations`` the writes of each of ``identities`` cited, as (identity,
+        observation) pairs: both lists are what the asker was already shown, so nothing here
+        needs its scopes."""
+        if not identities or not observations:
+            return set()
+        nodes, said = ",".join("?" * len(identities)), ",".join("?" * len(observations))
+        rows = conn.execute(
+            "SELECT DISTINCT identity, observation FROM state_citations "
+            f"WHERE identity IN ({nodes}) AND observation IN ({said})",
+            [*identities, *observations],
+        )
+        return {(identity, observation) for identity, observation in rows}
+
     def beside(
         self,
         conn: Sql,

@@ -108,3 +108,47 @@ def test_a_meaning_ranking_that_disagrees_with_the_words_moves_nothing_they_foun
 
     fused = gate.reader(nearest=nearest).graph_query(question).observations
     assert [o.observation_id for o in fused][: len(words)] == words
+
+
+def _kept(gate: Gate, text: str, session: str) -> str:
+    kept = gate.record_observation(
+        text=text, source="chat", extraction_method="parsed", session=session
+    )
+    assert isinstance(kept, ObservationResult), kept
+    return kept.observation_id
+
+
+def _person(gate: Gate, name: str, cited: list[str]) -> None:
+    written = gate.write_node(
+        label="Person",
+        merge_keys={"name": name},
+        properties={},
+        source="chat",
+        extraction_method="llm",
+        observations=cited,
+    )
+    assert written.status == "written", written
+
+
+def test_the_people_a_question_names_pull_what_mentions_them_or_was_cited_for_them(
+    gate: Gate,
+) -> None:
+    """Issue 39: a thing the graph holds and the question names pulls, across sessions, the
+    observations that name it or that its writes cited, before one that only says the
+    question's other words more often; one that connects every thing named comes first."""
+    louder = _kept(gate, "Ben: the lake, the lake, what a lake, the lake at dawn", "s-1")
+    cited = _kept(gate, "We had a picnic by the lake.", "s-2")  # says no name
+    mentioned = _kept(gate, "Dana rowed across the lake", "s-3")
+    _person(gate, "Caroline", [cited])
+    _person(gate, "Dana", [])
+
+    def answer(question: str) -> list[str]:
+        return [o.observation_id for o in gate.reader().graph_query(question).observations]
+
+    assert answer("what happened by the lake?")[0] == louder  # no one named: the words
+    caroline = answer("what did Caroline do by the lake?")
+    assert caroline.index(cited) < caroline.index(louder)
+    dana = answer("what did Dana do by the lake?")
+    assert dana.index(mentioned) < dana.index(louder)
+    both = _kept(gate, "Caroline met Dana at the lake", "s-4")
+    assert answer("when did Dana and Caroline go to the lake?")[0] == both
