@@ -93,10 +93,12 @@ class Server:
 
 def _options(port: int, sockets: Path) -> str:
     """The server's settings (a standby's are its primary's: it may not have fewer
-    connections)."""
+    connections). No autovacuum: its ANALYZE holds a snapshot, and a ``VACUUM FULL`` run
+    beside one copies the rows a forgetting deleted instead of dropping them (a test that
+    reads the files for a forgotten value failed so under load)."""
     return (
         f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off "
-        "-c synchronous_commit=on -c max_connections=200"
+        "-c synchronous_commit=on -c max_connections=200 -c autovacuum=off"
     )
 
 
