@@ -172,7 +172,7 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
             conn,
             state,
             asked.query,
-            recall.Recall(config.context_hits, top=config.observations, rrf_k=config.rrf_k),
+            recall.Recall(config.context_hits, top=config.observations),
             nearest=asked.nearest,
             as_of=asked.as_of,
         )

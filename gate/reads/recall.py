@@ -1,12 +1,13 @@
 """The observations in ``graph_query``'s answer: the texts agents kept that a question finds.
 
 Each ranking of observations (their words in the text index; their meaning, when an
-embedder is configured) is read to ``context_hits`` hits and fused by reciprocal rank. The
-meaning ranking weighs as far as it agrees with the words about this question (the share of
-the answer's depth both hold, ``fusion.agreement``): an embedder that finds what the words
-find confirms and reorders; one that finds other things only adds after them, its
-observations scored by that weight, so a weak model cannot push the words' answer down.
-Each found observation scores 1/(1 + its place). The things the question names — nodes of
+embedder is configured) is read to ``context_hits`` hits. A found observation scores
+1/(1 + its place among the words' hits); meaning adds to the ones the words found too, as
+far as it agrees with the words about this question (``fusion.agreement``), and what
+meaning alone found ranks after all of them (``weighed``): an embedder confirms and
+reorders, or fills an answer the words leave short, and a weak one cannot push the words'
+answer down (fused by reciprocal rank, WordLlama cost LoCoMo 2.6 points of recall@10).
+The things the question names — nodes of
 the graph whose every name word it says (``named``) — pull the found observations that
 mention them or that their writes cited: those rank again among themselves and add that
 score (``connected``), so what is said of the people a question names comes before what
@@ -23,6 +24,7 @@ a seed ranking of their own (``citing_seeds``). Every step is a bounded probe of
 state it is given (``projections.state.scoped``): an observation lends only to what the
 reader may see, and only nodes the reader may see are named.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -32,7 +34,7 @@ from datetime import datetime
 from writegate.eventlog.events import format_timestamp
 from writegate.eventlog.sql import Sql
 from writegate.gate.reads.answers import ObservationMatch
-from writegate.gate.reads.fusion import agreement, rrf
+from writegate.gate.reads.fusion import agreement
 from writegate.projections.state import StateProjection, search_words
 from writegate.projections.state.observations import ObservationRow
 
@@ -50,7 +52,6 @@ class Recall:
     context_hits: int = 50
     shares: tuple[float, ...] = CONTEXT_SHARES
     top: int = 10  # observations answered
-    rrf_k: int = 60
 
 
 def observations(
@@ -71,28 +72,22 @@ def observations(
         rankings[TEXT] = [h.identity for h in hits]
     if nearest is not None and (near := nearest(query, recall.context_hits, "observation")):
         rankings[MEANING] = [identity for identity, _ in near]
-    weights = dict.fromkeys(rankings, 1.0)
-    if TEXT in rankings and MEANING in rankings:  # meaning weighs as far as it agrees
-        weights[MEANING] = agreement(rankings[TEXT][: recall.top], rankings[MEANING][: recall.top])
-    fused = rrf(list(rankings.values()), recall.rrf_k, list(weights.values()))
-    holders = {name: set(ranking) for name, ranking in rankings.items()}
-    held = {i: max(w for n, w in weights.items() if i in holders[n]) for i, _ in fused}
-    rows = {r.id: r for r in state.observations(conn, [i for i, _ in fused])}
+    own = weighed(rankings.get(TEXT, []), rankings.get(MEANING, []), recall.top)
+    rows = {r.id: r for r in state.observations(conn, list(own))}
     cutoff = format_timestamp(as_of) if as_of is not None else None
     kept = [
-        (rank, row)
-        for rank, (identity, _) in enumerate(fused)
+        row
+        for identity in own
         if (row := rows.get(identity)) is not None and (cutoff is None or row.recorded_at <= cutoff)
     ]
-    own = {row.id: held[row.id] / (1 + rank) for rank, row in kept}  # meaning: as trusted
     if cutoff is None:  # a past read keeps to what the words found then
-        pulled = connected(conn, state, named(conn, state, query), [row.id for _, row in kept])
+        pulled = connected(conn, state, named(conn, state, query), [row.id for row in kept])
         for rank, identity in enumerate(pulled):
             own[identity] += 1 / (1 + rank)
-    around = state.beside(conn, [row for _, row in kept], len(recall.shares))
+    around = state.beside(conn, kept, len(recall.shares))
     score: dict[str, float] = {}
     lent: dict[str, tuple[str, int]] = {}  # what was found only beside a hit: next to which
-    for _, row in kept:
+    for row in kept:
         share = own[row.id]
         score[row.id] = score.get(row.id, 0.0) + share
         for places, other in around.get(row.id, []):
@@ -104,6 +99,21 @@ def observations(
     best = sorted(score, key=lambda i: (-score[i], rows[i].said_at, rows[i].seq))[: recall.top]
     terms = state.text_index(conn).matched(conn, query, "observation", best) if hits else {}
     return [_match(rows[i], score[i], rankings, lent, terms.get(i, [])) for i in best]
+
+
+def weighed(words: Sequence[str], meaning: Sequence[str], top: int) -> dict[str, float]:
+    """Each found observation's own score: 1/(1 + its place among the words' hits); meaning
+    adds to one the words found too its own 1/(1 + place) times its agreement with the words
+    about this question (``fusion.agreement`` of the first ``top``), and one meaning alone
+    found ranks after every one the words found — an embedder confirms and reorders, or
+    fills an answer the words leave short, and cannot push what they found out of it."""
+    own = {identity: 1 / (1 + place) for place, identity in enumerate(words)}
+    trust = agreement(words[:top], meaning[:top])
+    after = 1 / (1 + len(words))  # below the words' last hit (all of it when they found none)
+    for place, identity in enumerate(meaning):
+        share = trust / (1 + place)
+        own[identity] = own[identity] + share if identity in own else min(share, after)
+    return own
 
 
 def named(conn: Sql, state: StateProjection, query: str, limit: int = 10) -> dict[str, set[str]]:

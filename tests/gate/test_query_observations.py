@@ -4,6 +4,7 @@ from them as seeds, and nothing recorded after ``as_of``."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from freezegun import freeze_time
 
 from writegate.gate import Gate, ObservationResult
+from writegate.gate.reads.query import DEFAULT
 from writegate.language import node_identity
 
 MELANIE = node_identity("Person", {"name": "Melanie"})
@@ -152,3 +154,21 @@ def test_the_people_a_question_names_pull_what_mentions_them_or_was_cited_for_th
     assert dana.index(mentioned) < dana.index(louder)
     both = _kept(gate, "Caroline met Dana at the lake", "s-4")
     assert answer("when did Dana and Caroline go to the lake?")[0] == both
+
+
+def test_what_meaning_alone_finds_ranks_after_everything_the_words_found(gate: Gate) -> None:
+    """Issue 39: an embedder that agrees with the words about nearly all of the answer still
+    cannot put what only it found above a hit of the words: it fills after them."""
+    found = [_kept(gate, f"Ana: the shelter on day {n}", f"s-{n}") for n in range(12)]
+    other = _kept(gate, "Bo: the ferry leaves at noon.", "s-99")
+    deep = replace(DEFAULT, observations=25)
+    words = [o.observation_id for o in gate.reader(deep).graph_query("shelter").observations]
+    assert sorted(words) == sorted(found)  # the test can fail: twelve hits, then meaning's
+
+    def nearest(text: str, k: int, kind: str) -> list[tuple[str, float]]:
+        agreeing = [other, *words[:9]]  # nine of the words' first ten: agreement 0.9
+        return [(i, 0.9) for i in agreeing][:k] if kind == "observation" else []
+
+    fused = [o.observation_id for o in gate.reader(deep, nearest).graph_query("shelter").observations]
+    assert fused[-1] == other
+    assert set(fused[:12]) == set(found)
