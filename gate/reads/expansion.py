@@ -108,10 +108,15 @@ def personalised_pagerank(
     On arrays: a neighbourhood holds hundreds of relationships, and a step over them in
     Python cost most of a query (5 ms at 100k people, ``bench/bench_query.py``). numpy is
     imported here, not with the module: its import starts OpenBLAS's threads, which only a
-    process that answers a query needs."""
+    process that answers a query needs; and not at all where no relationship joins the
+    seeds (a memory of observations), whose walk only ever restarts: the seeds' weights
+    are the answer, and a server's first such query does not pay numpy's import (60 ms)."""
+    nodes = list(hood.reached)
+    if not hood.links:
+        total = sum(seeds.get(n, 0.0) for n in nodes) or 1.0
+        return {n: seeds.get(n, 0.0) / total for n in nodes}
     import numpy as np  # noqa: PLC0415
 
-    nodes = list(hood.reached)
     at = {node: k for k, node in enumerate(nodes)}
     restart = np.array([seeds.get(n, 0.0) for n in nodes], dtype=np.float64)
     restart /= restart.sum() or 1.0

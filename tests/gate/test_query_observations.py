@@ -4,6 +4,8 @@ from them as seeds, and nothing recorded after ``as_of``."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -172,3 +174,27 @@ def test_what_meaning_alone_finds_ranks_after_everything_the_words_found(gate: G
     fused = [o.observation_id for o in gate.reader(deep, nearest).graph_query("shelter").observations]
     assert fused[-1] == other
     assert set(fused[:12]) == set(found)
+
+
+FIRST_QUERY = """
+import sys
+from writegate.gate import Gate
+with Gate.open(sys.argv[1]) as gate:
+    gate.publish_schema({"name": "s", "nodes": {"Person": {"merge_keys": ["name"]}}})
+    gate.record_observation(text="Ana: the shelter", source="chat", extraction_method="parsed")
+    gate.write_node(label="Person", merge_keys={"name": "Ana"}, properties={}, source="chat",
+                    extraction_method="llm")
+    answer = gate.reader().graph_query("Ana shelter")
+    assert answer.observations and answer.seeds, answer
+print("numpy" in sys.modules)
+"""
+
+
+def test_a_query_with_no_relationship_to_walk_does_not_import_numpy(tmp_path: Path) -> None:
+    """Issue 39: a server's first graph_query over a memory of observations paid numpy's
+    import (77 ms over stdio); with nothing to walk, the seeds' weights are the answer."""
+    run = subprocess.run(
+        [sys.executable, "-c", FIRST_QUERY, str(tmp_path / "log.db")],
+        capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    assert run.stdout.strip() == "False", run.stderr
