@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
@@ -44,6 +45,16 @@ class _Message(BaseModel):
     speaker: str
     dia_id: str
     clean_text: str
+    date_time: str | None = None  # "29.12.2023, 00:51:12"
+
+    def said_at(self) -> datetime | None:
+        """When it was sent, as the file writes it (the day alone in some)."""
+        for form in ("%d.%m.%Y, %H:%M:%S", "%d.%m.%Y"):
+            try:
+                return datetime.strptime(self.date_time or "", form).replace(tzinfo=UTC)
+            except ValueError:
+                continue
+        return None
 
 
 class _Qa(BaseModel):
@@ -105,7 +116,7 @@ def _conversation(path: Path) -> Conversation:
         if (m := _SESSION.fullmatch(key))
     )
     turns = tuple(
-        Turn(m.dia_id, m.speaker, m.clean_text, number, position)
+        Turn(m.dia_id, m.speaker, m.clean_text, number, position, m.said_at())
         for number, value in sessions
         for position, m in enumerate(_MESSAGES.validate_python(value))
     )

@@ -23,6 +23,7 @@ import hashlib
 import re
 import shutil
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
@@ -35,6 +36,7 @@ SOURCE = (
     "at 3eb6f2c, CC BY-NC 4.0"
 )
 _SESSION = re.compile(r"session_(\d+)")
+_DATE = re.compile(r"session_(\d+)_date_time")
 _DIA_ID = re.compile(r"D\d+:\d+")
 
 
@@ -47,6 +49,7 @@ class Turn:
     text: str  # what was said, and the caption of an image shared with it
     session: int
     position: int  # its place in its session, from 0
+    said_at: datetime | None = None  # when: its session's date and time, a second a turn
 
 
 @dataclass(frozen=True)
@@ -136,8 +139,9 @@ def _conversation(sample: _Sample) -> Conversation:
         for key, value in (sample.conversation.model_extra or {}).items()
         if (m := _SESSION.fullmatch(key))
     )
+    dated = _dates(sample.conversation.model_extra or {})
     turns = tuple(
-        Turn(t.dia_id, t.speaker, _said(t), number, position)
+        Turn(t.dia_id, t.speaker, _said(t), number, position, _at(dated.get(number), position))
         for number, value in sessions
         for position, t in enumerate(_TURNS.validate_python(value))
     )
@@ -156,6 +160,19 @@ def _conversation(sample: _Sample) -> Conversation:
     )
 
 
+def _dates(extra: dict[str, object]) -> dict[int, datetime]:
+    """Each session's date and time, as the file writes it ("1:56 pm on 8 May, 2023")."""
+    dates = {}
+    for key, value in extra.items():
+        if (m := _DATE.fullmatch(key)) and isinstance(value, str):
+            dates[int(m.group(1))] = datetime.strptime(value, "%I:%M %p on %d %B, %Y")
+    return {n: d.replace(tzinfo=UTC) for n, d in dates.items()}
+
+
+def _at(session: datetime | None, position: int) -> datetime | None:
+    return session + timedelta(seconds=position) if session is not None else None
+
+
 def _said(turn: _Turn) -> str:
     return f"{turn.text} [image: {turn.blip_caption}]" if turn.blip_caption else turn.text
 
@@ -170,7 +187,14 @@ def one_memory(conversations: list[Conversation]) -> Conversation:
     offset = 0
     for c in conversations:
         turns.extend(
-            Turn(f"{c.sample_id}/{t.dia_id}", t.speaker, t.text, offset + t.session, t.position)
+            Turn(
+                f"{c.sample_id}/{t.dia_id}",
+                t.speaker,
+                t.text,
+                offset + t.session,
+                t.position,
+                t.said_at,
+            )
             for t in c.turns
         )
         questions.extend(

@@ -238,7 +238,7 @@ def observed(conversation: Conversation, folder: Path) -> Iterator[tuple[Gate, d
                 source=f"locomo:{conversation.sample_id}",
                 extraction_method="parsed",
                 session=f"{conversation.sample_id}:{t.session}",
-                said_at=START + timedelta(days=t.session, seconds=t.position),
+                said_at=t.said_at or START + timedelta(days=t.session, seconds=t.position),
             )
             assert isinstance(kept, ObservationResult), kept
             dia[kept.observation_id] = t.dia_id

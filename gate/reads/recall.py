@@ -12,7 +12,8 @@ the graph whose every name word it says (``named``) — pull the found observati
 mention them or that their writes cited: those rank again among themselves and add that
 score (``connected``), so what is said of the people a question names comes before what
 only repeats its other words, across sessions, and in a memory of many conversations the
-conversations it names. A found observation then lends part of its score to what
+conversations it names; a time the question names ("in June", ``gate.reads.when``) pulls
+the ones said then the same way. A found observation then lends part of its score to what
 was said just before and after it in the same session (``CONTEXT_SHARES``: a quarter one
 place away, an eighth two): a question is often answered by the turn next to the one that
 repeats its words ("what did she adopt?" — "a puppy!" answers "I went to the shelter on
@@ -29,12 +30,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
-from writegate.eventlog.events import format_timestamp
+from writegate.eventlog.events import format_timestamp, parse_timestamp
 from writegate.eventlog.sql import Sql
 from writegate.gate.reads.answers import ObservationMatch
 from writegate.gate.reads.fusion import agreement
+from writegate.gate.reads.when import Period, named_times
 from writegate.projections.state import StateProjection, search_words
 from writegate.projections.state.observations import ObservationRow
 
@@ -80,8 +82,10 @@ def observations(
         for identity in own
         if (row := rows.get(identity)) is not None and (cutoff is None or row.recorded_at <= cutoff)
     ]
+    pulls = [said_when(kept, named_times(query, as_of or datetime.now(UTC)))]
     if cutoff is None:  # a past read keeps to what the words found then
-        pulled = connected(conn, state, named(conn, state, query), [row.id for row in kept])
+        pulls.append(connected(conn, state, named(conn, state, query), [r.id for r in kept]))
+    for pulled in pulls:
         for rank, identity in enumerate(pulled):
             own[identity] += 1 / (1 + rank)
     around = state.beside(conn, kept, len(recall.shares))
@@ -114,6 +118,13 @@ def weighed(words: Sequence[str], meaning: Sequence[str], top: int) -> dict[str,
         share = trust / (1 + place)
         own[identity] = own[identity] + share if identity in own else min(share, after)
     return own
+
+
+def said_when(found: Sequence[ObservationRow], periods: Sequence[Period]) -> list[str]:
+    """Of the ``found`` observations, in their order, those said inside a named period."""
+    if not periods:
+        return []
+    return [r.id for r in found if any(p.holds(parse_timestamp(r.said_at)) for p in periods)]
 
 
 def named(conn: Sql, state: StateProjection, query: str, limit: int = 10) -> dict[str, set[str]]:

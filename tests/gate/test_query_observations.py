@@ -114,9 +114,9 @@ def test_a_meaning_ranking_that_disagrees_with_the_words_moves_nothing_they_foun
     assert [o.observation_id for o in fused][: len(words)] == words
 
 
-def _kept(gate: Gate, text: str, session: str) -> str:
+def _kept(gate: Gate, text: str, session: str, said_at: datetime | None = None) -> str:
     kept = gate.record_observation(
-        text=text, source="chat", extraction_method="parsed", session=session
+        text=text, source="chat", extraction_method="parsed", session=session, said_at=said_at
     )
     assert isinstance(kept, ObservationResult), kept
     return kept.observation_id
@@ -198,3 +198,22 @@ def test_a_query_with_no_relationship_to_walk_does_not_import_numpy(tmp_path: Pa
         capture_output=True, text=True, check=True, timeout=120,
     )  # fmt: skip
     assert run.stdout.strip() == "False", run.stderr
+
+
+def test_a_time_the_question_names_pulls_what_was_said_then(gate: Gate) -> None:
+    """Issue 39: "in June" pulls what was said in a June (of any year: the question names
+    none), "on 29 Dec 2023" what was said that day, before what only repeats the words."""
+    def on(day: str) -> datetime:
+        return datetime.fromisoformat(f"{day}T12:00:00+00:00")
+
+    louder = _kept(gate, "Ana: camping, camping, the camping trip again", "s-1", on("2023-03-02"))
+    june = _kept(gate, "Ana: back from camping at the lake", "s-2", on("2023-06-20"))
+    december = _kept(gate, "Ana: pasta again tonight", "s-3", on("2023-12-29"))
+
+    def first(question: str) -> str:
+        return gate.reader().graph_query(question).observations[0].observation_id
+
+    assert first("did Ana go camping?") == louder  # no time named: the words
+    assert first("When did Ana go camping in June?") == june
+    assert first("What did Ana cook when camping on 29 Dec 2023?") == december
+    assert first("camping, may Ana go?") == louder  # the verb, not the month
