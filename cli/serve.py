@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from contextlib import suppress
 from datetime import timedelta
 from pathlib import Path
@@ -193,6 +194,9 @@ def serve(ctx: Context, /, **flags: Any) -> None:
             jobs=_jobs(ctx, gate),
             disabled_scopes=options["disabled_scopes"],
         )
+        from writegate.gate.reads.when import warm
+
+        threading.Thread(target=warm, name="writegate-warm", daemon=True).start()
         if sock is None:
             _serve_stdio(server, options)
             return

@@ -8,7 +8,7 @@ holds in every year; a relative one ("last week", "4 years ago") is taken from w
 question is asked (a past read's ``as_of``, or now). A word that only looks like a time
 is not one: a lone lowercase month ("you may") is the verb. dateparser is imported when
 a question first holds a digit or a word it could read (its language data take ~0.4 s to
-load, once a process).
+load, once a process); a server loads them as it starts (``warm``), beside its first calls.
 """
 
 from __future__ import annotations
@@ -105,3 +105,9 @@ def _settings(base: datetime) -> dict[str, object]:
         "TIMEZONE": "UTC",
         "RETURN_AS_TIMEZONE_AWARE": False,
     }
+
+
+def warm() -> None:
+    """Load dateparser's language data now (a server, on a thread of its own), so that the
+    first question naming a time is not the one that waits for them."""
+    named_times("on 1 June 2024", datetime.now(UTC))
