@@ -179,37 +179,20 @@ def _with_edges(
     gate: Gate, ctx: Context, name: NodeName, properties: dict[str, Any], given: dict[str, Any]
 ) -> BatchResult | Rejected | None:
     """A write naming other nodes through relationship properties, written with the edges
-    they make as the per-label MCP tools write it (``gate.relationship_properties``);
-    None when it names none (a plain ``write_node``)."""
+    they make as every face writes it (``gate.relationship_properties``); None when it
+    names none (a plain ``write_node``)."""
     from writegate.eventlog.events import format_timestamp
-    from writegate.gate.relationship_properties import (
-        current_node,
-        entry_of,
-        node_with_edges,
-        touches_links,
-    )
-    from writegate.gate.schema import SchemaSourceUnavailable
+    from writegate.gate.relationship_properties import request_batch
 
-    try:
-        entry = entry_of(gate.current_schema().registry, name.label)
-    except SchemaSourceUnavailable:
-        return None
-    if entry is None or not touches_links(entry, {**properties, **name.keys}):
-        return None
     key = given.pop("idempotency_key", None)
     for moment in ("valid_from", "valid_to"):
         if moment in given:
             given[moment] = format_timestamp(given[moment])
     if "observations" in given:
         given["observations"] = list(given["observations"])
-    node = {
-        "op": "write_node",
-        "label": name.label,
-        "merge_keys": name.keys,
-        "properties": properties,
-        **given,
-    }
-    items = node_with_edges(gate, entry, node, current_node(gate, entry, name.keys))
+    request = {"label": name.label, "merge_keys": name.keys, "properties": properties, **given}
+    if (items := request_batch(gate, request)) is None:
+        return None
     return gate.write_batch(items=items, idempotency_key=key, actor=ctx.actor)
 
 

@@ -2,8 +2,9 @@
 
 A property declared with a ``relationship`` names another node: writing it also writes the
 edge to that node (a stub if absent), and changing it moves the edge. The per-label MCP
-tools and ``writegate write node`` both build their batch here, so a node written from
-either face makes the same edges and appends the same events.
+tools, the generic ``write_node`` tool and ``writegate write node`` all build their batch
+here (``request_batch`` from a ``write_node`` request as sent), so a node written from any
+face makes the same edges and appends the same events.
 """
 
 from __future__ import annotations
@@ -98,3 +99,23 @@ def node_with_edges(
 def touches_links(entry: SchemaEntry | None, properties: Mapping[str, Any]) -> bool:
     """Whether a write of ``properties`` names another node through a relationship property."""
     return entry is not None and any(p in properties for p in links_of(entry))
+
+
+def request_batch(gate: Gate, request: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The batch a ``write_node`` request (as sent, its idempotency key aside) makes when it
+    names another node through a relationship property; None for a plain node write (and
+    for a request too malformed to tell: the write's own checks then say what is wrong)."""
+    from writegate.gate.schema import SchemaSourceUnavailable  # noqa: PLC0415
+
+    label, keys = request.get("label"), request.get("merge_keys")
+    properties = request.get("properties") or {}
+    if not (isinstance(label, str) and isinstance(keys, dict) and isinstance(properties, dict)):
+        return None
+    try:
+        entry = entry_of(gate.current_schema().registry, label)
+    except SchemaSourceUnavailable:
+        return None
+    if entry is None or not touches_links(entry, {**properties, **keys}):
+        return None
+    node = {"op": "write_node", **{k: v for k, v in request.items() if k != "idempotency_key"}}
+    return node_with_edges(gate, entry, node, current_node(gate, entry, keys))

@@ -68,6 +68,7 @@ class ToolSpec:
     holds: bool = False  # may answer ProposedResult: the write was held for review
     gated: bool = False  # a graph tool: answers {disabled: true} while its scopes are off
     labels: tuple[str, ...] = ()  # the labels a per-label tool writes (its grant is checked)
+    also: tuple[type[BaseModel], ...] = ()  # other answers it gives (write_node: a batch's)
 
     def invoke(self, call: ToolCall) -> BaseModel:
         """Validate the raw arguments with the published model, then run. A write refused
@@ -84,7 +85,7 @@ class ToolSpec:
         return input_schema(self.arguments)
 
     def output_schema(self) -> dict[str, Any]:
-        return output_schema(self.result, holds=self.holds, gated=self.gated)
+        return output_schema(self.result, *self.also, holds=self.holds, gated=self.gated)
 
     def annotations(self) -> types.ToolAnnotations:
         """The hints a host asks before it lets a call run (read-only; else destructive or
@@ -119,7 +120,7 @@ def tool(
     def define(function: Callable[[ToolCall, A], BaseModel]) -> ToolSpec:
         hints = get_type_hints(function)
         parameters = list(inspect.signature(function).parameters)
-        result = _success(hints["return"])
+        result, *also = _success(hints["return"])
         returned = hints["return"]
         return ToolSpec(
             name=function.__name__,
@@ -127,6 +128,7 @@ def tool(
             description=inspect.cleandoc(function.__doc__ or "").replace("\n", " "),
             arguments=hints[parameters[1]],
             result=result,
+            also=tuple(also),
             run=function,
             read_only=read_only,
             destructive=destructive,
@@ -138,12 +140,13 @@ def tool(
     return define
 
 
-def _success(annotation: Any) -> type[BaseModel]:
+def _success(annotation: Any) -> list[type[BaseModel]]:
+    """The models a tool answers with when it does what was asked, the first its own."""
     members = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else [annotation]
     found = [m for m in members if isinstance(m, type) and m not in (Rejected, ProposedResult)]
-    if len(found) != 1 or not issubclass(found[0], BaseModel):
-        raise TypeError(f"a tool returns one model (or it or Rejected), not {annotation!r}")
-    return found[0]
+    if not found or not all(issubclass(m, BaseModel) for m in found):
+        raise TypeError(f"a tool returns models (or them or Rejected), not {annotation!r}")
+    return found
 
 
 # -- the published schemas -----------------------------------------------------------------
@@ -196,21 +199,38 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 @cache
 def output_schema(
-    model: type[BaseModel], *, holds: bool = False, gated: bool = False
+    model: type[BaseModel], *also: type[BaseModel], holds: bool = False, gated: bool = False
 ) -> dict[str, Any]:
     """The result's top-level fields, each by its JSON type only, all optional, and
     ``status`` naming every answer a call may give (``rejected``; ``proposed`` for a write
     that may be held for review; for a graph tool, ``disabled``). A rejection or a
     proposal validates against it too — it lists no required field and forbids none — so
     its own fields (``docs/mcp-tools.md``) are not repeated in every tool's schema: what a
-    client checks on every call and an agent reads once should cost little."""
-    success = compact(model.model_json_schema(mode="serialization", by_alias=True), arguments=False)
-    statuses = [*_statuses(success), "rejected", *(["proposed"] if holds else [])]
-    properties = {name: _shallow(spec) for name, spec in success.get("properties", {}).items()}
+    client checks on every call and an agent reads once should cost little. A tool with
+    ``also`` answers (write_node's batch) publishes every field of each, a field they
+    share by the types of both."""
+    statuses: list[str] = []
+    properties: dict[str, Any] = {}
+    for answer in (model, *also):
+        published = answer.model_json_schema(mode="serialization", by_alias=True)
+        success = compact(published, arguments=False)
+        statuses += [s for s in _statuses(success) if s not in statuses]
+        for name, spec in success.get("properties", {}).items():
+            properties[name] = _either(properties.get(name), _shallow(spec))
+    statuses += ["rejected", *(["proposed"] if holds else [])]
     if gated:
         properties["disabled"] = {"type": "boolean"}
     properties["status"] = {"type": "string", "enum": statuses}
     return {"type": "object", "properties": properties}
+
+
+def _either(first: dict[str, Any] | None, second: dict[str, Any]) -> dict[str, Any]:
+    """A field two answers share, by the types of both (any type where one says none)."""
+    if first is None or first == second:
+        return second
+    kinds = [first.get("type"), second.get("type")]
+    named = {k for kind in kinds for k in ([kind] if isinstance(kind, str) else kind or [])}
+    return {"type": sorted(named)} if None not in kinds else {}
 
 
 def _shallow(spec: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from writegate.gate.models import (
     WriteRelationshipRequest,
     WriteRelationshipResult,
 )
+from writegate.gate.relationship_properties import request_batch
 from writegate.gate.server.tools import ToolCall, ToolSpec, tool
 from writegate.gate.writing import (
     DELETE_NODE,
@@ -66,10 +67,14 @@ class NoArgs(BaseModel):
 
 
 @tool("write", family="generic")
-def write_node(call: ToolCall, args: WriteNodeArgs) -> WriteNodeResult | ProposedResult | Rejected:
-    """Create or update one node, merged on its label and merge keys, checked against the
-    schema (get_schema); its confidence comes from reliability and extraction_method. Said
-    again: unchanged, or corroborated by a new source."""
+def write_node(
+    call: ToolCall, args: WriteNodeArgs
+) -> WriteNodeResult | ProposedResult | BatchResult | Rejected:
+    """Create or update one node by label and merge keys, checked against the schema
+    (get_schema); confidence from reliability and extraction_method. Said again: unchanged
+    or corroborated. A relationship property writes its edge."""
+    if (items := request_batch(call.gate, call.raw)) is not None:
+        return call.gate.writer.batch(items, args.idempotency_key, call.actor, call.guard)
     return call.gate.writer.single(WRITE_NODE, call.raw, call.actor, call.guard)
 
 

@@ -68,3 +68,29 @@ def test_writing_it_again_moves_the_edge(tmp_path: Path) -> None:
     writegate(db, *node, "-p", "owner=Initech", *CLI_PROV)
     writegate(db, *node, "-p", "owner=Globex", *CLI_PROV)
     assert owned_by(db) == [("billing", "OWNED_BY", "Globex")]
+
+
+async def test_the_generic_write_node_tool_makes_the_same_edge(tmp_path: Path) -> None:
+    """The default catalogue is the generic tools (issue 41): its write_node makes the edge a
+    relationship property declares as add_service and write node do, the same events."""
+    generic, per_label = tmp_path / "generic.db", tmp_path / "label.db"
+    for db in (generic, per_label):
+        writegate(db, "init", "--schema", str(EXAMPLE_SCHEMA))
+    node = {"label": "Service", "merge_keys": {"name": "billing"}}
+    async with stdio_agent(generic) as agent:
+        first = await agent.call(
+            "write_node", {**node, "properties": {"tier": 1, "owner": "Initech"}, **PROV}
+        )
+        assert not first.is_error, first.data
+        assert first.data["status"] == "written", first.data
+        moved = await agent.call("write_node", {**node, "properties": {"owner": "Globex"}, **PROV})
+        assert not moved.is_error, moved.data
+    async with stdio_agent(per_label, extra=("--tools", "all")) as agent:
+        await agent.call(
+            "add_service", {"service": {"name": "billing", "tier": 1, "owner": "Initech"}, **PROV}
+        )
+        await agent.call(
+            "update_service", {"service": {"name": "billing", "owner": "Globex"}, **PROV}
+        )
+    assert owned_by(generic) == owned_by(per_label) == [("billing", "OWNED_BY", "Globex")]
+    assert said(generic) == said(per_label)
