@@ -168,6 +168,8 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
         else:
             graph = Past(log, asked.as_of or datetime.now(UTC), asked.valid_at, asked.past_scopes)
         wanted = search_words(asked.query)  # the words searched: no stop word beside others
+        seeds_in = asked.seeds_in or state
+        nodes = _node_hits(conn, seeds_in, asked)  # seeds, and the things the question names
         found_said = recall.observations(
             conn,
             state,
@@ -175,8 +177,9 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
             recall.Recall(config.context_hits, top=config.observations),
             nearest=asked.nearest,
             as_of=asked.as_of,
+            nodes=nodes if seeds_in is state else None,
         )
-        rankings = _rankings(conn, asked.seeds_in or state, asked, found_said)
+        rankings = _rankings(conn, seeds_in, asked, found_said, nodes)
         fused = rrf(list(rankings.values()), config.rrf_k)
         existing = set(graph.existing(i for i, _ in fused))
         found = _reweighed(conn, [(i, s) for i, s in fused if i in existing], config)
@@ -235,8 +238,20 @@ def _reweighed(
     return sorted(scored, key=lambda pair: -pair[1])
 
 
+def _node_hits(conn: Sql, state: StateProjection, asked: Asked) -> list[str]:
+    """The nodes the query's words find in the text index, best first (none without one)."""
+    if not state.keeps_text(conn):
+        return []
+    hits = state.text_index(conn).search(conn, asked.query, "node", asked.config.top_k)
+    return [h.identity for h in hits]
+
+
 def _rankings(
-    conn: Sql, state: StateProjection, asked: Asked, said: list[ObservationMatch]
+    conn: Sql,
+    state: StateProjection,
+    asked: Asked,
+    said: list[ObservationMatch],
+    nodes: list[str],
 ) -> dict[SeedSource, list[str]]:
     """Each seed source's ranking of nodes for the query, at most ``top_k`` hits read each
     (a read-only copy of a log from before the text index: its nodes by substring)."""
@@ -247,8 +262,7 @@ def _rankings(
     rankings: dict[SeedSource, list[str]] = {}
     for source in config.sources:
         if source is SeedSource.NODE_TEXT:
-            hits = index.search(conn, query, "node", config.top_k)
-            rankings[source] = [h.identity for h in hits]
+            rankings[source] = nodes
         elif source is SeedSource.RELATIONSHIP_TEXT:
             hits = index.search(conn, query, "relationship", config.top_k)
             ends: list[str] = []

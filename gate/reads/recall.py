@@ -37,7 +37,7 @@ from writegate.eventlog.sql import Sql
 from writegate.gate.reads.answers import ObservationMatch
 from writegate.gate.reads.fusion import agreement
 from writegate.gate.reads.when import Period, named_times
-from writegate.projections.state import StateProjection, search_words
+from writegate.projections.state import StateProjection, search_words, text_words
 from writegate.projections.state.observations import ObservationRow
 
 CONTEXT_SHARES = (0.25, 0.125)  # the part of a hit's score lent one and two places away
@@ -64,8 +64,10 @@ def observations(
     *,
     nearest: Nearest | None = None,
     as_of: datetime | None = None,
+    nodes: Sequence[str] | None = None,
 ) -> list[ObservationMatch]:
-    """The best ``recall.top`` observations for ``query`` (those recorded by ``as_of``)."""
+    """The best ``recall.top`` observations for ``query`` (those recorded by ``as_of``);
+    ``nodes``: the nodes its words found, when the caller searched them already."""
     if not state.keeps_observations(conn):
         return []
     rankings: dict[str, list[str]] = {}
@@ -84,7 +86,7 @@ def observations(
     ]
     pulls = [said_when(kept, named_times(query, as_of or datetime.now(UTC)))]
     if cutoff is None:  # a past read keeps to what the words found then
-        pulls.append(connected(conn, state, named(conn, state, query), [r.id for r in kept]))
+        pulls.append(connected(conn, state, named(conn, state, query, nodes), kept))
     for pulled in pulls:
         for rank, identity in enumerate(pulled):
             own[identity] += 1 / (1 + rank)
@@ -127,15 +129,18 @@ def said_when(found: Sequence[ObservationRow], periods: Sequence[Period]) -> lis
     return [r.id for r in found if any(p.holds(parse_timestamp(r.said_at)) for p in periods)]
 
 
-def named(conn: Sql, state: StateProjection, query: str, limit: int = 10) -> dict[str, set[str]]:
-    """The nodes the question names, each with its name's words: of the ``limit`` nodes its
-    words find, those whose every key word (a key's text) is one of the question's words."""
+def named(
+    conn: Sql, state: StateProjection, query: str, found: Sequence[str] | None = None
+) -> dict[str, set[str]]:
+    """The nodes the question names, each with its name's words: of the nodes its words
+    find (``found``, or the first ten), those whose every key word is one of its words."""
     asked = set(search_words(query))
     if not asked or not state.keeps_text(conn):
         return {}
-    hits = state.text_index(conn).search(conn, query, "node", limit)
+    if found is None:
+        found = [h.identity for h in state.text_index(conn).search(conn, query, "node", 10)]
     names: dict[str, set[str]] = {}
-    for row in state.nodes(conn, [h.identity for h in hits]):
+    for row in state.nodes(conn, found):
         words = {w for v in row.keys.values() if isinstance(v, str) for w in search_words(v)}
         if words and words <= asked:
             names[row.identity] = words
@@ -143,19 +148,18 @@ def named(conn: Sql, state: StateProjection, query: str, limit: int = 10) -> dic
 
 
 def connected(
-    conn: Sql, state: StateProjection, names: dict[str, set[str]], found: Sequence[str]
+    conn: Sql, state: StateProjection, names: dict[str, set[str]], found: Sequence[ObservationRow]
 ) -> list[str]:
     """Of the ``found`` observations, in their order, those that mention a named node (say its
     every name word) or that a write of one cited."""
     if not names or not found:
         return []
-    said = " ".join(sorted({w for words in names.values() for w in words}))
-    terms = state.text_index(conn).matched(conn, said, "observation", list(found))
-    cited = {observation for _, observation in state.cited_among(conn, list(names), found)}
+    ids = [row.id for row in found]
+    cited = {observation for _, observation in state.cited_among(conn, list(names), ids)}
     return [
-        identity
-        for identity in found
-        if identity in cited or any(w <= set(terms.get(identity, ())) for w in names.values())
+        row.id
+        for row in found
+        if row.id in cited or any(w <= text_words(row.text) for w in names.values())
     ]
 
 
