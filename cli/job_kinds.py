@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 from writegate.cli.config import Settings
 from writegate.cli.render import counted
+from writegate.eventlog import one_line
 from writegate.gate import Gate
 from writegate.gate.jobs import Job, JobCancelled, JobFailed, Kind, Report
-from writegate.projections.contract import Projector
+from writegate.projections.contract import Projector, Staging
 from writegate.projections.regate import Regater
-from writegate.projections.runner import ReplayResult, check_follows, rebuild, replay
+from writegate.projections.runner import ReplayResult, check_follows, kept, rebuild, replay
 
 Seen = Callable[[int, int], None]  # (events done, total): a progress bar, in the foreground
 
@@ -65,7 +67,7 @@ def kinds(settings: Settings, gate: Gate, seen: Seen | None = None) -> dict[str,
 
     def told(report: Report, projector: Projector, total: int) -> Callable[[int], None]:
         def progress(_applied: int) -> None:
-            done = projector.checkpoint()
+            done = kept(projector)  # not what a staged model holds before it stores it
             if seen:
                 seen(done, total)
             report(done, total)
@@ -88,8 +90,9 @@ def kinds(settings: Settings, gate: Gate, seen: Seen | None = None) -> dict[str,
                 regater=regater,
                 batch=settings.projections[job.target].batch,
                 progress=told(report, projector, total),
-                resume=report.resuming,
+                resume_from=job.done if report.resuming else None,
             )
+            report.reached(result.checkpoint, total)
         except JobCancelled:
             if hasattr(projector, "staged"):  # the staging was dropped; the old one serves
                 raise JobCancelled(f"{job.target} is as it was before it") from None
@@ -124,6 +127,7 @@ def kinds(settings: Settings, gate: Gate, seen: Seen | None = None) -> dict[str,
                 batch=settings.projections[job.target].batch,
                 progress=told(report, projector, job.total),
             )
+            report.reached(result.checkpoint, job.total)
         except JobCancelled:
             raise JobCancelled(
                 f"{job.target} stopped at checkpoint {projector.checkpoint()}; "
@@ -133,10 +137,37 @@ def kinds(settings: Settings, gate: Gate, seen: Seen | None = None) -> dict[str,
             projector.close()
         return described(result)
 
+    def abandoned(job: Job) -> str | None:
+        """What a dead rebuild (or a replay that went back in time) staged, removed; where a
+        store rebuilt in place was left."""
+        try:
+            projector = opened(job.target)
+        except Exception as exc:  # gone from the configuration, or its store unreachable
+            return f"what it left was not looked at ({one_line(exc)})"
+        try:
+            if isinstance(projector, Staging):
+                return _removed(projector.drop_staged())
+            if job.kind == "rebuild":
+                return (
+                    f"{job.target} is rebuilt in place and holds the log up to seq "
+                    f"{projector.checkpoint()}; rebuild or replay it to complete it"
+                )
+            return None
+        finally:
+            projector.close()
+
     return {
-        "rebuild": Kind(options=RebuildOptions, total=rebuild_total, run=run_rebuild),
-        "replay": Kind(options=ReplayOptions, total=replay_total, run=run_replay),
+        "rebuild": Kind(RebuildOptions, rebuild_total, run_rebuild, abandon=abandoned),
+        "replay": Kind(ReplayOptions, replay_total, run_replay, abandon=abandoned),
     }
+
+
+def _removed(files: list[tuple[Path, int]]) -> str | None:
+    """The files a cancellation removed, in one clause (None: there were none)."""
+    if not files:
+        return None
+    names = ", ".join(path.name for path, _ in files)
+    return f"removed what it staged: {names} ({sum(size for _, size in files):,} bytes)"
 
 
 def _regater(gate: Gate) -> Regater:

@@ -196,15 +196,21 @@ def jobs_show(ctx: Context, job_id: int) -> None:
 @pass_ctx
 def jobs_cancel(ctx: Context, job_id: int) -> None:
     """Stop a job: a running one stops at its next batch, an interrupted one at once. A
-    rebuilt projection, a backup or a new copy is left as it was before the job; an import
-    keeps what it imported."""
+    rebuilt projection, a backup or a new copy is left as it was before the job, and what
+    it staged is removed (said for an interrupted rebuild); an import keeps what it
+    imported."""
     with opened(ctx) as gate:
+        projections = kinds(ctx.settings(), gate) if ctx.configured() else {}
+        jobs = Jobs(gate.log, {**projections, **log_kinds(gate)})
+        was = jobs.table.get(job_id)
         try:
-            job = Jobs(gate.log, log_kinds(gate)).cancel(job_id)
+            job = jobs.cancel(job_id)
         except JobNotFound as exc:
             fail(str(exc))
     if job.state == "running":
         click.echo(f"job {job_id}: cancellation asked; it stops at its next batch")
+    elif was is not None and was.state == "running":  # interrupted: ended here, cleaned up
+        click.echo(f"job {job_id}: {job.outcome}")
     else:
         click.echo(f"job {job_id}: {job.state}")
 

@@ -7,7 +7,7 @@ A mixin of ``EventLog``: every method reads through ``connection()``, so inside
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -54,6 +54,12 @@ class LogReader:
     def has_table(self, name: str) -> bool:
         """Whether the log's database holds a table of that name (one created on demand)."""
         raise NotImplementedError
+
+    def scanning(self) -> AbstractContextManager[None]:
+        """Around a read of the whole log on this thread (``verify``'s checks): each page is
+        read once, so a backend that keeps read pages in its process (SQLite) keeps few
+        meanwhile. This backend keeps none."""
+        return nullcontext()
 
     def verify(self, *, batch: int = 5000) -> VerifyReport:
         """Recompute the whole hash chain, as of one commit, in pages of ``batch`` (memory

@@ -157,3 +157,24 @@ class Inspected(Protocol):
     def damage(self) -> str | None:
         """Why the files do not match the checkpoint, in one line (None: they do)."""
         ...
+
+
+@runtime_checkable
+class Kept(Protocol):
+    """A projector that may hold applied events before it stores them (a JSONL model built
+    aside stores a few thousand rows at a time): its checkpoint runs ahead of what a process
+    that died now would leave, which is what a job's progress may claim."""
+
+    def kept(self) -> int:
+        """The last seq stored so as to outlive the process (a resumed rebuild's start)."""
+        ...
+
+
+@runtime_checkable
+class Staging(Protocol):
+    """A projector that rebuilds into files aside (``staged``), which a rebuild whose process
+    died leaves behind until they are continued or dropped."""
+
+    def drop_staged(self) -> list[tuple[Path, int]]:
+        """Remove what a dead rebuild left aside; each file removed, with its size."""
+        ...

@@ -34,6 +34,19 @@ def write_atomically(path: Path, chunks: Iterable[bytes]) -> None:
         raise
 
 
+def removed(paths: Iterable[Path]) -> list[tuple[Path, int]]:
+    """Remove those of ``paths`` that exist; each one removed, with its size then."""
+    gone = []
+    for path in paths:
+        try:
+            size = path.stat().st_size
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        gone.append((path, size))
+    return gone
+
+
 def write_failed(name: str, path: Path, exc: OSError | sqlite3.Error) -> ProjectionError:
     """A write that the disk refused, as one line naming the projection, the file and — when
     it is full — the filesystem that is."""
@@ -63,4 +76,11 @@ def _mount_of(path: Path) -> Path:
     return here
 
 
-__all__ = ["PRIVATE", "make_private", "open_private", "write_atomically", "write_failed"]
+__all__ = [
+    "PRIVATE",
+    "make_private",
+    "open_private",
+    "removed",
+    "write_atomically",
+    "write_failed",
+]

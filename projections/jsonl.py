@@ -41,7 +41,7 @@ from writegate.projections.contract import (
     foreign,
     mark_at,
 )
-from writegate.projections.files import write_atomically, write_failed
+from writegate.projections.files import removed, write_atomically, write_failed
 from writegate.projections.jsonl_lines import display_name, edge_record, node_record, shown_name
 from writegate.projections.jsonl_model import GraphModel, is_current
 
@@ -131,6 +131,9 @@ class JsonlProjector:
 
     def checkpoint(self) -> int:
         return self.model.checkpoint()
+
+    def kept(self) -> int:
+        return self.model.stored()
 
     def mark(self) -> LogMark | None:
         return self._mark
@@ -248,9 +251,7 @@ class JsonlProjector:
         resumed = resume and building.exists() and is_current(building)
         if resumed:
             keep.append(building.name)
-        for stale in self.path.parent.glob(f"{self.path.name}.model.*"):
-            if not any(stale.name.startswith(name) for name in keep):
-                stale.unlink()
+        self._drop_models(keep)
         self.model = GraphModel(building, bulk=True)
         self._staging = True
         try:
@@ -277,6 +278,15 @@ class JsonlProjector:
         self._remove(previous)
         self.model = GraphModel(self._model_path(generation))
         self._render()
+
+    def drop_staged(self) -> list[tuple[Path, int]]:
+        """Remove the model generations beside the current one: what a rebuild that died
+        was building (and its write-ahead log)."""
+        return self._drop_models([self._model_path(self.generation).name])
+
+    def _drop_models(self, keep: list[str]) -> list[tuple[Path, int]]:
+        found = sorted(self.path.parent.glob(f"{self.path.name}.model.*"))
+        return removed(path for path in found if not path.name.startswith(tuple(keep)))
 
     def _remove(self, generation: int) -> None:
         model = self._model_path(generation)

@@ -174,6 +174,10 @@ class GraphModel:
         """The last seq applied (stored, or pending while building aside)."""
         return self._checkpoint
 
+    def stored(self) -> int:
+        """The checkpoint as stored: behind ``checkpoint`` while rows are pending."""
+        return int(self.conn.execute("SELECT seq FROM jsonl_checkpoint").fetchone()[0])
+
     def pending(self) -> int:
         return len(self.nodes) + len(self.edges)
 
@@ -350,7 +354,7 @@ class GraphModel:
         self.nodes.clear()
         self.edges.clear()
         self.heard.clear()
-        self._checkpoint = self.conn.execute("SELECT seq FROM jsonl_checkpoint").fetchone()[0]
+        self._checkpoint = self.stored()
 
     def reset(self) -> None:
         self.nodes.clear()

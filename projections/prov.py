@@ -60,7 +60,7 @@ from rdflib.namespace import PROV
 
 from writegate.eventlog import EventCore, Log, one_line
 from writegate.projections.contract import LogMark, ProjectionError, check_batch, mark_at
-from writegate.projections.files import open_private, write_atomically, write_failed
+from writegate.projections.files import open_private, removed, write_atomically, write_failed
 from writegate.projections.prov_triples import BASE, WG_NS, Declare, Lines
 
 WG = Namespace(WG_NS)
@@ -134,7 +134,7 @@ class ProvProjector:
         self.triples_path = self.path
         self.declared_path = self.path.with_name(self.path.name + ".declared")
         self.meta_path = self.path.with_name(self.path.name + ".checkpoint.json")
-        meta = self._read_meta()
+        meta = read_meta(self.path)
         self._checkpoint, self._offset, declared = meta.checkpoint, meta.offset, meta.declared
         self._approval, self._mark = meta.approval, meta.log
         self.triples_path.parent.mkdir(parents=True, exist_ok=True)
@@ -157,6 +157,8 @@ class ProvProjector:
 
     def checkpoint(self) -> int:
         return self._checkpoint
+
+    kept = checkpoint  # each batch is stored as applied (staged: noted beside the side file)
 
     def mark(self) -> LogMark | None:
         return self._mark
@@ -211,7 +213,7 @@ class ProvProjector:
 
     def _cut_back(self) -> None:
         """The files as the checkpoint records them (after a batch the disk refused)."""
-        meta = self._read_meta()
+        meta = read_meta(self.path)
         with open(self.triples_path, "rb+") as handle:
             handle.truncate(meta.offset)
         if self.declared_path.exists():
@@ -272,6 +274,11 @@ class ProvProjector:
         size = staged.stat().st_size if staged.exists() else -1
         return progress if progress.checkpoint > 0 and progress.offset <= size else None
 
+    def drop_staged(self) -> list[tuple[Path, int]]:
+        """Remove the side file a rebuild that died left, and its note of how far it got."""
+        note, staged = self._staged_meta, self.path.with_name(f".{self.path.name}.staged")
+        return removed([staged, note, note.with_name(note.name + ".tmp")])
+
     resumes_staging = True  # ``staged(resume=True)`` continues what a dead rebuild built
 
     @contextmanager
@@ -308,7 +315,7 @@ class ProvProjector:
             Path(final.with_name(f".{final.name}.staged")).unlink(missing_ok=True)
             self._staged_meta.unlink(missing_ok=True)
             self.triples_path = final
-            meta = self._read_meta()
+            meta = read_meta(self.path)
             self._checkpoint, self._approval, self._damage = meta.checkpoint, meta.approval, damage
             self._declared = set() if damage else self._read_declared(meta.declared or 0)
             if isinstance(exc, OSError):
@@ -326,9 +333,6 @@ class ProvProjector:
         return load_graph(self.triples_path)
 
     # -- files -------------------------------------------------------------------------
-
-    def _read_meta(self) -> _Meta:
-        return read_meta(self.path)
 
     def _write_meta(self, checkpoint: int, offset: int) -> None:
         declared = self.declared_path.stat().st_size if self.declared_path.exists() else 0

@@ -24,6 +24,7 @@ from writegate.eventlog.sealing import EXPIRED, FORGOTTEN
 from writegate.projections.contract import (
     ForgetsInPlace,
     Inspected,
+    Kept,
     Marked,
     ProjectionError,
     ProjectionGap,
@@ -213,18 +214,20 @@ def rebuild(
     regater: Regater | None = None,
     batch: int = 5000,
     progress: Progress | None = None,
-    resume: bool = False,
+    resume_from: int | None = None,
 ) -> ReplayResult:
     """Reset and replay from seq 1 (file outputs are swapped in whole at the end).
 
-    ``resume``: a rebuild of this projector died after it had reset it (a resumed job);
-    continue from what it built rather than start again: a staging projector continues
-    its staged store if it can (else it starts over), one without staging — whose store
-    was reset in place — continues from its checkpoint."""
+    ``resume_from``: a rebuild of this projector died after it had reset it (a resumed job)
+    and had kept the log up to this seq (the job's recorded progress); continue from what it
+    built rather than start again: a staging projector continues its staged store if it
+    can (else it starts over), one without staging — whose store was reset in place —
+    continues from its checkpoint. Either continues from ``resume_from`` if its store kept
+    more (re-applying is harmless), so that the resume starts where the job said it was."""
     started = time.perf_counter()
     head = log.head()[0]
     applied, checkpoint, resumed_from = _apply(
-        log, projector, 0, head, batch, regater, progress, reset=True, resume=resume
+        log, projector, 0, head, batch, regater, progress, reset=True, resume=resume_from
     )
     seconds = time.perf_counter() - started
     return ReplayResult(
@@ -242,11 +245,12 @@ def _apply(
     progress: Progress | None,
     *,
     reset: bool,
-    resume: bool = False,
+    resume: int | None = None,
 ) -> tuple[int, int, int | None]:
     """Feed events ``after < seq <= target`` in batches; a reset happens inside the staging
     (if the projector stages), so readers never see the emptied store. Returns the events
-    applied, the checkpoint, and the one a resumed rebuild continued from (None: it did not).
+    applied, the checkpoint, and the seq a resumed rebuild continued from (None: it did
+    not): ``resume`` or the store's checkpoint, whichever is earlier.
 
     While staged, nothing is durable until the swap at the end, so the batch size means
     nothing to the store: small batches are applied while their events are still in the
@@ -256,12 +260,12 @@ def _apply(
     if progress is not None:
         size = min(size, PROGRESS_BATCH)
     applied = 0
-    with bulk(), _aside(projector, reset, resume) as resumed:
+    with bulk(), _aside(projector, reset, resume is not None) as resumed:
         if reset and not resumed:
             projector.reset()
         checkpoint = projector.checkpoint()
-        first = checkpoint if resumed else after
-        resumed_from = checkpoint if resumed else None
+        first = min(checkpoint, resume) if resumed and resume is not None else after
+        resumed_from = first if resumed else None
         for events in _batches(log, first, target, size, regater):
             checkpoint = projector.apply(events)
             applied += len(events)
@@ -270,6 +274,12 @@ def _apply(
     if isinstance(projector, Rendering):
         projector.flush()
     return applied, checkpoint, resumed_from
+
+
+def kept(projector: Projector) -> int:
+    """What of ``projector``'s checkpoint would outlive its process dying now: the progress
+    a job may record, since a resumed job continues from there."""
+    return projector.kept() if isinstance(projector, Kept) else projector.checkpoint()
 
 
 @contextmanager

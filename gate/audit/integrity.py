@@ -55,7 +55,7 @@ def check_integrity(
     checks run only when the chain holds: comparing state with a replay of an altered log
     would only restate the chain's failure.
     """
-    with log.snapshot() as conn:
+    with log.scanning(), log.snapshot() as conn:
         chain = log.verify()
         checks = [IntegrityCheck("hash chain", chain.ok, chain.describe())]
         missing = log.missing_triggers()

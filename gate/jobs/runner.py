@@ -80,6 +80,11 @@ class Report:
         if cancelled:
             raise JobCancelled(f"job {self.job.id} cancelled")
 
+    def reached(self, done: int, total: int) -> None:
+        """How far the work got as it ends, recorded with its outcome (the last report may
+        have claimed less: only what a dead process would have kept)."""
+        self.done, self.total = done, total
+
     def close(self) -> None:
         """The report's thread ends, letting go of its connection."""
         self._writer.submit(self.table.log.disconnect).result()
@@ -95,13 +100,15 @@ class Report:
 class Kind:
     """One kind of job: the model of its options, ``total`` (events, items or pages to do)
     on claiming, then ``run``, which returns its outcome in one line and calls the report
-    after each batch. ``abandon`` removes what a dead process left half-made when its job
-    is cancelled; ``target``: the only one this kind works on (an import's: the log)."""
+    after each batch, with only what would outlive its process (a resumed job continues
+    from the progress recorded). ``abandon`` removes what a dead process left half-made
+    when its job is cancelled, and may say what it removed or left (added to the outcome);
+    ``target``: the only one this kind works on (an import's: the log)."""
 
     options: type[BaseModel]
     total: Callable[[str, str], int]  # (target, options as stored) -> total
     run: Callable[[Job, Report], str]
-    abandon: Callable[[Job], None] | None = None
+    abandon: Callable[[Job], str | None] | None = None
     target: str | None = None
 
 
@@ -180,8 +187,9 @@ class Jobs:
 
     def _abandon(self, job: Job, why: str) -> None:
         """End an interrupted job that will not run again, its kind cleaning up after it."""
-        if (spec := self.kinds.get(job.kind)) is not None and spec.abandon is not None:
-            spec.abandon(job)
+        spec = self.kinds.get(job.kind)
+        if spec is not None and spec.abandon is not None and (left := spec.abandon(job)):
+            why = f"{why}; {left}"
         self.table.finish(job.id, "cancelled", why)
 
     def run(self, job: Job) -> Job:

@@ -147,7 +147,8 @@ def job_status(call: ToolCall, args: JobArgs) -> JobResult | Rejected:
 @tool("jobs")
 def job_cancel(call: ToolCall, args: JobArgs) -> JobResult | Rejected:
     """Cancel a job: a running one stops at its next batch, an interrupted one at once.
-    The projection it was building stays as it was before the job."""
+    The projection it was building stays as it was before the job; what an interrupted
+    rebuild staged is removed, and its outcome says which files."""
     job = _seen(call, args.job)
     try:
         return JobResult(job=JobView.of(_jobs(call).cancel(job.id)))
