@@ -25,13 +25,10 @@ they never answer a query about now.
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
 
 from writegate.eventlog import Event, Log
 from writegate.eventlog.events import format_timestamp, trusted
@@ -49,9 +46,10 @@ from writegate.gate.reads.answers import (
 from writegate.gate.reads.expansion import Expansion, Ranked, expand, gather, ranked_links
 from writegate.gate.reads.fusion import rrf
 from writegate.gate.reads.past_scopes import PastScopes
-from writegate.gate.reads.query_graphs import Past, Present, QueryGraph, Words
+from writegate.gate.reads.query_graphs import Past, Present, QueryGraph
 from writegate.gate.reads.recall import Nearest
 from writegate.gate.reads.views import Decay, ref_of
+from writegate.gate.reads.words import matched, node_words, text_words
 from writegate.language import RelationshipWritten, WriteProvenance, payload_of, provenance_of
 from writegate.language.payloads import writer_of
 from writegate.projections.state import (
@@ -199,7 +197,7 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
         said = graph.words(
             [*seeds, *(e for r in kept for e in (r.link.from_identity, r.link.to_identity))]
         )
-        meets = {identity: matched(wanted, _node_words(w)) for identity, w in said.items()}
+        meets = {identity: matched(wanted, node_words(w)) for identity, w in said.items()}
         if isinstance(graph, Present) and state.keeps_text(conn):  # the index's own word
             meets = state.text_index(conn).matched(conn, asked.query, "node", list(said))
         events = graph.last_written(r.link for r in kept)
@@ -280,46 +278,6 @@ def _rankings(
 
 # -- why: the query's words each result meets ------------------------------------------
 
-_WORD = re.compile(r"[^\W_]+")  # letters and digits, as the text index's tokenizers keep
-
-
-def _folded(text: str) -> str:
-    """Lower case without diacritics, as the index compares words (ASCII has none: a
-    query's answer folds some 50 texts, each a character at a time otherwise)."""
-    if text.isascii():
-        return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def query_words(query: str) -> list[str]:
-    return list(dict.fromkeys(_WORD.findall(_folded(query))))
-
-
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
-def _node_words(words: Words | None) -> set[str]:
-    if words is None:
-        return set()
-    label, properties = words
-    text = " ".join([label, *(s for v in properties.values() for s in _strings(v))])
-    return set(_WORD.findall(_folded(text)))
-
-
-def matched(wanted: list[str], said: set[str]) -> list[str]:
-    """The query's words that begin a word of ``said``, in the query's order (a word
-    begins one of them where it follows a line's start in their lines: one search each,
-    not one a pair; words hold no line break)."""
-    lines = "\n" + "\n".join(said)
-    return [w for w in wanted if "\n" + w in lines]
-
-
 # -- triplets ---------------------------------------------------------------------------
 
 
@@ -359,7 +317,7 @@ def _triplet(
     stated = written if isinstance(written, RelationshipWritten) else None
     recorded = format_timestamp(event.occurred_at)
     met = {*meets.get(link.from_identity, []), *meets.get(link.to_identity, [])}
-    met |= set(matched(wanted, set(_WORD.findall(_folded(link.type)))))
+    met |= set(matched(wanted, text_words(link.type)))
     # built as ``views`` builds its views, without validating again what the read model
     # and the log hold (``trusted``: a query builds sixty of these models)
     return trusted(

@@ -37,7 +37,8 @@ from writegate.eventlog.sql import Sql
 from writegate.gate.reads.answers import ObservationMatch
 from writegate.gate.reads.fusion import agreement
 from writegate.gate.reads.when import Period, named_times
-from writegate.projections.state import StateProjection, search_words, text_words
+from writegate.gate.reads.words import text_words
+from writegate.projections.state import StateProjection
 from writegate.projections.state.observations import ObservationRow
 
 CONTEXT_SHARES = (0.25, 0.125)  # the part of a hit's score lent one and two places away
@@ -134,14 +135,14 @@ def named(
 ) -> dict[str, set[str]]:
     """The nodes the question names, each with its name's words: of the nodes its words
     find (``found``, or the first ten), those whose every key word is one of its words."""
-    asked = set(search_words(query))
+    asked = text_words(query)
     if not asked or not state.keeps_text(conn):
         return {}
     if found is None:
         found = [h.identity for h in state.text_index(conn).search(conn, query, "node", 10)]
     names: dict[str, set[str]] = {}
     for row in state.nodes(conn, found):
-        words = {w for v in row.keys.values() if isinstance(v, str) for w in search_words(v)}
+        words = {w for v in row.keys.values() if isinstance(v, str) for w in text_words(v)}
         if words and words <= asked:
             names[row.identity] = words
     return names

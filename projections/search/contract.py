@@ -101,11 +101,6 @@ def words(query: str) -> list[str]:
     return list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))[:MAX_WORDS]
 
 
-def text_words(text: str) -> set[str]:
-    """Every word of a text, lower-cased, as the tokenizers keep them (a name said in it)."""
-    return {w.lower() for w in _WORD.findall(text)}
-
-
 def search_words(query: str) -> list[str]:
     """The words a search looks for, at most ``MAX_WORDS``: the query's words but its stop
     words, or all of them when it has no other (``or`` may begin ``orchard``)."""
