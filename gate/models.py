@@ -26,7 +26,8 @@ from pydantic import (
 
 from writegate.eventlog.events import format_timestamp
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.language import OBSERVATION_ID, Superseded
+from writegate.language import Superseded
+from writegate.language.observations import CITABLE_ID
 
 Scalar = StrictStr | StrictBool | StrictInt | StrictFloat
 # published as an object alone: its example shows the scalars, and the gate names a key
@@ -110,7 +111,8 @@ class ValidTime(BaseModel):
 
 
 MAX_CITED = 32  # observations one write may cite
-ObservationId = Annotated[StrictStr, Field(pattern=f"^{OBSERVATION_ID.pattern}$")]
+# an observation, or a passage of a document (``<id>#<start>``, as its search answered it)
+ObservationId = Annotated[StrictStr, Field(pattern=f"^{CITABLE_ID.pattern}$")]
 
 
 Cited = list[ObservationId] | None
@@ -122,7 +124,8 @@ def cites() -> Any:
     return Field(
         default=None,
         max_length=MAX_CITED,
-        description="The observations it was extracted from.",
+        description="The observations it was extracted from (a document's passage: "
+        "<observation_id>#<start>).",
     )
 
 
