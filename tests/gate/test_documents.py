@@ -13,6 +13,7 @@ import yaml
 
 from tests.conftest import AGENT, ROOT
 from tests.documents import FACT, QUESTION, document
+from tests.gate.scoped import only
 from tests.personal import raw_bytes
 from writegate.gate import Gate, GateRejection, ObservationResult, Rejected
 from writegate.gate.audit.auditor import Auditor
@@ -179,3 +180,22 @@ def test_a_personal_document_is_forgotten_whole_with_every_passage(
         texts = {row[0]: row[1] for row in held["state_observations"]}
         assert texts[result.observation_id] == ""  # its row's text, as a replay reads it
         assert gate.verify().ok
+
+
+def test_a_document_kept_in_a_scope_is_found_and_opened_by_passage_only_inside_it(
+    scoped_gate: Gate,
+) -> None:
+    text, at = document(20_000)
+    result = scoped_gate.record_observation(text=text, scope="b", **CLAIM)
+    assert isinstance(result, ObservationResult), result
+    passage = middle(result, at)
+    inside = scoped_gate.observation_reader(scopes=only("b"))
+    assert inside.search_observations(QUESTION, 3).observations[0].observation_id == passage
+    assert FACT in inside.open_observation(passage).text
+    outside = scoped_gate.observation_reader(scopes=only("a"))
+    assert outside.search_observations(QUESTION, 3).observations == []
+    for hidden in (passage, result.observation_id):
+        with pytest.raises(GateRejection) as missing:
+            outside.open_observation(hidden)
+        assert missing.value.code == "OBSERVATION_NOT_FOUND"
+    assert scoped_gate.reader(scopes=only("a")).graph_query(QUESTION).observations == []
