@@ -5,11 +5,13 @@ document opens whole, and a personal document is forgotten with every passage.""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from freezegun import freeze_time
 
 from tests.conftest import AGENT, ROOT
 from tests.documents import FACT, QUESTION, document
@@ -19,6 +21,7 @@ from writegate.gate import Gate, GateRejection, ObservationResult, Rejected
 from writegate.gate.audit.auditor import Auditor
 from writegate.gate.forgetting import ForgetResult
 from writegate.gate.passages import MAX_PASSAGE
+from writegate.gate.retention import RetainResult
 from writegate.language import ObservationRecorded, node_identity, payload_of
 
 SIZE = 200_000  # characters: three times what one value may be, cut into ~100 passages
@@ -199,3 +202,36 @@ def test_a_document_kept_in_a_scope_is_found_and_opened_by_passage_only_inside_i
             outside.open_observation(hidden)
         assert missing.value.code == "OBSERVATION_NOT_FOUND"
     assert scoped_gate.reader(scopes=only("a")).graph_query(QUESTION).observations == []
+
+
+def test_a_personal_document_past_its_retention_leaves_with_every_passage(
+    db_path: str | Path, request: pytest.FixtureRequest
+) -> None:
+    schema = yaml.safe_load((ROOT / "fixtures" / "personal_schema.yaml").read_text())
+    schema.update(personal_observations=True, observation_retention="P7D")
+    text, _ = document(SIZE)
+    start = datetime(2026, 1, 5, 9, tzinfo=UTC)
+    with freeze_time(start), Gate.open(db_path, default_actor=AGENT) as gate:
+        assert gate.publish_schema(schema).status == "published"
+        result = kept(gate, text)
+    with freeze_time(start + timedelta(days=8)), Gate.open(db_path, create=False) as gate:
+        done = gate.retain()
+        assert isinstance(done, RetainResult), done
+        assert done.counts["state_passages"] == len(result.passages or [])
+        assert gate.observation_reader().search_observations(QUESTION, 3).observations == []
+        assert not isinstance(db_path, Path) or FACT.encode() not in raw_bytes(gate, request)
+        assert gate.verify().ok
+
+
+def test_a_document_said_beside_a_found_remark_is_not_lent_to_whole(gate: Gate) -> None:
+    text, _ = document(SIZE)
+    for minute, said in enumerate(["The keeper read the harbour log aloud.", text, "Thanks!"]):
+        recorded = gate.record_observation(
+            text=said, session="s-9", said_at=datetime(2024, 5, 1, 12, minute, tzinfo=UTC),
+            **CLAIM,
+        )  # fmt: skip
+        assert isinstance(recorded, ObservationResult), recorded
+    found = gate.reader().graph_query("harbour log aloud").observations
+    assert found[0].text == "The keeper read the harbour log aloud."
+    assert [o.text for o in found if o.context_of] == ["Thanks!"]  # lent to; the document not
+    assert all(len(o.text) <= MAX_PASSAGE for o in found)
