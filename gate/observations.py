@@ -52,8 +52,7 @@ OPERATION = "record_observation"
 class RecordObservationRequest(Declared):
     text: StrictStr = Field(
         min_length=1,
-        description="The text as read or heard, kept whole (a document too: its passages "
-        "are searched and cited as <observation_id>#<start>).",
+        description="The text as read or heard, kept whole.",
     )
     said_at: AwareDatetime | None = Field(
         default=None,
