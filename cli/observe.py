@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
+from pathlib import Path
 
 import click
 from rich.table import Table
@@ -25,7 +26,13 @@ EXCERPT = 120  # characters of an observation's text a table shows
 
 
 @click.command()
-@click.argument("text")
+@click.argument("text", required=False)
+@click.option(
+    "--file",
+    "path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Read the text from this UTF-8 file instead (a document: kept whole, found by passage).",
+)
 @click.option("--source", required=True, help="Where the text came from.")
 @click.option(
     "--method",
@@ -48,7 +55,8 @@ EXCERPT = 120  # characters of an observation's text a table shows
 @pass_ctx
 def observe(
     ctx: Context,
-    text: str,
+    text: str | None,
+    path: Path | None,
     source: str,
     extraction_method: str,
     reliability: float | None,
@@ -61,12 +69,14 @@ def observe(
 ) -> None:
     """Keep TEXT (what was read or heard) as an observation and print its id.
 
-    TEXT - reads it from stdin. Writes cite the id (write node --observation ID); the same
-    text from the same source and time is one observation, recorded once."""
+    TEXT - reads it from stdin, --file FILE from a file. Writes cite the id (write node
+    --observation ID); the same text from the same source and time is one observation,
+    recorded once. A document (over 65,536 characters, up to [limits] max_document_bytes,
+    4 MiB) is one too, cut into passages that search finds and writes cite as ID#START
+    (--format json lists them)."""
     from writegate.gate import ObservationResult
 
-    if text == "-":
-        text = sys.stdin.read()
+    text = _text(text, path)
     with opened(ctx) as gate:
         result = gate.record_observation(
             actor=ctx.actor,
@@ -85,6 +95,21 @@ def observe(
     click.echo(result.observation_id)
     if result.status == "unchanged":
         click.echo(f"(recorded before, at seq {result.seq})", err=True)
+    if result.passages:
+        click.echo(f"({len(result.passages)} passages: cite one as ID#START)", err=True)
+
+
+def _text(text: str | None, path: Path | None) -> str:
+    """The text to keep: TEXT, stdin for ``-``, or the file (exactly one of them)."""
+    if (text is None) == (path is None):
+        fail("observe: give TEXT (- for stdin) or --file FILE, one of them", 2)
+    if path is not None:
+        try:
+            return path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            fail(f"{path} is not UTF-8 text: {exc.reason} at byte {exc.start}")
+    assert text is not None
+    return sys.stdin.read() if text == "-" else text
 
 
 def search_observations(ctx: Context, text: str, limit: int, cursor: str | None, fmt: str) -> None:

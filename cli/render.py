@@ -83,6 +83,7 @@ _STORES = {
     "state_nodes": "node",
     "state_relationships": "relationship",
     "state_observations": "observation",
+    "state_passages": "passage",
     "state_citations": "citation",
     "state_support": "support",
     "state_node_documents": "node document",

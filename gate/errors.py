@@ -86,7 +86,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.MERGE_NOT_UNDOABLE: "The merge cannot be undone as recorded: its survivor is gone (merged or deleted since), a restored relationship would end at a node deleted since, or the people it merged were forgotten; details name it.",
     ErrorCode.JOB_NOT_FOUND: "No such job, or not yours to see (an admin sees every job); job_list lists yours.",
     ErrorCode.JOB_TARGET_BUSY: "Another job holds the target (running, or interrupted and waiting to be resumed or cancelled); details.job names it.",
-    ErrorCode.OBSERVATION_NOT_FOUND: "A write cites an observation the log does not hold (details.missing lists the ids); record it first with record_observation.",
+    ErrorCode.OBSERVATION_NOT_FOUND: "A write cites an observation (or a passage ID#START of one) the log does not hold (details.missing lists the ids); record it first with record_observation.",
     ErrorCode.FEEDBACK_ALREADY_GIVEN: "graph_improve: you gave other feedback on this sessionId (and answerId) already, and feedback counts once per answer; details name the earlier event. Name the answer with answerId to rate another one.",
 }
 

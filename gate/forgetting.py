@@ -25,6 +25,7 @@ from writegate.gate.refusal_seals import seals_of_subjects
 from writegate.gate.rejections import forget_rejections
 from writegate.gate.schema import LoadedSchema
 from writegate.language import PSEUDONYM, NodesMerged, clear_identity, merge_stream, payload_of
+from writegate.language.observations import document_of
 from writegate.projections.state import StateProjection
 from writegate.projections.state.forgetting import forget_nodes, forget_observations
 
@@ -147,11 +148,12 @@ def _one_person(
 
 def _cited(log: Log, state: StateProjection, node: str | None) -> list[str]:
     """The sealed observations the node's writes cite: forgotten with it, whole (a text
-    cannot be cut into each person it tells of; each is a subject of its own)."""
+    cannot be cut into each person it tells of; each is a subject of its own), a cited
+    passage's document with every passage."""
     if node is None:
         return []
     with log.snapshot() as conn:
-        cited = dict.fromkeys(c.observation for c in state.cited_by(conn, node))
+        cited = dict.fromkeys(document_of(c.observation) for c in state.cited_by(conn, node))
     return [o for o in cited if log.subject_of(o) is not None]
 
 

@@ -37,6 +37,11 @@ class Limits(BaseModel):
     max_properties: int = Field(
         default=256, ge=1, description="Properties (plus merge keys) in one node or edge write."
     )
+    max_document_bytes: int = Field(
+        default=4_194_304,
+        ge=64,
+        description="UTF-8 bytes of one observation's text (kept whole, searched by passage).",
+    )
     max_request_bytes: int = Field(
         default=8_388_608, ge=1024, description="The whole request, as JSON."
     )
@@ -55,10 +60,10 @@ def check_request(arguments: Any, limits: Limits) -> None:
 
 
 def check_text(text: str, limits: Limits, field: str) -> None:
-    """Raise ``LIMIT_EXCEEDED`` if a text kept whole (an observation's) is larger than one
-    value may be."""
-    if (size := _size(text)) > limits.max_value_bytes:
-        raise _exceeded("max_value_bytes", limits.max_value_bytes, size, field)
+    """Raise ``LIMIT_EXCEEDED`` if a text kept whole (an observation's, a document perhaps:
+    the text index holds it by passage) is larger than a document may be."""
+    if (size := _size(text)) > limits.max_document_bytes:
+        raise _exceeded("max_document_bytes", limits.max_document_bytes, size, field)
 
 
 def _check_depth(value: Any, bound: int) -> None:

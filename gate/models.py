@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, Self, TypeVar
 
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     ConfigDict,
@@ -26,7 +27,8 @@ from pydantic import (
 
 from writegate.eventlog.events import format_timestamp
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.language import OBSERVATION_ID, Superseded
+from writegate.language import Superseded
+from writegate.language.observations import CITABLE_ID, OBSERVATION_ID
 
 Scalar = StrictStr | StrictBool | StrictInt | StrictFloat
 # published as an object alone: its example shows the scalars, and the gate names a key
@@ -110,7 +112,18 @@ class ValidTime(BaseModel):
 
 
 MAX_CITED = 32  # observations one write may cite
-ObservationId = Annotated[StrictStr, Field(pattern=f"^{OBSERVATION_ID.pattern}$")]
+
+
+def _citable(cited: str) -> str:
+    if CITABLE_ID.fullmatch(cited) is None:
+        raise ValueError("an observation id is obs_ and 32 hex digits, a passage's then #START")
+    return cited
+
+# an observation, or a passage of a document (``<id>#<start>``, as its search answered it):
+# the schema says how one begins (tools/list stays small), the validator the whole of it
+ObservationId = Annotated[
+    StrictStr, Field(pattern=f"^{OBSERVATION_ID.pattern}"), AfterValidator(_citable)
+]
 
 
 Cited = list[ObservationId] | None

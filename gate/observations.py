@@ -5,7 +5,9 @@ retry answered from the log, the provenance computed against the schema snapshot
 one write transaction in which the transport's write guard sees what would be appended.
 The observation's id is its content's (``language.observations``): recording one the
 read model already holds appends nothing and answers ``unchanged``, with the event that
-recorded it. An observation is kept in a scope the schema names (the implicit one unless
+recorded it. A long text (a document, up to ``Limits.max_document_bytes``) is one
+observation too, cut into passages here (``gate.passages``) and the cuts kept in its event.
+An observation is kept in a scope the schema names (the implicit one unless
 the writer names another): only readers granted it find it. A refusal appends nothing and
 is recorded in the rejections table.
 """
@@ -17,12 +19,13 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictStr
 
-from writegate.eventlog import Actor, Event, Transaction
+from writegate.eventlog import Actor, Event, EventCore, Transaction
 from writegate.eventlog.events import format_timestamp
 from writegate.eventlog.sealing import SealedRequest
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.limits import check_request, check_text
 from writegate.gate.models import IDEMPOTENCY, Declared, Rejected, parse_request
+from writegate.gate.passages import document_starts
 from writegate.gate.personal import (
     random_observation,
     seal_text,
@@ -81,6 +84,9 @@ class ObservationResult(BaseModel):
     observation_id: str  # cite it in write_node / write_relationship (observations)
     seq: int  # the event that recorded it
     event_id: str
+    # a document's passages: where each starts (cite one as <observation_id>#<start>);
+    # left out for a text kept as one passage
+    passages: list[int] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Observations:
@@ -117,12 +123,14 @@ class Observations:
                 return _recorded(earlier)
             said = format_timestamp(request.said_at) if request.said_at is not None else None
             scope = None if request.scope == DEFAULT_SCOPE else request.scope
+            starts = document_starts(request.text)
             observed = ObservationRecorded(
                 observation=observation_id(request.text, request.source, said, scope),
                 text=request.text,
                 said_at=said,
                 session=request.session,
                 scope=scope,
+                passages=starts if len(starts) > 1 else None,
             )
 
             def plan(snapshot: LoadedSchema) -> Any:
@@ -161,6 +169,7 @@ class Observations:
                 observation_id=observed.observation,
                 seq=first.seq,
                 event_id=first.event_id,
+                passages=_passages(first),
             )
         except REFUSALS as exc:
             return writer.refused(actor, OPERATION, exc, raw)
@@ -176,4 +185,11 @@ def _recorded(events: Sequence[Event]) -> ObservationResult:
         observation_id=payload.observation,
         seq=events[-1].seq,
         event_id=events[-1].event_id,
+        passages=payload.passages,
     )
+
+
+def _passages(event: EventCore) -> list[int] | None:
+    """The passages the event recording an observation cut its text into."""
+    payload = payload_of(event)
+    return payload.passages if isinstance(payload, ObservationRecorded) else None

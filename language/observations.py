@@ -7,6 +7,11 @@ text from the same source, said at the same time, is one observation however oft
 recorded (its scope, when one is named, is part of its content). Its event
 (``observation.recorded``) is the one event of its stream ``obs:<id>``; a write that cites
 it carries the id in its provenance (``WriteProvenance.observations``).
+
+A long text (a document) is kept whole in its one event, with where each of its passages
+starts (``passages``, cut by the gate when it was recorded: a replay reads the cuts and
+never cuts again). A passage is named ``<id>#<start>``, its first character's offset into
+the text; it is what the text index holds of a document and what a fact may cite.
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ from writegate.eventlog import EventCore, canonical_json
 from writegate.language.base import Payload, unset
 
 OBSERVATION_ID = re.compile(r"obs_[0-9a-f]{32}")
+PASSAGE_ID = re.compile(rf"({OBSERVATION_ID.pattern})#(0|[1-9][0-9]{{0,9}})")
+# what a write may cite: an observation or one passage of a document
+CITABLE_ID = re.compile(rf"{OBSERVATION_ID.pattern}(?:#(?:0|[1-9][0-9]{{0,9}}))?")
 
 
 def observation_id(text: str, source: str, said_at: str | None, scope: str | None = None) -> str:
@@ -35,6 +43,22 @@ def observation_id(text: str, source: str, said_at: str | None, scope: str | Non
 
 def observation_stream(observation: str) -> str:
     return "obs:" + observation
+
+
+def passage_id(observation: str, start: int) -> str:
+    """The id of the passage of ``observation`` starting at character ``start``."""
+    return f"{observation}#{start}"
+
+
+def passage_of(cited: str) -> tuple[str, int] | None:
+    """The document and start a passage id names (None: not a passage's id)."""
+    found = PASSAGE_ID.fullmatch(cited)
+    return (found[1], int(found[2])) if found is not None else None
+
+
+def document_of(cited: str) -> str:
+    """The observation a cited id is of: itself, or a passage's document."""
+    return cited.partition("#")[0]
 
 
 class ObservationRecorded(Payload):
@@ -52,6 +76,9 @@ class ObservationRecorded(Payload):
     # the scope it is kept in (``language.scopes``; unset: the implicit one, left out so
     # older events hash as they did)
     scope: str | None = Field(default=None, exclude_if=unset)
+    # where each passage of a document starts, the first at 0 (unset: one passage, left
+    # out so a short text's event is as it was)
+    passages: list[int] | None = Field(default=None, exclude_if=unset)
 
     @property
     def stream(self) -> str:
@@ -60,6 +87,15 @@ class ObservationRecorded(Payload):
     @property
     def subject(self) -> str:
         return self.observation
+
+    def spans(self) -> list[tuple[int, int]]:
+        """Each passage's (start, end) in the text, as the event cut it; none for a text kept
+        as one passage or forgotten (a start out of order or past the end is not one)."""
+        text = self.text or ""
+        starts = sorted({s for s in self.passages or () if 0 <= s < len(text)} | {0})
+        if not self.passages or not text or len(starts) < 2:
+            return []
+        return list(zip(starts, [*starts[1:], len(text)], strict=True))
 
 
 def cited_observations(event: EventCore) -> list[str]:

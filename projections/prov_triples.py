@@ -32,6 +32,7 @@ from writegate.language import (
     payload_of,
     provenance_of,
 )
+from writegate.language.observations import document_of, passage_of
 from writegate.projections import ntriples as nt
 
 BASE = "urn:writegate:"
@@ -64,7 +65,9 @@ SEQ, EVENT_TYPE, SESSION, VERSION, STUB, FROM, TO = (
 LABEL_OF, TYPE_OF, REMAPPED_FROM, CHANGES, PROPOSAL = (
     f"<{WG_NS}{name}>" for name in ("label", "type", "remappedFrom", "changes", "proposal")
 )
-VALUE, PRIMARY_SOURCE = (f"<{nt.PROV}{name}>" for name in ("value", "hadPrimarySource"))
+VALUE, PRIMARY_SOURCE, QUOTED = (
+    f"<{nt.PROV}{name}>" for name in ("value", "hadPrimarySource", "wasQuotedFrom")
+)
 SAID_AT, OBSERVATION_SESSION = (f"<{WG_NS}{name}>" for name in ("saidAt", "observationSession"))
 CORROBORATED_BY, CORROBORATED_CONFIDENCE = (
     f"<{WG_NS}{name}>" for name in ("corroboratedBy", "corroboratedConfidence")
@@ -151,7 +154,14 @@ class Lines:
         self.derived: tuple[str, ...] = ()  # the observations the write cited, as IRIs
         if provenance is not None:
             self.cited = _cited(provenance)
-            self.derived = tuple(shared("observation", o) for o in provenance.observations or ())
+            cited = provenance.observations or ()
+            self.derived = tuple(shared("observation", o) for o in cited)
+            for passage in (o for o in cited if passage_of(o) is not None):
+                quoted = shared("observation", passage)  # a part of its document, quoted
+                out += (
+                    f"{quoted} {TYPE} {ENTITY} .\n",
+                    f"{quoted} {QUOTED} {shared('observation', document_of(passage))} .\n",
+                )
             version = provenance.write_gate_version
             gate = shared("gate", version)
             if declare(gate):

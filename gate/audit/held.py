@@ -35,6 +35,7 @@ from writegate.language import (
     proposal_stream,
     provenance_of,
 )
+from writegate.language.observations import document_of
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
 
@@ -197,12 +198,15 @@ def merges(log: Log, identity: str) -> list[tuple[MergeEvent, Event]]:
 
 
 def observations(log: Log, events: Iterable[Event]) -> list[HeldObservation]:
-    """Every observation the ``events`` cite, whole, in the order first cited."""
+    """Every observation the ``events`` cite, whole, in the order first cited (a cited
+    passage's document, whole)."""
     citing: dict[str, list[int]] = {}
     for event in sorted(events, key=lambda e: e.seq):
         claim = provenance_of(event)
         for observation in (claim.observations if claim else None) or ():
-            citing.setdefault(observation, []).append(event.seq)
+            seqs = citing.setdefault(document_of(observation), [])
+            if event.seq not in seqs:  # two passages of one document, cited by one write
+                seqs.append(event.seq)
     found = []
     for observation, seqs in citing.items():
         kept = log.latest(observation_stream(observation))

@@ -35,6 +35,7 @@ from writegate.language import (
     relationship_stream,
     writer_of,
 )
+from writegate.language.observations import document_of, passage_of
 from writegate.projections.state import merge_properties
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
@@ -210,10 +211,14 @@ class _Excerpts:
         return [CitedObservation(observation_id=o, excerpt=self._excerpt(o)) for o in cited or ()]
 
     def _excerpt(self, observation: str) -> str:
+        """The start of the text cited (a passage's: of the passage, as its event cut it)."""
         if observation not in self.known:
-            event = self.log.latest(observation_stream(observation))
+            event = self.log.latest(observation_stream(document_of(observation)))
             payload = payload_of(event) if event is not None else None
-            text = payload.text if isinstance(payload, ObservationRecorded) else ""
+            text = payload.text or "" if isinstance(payload, ObservationRecorded) else ""
+            if (cut := passage_of(observation)) is not None:
+                spans = payload.spans() if isinstance(payload, ObservationRecorded) else []
+                text = next((text[a:b] for a, b in spans if a == cut[1]), "")
             line = " ".join(text.split())
             self.known[observation] = line if len(line) <= EXCERPT else line[: EXCERPT - 1] + "…"
         return self.known[observation]

@@ -9,10 +9,13 @@ what the command line's NODE takes), ``source`` its ``{label, merge_keys}``, wha
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from writegate.gate.models import NodeRef
+from writegate.language.observations import passage_of
 
 WIRE = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)
 
@@ -79,9 +82,20 @@ class Seed(BaseModel):
 
 class ObservationMatch(BaseModel):
     """An observation the question found: by its words, its meaning (with an embedder), or
-    being said next to one that was found (``context_of``, ``places`` away)."""
+    being said next to one that was found (``context_of``, ``places`` away). A document is
+    found by its passages: each a match of its own, naming the document and its offset."""
 
     model_config = WIRE
+
+    @model_validator(mode="before")
+    @classmethod
+    def _passage(cls, data: Any) -> Any:
+        """A passage's id says its document and start: filled from it, once, here."""
+        if isinstance(data, dict) and "document" not in data:
+            cut = passage_of(str(data.get("observation_id", data.get("observationId", ""))))
+            if cut is not None:
+                return {**data, "document": cut[0], "start": cut[1]}
+        return data
 
     observation_id: str
     score: float
@@ -98,6 +112,9 @@ class ObservationMatch(BaseModel):
     found_by: list[str]  # the rankings that found it itself: observation_text, observation_meaning
     context_of: str | None = None  # the found observation it was said next to, if only that
     places: int | None = None  # how far from it
+    # a passage's: the document it is of and its first character's offset there
+    document: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    start: int | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class QueryResult(BaseModel):

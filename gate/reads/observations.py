@@ -1,6 +1,8 @@
 """Reading observations back: found by their words (the read model's text index, ranked
 and paged as ``search_nodes`` is), or opened by id, each with where it came from and the
-facts extracted from it that stand now.
+facts extracted from it that stand now. A document is found by its passages (each answered
+as ``<id>#<start>`` with its own text, and the document and offset it is of); opened by its
+id it answers its whole text and where each passage starts, and a passage opens by its own.
 
 A read-only copy of a log from before observations were kept has none to find: a search
 there finds nothing, and an id is not found.
@@ -14,7 +16,7 @@ from writegate.eventlog import Log
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.reads.views import index_hits
-from writegate.language import OBSERVATION_ID
+from writegate.language.observations import CITABLE_ID, passage_of
 from writegate.projections.state import ObservationRow, StateProjection
 
 MAX_LIMIT = 500
@@ -44,6 +46,12 @@ class ObservationView(BaseModel):
     # and the query's searched words it holds, as the index matched them (left out: opened)
     score: float | None = Field(default=None, exclude_if=lambda v: v is None)
     terms: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    # a passage's: the document it is of and its first character's offset there (left out:
+    # a whole observation)
+    document: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    start: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    # a document's, opened: where each of its passages starts (left out: one passage)
+    passages: list[int] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class ObservationPage(BaseModel):
@@ -97,11 +105,12 @@ class ObservationReader:
             )
 
     def open_observation(self, observation_id: str) -> ObservationView:
-        """One observation by its id (``OBSERVATION_NOT_FOUND`` if the log holds none)."""
-        if OBSERVATION_ID.fullmatch(observation_id) is None:
+        """One observation by its id, or one passage of a document by its own
+        (``OBSERVATION_NOT_FOUND`` if the log holds none)."""
+        if CITABLE_ID.fullmatch(observation_id) is None:
             raise GateRejection(
                 ErrorCode.INVALID_ARGUMENT,
-                "an observation id is obs_ and 32 hex digits",
+                "an observation id is obs_ and 32 hex digits (a passage's: then # and its start)",
                 {"field": "observation_id"},
             )
         with self._log.snapshot() as conn:
@@ -114,11 +123,14 @@ class ObservationReader:
                     f"no observation {observation_id}",
                     {"missing": [observation_id]},
                 )
-            return self._view(conn, row)
+            view = self._view(conn, row)
+            cut = self._state.passage_starts(conn, row.id) if view.document is None else []
+            return view.model_copy(update={"passages": cut}) if cut else view
 
     def _view(self, conn: Sql, row: ObservationRow) -> ObservationView:
         citing = self._state.citing(conn, row.id)
         standing = [c.identity for c in reversed(citing) if c.standing]
+        document, start = passage_of(row.id) or (None, None)
         return ObservationView(
             observation_id=row.id,
             text=row.text,
@@ -131,4 +143,6 @@ class ObservationReader:
             recorded_at=row.recorded_at,
             seq=row.seq,
             facts=list(dict.fromkeys(standing))[:MAX_FACTS],
+            document=document,
+            start=start,
         )

@@ -45,7 +45,7 @@ from writegate.language import (
     payload_of,
     scope_or_default,
 )
-from writegate.language.observations import OBSERVATION_ID
+from writegate.language.observations import CITABLE_ID
 from writegate.projections.state.scoping import scope_of
 
 _LABEL_FIELDS = ("label", "from_label", "to_label")
@@ -240,7 +240,7 @@ def _cited(raw: Mapping[str, Any]) -> list[str]:
     ):
         named = source.get("observations")
         if isinstance(named, list):  # a malformed id is the tool's to refuse
-            cited += [o for o in named if isinstance(o, str) and OBSERVATION_ID.fullmatch(o)]
+            cited += [o for o in named if isinstance(o, str) and CITABLE_ID.fullmatch(o)]
     return cited
 
 

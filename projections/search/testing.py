@@ -31,6 +31,15 @@ _PAGE = 500  # more than any recorded history's nodes: one page holds every hit
 # a kind whose documents the index keeps itself on every backend, so a test may write them
 # (a node's may be its state row: ``TextIndex.follows_rows``)
 _KEPT = "observation"
+_PROVENANCE = WriteProvenance(
+    source="contract",
+    extraction_method="manual",
+    reliability=1.0,
+    confidence=1.0,
+    formula="default",
+    write_gate_version="contract",
+    schema_version="contract",
+)
 
 
 class TextIndexContractTestCase(unittest.TestCase):
@@ -165,18 +174,9 @@ class TextIndexContractTestCase(unittest.TestCase):
         observed = ObservationRecorded(
             observation=observation_id(text, "contract", None), text=text, session="s-1"
         )
-        provenance = WriteProvenance(
-            source="contract",
-            extraction_method="manual",
-            reliability=1.0,
-            confidence=1.0,
-            formula="default",
-            write_gate_version="contract",
-            schema_version="contract",
-        )
         self.log.append(
             Actor(agent="contract"),
-            lambda tx: tx.emit(draft(observed, [observed.stream], provenance=provenance)),
+            lambda tx: tx.emit(draft(observed, [observed.stream], provenance=_PROVENANCE)),
         )
         hits = self.index.search(self.conn, "QUOKKA smiles", "observation", _PAGE)
         self.assertEqual([h.identity for h in hits], [observed.observation])
@@ -184,6 +184,35 @@ class TextIndexContractTestCase(unittest.TestCase):
         found = [d for d in self.index.documents(self.conn) if d.identity == observed.observation]
         self.assertEqual(found, [Document(observed.observation, "observation", text)])
         self.assertEqual(list(self.index.documents(self.conn)), self.expected())
+        self.assertTrue(self.state.equals_replay(self.log, self.conn))
+
+    def test_a_document_is_found_by_its_passages_as_its_event_cut_them(self) -> None:
+        """The cuts are the event's: a replay reads them and never cuts the text again
+        (this text is short enough to be one passage, were it cut now)."""
+        text = "A witness said the quokka smiled. The ferry left at noon."
+        observed = ObservationRecorded(
+            observation=observation_id(text, "contract", None), text=text, passages=[0, 34]
+        )
+        self.log.append(
+            Actor(agent="contract"),
+            lambda tx: tx.emit(draft(observed, [observed.stream], provenance=_PROVENANCE)),
+        )
+        first, second = (f"{observed.observation}#{start}" for start in (0, 34))
+        hits = self.index.search(self.conn, "quokka", "observation", _PAGE)
+        self.assertEqual([h.identity for h in hits], [first])
+        hits = self.index.search(self.conn, "ferry noon", "observation", _PAGE)
+        self.assertEqual([h.identity for h in hits], [second])
+        kept = sorted(
+            (d for d in self.index.documents(self.conn) if d.identity.startswith(first[:36])),
+            key=lambda d: d.identity,
+        )
+        self.assertEqual(
+            kept,
+            [
+                Document(first, "observation", "A witness said the quokka smiled. "),
+                Document(second, "observation", "The ferry left at noon."),
+            ],
+        )
         self.assertTrue(self.state.equals_replay(self.log, self.conn))
 
     def _found(self, query: str, kind: str, visible: frozenset[str] | None) -> list[str]:

@@ -22,7 +22,14 @@ from writegate.language import (
     relationship_stream,
 )
 from writegate.projections.search import text_index_for
-from writegate.projections.state import blocking, remembered, searchable, tallies, valuecounts
+from writegate.projections.state import (
+    blocking,
+    passages,
+    remembered,
+    searchable,
+    tallies,
+    valuecounts,
+)
 
 # (table, column naming an entity): the rows its own stream's events make
 _BY_ENTITY = (
@@ -111,14 +118,16 @@ def _column(conn: Sql, sql: str, names: Sequence[str]) -> list[tuple[object, ...
 def forget_observations(
     conn: Sql, ids: Sequence[str], replay: Replay, apply: Callable[[EventCore], None]
 ) -> dict[str, int]:
-    """Delete the observations ``ids`` (their citations stay: they are the citing writes')
-    and their text index documents, then ``apply`` their events again (the text now "")."""
-    counts = {"state_observations": 0}
+    """Delete the observations ``ids`` (their citations stay: they are the citing writes'),
+    a document's passages and their text index documents, then ``apply`` their events
+    again (the text now "", so a document has no passages left)."""
+    cut = passages.forget(conn, ids)  # a document's passages, each a document of the index
+    counts = {"state_observations": 0, "state_passages": len(cut)}
     for observation in ids:
         found = conn.execute("DELETE FROM state_observations WHERE id = ?", (observation,))
         counts["state_observations"] += max(found.rowcount, 0)
     index = text_index_for(conn)
-    index.drop(conn, ids)
+    index.drop(conn, [*ids, *cut])
     for event in replay([observation_stream(o) for o in ids]):
         apply(event)
     index.compact(conn)

@@ -6,13 +6,15 @@ and the write's seq, so a reader goes from an observation to the facts extracted
 (``citing``) and from a fact to the observations behind it (``cited_by``). A citation
 outlives the fact's deletion (``CitationRow.standing`` says whether the fact stands): where
 a write came from stays said. The text index gets each observation's text, as documents
-of kind ``observation`` (``projection``).
+of kind ``observation`` (``projection``); a document's, passage by passage (``passages``):
+a passage id (``<id>#<start>``) is asked as any observation's and answers the passage's
+text with its document's provenance.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -25,8 +27,11 @@ from writegate.language import (
     provenance_of,
     scope_or_default,
 )
+from writegate.language.observations import passage_of
 from writegate.language.scopes import Visible
 from writegate.projections.search.contract import in_scopes
+from writegate.projections.state import passages
+from writegate.projections.state.tables import PASSAGES_LAYOUT, layout_of
 
 CitingKind = Literal["node", "relationship"]
 MAX_CITATIONS = 1000  # rows one question returns at most (the most recent are the last)
@@ -65,6 +70,14 @@ _OBSERVATION_COLUMNS = ", ".join(f.name for f in fields(ObservationRow))
 _UPSERT = (  # applied again (at-least-once): as it was
     f"INSERT INTO state_observations ({_OBSERVATION_COLUMNS}, scope) "
     f"VALUES ({', '.join('?' * (len(fields(ObservationRow)) + 1))}) ON CONFLICT DO NOTHING"
+)
+# a passage: its document's row with its slice of the text
+_PASSAGE_COLUMNS = ", ".join(
+    {"text": passages.SLICE}.get(f.name, f"o.{f.name}") for f in fields(ObservationRow)
+)
+_PASSAGE = (
+    f"SELECT {_PASSAGE_COLUMNS} FROM state_passages p "
+    "JOIN state_observations o ON o.id = p.observation WHERE p.observation = ? AND p.start = ?"
 )
 _CITE = (
     "INSERT INTO state_citations (observation, identity, kind, seq) VALUES (?, ?, ?, ?) "
@@ -117,6 +130,7 @@ def recorded(conn: Sql, event: EventCore, observed: ObservationRecorded) -> None
             scope_or_default(observed.scope),
         ),
     )
+    passages.kept(conn, observed)
 
 
 def cite(conn: Sql, event: EventCore, identity: str, kind: CitingKind) -> None:
@@ -141,22 +155,28 @@ class ObservationQueries:
     def observation(
         self, conn: Sql, observation: str, visible: Visible = None
     ) -> ObservationRow | None:
-        scoped, scopes = in_scopes(["scope"], visible)
-        row = conn.execute(
-            f"SELECT {_OBSERVATION_COLUMNS} FROM state_observations WHERE id = ?{scoped}",
-            [observation, *scopes],
-        ).fetchone()
-        return ObservationRow(*row) if row is not None else None
+        """One observation, or one passage of a document, by its id."""
+        found = ObservationQueries.observations(self, conn, [observation], visible)
+        return found[0] if found else None
 
     def observations(
         self, conn: Sql, ids: Iterable[str], visible: Visible = None
     ) -> list[ObservationRow]:
-        """The observations that exist among ``ids``, in their order, each once."""
+        """The observations (and passages) that exist among ``ids``, in their order, each
+        once."""
         wanted = list(dict.fromkeys(ids))
         found: dict[str, ObservationRow] = {}
         scoped, scopes = in_scopes(["scope"], visible)
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start : start + _CHUNK]
+        cut = {i: named for i in wanted if (named := passage_of(i)) is not None}
+        if cut and layout_of(conn) >= PASSAGES_LAYOUT:
+            inside, _ = in_scopes(["o.scope"], visible)
+            for passage, (document, begin) in cut.items():
+                row = conn.execute(f"{_PASSAGE}{inside}", [document, begin, *scopes]).fetchone()
+                if row is not None:
+                    found[passage] = replace(ObservationRow(*row), id=passage)
+        wanted_whole = [i for i in wanted if i not in cut]
+        for start in range(0, len(wanted_whole), _CHUNK):
+            chunk = wanted_whole[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
             query = (
                 f"SELECT {_OBSERVATION_COLUMNS} FROM state_observations "
@@ -165,6 +185,10 @@ class ObservationQueries:
             for row in conn.execute(query, [*chunk, *scopes]):
                 found[row[0]] = ObservationRow(*row)
         return [found[i] for i in wanted if i in found]
+
+    def passage_starts(self, conn: Sql, observation: str) -> list[int]:
+        """Where each passage of a document starts (none: a text kept as one passage)."""
+        return passages.starts(conn, observation)
 
     def citing(
         self, conn: Sql, observation: str, limit: int = MAX_CITATIONS, visible: Visible = None
@@ -233,6 +257,11 @@ class ObservationQueries:
                     rows = sorted(sides.get((i, side), []), key=lambda r: (r.said_at, r.seq))
                     ordered = rows[::-1] if order == "DESC" else rows
                     around[o.id] += list(enumerate(ordered, 1))
+        whole = passages.documents_among(conn, [r.id for near in around.values() for _, r in near])
+        if whole:  # a document is lent to by its passages only: beside a hit it is left out
+            around = {
+                i: [(d, r) for d, r in near if r.id not in whole] for i, near in around.items()
+            }
         return around
 
 

@@ -25,7 +25,14 @@ from writegate.projections.search import (
     text_index_for,
 )
 from writegate.projections.search.sqlite import SqliteTextIndex
-from writegate.projections.state import blocking, nodetext, remembered, scoping, searchable
+from writegate.projections.state import (
+    blocking,
+    nodetext,
+    passages,
+    remembered,
+    scoping,
+    searchable,
+)
 from writegate.projections.state.changes import apply_to_state
 from writegate.projections.state.forgetting import forget_located
 from writegate.projections.state.observations import ObservationQueries
@@ -139,6 +146,9 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries):
             kind, _, identity = stream.partition(":")
             if kind not in _TEXT_SOURCES or (in_rows and kind == _NODE):
                 continue
+            if kind == _OBSERVATION and (cut := passages.documents(conn, identity)):
+                found += cut  # a document's passages, never its whole text
+                continue
             name, sql, text_of = _TEXT_SOURCES[kind]
             row = conn.execute(sql, (identity,)).fetchone() if sql else _node_text(conn, identity)
             if row is None:
@@ -238,7 +248,7 @@ _ENDS = (
 )
 
 
-_NODE = "node"
+_NODE, _OBSERVATION = "node", "obs"
 
 
 def _entity(row: tuple[Any, ...]) -> str:

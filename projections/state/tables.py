@@ -24,6 +24,7 @@ from writegate.projections.search import Rows
 # state_support: the writes supporting each fact's current version (``support``): the one
 # that wrote it and each corroboration since, with who, from what, how and how sure
 # state_counts: how many nodes of each label, relationships of each type and stubs (``tallies``)
+# state_passages: where each passage of a document starts in its text, and how long (``passages``)
 _NODE_FIELDS = """
     label TEXT NOT NULL,
     keys TEXT NOT NULL,
@@ -142,6 +143,12 @@ CREATE TABLE IF NOT EXISTS state_citations (
     seq INTEGER NOT NULL,
     PRIMARY KEY (observation, identity, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS state_passages (
+    observation TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    length INTEGER NOT NULL,
+    PRIMARY KEY (observation, start)
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS state_citations_identity ON state_citations (identity, seq);
 CREATE INDEX IF NOT EXISTS state_observations_said ON state_observations (session, said_at, seq);
 CREATE TABLE IF NOT EXISTS state_value_counts (
@@ -190,7 +197,8 @@ OBSERVATION_SCOPES_LAYOUT = 13  # the first with each observation's scope
 VALUE_COUNTS_LAYOUT = 15  # the first with the value counts of evidence fields
 SUPPORT_LAYOUT = 16  # the first with each fact's supporting writes (corroboration)
 COUNTS_LAYOUT = 18  # the first with the counts of labels, types and stubs
-LAYOUT = 22  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+PASSAGES_LAYOUT = 23  # the first with a document's passages
+LAYOUT = 23  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
 # index; 9: the feedback weights; 10: observations and the writes citing them (and their
 # words in the text index); 11: the text index stems its words (``projections.search``);
 # 12: each node's scope, and both ends' in the text index (``scoping``); 13: each
@@ -203,7 +211,8 @@ LAYOUT = 22  # 7: the resolution index's keys are ranges' rows (``blocking``); 8
 # the index's second index (by node) gone; 20: the properties a node's text leaves out,
 # in its row (``searchable``: a column added, nothing rebuilt); 21: on SQLite, a node's
 # text in its own row, numbered for FTS5 (``nodetext``: the table made again in place);
-# 22: a node's evidence keys counted, not indexed (``blocking.probed``: rows deleted in place)
+# 22: a node's evidence keys counted, not indexed (``blocking.probed``: rows deleted in place);
+# 23: a document's passages (``passages``: a table added, nothing rebuilt)
 EVIDENCE_UNINDEXED = 22
 REBUILT_BELOW = 19  # a read model of an older layout is rebuilt; from it, columns are added
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
@@ -221,6 +230,7 @@ STATE_TABLES = {  # every table of the read model (but its checkpoints), by its 
     "state_value_counts": ("key",),
     "state_support": ("identity", "seq"),
     "state_counts": ("kind", "name"),
+    "state_passages": ("observation", "start"),
 }
 LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model of each has
     1: ("state_nodes", "state_relationships"),
@@ -261,13 +271,16 @@ LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model 
         "state_resolution_keys",
     ),
     OBSERVATIONS_LAYOUT: tuple(
-        t for t in STATE_TABLES if t not in ("state_value_counts", "state_support", "state_counts")
+        t
+        for t in STATE_TABLES
+        if t not in ("state_value_counts", "state_support", "state_counts", "state_passages")
     ),
     VALUE_COUNTS_LAYOUT: tuple(
-        t for t in STATE_TABLES if t not in ("state_support", "state_counts")
+        t for t in STATE_TABLES if t not in ("state_support", "state_counts", "state_passages")
     ),
-    SUPPORT_LAYOUT: tuple(t for t in STATE_TABLES if t != "state_counts"),
-    COUNTS_LAYOUT: tuple(STATE_TABLES),
+    SUPPORT_LAYOUT: tuple(t for t in STATE_TABLES if t not in ("state_counts", "state_passages")),
+    COUNTS_LAYOUT: tuple(t for t in STATE_TABLES if t != "state_passages"),
+    PASSAGES_LAYOUT: tuple(STATE_TABLES),
 }
 
 

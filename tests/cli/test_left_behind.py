@@ -269,7 +269,7 @@ def test_a_refused_observation_of_personal_text_keeps_no_text(
     observing: Gate, marker: str, request: pytest.FixtureRequest
 ) -> None:
     """Its text has no subject to be sealed with and forgotten by: it is not kept at all."""
-    text = f"{marker} wrote from {marker}@example.org " + "x" * 70_000  # over the limit
+    text = f"{marker} wrote from {marker}@example.org " + "x" * 4_200_000  # over max_document_bytes
     refused = observing.record_observation(text=text, source="mail", extraction_method="parsed")
     assert isinstance(refused, Rejected), refused
     assert refused.error_code == "LIMIT_EXCEEDED"

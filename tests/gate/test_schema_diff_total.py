@@ -38,7 +38,7 @@ RICH = yaml.safe_load(
     fallback_label: Entity
     case_insensitive_remap: false
     conflict: supersede
-    limits: {max_depth: 8, max_value_bytes: 1024, max_properties: 32, max_request_bytes: 65536, max_batch_items: 100}
+    limits: {max_depth: 8, max_value_bytes: 1024, max_document_bytes: 4096, max_properties: 32, max_request_bytes: 65536, max_batch_items: 100}
     review_rules:
       - {extraction_methods: [llm], labels: [Person], until_approved: 2}
     identity_groups: {people: [Person, Member]}
@@ -187,6 +187,7 @@ CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
         for f, v in (
             ("max_depth", 9),
             ("max_value_bytes", 2048),
+            ("max_document_bytes", 8192),
             ("max_properties", 33),
             ("max_request_bytes", 65537),
             ("max_batch_items", 101),

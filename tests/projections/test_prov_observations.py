@@ -11,6 +11,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import PROV
 
 from tests.conftest import person, relationship
+from tests.documents import document
 from writegate.gate import Gate, ObservationResult
 from writegate.language import node_identity, relationship_identity
 from writegate.projections.prov import WG, ProvProjector, iri, node_iri, relationship_iri
@@ -58,3 +59,22 @@ def test_each_version_a_citing_write_made_was_derived_from_the_observation(
     assert (observation, WG.observationSession, Literal("call-3")) in graph
     [activity] = graph.objects(observation, PROV.wasGeneratedBy)
     assert (activity, WG.eventType, Literal("observation.recorded")) in graph
+
+
+def test_a_version_citing_a_passage_is_derived_from_it_and_it_quotes_its_document(
+    gate: Gate, tmp_path: Path
+) -> None:
+    text, at = document(100_000)
+    kept = gate.record_observation(text=text, source="paste", extraction_method="manual")
+    assert isinstance(kept, ObservationResult)
+    assert kept.passages is not None
+    passage = f"{kept.observation_id}#{max(s for s in kept.passages if s <= at)}"
+    gate.write_node(**person(observations=[passage]))
+    graph = _graph(gate, tmp_path / "prov.nt")
+    quoted, whole = iri("observation", passage), iri("observation", kept.observation_id)
+    alice = node_identity("Person", {"name": "Alice"})
+    assert {str(s) for s in graph.subjects(PROV.wasDerivedFrom, quoted)} == {
+        f"{node_iri(alice)}/v1"
+    }
+    assert (quoted, PROV.wasQuotedFrom, whole) in graph
+    assert (whole, PROV.value, Literal(text)) in graph  # the document, whole, once
