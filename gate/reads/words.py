@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
-from typing import Any
 
 from writegate.gate.reads.query_graphs import Words
+from writegate.projections.state import entity_text
 
 _WORD = re.compile(r"[^\W_]+")  # letters and digits, as the text index's tokenizers keep
 
@@ -29,20 +28,9 @@ def text_words(text: str) -> set[str]:
     return set(_WORD.findall(_folded(text)))
 
 
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def node_words(words: Words | None) -> set[str]:
     """The folded words of a node's label and string values (none for a node not read)."""
-    if words is None:
-        return set()
-    label, properties = words
-    return text_words(" ".join([label, *(s for v in properties.values() for s in _strings(v))]))
+    return set() if words is None else text_words(entity_text(*words))
 
 
 def matched(wanted: list[str], said: set[str]) -> list[str]:

@@ -10,7 +10,7 @@ the writes supporting each fact's current version (its writer and its corroborat
 text index answers with ``Hit`` rows, looking for a query's ``search_words``.
 """
 
-from writegate.projections.search.contract import Hit, search_words
+from writegate.projections.search.contract import Hit, entity_text, search_words
 from writegate.projections.state.changes import apply_to_state, merge_properties
 from writegate.projections.state.feedback import DEFAULT_FLOOR, feedback_weights, rank_factor
 from writegate.projections.state.observations import CitationRow, ObservationQueries, ObservationRow
@@ -43,6 +43,7 @@ __all__ = [
     "Support",
     "SupportQueries",
     "apply_to_state",
+    "entity_text",
     "feedback_weights",
     "merge_properties",
     "rank_factor",
