@@ -194,12 +194,14 @@ def serve(ctx: Context, /, **flags: Any) -> None:
             jobs=_jobs(ctx, gate),
             disabled_scopes=options["disabled_scopes"],
         )
-        from writegate.gate.reads.when import warm
-
-        threading.Thread(target=warm, name="writegate-warm", daemon=True).start()
         if sock is None:
             _serve_stdio(server, options)
             return
+        from writegate.gate.reads.when import warm
+
+        # a server of many clients loads what a time in a question needs beside its first
+        # calls (stdio serves one client on one thread: its first such question waits)
+        threading.Thread(target=warm, name="writegate-warm", daemon=True).start()
         _serve_http(ctx, server, sock, options)
 
 

@@ -8,7 +8,8 @@ holds in every year; a relative one ("last week", "4 years ago") is taken from w
 question is asked (a past read's ``as_of``, or now). A word that only looks like a time
 is not one: a lone lowercase month ("you may") is the verb. dateparser is imported when
 a question first holds a digit or a word it could read (its language data take ~0.4 s to
-load, once a process); a server loads them as it starts (``warm``), beside its first calls.
+load, once a process); an HTTP server loads them as it starts (``warm``), beside its first
+calls.
 """
 
 from __future__ import annotations
