@@ -7,23 +7,23 @@ far as it agrees with the words about this question (``fusion.agreement``), and 
 meaning alone found ranks after all of them (``weighed``): an embedder confirms and
 reorders, or fills an answer the words leave short, and a weak one cannot push the words'
 answer down (fused by reciprocal rank, WordLlama cost LoCoMo 2.6 points of recall@10).
-The things the question names — nodes of
-the graph whose every name word it says (``named``) — pull the found observations that
-mention them or that their writes cited: those rank again among themselves and add that
-score (``connected``), so what is said of the people a question names comes before what
-only repeats its other words, across sessions, and in a memory of many conversations the
-conversations it names; a time the question names ("in June", ``gate.reads.when``) pulls
-the ones said then the same way. A found observation then lends part of its score to what
-was said just before and after it in the same session (``CONTEXT_SHARES``: a quarter one
-place away, an eighth two): a question is often answered by the turn next to the one that
-repeats its words ("what did she adopt?" — "a puppy!" answers "I went to the shelter on
-Saturday"), but a turn found only beside the best hit ranks as the fourth hit would, not
-the second, so the context of one session cannot crowd out hits from others. Observations
-rank by the sum, ties to the one said first. The nodes the best of them were cited by are
-a seed ranking of their own (``citing_seeds``). Every step is a bounded probe of an index
-(the context of every hit in one statement), and every step keeps to the scopes of the
-state it is given (``projections.state.scoped``): an observation lends only to what the
-reader may see, and only nodes the reader may see are named.
+The things the question names — nodes of the graph whose every name word it says (``named``)
+— pull the found observations that mention them or that their writes cited: those rank again
+among themselves and add that score (``connected``), so what is said of the people a
+question names comes before what only repeats its other words, across sessions, and in a
+memory of many conversations the conversations it names; a time the question names ("in
+June", ``gate.reads.when``) pulls the ones said then the same way. A found observation then
+lends part of its score to what was said just before and after it in the same session
+(``CONTEXT_SHARES``: a quarter one place away, an eighth two): a question is often answered
+by the turn next to the one that repeats its words ("what did she adopt?" — "a puppy!"
+answers "I went to the shelter on Saturday"), but a turn found only beside the best hit
+ranks as the fourth hit would, not the second, so the context of one session cannot crowd
+out hits from others. Observations rank by the sum, ties to the one said first. The nodes
+the best of them were cited by are a seed ranking of their own (``citing_seeds``). Every
+step is a bounded probe of an index (the context of every hit in one statement), and every
+step keeps to the scopes of the state it is given (``projections.state.scoped``): an
+observation lends only to what the reader may see, and only nodes the reader may see are
+named.
 """
 
 from __future__ import annotations
@@ -127,7 +127,8 @@ def said_when(found: Sequence[ObservationRow], periods: Sequence[Period]) -> lis
     """Of the ``found`` observations, in their order, those said inside a named period."""
     if not periods:
         return []
-    return [r.id for r in found if any(p.holds(parse_timestamp(r.said_at)) for p in periods)]
+    moments = {r.id: parse_timestamp(r.said_at) for r in found}
+    return [r.id for r in found if any(p.holds(moments[r.id]) for p in periods)]
 
 
 def named(
@@ -157,10 +158,11 @@ def connected(
         return []
     ids = [row.id for row in found]
     cited = {observation for _, observation in state.cited_among(conn, list(names), ids)}
+    said = {row.id: text_words(row.text) for row in found if row.id not in cited}
     return [
         row.id
         for row in found
-        if row.id in cited or any(w <= text_words(row.text) for w in names.values())
+        if row.id in cited or any(words <= said[row.id] for words in names.values())
     ]
 
 
