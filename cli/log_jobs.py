@@ -32,6 +32,7 @@ from writegate.eventlog.erasing import forgettings_after
 from writegate.eventlog.opening import is_postgres
 from writegate.gate import Gate, Rejected
 from writegate.gate.backup import BackupFailed, BackupReport, backup, remove_partial
+from writegate.gate.errors import GateRejection
 from writegate.gate.imports import CHUNK, Format, ImportSummary, import_file, items_in
 from writegate.gate.jobs import Job, JobCancelled, JobFailed, Kind, Report
 from writegate.gate.rejections import forget_rejections
@@ -220,7 +221,10 @@ def import_kind(
         wanted = ImportOptions.model_validate_json(options)
         if not Path(wanted.path).is_file():
             raise ValueError(f"{wanted.path}: no such file")
-        return items_in(gate, Path(wanted.path), wanted.format)
+        try:
+            return items_in(gate, Path(wanted.path), wanted.format)
+        except GateRejection as exc:  # the file cannot be imported: no job is started
+            raise ValueError(f"{exc.code}: {exc.message}") from None
 
     def run(job: Job, report: Report) -> str:
         options = ImportOptions.model_validate_json(job.options)

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from writegate.eventlog import Actor
 from writegate.eventlog.bulk import bulk
 from writegate.gate.api import Gate
+from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import BatchResult, Rejected, WriteNodeResult, WriteRelationshipResult
 from writegate.gate.schema import SchemaRegistry
 
@@ -222,12 +223,17 @@ def read_items(
 
 
 def items_in(gate: Gate, path: Path, fmt: Format) -> int:
-    """How many items an import of ``path`` writes, or tries to (its total, as a job)."""
+    """How many items an import of ``path`` writes, or tries to (its total, as a job).
+    Raises the refusal ``import_file`` would give a file its schema cannot take, before
+    any job starts."""
     try:
         registry: SchemaRegistry | None = gate.current_schema().registry
     except Exception:
         registry = None
-    return len(read_items(path, fmt, registry, {})[0])
+    items = read_items(path, fmt, registry, {})[0]
+    if fmt == "memorymesh" and registry is not None:
+        _refuse_undeclared(items, registry)
+    return len(items)
 
 
 def import_file(
@@ -275,6 +281,8 @@ def _import(
     after: int,
 ) -> ImportSummary:
     items, problems, lines = read_items(path, fmt, registry, common)
+    if fmt == "memorymesh" and registry is not None:
+        _refuse_undeclared(items, registry)
     accepted = remapped = resolved = appended = 0
     for start in range(after - after % CHUNK, len(items), CHUNK):
         pending = items[start : start + CHUNK]
@@ -325,6 +333,25 @@ def _import(
         events_appended=appended,
         problems=problems,
     )
+
+
+def _refuse_undeclared(items: list[Item], registry: SchemaRegistry) -> None:
+    """A MemoryMesh file comes with its own schema: a node type the log's schema neither
+    declares nor remaps means that schema was never published here (its import refused, or
+    not run), and the file's entities would land on the fallback label of another log's
+    schema. Nothing is written then."""
+    types = {str(i.op["label"]) for i in items if i.op["op"] == "write_node"}
+    missing = sorted(
+        t for t in types if registry.get_entry(t) is None and registry.remap_target(t) is None
+    )
+    if missing:
+        raise GateRejection(
+            ErrorCode.SCHEMA_UNKNOWN_LABEL,
+            f"the log's schema declares no label for the file's node type(s) {', '.join(missing)}:"
+            " publish the file's schema first (writegate schema import-memorymesh DIR);"
+            " nothing was imported",
+            {"node_types": missing},
+        )
 
 
 def _remapped(result: BatchResult) -> int:

@@ -105,3 +105,24 @@ def test_an_import_that_rejects_anything_exits_non_zero_after_its_summary(tmp_pa
         in done.stdout
     )
     assert "error:" not in done.stderr
+
+
+def test_a_memorymesh_import_whose_types_the_schema_lacks_writes_nothing(tmp_path: Path) -> None:
+    """Third day 9: pasted after the README, the guide's schema import was refused and the
+    data import then landed MemoryMesh's entities on the README log's fallback label. A
+    MemoryMesh file comes with its schema: a node type the log's schema neither declares
+    nor remaps means that schema is not there, so nothing is written and the line says
+    which types and what to run."""
+    db = tmp_path / "m.db"
+    run(db, "init", "--schema", str(FIXTURES / "schema.yaml"))  # it has a fallback label
+    head = json.loads(run(db, "status", "--json").stdout.splitlines()[0])["head"]
+    args = ("import", "memorymesh", str(MESH / "memory.jsonl"), "--method", "parsed")
+    out = run(db, *args, code=2)  # as for a file that is not there: no job is started
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ")
+    assert "Traceback" not in out.stderr
+    assert "SCHEMA_UNKNOWN_LABEL" in last
+    assert "npc" in last
+    assert "writegate schema import-memorymesh" in last
+    assert json.loads(run(db, "status", "--json").stdout.splitlines()[0])["head"] == head
+    assert "0 jobs" in run(db, "jobs").stdout
