@@ -176,6 +176,7 @@ class Runner:
             else:
                 t.conflicts += 1
                 named = [n for n in [_node(out.details)] if n is not None]
+                named += [_key(c["merge_keys"]) for c in out.details.get("candidates", [])]
             right = any(self.entity_of.get(k) == record.entity for k in named)
             t.refused += 1
             t.refused_right += right and out.error_code == "POSSIBLE_DUPLICATE"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from writegate.eventlog import Transaction
@@ -27,6 +28,7 @@ from writegate.gate.models import (
     WriteRelationshipRequest,
 )
 from writegate.gate.resolution import disputes, endpoints, matching
+from writegate.gate.resolution.alternatives import alternatives
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.registry import RelationshipEntry, SchemaEntry
 from writegate.gate.scopes import end_scopes, node_scope
@@ -189,7 +191,8 @@ class Planner:
                     raise checks.missing(resolved.label, still, required)
             held = existing if existing is not None and not existing.stub else None
             if held is not None and not same:  # another thing of the same name: refused
-                disputes.check_landing(entry, held, changes, hold=not self.reviewed)
+                maybe = partial(alternatives, self.state, tx.conn, entry, held, changes)
+                disputes.check_landing(entry, held, changes, not self.reviewed, maybe)
             now = scope_of(tx.conn, target.identity)
             scope, moved = node_scope(snapshot, target.label, request.scope, now)
             said = heard.Saying(changes, valid, provenance, expected, request_json, item)

@@ -16,7 +16,7 @@ sibling model, the writer says which), not where it is a spelling or within a to
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -70,11 +70,17 @@ number within its tolerance is not."""
 
 
 def check_landing(
-    entry: SchemaEntry, row: NodeRow, written: Mapping[str, Any], *, hold: bool
+    entry: SchemaEntry,
+    row: NodeRow,
+    written: Mapping[str, Any],
+    hold: bool,
+    alternatives: Callable[[], list[dict[str, Any]]] = list,
 ) -> None:
     """Refuse (or, with a review lane and ``hold``, hold) a write to the held node ``row``
     whose identifying fields disagree with it; nothing for a label that does not resolve,
-    nor for a write a reviewer approved (``hold`` False: they said it is this one)."""
+    nor for a write a reviewer approved (``hold`` False: they said it is this one). The
+    refusal names the other nodes the write may mean (``alternatives``: the candidates its
+    name and values would be proposed), so the writer can name the right one."""
     rules = entry.resolution
     if rules is None or not hold:
         return
@@ -86,15 +92,18 @@ def check_landing(
     node = clear_identity(entry.label, dict(keys))
     if _review_lane(entry, found):
         raise Held(f"it names {node} but another {found[0].field} ({said})")
+    others = alternatives()
+    maybe = [f"; it may be {clear_identity(o['label'], o['merge_keys'])}" for o in others[:1]]
     raise GateRejection(
         ErrorCode.IDENTITY_CONFLICT,
         f"{node} holds another {', '.join(d.field for d in found)} ({said}): this is probably "
-        "another thing of the same name; name it by other keys, or send resolution: same if "
-        "it is this one",
+        f"another thing of the same name{''.join(maybe)}; name it by other keys, or "
+        "send resolution: same if it is this one",
         {
             "label": entry.label,
             "merge_keys": dict(keys),
             "disputes": [d.model_dump(mode="json") for d in found],
+            "candidates": others,
         },
     )
 

@@ -205,3 +205,29 @@ def probe_statement(
     for start, stop, _ in ranges:
         params += (start, stop, limit)
     return _probe_sql(tuple(descending for _, _, descending in ranges)), params
+
+
+def past_namesakes(
+    conn: Sql, ranges: Sequence[tuple[str, str, bool]], rows: list[tuple[str, str]], limit: int
+) -> list[tuple[str, str]]:
+    """``rows`` (a probe of ``ranges``, at most ``limit`` a range) with each range read on
+    past keys its rows repeat, until it has met ``limit`` names: nodes sharing a name
+    (namesakes, duplicates written as new) take one place of a range, not every place, so
+    the next name along is still met. Most probes repeat no key and read nothing more; one
+    that does reads at most ``limit`` more bounded ranges."""
+    out = list(rows)
+    held = set(out)
+    for start, stop, descending in ranges:
+        window = sorted((r for r in out if start <= r[0] < stop), reverse=descending)[:limit]
+        names = {key for key, _ in window}
+        for _ in range(limit):
+            if len(window) < limit or len(names) >= limit:
+                break
+            last = window[-1][0]
+            lo, hi = (start, last) if descending else (last + "\x01", stop)
+            sql, params = probe_statement(((lo, hi, descending),), limit)
+            window = [(row[0], row[1]) for row in conn.execute(sql, params)]
+            names.update(key for key, _ in window)
+            out += [r for r in window if r not in held]
+            held.update(window)
+    return out

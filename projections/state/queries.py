@@ -246,15 +246,15 @@ class StateReader:
         self, conn: Sql, ranges: Sequence[tuple[str, str, bool]], limit: int
     ) -> list[tuple[str, str]]:
         """(key, identity) of the index rows in each range (``start <= key < stop``, read
-        descending where the flag says), at most ``limit`` a range: one statement, each
-        range a bounded walk of the index, however many rows share its keys."""
+        descending where the flag says), at most ``limit`` names a range (namesakes take
+        one place: ``blocking.past_namesakes``), each range a bounded walk of the index."""
         if not ranges:
             return []
-        kept = remembered.probed(conn, tuple(ranges), limit)  # read ahead (PostgreSQL)
-        if kept is not None:
-            return kept
-        sql, params = blocking.probe_statement(ranges, limit)
-        return [(row[0], row[1]) for row in conn.execute(sql, params)]
+        rows = remembered.probed(conn, tuple(ranges), limit)  # read ahead (PostgreSQL)
+        if rows is None:
+            sql, params = blocking.probe_statement(ranges, limit)
+            rows = [(row[0], row[1]) for row in conn.execute(sql, params)]
+        return blocking.past_namesakes(conn, ranges, rows, limit)
 
     def edges_from(self, conn: Sql, identity: str, type: str) -> list[EdgeRow]:
         """The relationships of one type starting at a node (what a functional type allows

@@ -212,3 +212,17 @@ def test_a_name_several_nodes_hold_never_auto_lands(gate: Gate, kind: str) -> No
     assert {c["verdict"] for c in out.details["candidates"]} == {"possible"}
     reasons = [r for c in out.details["candidates"] for r in c["reasons"]]
     assert any("several nodes of the label hold already" in r for r in reasons)
+
+
+@pytest.mark.parametrize("kind", ["Firm", "Company"])
+def test_namesakes_take_one_place_of_a_probe_not_every_place(gate: Gate, kind: str) -> None:
+    """A probe reads a few index rows a range; nodes sharing one name (duplicates written
+    as new, namesakes) used to fill them all, hiding the next name along — on a public set
+    of patent applicants, a company's own earlier record. A name fills one place."""
+    write(gate, kind, "essetab", title="DSM Essetab", city="Geleen")
+    for n in range(4):  # the same other name, four times: they fill a range's rows
+        write(gate, kind, f"ip{n}", new=True, title="Assetab DSM IP", city="Heerlen")
+    out = write(gate, kind, "asked", title="Assetab DSM")
+    assert isinstance(out, Rejected), out
+    assert out.error_code == "POSSIBLE_DUPLICATE"
+    assert {"key": "essetab"} in [c["merge_keys"] for c in out.details["candidates"]]

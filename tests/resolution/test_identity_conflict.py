@@ -194,3 +194,36 @@ def test_the_guides_identity_commands_work_as_pasted(tmp_path: Path) -> None:
     landed = pasted(third)
     assert landed.returncode == 0, landed.stderr
     assert "version 2" in landed.stdout or "seq 3" in landed.stdout, landed.stdout
+
+
+def test_a_conflict_names_the_nodes_the_write_may_mean(gate: Gate) -> None:
+    """Refused because the node its keys name is another person, a write is told which
+    held nodes it may mean instead (a public set's typist wrote a surname alone, which
+    another person's node held): the candidates its name and values would be proposed."""
+
+    def named(name: str, ssn: str, dob: str) -> object:
+        return gate.write_node(
+            label="Person",
+            merge_keys={"name": name},
+            properties={"ssn": ssn, "dob": dob},
+            source="s",
+            extraction_method="api",
+            resolution="new",
+        )
+
+    assert isinstance(named("isabella nguyen", "8693348", "1976-05-17"), WriteNodeResult)
+    assert isinstance(named("nguyen", "9550440", "1959-10-19"), WriteNodeResult)
+    out = gate.write_node(
+        label="Person",
+        merge_keys={"name": "nguyen"},
+        properties={"ssn": "8693348", "dob": "1976-05-17"},
+        source="s",
+        extraction_method="api",
+    )
+    assert isinstance(out, Rejected)
+    assert out.error_code == "IDENTITY_CONFLICT"
+    assert out.details["merge_keys"] == {"name": "nguyen"}
+    candidates = out.details["candidates"]
+    assert [c["merge_keys"] for c in candidates] == [{"name": "isabella nguyen"}]
+    assert any("ssn" in reason for reason in candidates[0]["reasons"])
+    assert "isabella nguyen" in out.message
