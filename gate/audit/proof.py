@@ -22,6 +22,7 @@ from typing import Any
 from writegate.eventlog import Log
 from writegate.language import RelationshipWritten, payload_of, provenance_of
 from writegate.language.identities import relationship_stream
+from writegate.language.observations import document_of, observation_stream
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class FactProof:
     replaced_by: str | None = None  # the later event's id, when not current
     replaced_at: int | None = None
     replaced_how: str | None = None  # that event's type (relationship.written: superseded)
+    citations: list[str] = field(default_factory=list)  # the events recording its observations
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,18 @@ def _fact(log: Log, triplet: Mapping[str, Any], at: int) -> FactProof:
         or provenance.confidence != said.get("confidence", provenance.confidence)
     ):
         raise _Failed(f"event {event_id} has another source or confidence than shown", event_id)
+    citations = [_recorded(log, str(o), at, event_id) for o in said.get("observationIds", [])]
     latest = log.latest(relationship_stream(written.identity))
     if latest is None or latest.seq == seq:
-        return FactProof(fact, event_id, seq, True)
-    return FactProof(fact, event_id, seq, False, latest.event_id, latest.seq, latest.type)
+        return FactProof(fact, event_id, seq, True, citations=citations)
+    return FactProof(
+        fact, event_id, seq, False, latest.event_id, latest.seq, latest.type, citations
+    )
+
+
+def _recorded(log: Log, cited: str, at: int, by: str) -> str:
+    """The event that recorded observation ``cited`` by seq ``at`` (the proof fails without)."""
+    page = log.read(stream=observation_stream(document_of(cited)), limit=1, to_seq=at)
+    if not page.events:
+        raise _Failed(f"event {by} cites observation {cited}, not recorded by seq {at}", by)
+    return page.events[0].event_id

@@ -15,7 +15,7 @@ from tests.conftest import SEED_SCHEMA
 from tests.projections.history import ADA, prov
 from tests.server.harness import stdio_agent
 from writegate.eventlog.tables import APPEND_ONLY_TRIGGERS, create_tables
-from writegate.gate import Gate
+from writegate.gate import Gate, ObservationResult
 
 pytestmark = pytest.mark.anyio
 
@@ -66,8 +66,15 @@ async def test_an_answer_is_proven_later_and_fails_once_tampered(
 ) -> None:
     with Gate.open(any_db) as gate:
         assert gate.publish_schema(SEED_SCHEMA).status == "published"
+        heard = gate.record_observation(
+            text="Alice works for Initech.",
+            source="https://example.org/team",
+            extraction_method="parsed",
+        )
+        assert isinstance(heard, ObservationResult), heard
         for name in ("Alice", "Bob"):
-            said = gate.write_relationship(actor=ADA, **_works(name))  # type: ignore[arg-type]
+            cites = [heard.observation_id] if name == "Alice" else None
+            said = gate.write_relationship(actor=ADA, observations=cites, **_works(name))  # type: ignore[arg-type]
             assert said.status == "written", said
     tokens = {"WRITEGATE_TOKENS": str(tmp_path / "tokens.json")}  # PostgreSQL's has no file
     async with stdio_agent(any_db, "reader-1", ("reader",), env=tokens) as agent:
@@ -90,7 +97,9 @@ async def test_an_answer_is_proven_later_and_fails_once_tampered(
     assert proven["ok"], proven
     assert proven["seq"] == at["seq"]
     facts = {f["fact"].split(" ")[0]: f for f in proven["facts"]}
-    assert facts['Person{"name":"Alice"}']["current"]
+    alice = facts['Person{"name":"Alice"}']
+    assert alice["current"]
+    assert alice["citations"] == [heard.event_id]
     bob = facts['Person{"name":"Bob"}']
     assert not bob["current"]
     assert bob["replaced_how"] == "relationship.deleted"
