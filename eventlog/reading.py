@@ -61,10 +61,12 @@ class LogReader:
         meanwhile. This backend keeps none."""
         return nullcontext()
 
-    def verify(self, *, batch: int = 5000) -> VerifyReport:
-        """Recompute the whole hash chain, as of one commit, in pages of ``batch`` (memory
-        stays flat however long the log); the report names the first bad seq, if any."""
-        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?"
+    def verify(self, *, batch: int = 5000, to_seq: int | None = None) -> VerifyReport:
+        """Recompute the whole hash chain (or its events up to ``to_seq``: what an answer
+        read then relied on), as of one commit, in pages of ``batch`` (memory stays flat
+        however long the log); the report names the first bad seq, if any."""
+        last = "" if to_seq is None else f" AND seq <= {int(to_seq)}"
+        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ?{last} ORDER BY seq LIMIT ?"
 
         audit = SealAudit()
 

@@ -117,6 +117,15 @@ class ObservationMatch(BaseModel):
     start: int | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
+class AnsweredAt(BaseModel):
+    """The log's head when the answer was read: what ``writegate prove`` checks it against."""
+
+    model_config = WIRE
+
+    seq: int
+    head_hash: str
+
+
 class QueryResult(BaseModel):
     """Ranked triplets, the seeds they grew from, and whether a bound cut the answer."""
 
@@ -130,3 +139,4 @@ class QueryResult(BaseModel):
     # a scoped read's relationships leading from the nodes it names (seeds, triplets' ends)
     # into scopes the caller cannot see, per scope (``gate.reads.scoped``); absent unscoped
     withheld: dict[str, int] | None = Field(default=None, exclude_if=lambda v: v is None)
+    answered_at: AnsweredAt | None = Field(default=None, exclude_if=lambda v: v is None)

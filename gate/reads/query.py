@@ -36,6 +36,7 @@ from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.reads import recall
 from writegate.gate.reads.answers import (
+    AnsweredAt,
     ObservationMatch,
     QueryResult,
     Seed,
@@ -160,6 +161,7 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
     config = asked.config
     floor = config.feedback_floor
     with log.snapshot() as conn:
+        head_seq, head_hash = log.head()  # the snapshot's head: what the answer is true of
         graph: QueryGraph
         if asked.as_of is None and asked.valid_at is None:
             graph = Present(log, conn, state)
@@ -224,6 +226,7 @@ def answer(log: Log, state: StateProjection, decay: Decay | None, asked: Asked) 
         observations=found_said,
         expansion=config.expansion.value,
         truncated=len(found) > config.top_k or hood.truncated or len(ranked) > len(kept),
+        answered_at=AnsweredAt(seq=head_seq, head_hash=head_hash),
     )
 
 
