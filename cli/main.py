@@ -36,7 +36,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "List events, oldest first, filtered and paginated (continue with --after).",
     ),
     "verify": ("verify:verify", "Check that the history is what was written."),
-    "prove": ("prove:prove", "Prove a saved graph_query answer against this log."),
+    "prove": (
+        "prove:prove",
+        "Prove a saved graph_query ANSWER against this log (a backup taken later will do).",
+    ),
     "copy": (
         "copy:copy",
         "Copy a log into another database, event by event, each event checked.",
