@@ -65,14 +65,14 @@ class LogReader:
         """Recompute the whole hash chain (or its events up to ``to_seq``: what an answer
         read then relied on), as of one commit, in pages of ``batch`` (memory stays flat
         however long the log); the report names the first bad seq, if any."""
-        last = "" if to_seq is None else f" AND seq <= {int(to_seq)}"
-        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ?{last} ORDER BY seq LIMIT ?"
+        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?"
+        last = (1 << 62) if to_seq is None else to_seq
 
         audit = SealAudit()
 
         def rows(conn: Sql) -> Iterator[Any]:
             after = 0
-            while chunk := conn.execute(sql, (after, batch)).fetchall():
+            while chunk := conn.execute(sql, (after, last, batch)).fetchall():
                 audit.see(conn, chunk)
                 yield from chunk
                 after = chunk[-1][0]

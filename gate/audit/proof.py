@@ -80,13 +80,17 @@ def prove(log: Log, answer: Mapping[str, Any]) -> ProofReport:
     at = answer.get("answeredAt") or answer.get("answered_at")
     if not isinstance(at, Mapping):
         return ProofReport(False, 0, "", "the answer names no answeredAt (seq and head hash)")
-    seq, head = int(at["seq"]), str(at.get("headHash", at.get("head_hash", "")))
+    seq, head = at.get("seq"), str(at.get("headHash", at.get("head_hash", "")))
+    if not isinstance(seq, int):
+        return ProofReport(False, 0, head, "the answer's answeredAt names no seq")
     try:
         with log.snapshot():
             _chain(log, seq, head)
             facts = [_fact(log, t, seq) for t in answer.get("triplets", [])]
     except _Failed as failed:
         return ProofReport(False, seq, head, failed.reason, failed.event)
+    except (KeyError, TypeError, ValueError) as exc:  # a triplet not as graph_query writes one
+        return ProofReport(False, seq, head, f"a triplet is not as graph_query answers: {exc!r}")
     return ProofReport(True, seq, head, facts=facts)
 
 

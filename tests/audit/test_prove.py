@@ -128,3 +128,16 @@ async def test_an_answer_from_another_log_is_not_proven(tmp_path: Path) -> None:
     failed = writegate(other, "prove", str(answer), code=1)
     assert "not proven:" in failed.stderr
     writegate(first, "prove", str(answer))
+
+
+async def test_a_file_that_is_no_answer_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    db = tmp_path / "a.db"
+    with Gate.open(db) as gate:
+        gate.publish_schema(SEED_SCHEMA)
+    no_triplet = '{"answeredAt": {"seq": 0, "headHash": ""}, "triplets": [{"provenance": {}}]}'
+    for text in ('{"answeredAt": {"seq": "x"}}', no_triplet, "[1]", "not json"):
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        failed = writegate(db, "prove", str(bad), code=1)
+        assert "Traceback" not in failed.stderr
+        assert len(failed.stderr.strip().splitlines()) == 1, failed.stderr
