@@ -215,6 +215,8 @@ def past_namesakes(
     (namesakes, duplicates written as new) take one place of a range, not every place, so
     the next name along is still met. Most probes repeat no key and read nothing more; one
     that does reads at most ``limit`` more bounded ranges."""
+    if len({key for key, _ in rows}) == len(rows):  # most probes: no name repeats
+        return rows
     out = list(rows)
     held = set(out)
     for start, stop, descending in ranges:
