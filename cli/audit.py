@@ -28,6 +28,7 @@ from writegate.cli.render import (
     plain,
 )
 from writegate.cli.stores import projection_checkpoints
+from writegate.cli.tables import Rows
 from writegate.gate.audit.auditor import Auditor, Facet, Summary
 from writegate.gate.audit.report import ProjectionLag, Report, gate_report
 from writegate.gate.audit.trail import Change, Trail
@@ -50,9 +51,11 @@ def _trail(trail: Trail, fmt: str) -> None:
         return
     if not trail.entries:
         fail(f"no history for {trail.identity}")
-    table = Table(title=f"{trail.identity} ({'exists' if trail.exists else 'deleted'})")
-    for column in ("seq", "time", "agent", "source / method", "conf", "changes"):
-        table.add_column(column, overflow="fold")
+    table = Rows(
+        f"{trail.identity} ({'exists' if trail.exists else 'deleted'})",
+        ("seq", "time", "agent", "source / method", "conf", "changes"),
+        whole={"seq", "time", "agent", "source / method", "conf"},
+    )
     for e in trail.entries:
         changes = ", ".join(_change(k, c) for k, c in e.changes.items())
         if e.remapped_from:
@@ -74,11 +77,13 @@ def _trail(trail: Trail, fmt: str) -> None:
         console().print(_relationships_table(trail))
 
 
-def _support_table(trail: Trail) -> Table:
+def _support_table(trail: Trail) -> Rows:
     last = trail.supported_by[-1]
-    table = Table(title=f"supported by (confidence {plain(last.corroborated_confidence)})")
-    for column in ("seq", "time", "how", "agent", "source / method", "conf"):
-        table.add_column(column, overflow="fold")
+    table = Rows(
+        f"supported by (confidence {plain(last.corroborated_confidence)})",
+        ("seq", "time", "how", "agent", "source / method", "conf"),
+        whole={"seq", "time", "how", "agent", "source / method", "conf"},
+    )
     for s in trail.supported_by:
         table.add_row(
             str(s.seq),
@@ -91,10 +96,12 @@ def _support_table(trail: Trail) -> Table:
     return table
 
 
-def _relationships_table(trail: Trail) -> Table:
-    table = Table(title=f"its relationships: {counted(len(trail.relationships), 'event')}")
-    for column in ("seq", "time", "relationship", "event", "agent", "conf", "changes"):
-        table.add_column(column, overflow="fold")
+def _relationships_table(trail: Trail) -> Rows:
+    table = Rows(
+        f"its relationships: {counted(len(trail.relationships), 'event')}",
+        ("seq", "time", "relationship", "event", "agent", "conf", "changes"),
+        whole={"seq", "time", "relationship", "event", "agent", "conf"},
+    )
     for e in trail.relationships:
         arrow = (
             f"-[{e.relationship_type}]-> {e.other}"

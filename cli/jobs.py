@@ -13,12 +13,19 @@ from collections.abc import Callable
 
 import click
 from pydantic import BaseModel
-from rich.table import Table
 
 from writegate.cli.common import Context, fail, fail_each, note, opened, pass_ctx
 from writegate.cli.job_kinds import kinds
 from writegate.cli.log_jobs import log_kinds
-from writegate.cli.render import console, emit_json, emit_jsonl, format_option, plain
+from writegate.cli.render import (
+    console,
+    counted,
+    emit_json,
+    emit_jsonl,
+    format_option,
+    plain,
+)
+from writegate.cli.tables import Rows
 from writegate.gate import Gate
 from writegate.gate.jobs import Job, JobFailed, JobNotFound, Jobs, JobView, TargetBusy
 
@@ -162,16 +169,18 @@ def jobs_list(ctx: Context, fmt: str, limit: int) -> None:
     if fmt == "json":
         click.echo("[" + ",".join(view.model_dump_json() for view in views) + "]")
         return
-    table = Table(title=f"{len(views)} job{'' if len(views) == 1 else 's'}")
-    for column in ("id", "kind", "target", "owner", "requested", "state", "progress", "outcome"):
-        table.add_column(column, overflow="fold")
+    table = Rows(
+        counted(len(views), "job"),
+        ("id", "kind", "target", "owner", "requested", "state", "progress", "outcome"),
+        whole={"id", "kind", "target", "owner", "requested", "progress"},
+    )
     for v in views:
         table.add_row(
             str(v.id),
             v.kind,
             v.target,
             v.owner,
-            v.requested_at,
+            v.requested_at[:19].replace("T", " "),
             v.state + (" (cancelling)" if v.cancel_requested and v.state == "running" else ""),
             f"{v.done:,}/{v.total:,}",
             plain(v.outcome),

@@ -19,6 +19,7 @@ from rich.table import Table
 from writegate.cli.common import Context, emit_result, fail, opened, parse_time, pass_ctx
 from writegate.cli.grants import read_grant
 from writegate.cli.render import console, counted, emit_json, emit_jsonl, plain
+from writegate.cli.tables import Rows
 from writegate.cli.written import write_format
 from writegate.gate.reads.observations import ObservationPage, ObservationView
 
@@ -135,9 +136,11 @@ def show_observations(page: ObservationPage, fmt: str) -> None:
     if fmt == "jsonl":
         emit_jsonl(page.observations)
         return
-    table = Table(title=counted(len(page.observations), "observation"))
-    for column in ("observation", "said at", "source / method", "text", "facts"):
-        table.add_column(column, overflow="fold")
+    table = Rows(
+        counted(len(page.observations), "observation"),
+        ("observation", "said at", "source / method", "text", "facts"),
+        whole={"observation", "said at", "facts"},
+    )
     for o in page.observations:
         table.add_row(
             o.observation_id,

@@ -10,7 +10,6 @@ from __future__ import annotations
 from datetime import datetime
 
 import click
-from rich.table import Table
 
 from writegate.cli.common import Context, parse_time, pass_ctx
 from writegate.cli.nodes import NodeName
@@ -24,6 +23,7 @@ from writegate.cli.render import (
     plain,
     withheld_line,
 )
+from writegate.cli.tables import Rows
 from writegate.gate.models import NodeRef
 from writegate.gate.reads.answers import QueryResult
 from writegate.gate.reads.query import DEFAULT, MAX_OBSERVATIONS, MAX_QUERY_DEPTH, MAX_TOP_K
@@ -103,9 +103,11 @@ def _name(ref: NodeRef) -> str:
 
 def _show(found: QueryResult) -> None:
     out = console()
-    table = Table(title=counted(len(found.triplets), "triplet"))
-    for column in ("score", "from", "type", "to", "matched", "hops", "written by", "conf"):
-        table.add_column(column, overflow="fold")
+    table = Rows(
+        counted(len(found.triplets), "triplet"),
+        ("score", "from", "type", "to", "matched", "hops", "written by", "conf"),
+        whole={"score", "from", "type", "to", "hops", "conf"},
+    )
     for t in found.triplets:
         p = t.provenance
         table.add_row(
@@ -116,19 +118,21 @@ def _show(found: QueryResult) -> None:
             " ".join(t.why.terms),
             str(t.why.hops),
             f"{p.agent}, seq {p.seq}",
-            plain(p.confidence),
+            plain(p.confidence if p.corroborated_confidence is None else p.corroborated_confidence),
         )
     out.print(table)
-    seeds = Table(title=counted(len(found.seeds), "seed"))
-    for column in ("node", "score", "terms"):
-        seeds.add_column(column, overflow="fold")
+    seeds = Rows(
+        counted(len(found.seeds), "seed"), ("node", "score", "terms"), whole={"node", "score"}
+    )
     for s in found.seeds:
         seeds.add_row(_name(s.node), f"{s.score:.4f}", " ".join(s.terms))
     out.print(seeds)
     if found.observations:
-        said = Table(title=counted(len(found.observations), "observation"))
-        for column in ("score", "said", "text", "found"):
-            said.add_column(column, overflow="fold")
+        said = Rows(
+            counted(len(found.observations), "observation"),
+            ("score", "said", "text", "found"),
+            whole={"score"},
+        )
         for o in found.observations:
             how = ", ".join(o.found_by) or f"{o.places} from {o.context_of}"
             said.add_row(f"{o.score:.3f}", f"{o.said_at[:19]} {o.session or ''}", o.text, how)

@@ -15,7 +15,6 @@ from datetime import datetime
 from typing import Any
 
 import click
-from rich.table import Table
 
 from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
 from writegate.cli.grants import read_grant
@@ -30,6 +29,7 @@ from writegate.cli.render import (
     plain,
     withheld_line,
 )
+from writegate.cli.tables import Rows
 from writegate.gate import Gate
 from writegate.gate.errors import GateRejection
 from writegate.gate.models import NodeRef
@@ -207,10 +207,12 @@ def _ref_name(ref: NodeRef) -> str:
     return _name(ref.label, ref.merge_keys)
 
 
-def _nodes_table(nodes: list[NodeView]) -> Table:
-    table = Table(title=counted(len(nodes), "node"))
-    for column in ("node", "properties", "conf", "source / method", "written by"):
-        table.add_column(column, overflow="fold")
+def _nodes_table(nodes: list[NodeView]) -> Rows:
+    table = Rows(
+        counted(len(nodes), "node"),
+        ("node", "properties", "conf", "source / method", "written by"),
+        whole={"node", "conf"},
+    )
     for node in nodes:
         p = node.provenance
         table.add_row(
@@ -222,17 +224,19 @@ def _nodes_table(nodes: list[NodeView]) -> Table:
                 else ""
             ),
             assignments(node.properties),
-            plain(p.confidence),
+            plain(p.confidence if p.corroborated_confidence is None else p.corroborated_confidence),
             f"{p.source} / {p.extraction_method}",
             f"{p.agent}, seq {p.seq}",
         )
     return table
 
 
-def _edges_table(edges: list[EdgeView]) -> Table:
-    table = Table(title=counted(len(edges), "relationship"))
-    for column in ("from", "type", "to", "properties", "conf", "source / method"):
-        table.add_column(column, overflow="fold")
+def _edges_table(edges: list[EdgeView]) -> Rows:
+    table = Rows(
+        counted(len(edges), "relationship"),
+        ("from", "type", "to", "properties", "conf", "source / method"),
+        whole={"from", "type", "to", "conf"},
+    )
     for edge in edges:
         p = edge.provenance
         table.add_row(

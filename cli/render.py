@@ -1,16 +1,18 @@
 """How read commands print: ``--format table|json|jsonl``, values as a person reads them.
 
 JSON is the result model exactly as the MCP tools return it (``gate.dump``), so a script
-and an agent read the same shape. Tables are rich tables as wide as the terminal (rich
-measures it; ``COLUMNS`` overrides), and a value in a cell is plain text or JSON — never
-a Python repr such as ``None`` or ``['a']``. ``--json``, on every command with a machine
-format, is machine output, one JSON value a line: ``--format jsonl`` where the command
-lists, else ``--format json`` (its one result, on one line).
+and an agent read the same shape. Tables fit the terminal (rich measures it; ``COLUMNS``
+overrides) without breaking an id (``cli.tables``), and a value in a cell is plain text or
+JSON — never a Python repr such as ``None`` or ``['a']``. ``--json``, on every command
+with a machine format, is machine output, one JSON value a line: ``--format jsonl`` where
+the command lists, else ``--format json`` (its one result, on one line).
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 FORMATS = ("table", "json", "jsonl")
+_UNBOUNDED = 100_000  # columns: a piped table is as wide as its cells
 _SAID = {
     "table": "table",
     "markdown": "markdown (one page)",
@@ -114,10 +117,12 @@ def withheld_line(withheld: dict[str, int] | None) -> str | None:
 
 
 def console() -> Console:
-    """A console as wide as the terminal."""
+    """A console as wide as the terminal; piped (and no ``COLUMNS`` given), as wide as what
+    it prints: a file or a pager gets whole lines, not a table folded at 80 columns."""
     from rich.console import Console
 
-    return Console()
+    piped = not sys.stdout.isatty() and not os.environ.get("COLUMNS", "").isdigit()
+    return Console(width=_UNBOUNDED if piped else None)
 
 
 def json_line(model: BaseModel) -> str:

@@ -11,6 +11,7 @@ from rich.table import Table
 from writegate.cli.common import Context, fail, opened, pass_ctx
 from writegate.cli.ids import resolve_id
 from writegate.cli.render import assignments, console, emit_json, format_option, plain
+from writegate.cli.tables import Rows
 from writegate.cli.written import emit_written, write_format
 from writegate.gate.review import Decision, ReviewQueue
 
@@ -32,10 +33,11 @@ def review_list(ctx: Context, everything: bool, limit: int, fmt: str) -> None:
     if fmt == "json":
         emit_json(queue)
         return
-    table = Table(title=f"{queue.pending} pending")
-    table.add_column("proposal", no_wrap=True, min_width=len(max(_ids(queue), key=len, default="")))
-    for column in ("status", "agent", "operation", "target", "conf", "reason"):
-        table.add_column(column, overflow="fold")
+    table = Rows(
+        f"{queue.pending} pending",
+        ("proposal", "status", "agent", "operation", "target", "conf", "reason"),
+        whole={"proposal", "status", "agent", "operation", "target", "conf"},
+    )
     for p in queue.proposals:
         table.add_row(
             p.proposal, p.status, p.agent, p.operation, p.target, plain(p.confidence), p.reason

@@ -24,11 +24,12 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
+from rich.text import Text
 
 from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
 from writegate.cli.config import GraphConfig, ProjectionConfig, Settings
-from writegate.cli.render import counted, format_option
+from writegate.cli.render import console, counted, format_option
+from writegate.cli.tables import Rows
 from writegate.eventlog import EventLogError, Log, open_log
 from writegate.projections.contract import ProjectionError, Projector
 from writegate.projections.runner import (
@@ -145,17 +146,23 @@ def status_command(ctx: Context, fmt: str) -> None:
                 click.echo(json.dumps(line))
         _status_failure(rows)
         return
-    table = Table("projection", "store", "checkpoint", "head", "lag", title="projections")
+    table = Rows(
+        "projections",
+        ("projection", "store", "checkpoint", "head", "lag"),
+        whole={"projection", "checkpoint", "head"},
+    )
     table.add_row(INLINE, f"inline in {ctx.where}", str(head), str(head), "0")
     for row in rows:
         store = settings.projections[row.name].describe()
         if row.error:
-            table.add_row(row.name, store, "?", str(row.head), f"[red]unreachable: {row.error}")
+            lag = Text(f"unreachable: {row.error}", style="red")
+            table.add_row(row.name, store, "?", str(row.head), lag)
         elif problem := _problem(row):
-            table.add_row(row.name, store, str(row.checkpoint), str(row.head), f"[red]{problem}")
+            bad = Text(problem, style="red")
+            table.add_row(row.name, store, str(row.checkpoint), str(row.head), bad)
         else:
             table.add_row(row.name, store, str(row.checkpoint), str(row.head), str(row.lag))
-    Console().print(table)
+    console().print(table)
     _status_failure(rows)
 
 

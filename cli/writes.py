@@ -8,6 +8,7 @@ rejection as one line. Nodes are named as ``cli.nodes`` says: ``Person:name=Ada`
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -252,6 +253,9 @@ def write_relationship(
     emit_written(result, fmt, as_json)
 
 
+_BAR_FROM = 1_000  # items: a smaller batch is written before a bar would be read
+
+
 @write.command("batch")
 @click.argument("path", type=click.File("rb"))
 @click.option("--idempotency-key", help="Retrying with the same key appends nothing.")
@@ -271,8 +275,20 @@ def write_batch(
             items = [orjson.loads(line) for line in text.splitlines() if line.strip()]
     except orjson.JSONDecodeError as exc:
         fail(f"{path.name}: not JSON or JSON Lines: {exc}", 2)
-    with opened(ctx) as gate:
-        result = gate.write_batch(items=items, idempotency_key=idempotency_key, actor=ctx.actor)
+    from writegate.cli.stores import progress_bar
+
+    shown = sys.stderr.isatty() and isinstance(items, list) and len(items) >= _BAR_FROM
+    label = Path(path.name).name
+    with opened(ctx) as gate, progress_bar(len(items), label, "items", shown=shown) as bar:
+        told = [0]
+
+        def progress(done: int, _total: int) -> None:  # a retried transaction starts again
+            bar(max(done - told[0], 0))
+            told[0] = max(told[0], done)
+
+        result = gate.write_batch(
+            items=items, idempotency_key=idempotency_key, actor=ctx.actor, progress=progress
+        )
     emit_written(result, fmt, as_json)
 
 

@@ -23,6 +23,7 @@ from writegate.gate.schema.registry import (
     SchemaRegistry,
     relationship_types,
 )
+from writegate.language import NodeRef
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MAX_LIST_ITEMS = 10_000
@@ -78,6 +79,27 @@ def resolve_type(raw: str, registry: SchemaRegistry) -> ResolvedType:
         ErrorCode.SCHEMA_UNKNOWN_LABEL,
         f"relationship type {raw!r} is not in the schema and has no remap target",
         {"field": "type", "value": raw, "known_types": known},
+    )
+
+
+def check_endpoint(rtype: ResolvedType, side: str, ref: NodeRef) -> None:
+    """A relationship's end (``from`` / ``to``) at a label its type allows; the refusal
+    names the node itself — which of many, in a batch or an import — and how it was written."""
+    allowed = rtype.entry.from_labels if side == "from" else rtype.entry.to_labels
+    if not allowed or ref.label in allowed:
+        return
+    named = ref.identity + (f" (written {ref.remapped_from})" if ref.remapped_from else "")
+    raise GateRejection(
+        ErrorCode.SCHEMA_ENDPOINT_LABEL_NOT_ALLOWED,
+        f"{rtype.type} may not {'start' if side == 'from' else 'end'} at {named}: a "
+        f"{ref.label} ({side} must be one of {list(allowed)})",
+        {
+            "type": rtype.type,
+            "end": side,
+            "label": ref.label,
+            "allowed": list(allowed),
+            "node": ref.identity,
+        },
     )
 
 

@@ -119,18 +119,8 @@ class Planner:
         rtype = checks.resolve_type(request.type, snapshot.registry)
         start = self._endpoint(request.from_label, request.from_keys, snapshot, "from")
         end = self._endpoint(request.to_label, request.to_keys, snapshot, "to")
-        for side, endpoint, allowed in (
-            ("from", start, rtype.entry.from_labels),
-            ("to", end, rtype.entry.to_labels),
-        ):
-            label = endpoint.ref.label
-            if allowed and label not in allowed:
-                raise GateRejection(
-                    ErrorCode.SCHEMA_ENDPOINT_LABEL_NOT_ALLOWED,
-                    f"{rtype.type} may not start/end at {label} ({side} must be one "
-                    f"of {list(allowed)})",
-                    {"type": rtype.type, "end": side, "label": label, "allowed": list(allowed)},
-                )
+        checks.check_endpoint(rtype, "from", start.ref)
+        checks.check_endpoint(rtype, "to", end.ref)
         identity = relationship_identity(rtype.type, start.ref.identity, end.ref.identity)
         return rtype, start, end, identity
 

@@ -5,7 +5,7 @@ exactly as an agent sent them (the MCP tools), by operation name. ``Gate`` has t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -223,14 +223,18 @@ class WriteOperations:
         actor: Actor | None = None,
         guard: WriteGuard | None = None,
         dry_run: bool = False,
+        progress: Callable[[int, int], None] | None = None,
     ) -> BatchResult | Rejected:
         """Several writes accepted or rejected as one; a rejection names the failing item.
 
         ``dry_run`` runs every check, inside the transaction too, then rolls back: the
         result says what would have been written (its ``seq`` values are hypothetical).
+        ``progress(done, total)`` hears of the items written so far (a terminal's bar).
         """
         actor = actor or self.default_actor
-        return self.writer.batch(items, idempotency_key, actor, guard, dry_run=dry_run)
+        return self.writer.batch(
+            items, idempotency_key, actor, guard, dry_run=dry_run, progress=progress
+        )
 
     def merge_nodes(
         self,

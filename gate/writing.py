@@ -186,8 +186,11 @@ class Writer:
         guard: WriteGuard | None,
         *,
         dry_run: bool = False,
+        progress: Callable[[int, int], None] | None = None,
     ) -> BatchResult | Rejected:
-        """Several operations accepted or refused as one; a refusal names the failing item."""
+        """Several operations accepted or refused as one; a refusal names the failing item.
+        ``progress(done, total)``: items written so far in the transaction (from 0 again
+        if it is retried)."""
         request = {"items": items, "idempotency_key": idempotency_key}
         try:
             check_request(request, self._limits())
@@ -218,6 +221,8 @@ class Writer:
                     for index, (emit, item) in enumerate(zip(emitters, items, strict=True)):
                         with _Item(index, item):
                             quietly(emit, quiet)(tx, index)
+                        if progress is not None:
+                            progress(index + 1, len(items))
                     if guard is not None:
                         guard(actor, tx.events)
                     if dry_run:

@@ -255,3 +255,16 @@ def test_missing_required_says_where_it_looked(gate: Gate) -> None:
     assert nothing.error_code == "SCHEMA_MISSING_REQUIRED_PROPERTY"
     assert "stored node" not in nothing.message  # no node was looked up
     assert nothing.details["missing"] == ["name"]
+
+
+def test_a_wrong_endpoint_label_names_the_node_and_how_it_was_written(gate: Gate) -> None:
+    """Issue 42: "KNOWS may not start/end at Entity" left the reader to find which of a
+    batch's or an import's nodes it meant; the refusal names it, and the label it was
+    written as when the schema remapped it."""
+    _setup(gate)
+    item = relationship(type="WORKS_FOR", to_label="person", to_keys={"name": "Bob"})
+    result = gate.write_batch(items=[{"op": "write_relationship", **item}])
+    assert isinstance(result, Rejected)
+    assert result.error_code == "SCHEMA_ENDPOINT_LABEL_NOT_ALLOWED"
+    assert 'may not end at Person{"name":"Bob"} (written :person)' in result.message
+    assert result.details["node"] == 'Person{"name":"Bob"}'
