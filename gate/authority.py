@@ -17,17 +17,23 @@ set it, and the cited observation it came through), so neither a replay nor a re
 recomputes it, and a schema that ranks otherwise later rewrites no history. Under a
 conflict policy a write of lower authority never supersedes a value of higher authority
 (``gate.conflicts``): it is refused with ``AUTHORITY_CONFLICT``, or held for a reviewer
-where the fact's policy is ``review``. Agents are not ranked (the gate has no roles yet).
+where the schema's ``authority.hold`` names the label or type. A write saying a held value
+again at a lower authority leaves that value's writer as it was (``restated``): a lower
+write cannot first restate a value, then replace it. Agents are not ranked (the gate has
+no roles yet).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from writegate.eventlog.reading import cores_at
 from writegate.eventlog.sql import Sql
 from writegate.gate.schema.authority import AuthorityDoc, declared
 from writegate.language import Authority, WriteProvenance, provenance_of
 from writegate.language.observations import document_of
-from writegate.projections.state import StateProjection
+from writegate.projections.state import EdgeRow, NodeRow, StateProjection
 
 
 def of_lineage(
@@ -50,6 +56,32 @@ def of_lineage(
     return provenance.model_copy(update={"authority": low})
 
 
+def restated(
+    state: StateProjection,
+    conn: Sql,
+    held: NodeRow | EdgeRow | None,
+    changes: Mapping[str, Any],
+    incoming: WriteProvenance,
+    keys: Mapping[str, Any],
+) -> dict[str, Any]:
+    """``changes`` without the values it says again that are held at a higher authority
+    (merge keys aside): saying a value again at a lower authority leaves it as trusted as it
+    was, so a lower write cannot first restate a value and then replace it."""
+    if held is None or incoming.authority is None:
+        return dict(changes)
+    now = held.properties
+    same = [n for n, v in changes.items() if n not in keys and n in now and now[n] == v]
+    if not same:
+        return dict(changes)
+    facts = state.facts(conn, held.identity, same)
+    kept = {
+        name
+        for name, fact in facts.items()
+        if fact.provenance is not None and below(incoming.authority, fact.provenance.authority)
+    }
+    return {name: value for name, value in changes.items() if name not in kept}
+
+
 def below(incoming: Authority | None, held: Authority | None) -> bool:
     """Whether a write of ``incoming`` authority is below a value ``held`` at its own (a
     value written while the schema ranked nothing is outranked by nothing)."""
@@ -64,4 +96,4 @@ def said(authority: Authority | None) -> str:
     return f"{authority.rank} ({authority.by}{via})"
 
 
-__all__ = ["below", "declared", "of_lineage", "said"]
+__all__ = ["below", "declared", "of_lineage", "restated", "said"]

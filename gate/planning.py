@@ -18,7 +18,7 @@ from writegate.eventlog import Transaction
 from writegate.gate import checks, citations, conflicts, review
 from writegate.gate import corroboration as heard
 from writegate.gate.ahead import want
-from writegate.gate.authority import declared, of_lineage
+from writegate.gate.authority import declared, of_lineage, restated
 from writegate.gate.errors import ErrorCode, GateRejection, relationship_not_found
 from writegate.gate.formula import FormulaProvider, compute_confidence
 from writegate.gate.models import (
@@ -205,7 +205,7 @@ class Planner:
             )
             written = NodeWritten(
                 node=target,
-                properties=changes,
+                properties=restated(self.state, tx.conn, held, changes, provenance, keys),
                 created=existing is None,
                 stub_resolved=bool(existing and existing.stub),
                 superseded=superseded or None,
@@ -281,7 +281,7 @@ class Planner:
                 remapped_from=rtype.remapped_from,
                 from_node=head,
                 to_node=tail,
-                properties=changes,
+                properties=restated(self.state, tx.conn, held, changes, provenance, {}),
                 created=not exists,
                 stubs_created=absent,
                 superseded=superseded or None,

@@ -108,6 +108,36 @@ def test_an_llm_write_cannot_supersede_a_manual_value(gate: Gate) -> None:
     assert gate.verify().ok
 
 
+def test_saying_a_value_again_at_a_lower_authority_does_not_lower_it(gate: Gate) -> None:
+    assert isinstance(city(gate, "Ada", "London", **MANUAL), WriteNodeResult)
+    again = gate.write_node(
+        label="Person",
+        merge_keys={"name": "Ada"},
+        properties={"city": "London", "nick": "A"},
+        **LLM,
+    )
+    assert isinstance(again, WriteNodeResult)
+    refused = city(gate, "Ada", "Paris", **LLM)
+    assert isinstance(refused, Rejected)
+    assert refused.error_code == "AUTHORITY_CONFLICT"
+    shown = held_city(gate, "Ada")
+    assert shown.properties == {"name": "Ada", "city": "London", "nick": "A"}
+
+
+def test_a_merge_keeps_the_value_of_higher_authority(gate: Gate) -> None:
+    assert isinstance(city(gate, "Ada", "London", **MANUAL), WriteNodeResult)
+    assert isinstance(city(gate, "Ada L", "Paris", **LLM), WriteNodeResult)  # the later one
+    merged = gate.merge_nodes(
+        label="Person",
+        survivor_keys={"name": "Ada"},
+        duplicate_keys={"name": "Ada L"},
+        source="review",
+        extraction_method="manual",
+    )
+    assert not isinstance(merged, Rejected), merged
+    assert held_city(gate, "Ada").properties["city"] == "London"
+
+
 def test_a_lower_write_to_a_held_label_waits_for_a_reviewer(gate: Gate) -> None:
     note: dict[str, Any] = {"label": "Note", "merge_keys": {"name": "n1"}}
     assert isinstance(
