@@ -18,6 +18,8 @@ from writegate.gate import Gate, Rejected, WriteNodeResult
 from writegate.gate.models import ProposedResult, WriteRelationshipResult
 from writegate.gate.observations import ObservationResult
 from writegate.gate.review import ReviewDecision
+from writegate.gate.schema.comparing import diff_documents
+from writegate.gate.schema.document import parse_document
 from writegate.language import (
     Authority,
     NodeWritten,
@@ -244,3 +246,17 @@ def test_without_an_authority_section_nothing_changes(db_path: str | Path) -> No
         assert isinstance(superseded, NodeWritten)
         assert superseded.superseded
         assert "authority" not in superseded.stored()["superseded"][0]
+
+
+def test_the_section_reads_flat_and_a_change_of_ranks_is_named_by_a_diff() -> None:
+    flat = copy.deepcopy(SCHEMA)
+    flat["authority"] = {"manual": 3, "api": 2, "parsed": 2, "llm": 1}
+    before, after = parse_document(SCHEMA), parse_document(flat)
+    assert after.authority is not None
+    assert after.authority.methods == {"manual": 3, "api": 2, "parsed": 2, "llm": 1}
+    (change,) = diff_documents(before, after)
+    assert change.kind == "setting_changed"
+    assert "authority" in change.model_dump_json()
+    unranked = copy.deepcopy(SCHEMA)
+    del unranked["authority"]
+    assert "authority" not in parse_document(unranked).model_dump(mode="json")
