@@ -159,7 +159,7 @@ class Observations:
                     if cited:
                         citations.held(self.state, tx.conn, cited)
                     if self.state.observation(tx.conn, observed.observation) is None:
-                        provenance = of_lineage(self.state, tx.conn, stated, snapshot.authority)
+                        provenance = of_lineage(self.state, tx, stated, snapshot.authority)
                         event = draft(
                             observed,
                             [observed.stream],

@@ -173,7 +173,7 @@ class Planner:
         matching.read_ahead(entry, ref, {**keys, **changes}, new=fresh)  # its candidates
 
         def emit(tx: Transaction, item: int | None) -> None:
-            provenance = of_lineage(self.state, tx.conn, stated, ranks)  # the lowest cited
+            provenance = of_lineage(self.state, tx, stated, ranks)  # the lowest cited
             here = matching.met(self.state, tx.conn, ref)  # a merged duplicate: its survivor
             landing = matching.land(
                 self.state, tx.conn, entry, here.ref, here.row, changes, new=fresh
@@ -251,7 +251,7 @@ class Planner:
         request_json = dict(raw)
 
         def emit(tx: Transaction, item: int | None) -> None:
-            provenance = of_lineage(self.state, tx.conn, stated, ranks)
+            provenance = of_lineage(self.state, tx, stated, ranks)
             ends = endpoints.settle(  # a merged duplicate's survivor; stubs resolved as any node
                 self.state, tx.conn, ((start.ref, start.entry), (end.ref, end.entry)), create=merge
             )

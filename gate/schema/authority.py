@@ -4,18 +4,20 @@
 authority:
   methods: {manual: 3, api: 2, parsed: 2, llm: 1}
   sources: {crm.csv: 3, scraped-web: 1}
+  agents: {hr-import: 3, chat-agent: 1}
   hold: [Person, WORKS_FOR]
 ```
 
 A higher rank is more authority. The flat form the issue shows
 (``authority: {manual: 3, llm: 1}``) ranks methods. A method the section does not rank
 ranks 0, below every ranked one (a new method is not trusted by omission); a source it does
-not rank lowers nothing (sources are free text: only those named are ranked). A write of
+not rank lowers nothing (sources are free text: only those named are ranked), and so does
+an agent it does not rank (agents are ranked by the id their credential authenticates,
+the event's actor: never by what a write says). A write of
 lower authority than a value it would supersede is refused (``AUTHORITY_CONFLICT``), or, for
 the labels and relationship types listed in ``hold``, held for a reviewer. A schema
 without the section ranks nothing: no write carries an authority and conflicts are decided
-as they always were. Agents are not ranked here: a write's agent is its transport's actor,
-and the gate has no roles to rank it by yet.
+as they always were.
 
 The rank of what a writer declares is read here (stateless); the lowest along the write's
 lineage, through the observations it cites, is ``gate.authority``'s.
@@ -31,7 +33,7 @@ from writegate.language import Authority
 
 UNRANKED = 0  # the rank of a method the section does not name
 Lower = Literal["refuse", "review"]  # what a write of lower authority meets
-_KEYS = {"methods", "sources", "hold"}
+_KEYS = {"methods", "sources", "agents", "hold"}
 
 
 class AuthorityDoc(BaseModel):
@@ -39,6 +41,7 @@ class AuthorityDoc(BaseModel):
 
     methods: dict[str, int] = Field(default_factory=dict)
     sources: dict[str, int] = Field(default_factory=dict)
+    agents: dict[str, int] = Field(default_factory=dict)  # by the authenticated agent's id
     # labels and relationship types whose writes of lower authority are held, not refused
     hold: list[str] = Field(default_factory=list)
 
@@ -65,3 +68,11 @@ def declared(doc: AuthorityDoc | None, method: str, source: str) -> Authority | 
     if ranked is not None and ranked < own.rank:
         return Authority(rank=ranked, by=f"source {source}")
     return own
+
+
+def of_agent(doc: AuthorityDoc | None, agent: str, own: Authority | None) -> Authority | None:
+    """``own`` lowered to the rank of the agent who wrote (when the section ranks it)."""
+    ranked = doc.agents.get(agent) if doc is not None else None
+    if own is None or ranked is None or ranked >= own.rank:
+        return own
+    return Authority(rank=ranked, by=f"agent {agent}")

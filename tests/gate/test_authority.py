@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from tests.readme import blocks, section
 from writegate.eventlog import Actor
 from writegate.gate import Gate, Rejected, WriteNodeResult
 from writegate.gate.models import ProposedResult, WriteRelationshipResult
@@ -260,3 +262,46 @@ def test_the_section_reads_flat_and_a_change_of_ranks_is_named_by_a_diff() -> No
     unranked = copy.deepcopy(SCHEMA)
     del unranked["authority"]
     assert "authority" not in parse_document(unranked).model_dump(mode="json")
+
+
+def test_an_agent_ranked_low_lowers_what_it_writes_and_what_it_observed(
+    db_path: str | Path,
+) -> None:
+    document = copy.deepcopy(SCHEMA)
+    document["authority"]["agents"] = {"chat-agent": 1}
+    chat = Actor(agent="chat-agent")
+    with opened(db_path, document) as gate:
+        assert isinstance(city(gate, "Ada", "London", **MANUAL), WriteNodeResult)
+        refused = gate.write_node(
+            label="Person",
+            merge_keys={"name": "Ada"},
+            properties={"city": "Paris"},
+            actor=chat,
+            **MANUAL,
+        )
+        assert isinstance(refused, Rejected)
+        assert refused.error_code == "AUTHORITY_CONFLICT"
+        assert "1 (agent chat-agent)" in refused.message
+        heard = gate.record_observation(text="Ada is in Paris", actor=chat, **MANUAL)
+        assert isinstance(heard, ObservationResult)
+        assert isinstance(
+            city(gate, "Cy", "Paris", [heard.observation_id], **MANUAL), WriteNodeResult
+        )
+        assert held_city(gate, "Cy").provenance.authority == Authority(
+            rank=1, by="agent chat-agent", via=heard.observation_id
+        )
+
+
+def test_the_guides_section_is_a_schema_that_ranks_as_it_says(db_path: str | Path) -> None:
+    [text] = blocks(section("### Authority along the lineage"), "yaml")
+    document = {**copy.deepcopy(SCHEMA), **yaml.safe_load(text)}
+    with opened(db_path, document) as gate:
+        hr = {**MANUAL, "source": "hr.csv"}
+        assert isinstance(city(gate, "Ada", "London", **hr), WriteNodeResult)
+        refused = city(gate, "Ada", "Paris", **API)
+        assert isinstance(refused, Rejected)
+        assert refused.error_code == "AUTHORITY_CONFLICT"
+        note: dict[str, Any] = {"label": "Note", "merge_keys": {"name": "n1"}}
+        assert isinstance(gate.write_node(**note, properties={"text": "a"}, **hr), WriteNodeResult)
+        held = gate.write_node(**note, properties={"text": "b"}, **LLM)
+        assert isinstance(held, ProposedResult), held

@@ -191,6 +191,7 @@ CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (SchemaDocument, "authority"): _set(_top, "authority", None),
     (AuthorityDoc, "methods"): _set(_authority, "methods", {"manual": 2}),
     (AuthorityDoc, "sources"): _set(_authority, "sources", None),
+    (AuthorityDoc, "agents"): _set(_authority, "agents", {"chat-agent": 1}),
     (AuthorityDoc, "hold"): _set(_authority, "hold", ["KNOWS"]),
     (SchemaDocument, "observation_retention"): _retained_observations,
     **{
