@@ -58,9 +58,10 @@ _PRECEDENCE = [
 class Held(Exception):
     """The write changes a fact whose policy is ``review``: it is held, not refused."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, provenance: WriteProvenance | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.provenance = provenance  # the write's, its authority along its lineage
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,7 @@ def _settle(
     held = [old for policy, old, _ in decided if policy == "review"]
     if held and hold:
         what = ", ".join(f"{subject}.{o.property}" if o.property else str(o.value) for o in held)
-        raise Held(f"it would change {what} (conflict: review)")
+        raise Held(f"it would change {what} (conflict: review)", incoming)
     outranked = [
         old
         for policy, old, _ in decided
@@ -188,7 +189,8 @@ def _settle(
         what = f"{subject}.{first.property}" if first.property else str(first.value)
         raise Held(
             f"it would change {what}, held at authority {authority.said(first.authority)}, "
-            f"at the lower authority {authority.said(incoming.authority)}"
+            f"at the lower authority {authority.said(incoming.authority)}",
+            incoming,
         )
     for policy, old, value in decided:
         if policy == "reject":

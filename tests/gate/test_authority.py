@@ -157,6 +157,18 @@ def test_a_lower_write_to_a_held_label_waits_for_a_reviewer(gate: Gate) -> None:
     assert shown.properties["text"] == "guessed"
 
 
+def test_a_held_write_s_proposal_keeps_the_authority_of_its_lineage(gate: Gate) -> None:
+    summary = observed(gate, "the note says b, says the chat", **LLM)
+    note: dict[str, Any] = {"label": "Note", "merge_keys": {"name": "n2"}}
+    assert isinstance(gate.write_node(**note, properties={"text": "a"}, **MANUAL), WriteNodeResult)
+    held = gate.write_node(**note, properties={"text": "b"}, observations=[summary], **MANUAL)
+    assert isinstance(held, ProposedResult), held
+    (proposed,) = [e for e in gate.log.iter_events() if e.seq == held.seq]
+    kept = provenance_of(proposed)
+    assert kept is not None
+    assert kept.authority == Authority(rank=1, by="method llm", via=summary)
+
+
 def test_a_functional_relationship_of_higher_authority_is_not_ended(gate: Gate) -> None:
     def works(org: str, prov: dict[str, Any]) -> Any:
         return gate.write_relationship(
