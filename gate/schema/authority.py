@@ -1,4 +1,4 @@
-"""The schema's ``authority`` section: how far it trusts each extraction method and source.
+"""The schema's ``authority`` section: how far it trusts extraction methods, sources, agents.
 
 ```yaml
 authority:
@@ -13,9 +13,10 @@ A higher rank is more authority. The flat form the issue shows
 ranks 0, below every ranked one (a new method is not trusted by omission); a source it does
 not rank lowers nothing (sources are free text: only those named are ranked), and so does
 an agent it does not rank (agents are ranked by the id their credential authenticates,
-the event's actor: never by what a write says). A write of
-lower authority than a value it would supersede is refused (``AUTHORITY_CONFLICT``), or, for
-the labels and relationship types listed in ``hold``, held for a reviewer. A schema
+the event's actor: never by what a write says). A write of lower authority than a value it
+would supersede is refused (``AUTHORITY_CONFLICT``), or, for the labels and relationship
+types listed in ``hold``, held for a reviewer (a name there that is no label or type of
+the schema holds nothing). A schema
 without the section ranks nothing: no write carries an authority and conflicts are decided
 as they always were.
 
