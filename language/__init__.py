@@ -78,6 +78,16 @@ from writegate.language.payloads import (
     provenance_of,
     writer_of,
 )
+from writegate.language.retractions import (
+    FactImage,
+    RetractedFact,
+    Retraction,
+    SourceRetracted,
+    SourceUnretracted,
+    SupportRecord,
+    Withdrawal,
+    retraction_stream,
+)
 from writegate.language.scopes import DEFAULT_SCOPE, scope_or_default
 
 __all__ = [
@@ -91,6 +101,7 @@ __all__ = [
     "PSEUDONYM",
     "TARGETS",
     "Corroborated",
+    "FactImage",
     "FactRecord",
     "FeedbackGiven",
     "GraphPayload",
@@ -112,10 +123,16 @@ __all__ = [
     "RelationshipCorroborated",
     "RelationshipDeleted",
     "RelationshipWritten",
+    "RetractedFact",
+    "Retraction",
     "SchemaPublished",
+    "SourceRetracted",
+    "SourceUnretracted",
     "Superseded",
+    "SupportRecord",
     "UnknownPayload",
     "UsedRelationship",
+    "Withdrawal",
     "WriteProposed",
     "WriteProvenance",
     "cited_observations",
@@ -138,6 +155,7 @@ __all__ = [
     "relationship_identity",
     "relationship_stream",
     "resolution_stream",
+    "retraction_stream",
     "said_of",
     "scope_or_default",
     "search_stream",

@@ -151,6 +151,11 @@ def corroborated(conn: Sql, event: EventCore, payload: Corroborated) -> None:
     )
 
 
+def put(conn: Sql, row: tuple[object, ...]) -> None:
+    """One support row as a retraction's image holds it (``retracting``)."""
+    conn.execute(_INSERT, row)
+
+
 def forget(conn: Sql, identity: str) -> None:
     conn.execute("DELETE FROM state_support WHERE identity = ?", (identity,))
 
