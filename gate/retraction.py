@@ -2,11 +2,10 @@
 ``unretract`` puts it back (``language.retractions`` holds the events and their rules).
 
 A retraction is planned a batch of facts at a time (``BATCH``, in identity order:
-relationships before nodes, so a node knows which of its relationships stay) on a read
-snapshot (``gate.retraction_plan``), and each batch is appended as one ``source.retracted``
-event in a short transaction of its own, expecting the versions of the streams it was
-planned from (a write landing meanwhile refuses it, and the batch is planned again): a
-concurrent write waits for at most one batch's append. The batches share the retraction's
+relationships before nodes, so a node knows which of its relationships stay) inside the
+transaction that appends it (``gate.retraction_plan``: a few statements a batch), as one
+``source.retracted`` event in a short transaction of its own: a concurrent write waits for
+at most one batch. The batches share the retraction's
 id (``r-`` and 12 hex digits) and stream. Its first batch also records the merges decided on
 the evidence withdrawn — those whose ``nodes.merged`` event's provenance (source, method,
 agent, observations cited, time) the withdrawal names — and proposes each for undoing as a
@@ -20,19 +19,21 @@ nothing has changed since (the others are named, left as they are), in batches o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Literal
 from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict
 
-from writegate.eventlog import Actor, EventCore, Log, Transaction, VersionConflict
+from writegate.eventlog import Actor, EventCore, Log, Transaction
 from writegate.eventlog.events import format_timestamp
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.formula import FormulaProvider
-from writegate.gate.retraction_plan import Planned, Planner
+from writegate.gate.retraction_plan import Planned, Planner, Versions
 from writegate.language import (
     FactImage,
     NodesMerged,
@@ -50,7 +51,6 @@ from writegate.projections.state import StateProjection
 
 BATCH = 500  # facts an event (and a transaction) takes
 UNMERGE = "unmerge_nodes"  # the operation a merge is proposed for undoing with
-RETRIES = 5  # a batch planned again after a write landed meanwhile
 Progress = Callable[[int, int], None]  # (facts done, facts planned so far)
 
 
@@ -96,9 +96,9 @@ def withdrawal_of(
 ) -> Withdrawal:
     """The withdrawal named, checked: at least one of source, agent, method, observation."""
     named = {"source": source, "agent": agent, "method": method, "observation": observation}
-    for field, value in named.items():
+    for name, value in named.items():
         if value is not None and not value.strip():
-            raise GateRejection(ErrorCode.INVALID_ARGUMENT, f"{field} is empty", {"field": field})
+            raise GateRejection(ErrorCode.INVALID_ARGUMENT, f"{name} is empty", {"field": name})
     if all(v is None for v in named.values()):
         raise GateRejection(
             ErrorCode.INVALID_ARGUMENT,
@@ -147,38 +147,28 @@ def retract(
     done: list[RetractedFact] = []
     cursor, number, last, proposals = "", 0, None, []
     while True:
-        for _attempt in range(RETRIES):
+        if dry_run:
             with log.snapshot() as conn:
                 names = state.withdrawn_facts(conn, withdrawal, cursor, batch)
-                planned = [p for p in (planner.fact(conn, n) for n in names) if p is not None]
-            if not names or dry_run:
-                break
+                planned = planner.batch(conn, names, partial(_versions_read, log))
+        else:
             first = number == 0
+            asked = _proposed(merges, retraction) if first else []
             payload = SourceRetracted(
                 retraction=retraction,
                 withdrawal=withdrawal,
                 reason=reason,
                 batch=number + 1,
-                facts=[p.fact for p in planned],
+                facts=[],
                 merges_proposed=merges if first else [],
                 observations=observations if first else [],
             )
-            asked = _proposed(merges, retraction) if first else []
-            try:
-                outcome = log.append(actor, emitting(payload, planned, asked))
-            except VersionConflict:
-                planner.removed.difference_update(p.fact.identity for p in planned)
-                continue
-            last = outcome.events[-1]
-            proposals += [p.proposal for p in asked]
-            break
-        else:
-            raise GateRejection(
-                ErrorCode.LOG_UNAVAILABLE,
-                f"retraction {retraction}: batch {number + 1} was written over {RETRIES} "
-                "times while planned; run it again to take back the rest",
-                {"retraction": retraction, "batches": number},
-            )
+            made = _Batch(cursor, batch)
+            outcome = log.append(actor, _retracting(state, planner, payload, asked, made))
+            names, planned = made.names, made.planned
+            if outcome.events:
+                last = outcome.events[-1]
+                proposals += [p.proposal for p in asked]
         if not names:
             break
         number += 1
@@ -186,25 +176,65 @@ def retract(
         done += [p.fact for p in planned]
         if progress is not None:
             progress(len(done), len(done))
-    return _result(done, withdrawal, merges, observations, number, dry_run, retraction, last)
+    result = _result(done, withdrawal, merges, observations, number, dry_run, retraction, last)
+    return result.model_copy(update={"proposals": proposals})
 
 
-def emitting(
+@dataclass
+class _Batch:
+    """One batch's cursor and size, and what its transaction found and planned."""
+
+    cursor: str
+    size: int
+    names: list[str] = field(default_factory=list)
+    planned: list[Planned] = field(default_factory=list)
+
+
+def _versions_read(log: Log, streams: Sequence[str]) -> dict[str, int]:
+    return {s: log.stream_version(s) for s in streams}
+
+
+def versions_in(tx: Transaction) -> Versions:
+    """The streams' versions as the append's transaction reads them, in one statement."""
+
+    def read(streams: Sequence[str]) -> dict[str, int]:
+        tx.versions_later(streams)()
+        return {s: tx.stream_version(s) for s in streams}
+
+    return read
+
+
+def _retracting(
+    state: StateProjection,
+    planner: Planner,
+    payload: SourceRetracted,
+    asked: list[WriteProposed],
+    made: _Batch,
+) -> Callable[[Transaction], None]:
+    """The batch planned in the append's transaction, and appended as one event."""
+
+    def decide(tx: Transaction) -> None:
+        made.names = state.withdrawn_facts(tx.conn, planner.withdrawal, made.cursor, made.size)
+        made.planned = planner.batch(tx.conn, made.names, versions_in(tx))
+        if not made.planned:
+            return
+        facts = payload.model_copy(update={"facts": [p.fact for p in made.planned]})
+        emitted(tx, facts, made.planned, asked)
+
+    return decide
+
+
+def emitted(
+    tx: Transaction,
     payload: SourceRetracted | SourceUnretracted,
     planned: list[Planned],
     asked: list[WriteProposed],
-) -> Callable[[Transaction], None]:
-    """The batch's event, expecting the versions it was planned from, and the proposals."""
-    expected = {s: v for p in planned for s, v in p.expected.items()}
-
-    def decide(tx: Transaction) -> None:
-        streams = [payload.stream, *(p.stream for p in planned)]
-        tx.versions_later(list(expected))()
-        tx.emit(draft(payload, streams, expected=expected, request=_request(payload)))
-        for proposal in asked:
-            tx.emit(draft(proposal, [proposal.stream], expected={proposal.stream: 0}))
-
-    return decide
+) -> None:
+    """The batch's event on its facts' streams, and the proposals."""
+    streams = [payload.stream, *(p.stream for p in planned)]
+    tx.emit(draft(payload, streams, request=_request(payload)))
+    for proposal in asked:
+        tx.emit(draft(proposal, [proposal.stream], expected={proposal.stream: 0}))
 
 
 def _request(payload: SourceRetracted | SourceUnretracted) -> dict[str, object]:

@@ -11,16 +11,16 @@ Planned on one read snapshot of the log, a batch of facts at a time: each fact's
   support not withdrawn (``reverted`` to it, as a new version), or none (``retracted``:
   gone, or a stub where the node still has relationships not withdrawn).
 
-Each planned fact names the versions of the fact's streams it was planned from: the batch's
-event expects them, so a write landing between the plan and the append refuses the batch,
-which is planned again.
+A real retraction plans each batch inside the transaction that appends it (reading the
+rows, a few statements a batch, and the streams' versions in one), so nothing can land
+between the plan and the event; a dry run plans on a read snapshot.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from writegate.eventlog import EventCore, Log
 from writegate.eventlog.sql import Sql
@@ -72,34 +72,50 @@ def reweighed(formula: FormulaProvider, supports: Sequence[SupportRecord]) -> li
 
 @dataclass(frozen=True)
 class Planned:
-    """One fact's outcome, and the versions of its streams it was planned from."""
+    """One fact's outcome, and the stream the batch's event takes for it."""
 
     fact: RetractedFact
-    stream: str  # the stream the batch's event takes for it
-    expected: dict[str, int]
+    stream: str
+
+
+Versions = Callable[[Sequence[str]], Mapping[str, int]]  # each stream's version now
 
 
 @dataclass
 class Planner:
-    """Plans facts on ``conn``, a snapshot of ``log`` (its reads see the same commit)."""
+    """Plans facts on ``conn`` (the append's transaction, or a dry run's snapshot)."""
 
     log: Log
     state: StateProjection
     formula: FormulaProvider
     withdrawal: Withdrawal
     removed: set[str]  # the facts this retraction has planned gone so far
+    touching: dict[str, set[str]] = field(default_factory=dict)  # the batch's nodes' edges
 
-    def fact(self, conn: Sql, identity: str) -> Planned | None:
-        """What the retraction makes of ``identity`` (None: no support it names holds it)."""
-        found = self.state.fact_image(conn, identity)
-        if found is None:
-            return None
-        kind, before = found
+    def batch(self, conn: Sql, names: Sequence[str], versions: Versions) -> list[Planned]:
+        """What the retraction makes of each of ``names`` a support it names holds up."""
+        images = self.state.fact_images(conn, names)
+        streams = {i: fact_stream(kind, i) for i, (kind, _) in images.items()}
+        now = versions(list(streams.values()))
+        nodes = [i for i, (kind, _) in images.items() if kind == "node"]
+        self.touching = self.state.touching(conn, nodes)
+        planned = []
+        for identity in names:
+            if identity in images:
+                kind, before = images[identity]
+                fact = self._fact(conn, identity, kind, before, now[streams[identity]])
+                if fact is not None:
+                    planned.append(fact)
+        return planned
+
+    def _fact(
+        self, conn: Sql, identity: str, kind: str, before: FactImage, held: int
+    ) -> Planned | None:
+        """What the retraction makes of one fact, its stream at version ``held``."""
         taken = [s for s in before.support if withdraws(self.withdrawal, s)]
         if not taken:
             return None
         stream = fact_stream(kind, identity)
-        expected = {s: self.log.stream_version(s) for s in (stream, corroboration_stream(stream))}
         withdrawn = [s.seq for s in taken]
         left = [s for s in before.support if not withdraws(self.withdrawal, s)]
         if left:
@@ -113,30 +129,27 @@ class Planner:
                 before=before,
                 after=kept,
             )
-            return Planned(fact, corroboration_stream(stream), expected)
-        version = expected[stream] + 1  # the version the batch's event gives it
-        earlier = self._earlier(kind, identity, stream)
+            return Planned(fact, corroboration_stream(stream))
+        version = held + 1  # the version the batch's event gives it
+        earlier = self._earlier(kind, identity, stream) if held > 1 else None
+        after: FactImage | None
         if earlier is not None:
             support = [s.model_copy(update={"version": version}) for s in earlier.support]
-            after: FactImage | None = earlier.model_copy(
-                update={"version": version, "support": support}
-            )
-            outcome = "reverted"
+            after = earlier.model_copy(update={"version": version, "support": support})
         else:
             after = self._stub(conn, kind, identity, before, version)
-            outcome = "retracted"
         if after is None:
             self.removed.add(identity)
         fact = RetractedFact(
             identity=identity,
             kind="node" if kind == "node" else "relationship",
-            outcome="reverted" if outcome == "reverted" else "retracted",
+            outcome="reverted" if earlier is not None else "retracted",
             withdrawn=withdrawn,
             confidence=_confidence(after),
             before=before,
             after=after,
         )
-        return Planned(fact, stream, expected)
+        return Planned(fact, stream)
 
     def _stub(
         self, conn: Sql, kind: str, identity: str, before: FactImage, version: int
@@ -144,7 +157,7 @@ class Planner:
         """A node with relationships not withdrawn stays as their endpoint, a stub."""
         if kind != "node":
             return None
-        if not [r for r in self.state.touching(conn, identity) if r not in self.removed]:
+        if not self.touching.get(identity, set()) - self.removed:
             return None
         return before.model_copy(
             update={

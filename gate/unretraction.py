@@ -11,15 +11,16 @@ versions it was planned from, as the retraction's are.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from writegate.eventlog import Actor, Log, VersionConflict
+from writegate.eventlog import Actor, Log, Transaction
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
-from writegate.gate.retraction import BATCH, RETRIES, Progress, emitting
-from writegate.gate.retraction_plan import Planned, fact_stream
+from writegate.gate.retraction import BATCH, Progress, emitted, versions_in
+from writegate.gate.retraction_plan import Planned, Versions, fact_stream
 from writegate.language import (
     RetractedFact,
     SourceRetracted,
@@ -77,27 +78,15 @@ def unretract(
     number, last = 0, None
     for start in range(0, len(facts), batch):
         chunk = facts[start : start + batch]
-        for _attempt in range(RETRIES):
-            with log.snapshot() as conn:
-                planned, left = _restoring(log, state, conn, chunk)
-            payload = SourceUnretracted(
-                retraction=retraction,
-                reason=reason,
-                batch=number + 1,
-                facts=[p.fact for p in planned],
-                changed=left,
-            )
-            try:
-                last = log.append(actor, emitting(payload, planned, [])).events[-1]
-            except VersionConflict:
-                continue
-            break
-        else:
-            raise GateRejection(
-                ErrorCode.LOG_UNAVAILABLE,
-                f"unretract {retraction}: batch {number + 1} was written over while planned",
-                {"retraction": retraction},
-            )
+        payload = SourceUnretracted(
+            retraction=retraction, reason=reason, batch=number + 1, facts=[]
+        )
+        # each batch follows the last on the retraction's stream: two undoings cannot interleave
+        at = len(batches) + number
+        box: list[tuple[list[Planned], list[str]]] = []
+
+        last = log.append(actor, _putting_back(state, chunk, payload, at, box)).events[-1]
+        planned, left = box[-1]
         number += 1
         restored += [p.fact.identity for p in planned]
         changed += left
@@ -112,29 +101,51 @@ def unretract(
     )
 
 
+def _putting_back(
+    state: StateProjection,
+    chunk: list[RetractedFact],
+    payload: SourceUnretracted,
+    at: int,
+    box: list[tuple[list[Planned], list[str]]],
+) -> Callable[[Transaction], None]:
+    """One batch put back, planned in the append's transaction."""
+
+    def decide(tx: Transaction) -> None:
+        planned, left = _restoring(state, tx.conn, chunk, versions_in(tx))
+        box.append((planned, left))
+        if tx.stream_version(payload.stream) != at:
+            raise GateRejection(
+                ErrorCode.RETRACTION_NOT_FOUND,
+                f"retraction {payload.retraction} is being undone by another call",
+                {"retraction": payload.retraction},
+            )
+        filled = payload.model_copy(update={"facts": [p.fact for p in planned], "changed": left})
+        emitted(tx, filled, planned, [])
+
+    return decide
+
+
 def _restoring(
-    log: Log, state: StateProjection, conn: Sql, chunk: list[RetractedFact]
+    state: StateProjection, conn: Sql, chunk: list[RetractedFact], versions: Versions
 ) -> tuple[list[Planned], list[str]]:
     """Each fact of ``chunk`` as the retraction found it, where it is still as it left it."""
+    images = state.fact_images(conn, [f.identity for f in chunk])
+    streams = [fact_stream(f.kind, f.identity) for f in chunk]
+    now_at = versions(streams)
     planned: list[Planned] = []
     left: list[str] = []
-    for fact in chunk:
-        found = state.fact_image(conn, fact.identity)
+    for fact, stream in zip(chunk, streams, strict=True):
+        found = images.get(fact.identity)
         now = found[1] if found is not None else None
-        if now != fact.after:
-            left.append(fact.identity)
-            continue
-        stream = fact_stream(fact.kind, fact.identity)
-        expected = {s: log.stream_version(s) for s in (stream, corroboration_stream(stream))}
         back = fact.before
-        if back is None:  # a retraction's fact was held before it
+        if now != fact.after or back is None:
             left.append(fact.identity)
             continue
         taken = stream
         if fact.outcome == "kept":
             taken = corroboration_stream(stream)
         else:
-            version = expected[stream] + 1
+            version = now_at[stream] + 1
             support = [s.model_copy(update={"version": version}) for s in back.support]
             back = back.model_copy(update={"version": version, "support": support})
         undone = RetractedFact(
@@ -146,5 +157,5 @@ def _restoring(
             before=now,
             after=back,
         )
-        planned.append(Planned(undone, taken, expected))
+        planned.append(Planned(undone, taken))
     return planned, left

@@ -31,7 +31,6 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from writegate.language.base import MODEL, Payload, unset
-from writegate.language.merges import FactRecord
 
 
 def retraction_stream(retraction: str) -> str:
@@ -73,11 +72,24 @@ class SupportRecord(BaseModel):
     occurred_at: str
 
 
+class SetBy(BaseModel):
+    """Who set one value a fact holds (a ``state_facts`` row); ``provenance`` is None where
+    the write that set it is the fact's last (``seq`` is the image's ``updated_seq``): then
+    it is the image's own, not said twice."""
+
+    model_config = MODEL
+
+    property: str
+    seq: int
+    agent: str
+    provenance: dict[str, Any] | None = None
+
+
 class FactImage(BaseModel):
     """A node's or relationship's row in the read model, who set each value and what
     supports it: everything a retraction takes away or an unretraction puts back."""
 
-    model_config = MODEL
+    model_config = MODEL  # every field stored, nulls too: no field asks whether to be left out
 
     properties: dict[str, Any]
     provenance: dict[str, Any] | None  # the last write's, as stored
@@ -88,17 +100,17 @@ class FactImage(BaseModel):
     updated_at: str
     updated_by: str
     # a node's
-    label: str | None = Field(default=None, exclude_if=unset)
-    keys: dict[str, Any] | None = Field(default=None, exclude_if=unset)
+    label: str | None = None
+    keys: dict[str, Any] | None = None
     stub: bool = False
-    scope: str | None = Field(default=None, exclude_if=unset)
-    resolution_keys: list[str] | None = Field(default=None, exclude_if=unset)
-    unsearchable: list[str] | None = Field(default=None, exclude_if=unset)
+    scope: str | None = None
+    resolution_keys: list[str] | None = None
+    unsearchable: list[str] | None = None
     # a relationship's
-    type: str | None = Field(default=None, exclude_if=unset)
-    from_identity: str | None = Field(default=None, exclude_if=unset)
-    to_identity: str | None = Field(default=None, exclude_if=unset)
-    facts: list[FactRecord]
+    type: str | None = None
+    from_identity: str | None = None
+    to_identity: str | None = None
+    facts: list[SetBy]
     support: list[SupportRecord]
 
 

@@ -301,6 +301,6 @@ def apply_to_state(conn: Sql, event: EventCore, *, texts: bool) -> None:
         case ObservationRecorded() as observed:
             observations.recorded(conn, event, observed)
         case SourceRetracted() | SourceUnretracted() as retraction:
-            retracting.applied(conn, retraction, texts=texts, forget=_forget)
+            retracting.applied(conn, retraction, texts=texts)
         case _:
             pass
