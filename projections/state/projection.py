@@ -37,7 +37,7 @@ from writegate.projections.state.changes import apply_to_state
 from writegate.projections.state.forgetting import forget_located
 from writegate.projections.state.observations import ObservationQueries
 from writegate.projections.state.queries import StateReader
-from writegate.projections.state.retracting import RetractionQueries
+from writegate.projections.state.retraction_queries import RetractionQueries
 from writegate.projections.state.support import SupportQueries
 from writegate.projections.state.tables import (
     EVIDENCE_UNINDEXED,
