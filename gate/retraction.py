@@ -248,7 +248,12 @@ def _proposed(merges: list[str], retraction: str) -> list[WriteProposed]:
         WriteProposed(
             proposal=uuid4().hex,
             operation=UNMERGE,
-            arguments={"merge": merge, "reason": f"retraction {retraction}"},
+            arguments={
+                "merge": merge,
+                "reason": f"retraction {retraction}",
+                "source": f"retraction {retraction}",
+                "extraction_method": "manual",
+            },
             target=merge,
             reason=f"retraction {retraction} took back the evidence this merge was decided on",
         )

@@ -91,3 +91,19 @@ def test_bad_input_is_refused_naming_it(gate: Gate) -> None:
     missing = gate.unretract("r-000000000000")
     assert isinstance(missing, Rejected)
     assert missing.error_code == ErrorCode.RETRACTION_NOT_FOUND
+
+
+def test_a_reviewer_approving_the_proposal_undoes_the_merge(gate: Gate) -> None:
+    made = world(gate)
+    done = gate.retract(source="S", reason="S was a hoax")
+    assert isinstance(done, RetractResult)
+    assert len(done.proposals) == 1
+    decided = gate.reviews.decide(done.proposals[0], "approve", Actor(agent="second-reviewer"))
+    assert not isinstance(decided, Rejected), decided
+    assert said(gate, "Dupe") is not None  # the duplicate is back
+    assert gate.reviews.queue().proposals == []
+    again = gate.unmerge_nodes(
+        merge=made["merge"], source="T", extraction_method="manual", actor=Actor(agent="x")
+    )
+    assert isinstance(again, Rejected)
+    assert gate.verify().ok
