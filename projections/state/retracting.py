@@ -17,6 +17,7 @@ from writegate.language import (
     FactImage,
     RetractedFact,
     Retraction,
+    SourceUnretracted,
 )
 from writegate.projections.state import (
     blocking,
@@ -44,6 +45,7 @@ def _text(value: object) -> str:
 def applied(conn: Sql, retraction: Retraction, *, texts: bool) -> None:
     """Each fact of the batch as its image after says; those gone (None) forgotten together,
     as deletions are, a few statements for the whole batch."""
+    _taken_back(conn, retraction)
     gone: dict[str, list[str]] = {"node": [], "relationship": []}
     for fact in retraction.facts:
         if fact.after is None:
@@ -58,6 +60,25 @@ def applied(conn: Sql, retraction: Retraction, *, texts: bool) -> None:
         _relationships_gone(conn, gone["relationship"][start : start + _CHUNK])
     for start in range(0, len(gone["node"]), _CHUNK):
         _nodes_gone(conn, gone["node"][start : start + _CHUNK])
+
+
+def _taken_back(conn: Sql, retraction: Retraction) -> None:
+    """A retraction's first batch records the source and observations it took back (later
+    writes naming them are refused); its undoing's first batch lets them go."""
+    if retraction.batch != 1:
+        return
+    if isinstance(retraction, SourceUnretracted):
+        conn.execute("DELETE FROM state_retracted WHERE retraction = ?", (retraction.retraction,))
+        return
+    taken = [("observation", o) for o in retraction.observations]
+    if retraction.withdrawal.source is not None:
+        taken.append(("source", retraction.withdrawal.source))
+    for kind, name in taken:
+        conn.execute(
+            "INSERT INTO state_retracted (kind, name, retraction) VALUES (?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
+            (kind, name, retraction.retraction),
+        )
 
 
 def _nodes_gone(conn: Sql, chunk: list[str]) -> None:

@@ -12,7 +12,12 @@ import orjson
 from writegate.eventlog.sql import Sql
 from writegate.language import FactImage, SetBy, SupportRecord, Withdrawal
 from writegate.projections.state import blocking, support
-from writegate.projections.state.tables import NODE_COLUMNS, REL_COLUMNS
+from writegate.projections.state.tables import (
+    NODE_COLUMNS,
+    REL_COLUMNS,
+    RETRACTED_LAYOUT,
+    layout_of,
+)
 
 _CHUNK = 500  # identities an IN (...) names
 
@@ -81,6 +86,20 @@ class RetractionQueries:
                 ):
                     found.setdefault(str(node), set()).add(str(rel))
         return found
+
+    def retracted(self, conn: Sql, kind: str, names: Sequence[str]) -> dict[str, str]:
+        """Which of ``names`` (sources or observations, by ``kind``) a standing retraction
+        took back, and the first such retraction's id (a probe of a key each; a read
+        model of a layout before retractions: none)."""
+        if not names or layout_of(conn) < RETRACTED_LAYOUT:
+            return {}
+        marks = ",".join("?" * len(names))
+        rows = conn.execute(
+            "SELECT name, MIN(retraction) FROM state_retracted "
+            f"WHERE kind = ? AND name IN ({marks}) GROUP BY name",
+            (kind, *names),
+        )
+        return {str(name): str(retraction) for name, retraction in rows}
 
     def recorded_merges(self, conn: Sql) -> list[str]:
         """The ids of the merges standing (not undone), oldest alias first."""

@@ -107,3 +107,38 @@ def test_a_reviewer_approving_the_proposal_undoes_the_merge(gate: Gate) -> None:
     )
     assert isinstance(again, Rejected)
     assert gate.verify().ok
+
+
+def test_a_write_naming_what_was_taken_back_is_refused_unless_a_new_source_says_it(
+    gate: Gate,
+) -> None:
+    made = world(gate)
+    done = gate.retract(source="S", reason="S was a hoax")
+    assert isinstance(done, RetractResult)
+    again = gate.write_node(**person("Ann", source="S"))
+    assert isinstance(again, Rejected)
+    assert again.error_code == ErrorCode.SOURCE_RETRACTED
+    assert again.details == {"source": "S", "retraction": done.retraction}
+    cited = [made["observation"]]
+    quoted = gate.write_node(**person("Zed", source="S", observations=cited))
+    assert isinstance(quoted, Rejected)
+    assert quoted.error_code == ErrorCode.SOURCE_RETRACTED
+    vouched = gate.write_node(**person("Zed", source="U", observations=cited))
+    assert not isinstance(vouched, Rejected), vouched  # a new source says it
+    assert gate.unretract(done.retraction or "").status == "ok"
+    assert not isinstance(gate.write_node(**person("Ann", source="S")), Rejected)
+
+
+def test_an_observation_taken_back_is_refused_from_its_own_source(gate: Gate) -> None:
+    made = world(gate)
+    done = gate.retract(observation=made["observation"], reason="misheard")
+    assert isinstance(done, RetractResult)
+    assert sorted(done.retracted) == [named("Ann"), named("Cleo")]
+    cited = [made["observation"]]
+    refused = gate.write_node(**person("Zed", source="S", observations=cited))
+    assert isinstance(refused, Rejected)
+    assert refused.error_code == ErrorCode.OBSERVATION_RETRACTED
+    assert not isinstance(
+        gate.write_node(**person("Zed", source="T", observations=cited)), Rejected
+    )
+    assert not isinstance(gate.write_node(**person("Yan", source="S")), Rejected)
