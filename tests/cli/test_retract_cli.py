@@ -45,6 +45,9 @@ def test_retract_reports_takes_back_and_unretract_puts_back(tmp_path: Path) -> N
         assert [p.operation for p in gate.reviews.queue().proposals] == ["unmerge_nodes"]
     trail = writegate(db, "log", "--type", "source.retracted", "--json").stdout
     assert retraction in trail
+    eve = json.loads(writegate(db, "audit", "node", "Person:name=Eve", "--format", "json").stdout)
+    assert eve["entries"][-1]["type"] == "source.retracted"  # the audit names it
+    assert [s["source"] for s in eve["supported_by"]] == ["T"]
 
     back = writegate(db, "unretract", retraction).stdout
     assert back.startswith(f"unretracted {retraction}: 4 facts put back")
