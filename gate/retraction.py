@@ -170,6 +170,7 @@ def retract(
                 last = outcome.events[-1]
                 proposals += [p.proposal for p in asked]
         if not names:
+            number += int(last is not None and number == 0)  # a batch of no facts, said
             break
         number += 1
         cursor = names[-1]
@@ -216,7 +217,8 @@ def _retracting(
     def decide(tx: Transaction) -> None:
         made.names = state.withdrawn_facts(tx.conn, planner.withdrawal, made.cursor, made.size)
         made.planned = planner.batch(tx.conn, made.names, versions_in(tx))
-        if not made.planned:
+        said = payload.batch == 1 and (payload.merges_proposed or payload.observations)
+        if not made.planned and not said:  # a first batch also says what else it took back
             return
         facts = payload.model_copy(update={"facts": [p.fact for p in made.planned]})
         emitted(tx, facts, made.planned, asked)

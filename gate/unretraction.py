@@ -76,7 +76,7 @@ def unretract(
     restored: list[str] = []
     changed: list[str] = []
     number, last = 0, None
-    for start in range(0, len(facts), batch):
+    for start in range(0, max(len(facts), 1), batch):  # one batch at least: it is said
         chunk = facts[start : start + batch]
         payload = SourceUnretracted(
             retraction=retraction, reason=reason, batch=number + 1, facts=[]

@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import person
 from tests.retracted import NAMES, named, said, world
 from writegate.eventlog import Actor
-from writegate.gate import Gate, Rejected
+from writegate.gate import Gate, ObservationResult, Rejected
 from writegate.gate.errors import ErrorCode
 from writegate.gate.retraction import RetractResult
 from writegate.gate.unretraction import UnretractResult
@@ -142,3 +142,23 @@ def test_an_observation_taken_back_is_refused_from_its_own_source(gate: Gate) ->
         gate.write_node(**person("Zed", source="T", observations=cited)), Rejected
     )
     assert not isinstance(gate.write_node(**person("Yan", source="S")), Rejected)
+
+
+def test_an_observation_no_fact_cites_is_taken_back_and_given_back(gate: Gate) -> None:
+    observed = gate.record_observation(
+        text="Nobody cites me.", source="S", extraction_method="manual"
+    )
+    assert isinstance(observed, ObservationResult)
+    done = gate.retract(observation=observed.observation_id, reason="withdrawn")
+    assert isinstance(done, RetractResult)
+    assert (done.facts, done.batches, done.observations) == (0, 1, [observed.observation_id])
+    cited = [observed.observation_id]
+    refused = gate.write_node(**person("Zed", source="S", observations=cited))
+    assert isinstance(refused, Rejected)
+    assert refused.error_code == ErrorCode.OBSERVATION_RETRACTED
+    assert gate.unretract(done.retraction or "").status == "ok"
+    assert not isinstance(
+        gate.write_node(**person("Zed", source="S", observations=cited)), Rejected
+    )
+    with gate.log.snapshot() as conn:
+        assert gate.state.equals_replay(gate.log, conn)
