@@ -5,12 +5,15 @@ A retraction is planned a batch of facts at a time (``BATCH``, in identity order
 relationships before nodes, so a node knows which of its relationships stay) inside the
 transaction that appends it (``gate.retraction_plan``: a few statements a batch), as one
 ``source.retracted`` event in a short transaction of its own: a concurrent write waits for
-at most one batch. The batches share the retraction's
-id (``r-`` and 12 hex digits) and stream. Its first batch also records the merges decided on
+at most one batch. The batches share the retraction's id (``r-`` and 12 hex digits) and
+stream. Its first batch also records the merges decided on
 the evidence withdrawn — those whose ``nodes.merged`` event's provenance (source, method,
 agent, observations cited, time) the withdrawal names — and proposes each for undoing as a
 held ``unmerge_nodes`` in the review lane (``gate.review``): never undone behind a reviewer's
-back. A dry run plans everything and appends nothing: the impact report.
+back, and the source and observations taken back (while it stands, a write from that
+source is refused ``SOURCE_RETRACTED``, one citing such an observation from its own source
+``OBSERVATION_RETRACTED``: ``gate.citations``). A dry run plans everything and appends
+nothing: the impact report.
 
 Writes landing while a retraction runs, on facts its cursor has passed, are not taken back:
 running it again takes them. ``unretract ID`` puts back each fact the retraction changed that

@@ -1,7 +1,7 @@
 """What a retraction makes of each fact: the planner of ``gate.retraction``.
 
-Planned on one read snapshot of the log, a batch of facts at a time: each fact's image now
-(``projections.state.retracting``), the supports the withdrawal names taken from it, and
+A batch of facts at a time: each fact's image now (``projections.state.retraction_queries``),
+the supports the withdrawal names taken from it, and
 
 * supports left (``kept``): the same row, supported by them, each at the confidence the
   formula provider's corroboration rule gives the fact with the supports up to it (over
