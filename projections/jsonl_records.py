@@ -80,7 +80,8 @@ def edge_record(fact: RetractedFact) -> EdgeRecord | None:
     if image is None:
         return None
     heard = _heard(fact)
-    own = image.provenance.get("confidence") if image.provenance else None
+    provenance = WriteProvenance.model_validate(image.provenance) if image.provenance else None
+    own = provenance.confidence if provenance is not None else None
     return EdgeRecord(
         image.type or "",
         image.from_identity or "",
