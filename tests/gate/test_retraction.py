@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import person
+from tests.conftest import person, relationship
 from tests.retracted import NAMES, named, said, world
 from writegate.eventlog import Actor
 from writegate.gate import Gate, ObservationResult, Rejected
 from writegate.gate.errors import ErrorCode
 from writegate.gate.retraction import RetractResult
 from writegate.gate.unretraction import UnretractResult
+from writegate.projections.jsonl import JsonlProjector
 
 REVIEWER = Actor(agent="reviewer")
 
@@ -162,3 +163,36 @@ def test_an_observation_no_fact_cites_is_taken_back_and_given_back(gate: Gate) -
     )
     with gate.log.snapshot() as conn:
         assert gate.state.equals_replay(gate.log, conn)
+
+
+def test_relationships_go_first_and_a_node_another_source_links_stays_a_stub(
+    gate: Gate, tmp_path: Path
+) -> None:
+    gate.write_node(**person("Ann", source="S"))
+    gate.write_node(**person("Bob", source="T"))
+    gate.write_relationship(**relationship(from_keys={"name": "Ann"}, source="S"))
+    gate.write_node(**person("Cy", source="S"))
+    gate.write_relationship(
+        **relationship(from_keys={"name": "Bob"}, to_keys={"name": "Cy"}, source="T")
+    )
+    done = gate.retract(source="S", reason="hoax")
+    assert isinstance(done, RetractResult)
+    assert done.retracted[0].startswith("(")  # the relationship, before the nodes
+    assert said(gate, "Ann") is None
+    with gate.log.snapshot() as conn:
+        cy = gate.state.node(conn, named("Cy"))
+        assert cy is not None
+        assert cy.stub  # T's relationship still ends there
+        assert gate.state.equals_replay(gate.log, conn)
+    out = tmp_path / "g.jsonl"
+    projector = JsonlProjector(out, gate.log, fmt="memorymesh")
+    projector.apply(list(gate.log.iter_events()))
+    projector.close()
+    assert "Ann" not in out.read_text()
+    assert gate.unretract(done.retraction or "").status == "ok"
+    with gate.log.snapshot() as conn:
+        assert gate.state.equals_replay(gate.log, conn)
+        assert gate.state.node(conn, named("Ann")) is not None
+        back = gate.state.node(conn, named("Cy"))
+        assert back is not None
+        assert not back.stub
