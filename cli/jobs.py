@@ -34,7 +34,6 @@ UNITS = {
     "import": "items",
     "retain": "values",
     "optimize": "parts",
-    "retract": "facts",
 }  # what a job's done and total count
 
 

@@ -38,8 +38,7 @@ class Steps(Counter[tuple[str, str]]):
         return [(_STEP, list(steps)), (_GONE, [(k, n) for k, n, step in steps if step < 0])]
 
 
-def moved(conn: Sql, delta: Counter[tuple[str, str]]) -> None:
-    """Counts moved by ``delta`` (a retraction's batch of rows gone at once)."""
+def _moved(conn: Sql, delta: Counter[tuple[str, str]]) -> None:
     steps = held(conn, Steps)
     if steps is not None:
         steps.update(delta)
@@ -58,7 +57,7 @@ def node(conn: Sql, before: tuple[str, bool] | None, after: tuple[str, bool] | N
             delta[(LABEL, label)] += step
             if stub:
                 delta[(STUBS, "")] += step
-    moved(conn, delta)
+    _moved(conn, delta)
 
 
 def relationship(conn: Sql, before: str | None, after: str | None) -> None:
@@ -68,7 +67,7 @@ def relationship(conn: Sql, before: str | None, after: str | None) -> None:
         delta[(TYPE, before)] -= 1
     if after is not None:
         delta[(TYPE, after)] += 1
-    moved(conn, delta)
+    _moved(conn, delta)
 
 
 def kept(conn: Sql) -> tuple[dict[str, int], dict[str, int], int]:
