@@ -27,11 +27,7 @@ from writegate.language import (
 )
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
-CONFLICT_CODES = (
-    ErrorCode.CONFLICT.value,
-    ErrorCode.CONFLICT_LOWER_CONFIDENCE.value,
-    ErrorCode.AUTHORITY_CONFLICT.value,
-)
+CONFLICT_CODES = (ErrorCode.CONFLICT.value, ErrorCode.CONFLICT_LOWER_CONFIDENCE.value)
 
 
 class ConflictEntry(BaseModel):
