@@ -187,6 +187,8 @@ def _node_table(node: NodeAsOf) -> None:
         "source": node.last_source,
         "confidence": node.confidence,
     }
+    if node.authority is not None:  # the schema ranks it (``gate.authority``)
+        rows["authority"] = f"{node.authority.rank} ({node.authority.by})"
     if node.corroborated_confidence is not None:  # as open, search and query show it
         rows["corroborated confidence"] = node.corroborated_confidence
         rows["sources"] = ", ".join(node.sources or ())

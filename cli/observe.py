@@ -20,6 +20,7 @@ from writegate.cli.common import Context, emit_result, fail, opened, parse_time,
 from writegate.cli.grants import read_grant
 from writegate.cli.render import console, counted, emit_json, emit_jsonl, plain
 from writegate.cli.tables import Rows
+from writegate.cli.write_options import cites_option
 from writegate.cli.written import write_format
 from writegate.gate.reads.observations import ObservationPage, ObservationView
 
@@ -52,6 +53,7 @@ EXCERPT = 120  # characters of an observation's text a table shows
 @click.option("--session", help="The conversation or session it belongs to.")
 @click.option("--scope", help="The scope it is kept in (default: the implicit one).")
 @click.option("--idempotency-key", help="Retrying with the same key appends nothing.")
+@cites_option
 @write_format
 @pass_ctx
 def observe(
@@ -65,6 +67,7 @@ def observe(
     session: str | None,
     scope: str | None,
     idempotency_key: str | None,
+    observations: tuple[str, ...],
     fmt: str,
     as_json: bool,
 ) -> None:
@@ -74,7 +77,8 @@ def observe(
     --observation ID); the same text from the same source and time is one observation,
     recorded once. A document (over 65,536 characters, up to [limits] max_document_bytes,
     4 MiB) is one too, cut into passages that search finds and writes cite as ID#START
-    (--format json lists them)."""
+    (--format json lists them). --observation ID names an observation it was taken from
+    (a note from a transcript): its authority is then no higher than that one's."""
     from writegate.gate import ObservationResult
 
     text = _text(text, path)
@@ -89,6 +93,7 @@ def observe(
             session=session,
             scope=scope,
             idempotency_key=idempotency_key,
+            observations=observations,
         )
     if fmt == "json" or as_json or not isinstance(result, ObservationResult):
         emit_result(result)

@@ -38,6 +38,19 @@ class EventPage:
     next_after: int | None  # pass as ``after_seq`` for the next page; None when done
 
 
+def cores_at(conn: Sql, seqs: Iterable[int]) -> dict[int, EventCore]:
+    """The events of ``seqs`` that exist (without request and hashes), read on ``conn``: a
+    write transaction reads what it must decide on in its own snapshot (``gate.authority``
+    reads the provenance of the observations a write cites)."""
+    wanted = sorted(set(seqs))
+    if not wanted:
+        return {}
+    marks = ", ".join("?" * len(wanted))
+    query = f"SELECT {CORE_COLUMNS} FROM events WHERE seq IN ({marks})"
+    rows = conn.execute(query, wanted).fetchall()
+    return {e.seq: e for e in map(row_to_core, open_rows(conn, rows, CORE_SEALED))}
+
+
 class LogReader:
     """The reading half of the log contract (see ``writegate.eventlog.contract``)."""
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from writegate.eventlog import Transaction
+from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import Declared, WriteNodeRequest, WriteRelationshipRequest
 from writegate.projections.state import StateProjection
@@ -28,13 +29,18 @@ def checked(state: StateProjection, observations: list[str] | None, emit: Emitte
         return emit
 
     def check(tx: Transaction, item: int | None) -> None:
-        found = {row.id for row in state.observations(tx.conn, observations)}
-        if missing := [o for o in observations if o not in found]:
-            raise GateRejection(
-                ErrorCode.OBSERVATION_NOT_FOUND,
-                f"no observation {', '.join(missing)}: record it first (record_observation)",
-                {"missing": missing},
-            )
+        held(state, tx.conn, observations)
         emit(tx, item)
 
     return check
+
+
+def held(state: StateProjection, conn: Sql, observations: list[str]) -> None:
+    """Refuse with ``OBSERVATION_NOT_FOUND`` unless the read model holds every one cited."""
+    found = {row.id for row in state.observations(conn, observations)}
+    if missing := [o for o in observations if o not in found]:
+        raise GateRejection(
+            ErrorCode.OBSERVATION_NOT_FOUND,
+            f"no observation {', '.join(missing)}: record it first (record_observation)",
+            {"missing": missing},
+        )

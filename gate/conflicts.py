@@ -12,6 +12,12 @@ document's, else ``supersede``):
 - ``reject``: ``CONFLICT``;
 - ``review``: the write is held for a reviewer (``gate.review``); once approved, it wins.
 
+Under any policy but ``reject`` and ``review``, a write of lower authority than the held
+value's (``gate.authority``: both computed when written, kept in provenance) never supersedes
+it: ``AUTHORITY_CONFLICT`` (both authorities in the details), or held for a reviewer where
+the schema's ``authority.hold`` lists the label or type. Equal or higher authority, or a
+value written while nothing was ranked, is decided as before.
+
 The candidates are only the written node's own properties, or the start node's
 relationships of the written type — index probes inside the write transaction, never a
 search of the graph. A value written again unchanged is no conflict, nor is a property
@@ -26,21 +32,36 @@ from typing import Any
 
 from writegate.eventlog import Transaction
 from writegate.eventlog.sql import Sql
+from writegate.gate import authority
 from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.schema.authority import Lower
 from writegate.gate.schema.document import ConflictPolicy
 from writegate.gate.schema.registry import RelationshipEntry, SchemaEntry
-from writegate.language import RelationshipDeleted, Superseded, WriteProvenance, draft
+from writegate.language import (
+    Authority,
+    RelationshipDeleted,
+    Superseded,
+    WriteProvenance,
+    draft,
+)
 from writegate.projections.state import EdgeRow, Fact, NodeRow, StateReader
 
 HeldRow = NodeRow | EdgeRow
+# the code of a refusal several conflicts call for: the first of these among them
+_PRECEDENCE = [
+    ErrorCode.CONFLICT,
+    ErrorCode.AUTHORITY_CONFLICT,
+    ErrorCode.CONFLICT_LOWER_CONFIDENCE,
+]
 
 
 class Held(Exception):
     """The write changes a fact whose policy is ``review``: it is held, not refused."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, provenance: WriteProvenance | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.provenance = provenance  # the write's, its authority along its lineage
 
 
 @dataclass(frozen=True)
@@ -50,7 +71,7 @@ class Replacing:
     identity: str
     start: str  # the identity of the node it starts at
     type: str
-    policy: ConflictPolicy
+    entry: RelationshipEntry  # its type's: the conflict policy, what lower authority meets
     provenance: WriteProvenance
     request: dict[str, Any]
     hold: bool  # False once a reviewer approved the write: ``review`` then supersedes
@@ -86,7 +107,7 @@ def of_properties(
         policy = spec.conflict if spec is not None and spec.conflict is not None else entry.conflict
         old = superseded_value(held, facts.get(name), name, held.properties[name])
         decided.append((policy, old, changes[name]))
-    return _settle(held.identity, decided, incoming, hold)
+    return _settle(held.identity, decided, incoming, hold, entry.lower_authority)
 
 
 def end_replaced(
@@ -100,12 +121,15 @@ def end_replaced(
         for edge in state.edges_from(tx.conn, written.start, written.type)
         if edge.identity != written.identity
     ]
+    policy, lower = written.entry.conflict, written.entry.lower_authority
     decided = [
-        (written.policy, superseded_value(edge, None, None, edge.identity), written.identity)
+        (policy, superseded_value(edge, None, None, edge.identity), written.identity)
         for edge in others
     ]
     replaced = (
-        _settle(written.identity, decided, written.provenance, written.hold) if others else []
+        _settle(written.identity, decided, written.provenance, written.hold, lower)
+        if others
+        else []
     )
     for edge in others:
         ended = RelationshipDeleted(
@@ -139,6 +163,7 @@ def superseded_value(held: HeldRow, fact: Fact | None, name: str | None, value: 
         confidence=provenance.confidence if provenance else None,
         source=provenance.source if provenance else None,
         extraction_method=provenance.extraction_method if provenance else None,
+        authority=provenance.authority if provenance else None,
     )
 
 
@@ -147,32 +172,45 @@ def _settle(
     decided: list[tuple[ConflictPolicy, Superseded, Any]],
     incoming: WriteProvenance,
     hold: bool,
+    lower: Lower,
 ) -> list[Superseded]:
     refused: list[tuple[ErrorCode, Superseded, Any]] = []
     held = [old for policy, old, _ in decided if policy == "review"]
     if held and hold:
         what = ", ".join(f"{subject}.{o.property}" if o.property else str(o.value) for o in held)
-        raise Held(f"it would change {what} (conflict: review)")
+        raise Held(f"it would change {what} (conflict: review)", incoming)
+    outranked = [
+        old
+        for policy, old, _ in decided
+        if policy not in ("reject", "review") and authority.below(incoming.authority, old.authority)
+    ]
+    if outranked and hold and lower == "review":
+        first = outranked[0]
+        what = f"{subject}.{first.property}" if first.property else str(first.value)
+        raise Held(
+            f"it would change {what}, held at authority {authority.said(first.authority)}, "
+            f"at the lower authority {authority.said(incoming.authority)}",
+            incoming,
+        )
     for policy, old, value in decided:
         if policy == "reject":
             refused.append((ErrorCode.CONFLICT, old, value))
+        elif lower == "refuse" and old in outranked:
+            refused.append((ErrorCode.AUTHORITY_CONFLICT, old, value))
         elif policy == "keep_higher_confidence" and incoming.confidence < (old.confidence or 0.0):
             refused.append((ErrorCode.CONFLICT_LOWER_CONFIDENCE, old, value))
     if not refused:
         return [old for _, old, _ in decided]
-    code = (
-        ErrorCode.CONFLICT
-        if any(c == ErrorCode.CONFLICT for c, _, _ in refused)
-        else ErrorCode.CONFLICT_LOWER_CONFIDENCE
-    )
-    first = refused[0][1]
+    code = min((c for c, _, _ in refused), key=_PRECEDENCE.index)
+    first = next(old for c, old, _ in refused if c == code)
     what = f"{subject}.{first.property}" if first.property else f"{first.value}"
-    reason = (
-        "the schema refuses to change it (conflict: reject)"
-        if code == ErrorCode.CONFLICT
-        else f"this write's confidence {incoming.confidence:g} is lower "
-        "(conflict: keep_higher_confidence)"
-    )
+    reason = {
+        ErrorCode.CONFLICT: "the schema refuses to change it (conflict: reject)",
+        ErrorCode.AUTHORITY_CONFLICT: f"it is held at authority {authority.said(first.authority)}"
+        f" and this write's authority is {authority.said(incoming.authority)}, lower",
+        ErrorCode.CONFLICT_LOWER_CONFIDENCE: f"this write's confidence "
+        f"{incoming.confidence:g} is lower (conflict: keep_higher_confidence)",
+    }[code]
     return _refuse(
         code,
         f"{what} is held at confidence {_number(first.confidence)} ({first.source}, "
@@ -205,6 +243,7 @@ def _refuse(
                         "confidence": incoming.confidence,
                         "source": incoming.source,
                         "extraction_method": incoming.extraction_method,
+                        **_ranked(incoming.authority),
                     },
                     "policy_error": error.value,
                 }
@@ -212,6 +251,11 @@ def _refuse(
             ],
         },
     )
+
+
+def _ranked(held: Authority | None) -> dict[str, Any]:
+    """The incoming write's authority for a refusal's details (none while nothing ranks)."""
+    return {} if held is None else {"authority": held.model_dump(mode="json")}
 
 
 def _number(value: float | None) -> str:

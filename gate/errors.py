@@ -35,6 +35,7 @@ class ErrorCode(StrEnum):
     SCHEMA_CHANGE_UNSAFE = "SCHEMA_CHANGE_UNSAFE"
     CONFLICT = "CONFLICT"
     CONFLICT_LOWER_CONFIDENCE = "CONFLICT_LOWER_CONFIDENCE"
+    AUTHORITY_CONFLICT = "AUTHORITY_CONFLICT"
     PROPOSAL_NOT_PENDING = "PROPOSAL_NOT_PENDING"
     SELF_REVIEW = "SELF_REVIEW"
     LOG_UNAVAILABLE = "LOG_UNAVAILABLE"
@@ -77,6 +78,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.SCHEMA_CHANGE_UNSAFE: "Publishing would strand live nodes (a dropped label) or invalidate them (a new required property, a narrowed enum, ...); details hold the diff and its impact. Publish with force to do it anyway.",
     ErrorCode.CONFLICT: "The write would change a fact the graph holds (a property's value, or a functional relationship) and the schema's conflict policy is reject; details.conflicts hold both values with their provenance.",
     ErrorCode.CONFLICT_LOWER_CONFIDENCE: "The write would change a fact held at a higher confidence than this write's, under the keep_higher_confidence policy; details.conflicts hold both values with their provenance.",
+    ErrorCode.AUTHORITY_CONFLICT: "The write would change a fact held at a higher authority than this write's (the schema's authority ranks, lowest along each write's lineage through the observations it cites); details.conflicts hold both values with their provenance and both authorities. Under the review policy the write is held for a reviewer instead.",
     ErrorCode.PROPOSAL_NOT_PENDING: "The proposal to decide does not exist or was already approved or rejected.",
     ErrorCode.SELF_REVIEW: "The reviewer deciding a proposal is the agent that wrote it: a held write needs a second pair of eyes (unless its label or type says self_review: true); details name the proposal and the agent.",
     ErrorCode.LOG_UNAVAILABLE: "The log's database could not be reached or written (a full disk; details.cause says what the database said), the connection broke, or the log's write lock was not free within the lock timeout; nothing was appended. Retry with the same idempotency_key.",

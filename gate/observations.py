@@ -22,9 +22,11 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictStr
 from writegate.eventlog import Actor, Event, EventCore, Transaction
 from writegate.eventlog.events import format_timestamp
 from writegate.eventlog.sealing import SealedRequest
+from writegate.gate import citations
+from writegate.gate.authority import of_lineage
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.limits import check_request, check_text
-from writegate.gate.models import IDEMPOTENCY, Declared, Rejected, parse_request
+from writegate.gate.models import IDEMPOTENCY, Cited, Declared, Rejected, cites, parse_request
 from writegate.gate.passages import document_starts
 from writegate.gate.personal import (
     random_observation,
@@ -77,6 +79,16 @@ class RecordObservationRequest(Declared):
     )
 
 
+class DerivedObservationRequest(RecordObservationRequest):
+    """An observation with the observations it was extracted from (a note taken from a
+    transcript, a summary of a document): its provenance names them, and its authority is
+    no higher than theirs (``gate.authority``). Asked through ``writegate observe --observation``
+    and the Python API; the MCP tool's arguments leave it out (its catalogue is at its
+    budget), so an agent's call naming it is refused as any unknown argument."""
+
+    observations: Cited = cites()
+
+
 class ObservationResult(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -104,7 +116,7 @@ class Observations:
         try:
             limits = writer.limits()
             check_request(raw, limits)
-            request = parse_request(RecordObservationRequest, raw)
+            request = parse_request(DerivedObservationRequest, raw)
             if not request.text.strip():
                 raise GateRejection(
                     ErrorCode.INVALID_ARGUMENT, "text must not be empty", {"field": "text"}
@@ -139,17 +151,22 @@ class Observations:
                 sealed = sealed_observations(snapshot)
                 if sealed:  # its content's digest would tell of its text: an id of chance
                     observed = observed.model_copy(update={"observation": chance})
-                provenance = writer.planner.provenance(request, snapshot)
-                event = draft(
-                    observed,
-                    [observed.stream],
-                    provenance=provenance,
-                    request=raw,
-                    expected={observed.stream: 0},
-                )
+                stated = writer.planner.provenance(request, snapshot)
+                cited = list(dict.fromkeys(request.observations or ())) or None
+                stated = stated.model_copy(update={"observations": cited})
 
                 def decide(tx: Transaction) -> None:
+                    if cited:
+                        citations.held(self.state, tx.conn, cited)
                     if self.state.observation(tx.conn, observed.observation) is None:
+                        provenance = of_lineage(self.state, tx, stated, snapshot.authority)
+                        event = draft(
+                            observed,
+                            [observed.stream],
+                            provenance=provenance,
+                            request=raw,
+                            expected={observed.stream: 0},
+                        )
                         tx.sealing = seal_text(tx, observed.observation) if sealed else None
                         tx.emit(event)
                         tx.sealing = None

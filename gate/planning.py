@@ -9,7 +9,7 @@ properties and identity, versions) and emit the typed events; a rejection append
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -18,6 +18,7 @@ from writegate.eventlog import Transaction
 from writegate.gate import checks, citations, conflicts, review
 from writegate.gate import corroboration as heard
 from writegate.gate.ahead import want
+from writegate.gate.authority import declared, of_lineage, restated
 from writegate.gate.errors import ErrorCode, GateRejection, relationship_not_found
 from writegate.gate.formula import FormulaProvider, compute_confidence
 from writegate.gate.models import (
@@ -80,8 +81,6 @@ class Planner:
             self.state, self.formula, self.formula_name, self.label_policy, reviewed=True
         )
 
-    # -- shared ------------------------------------------------------------------------
-
     def provenance(self, request: Declared, snapshot: LoadedSchema) -> WriteProvenance:
         return WriteProvenance(
             source=request.source,
@@ -94,6 +93,7 @@ class Planner:
             write_gate_version=__version__,
             schema_version=snapshot.version,
             observations=citations.cited(request),
+            authority=declared(snapshot.authority, request.extraction_method, request.source),
         )
 
     def _endpoint(
@@ -131,7 +131,7 @@ class Planner:
     ) -> Emitter:
         checks.check_names(request.merge_keys, "merge_keys")
         checks.check_names(request.properties, "properties")
-        provenance = self.provenance(request, snapshot)
+        stated, ranks = self.provenance(request, snapshot), snapshot.authority
         resolved = checks.resolve_label(
             request.label, snapshot.registry, self.label_policy(snapshot)
         )
@@ -163,6 +163,7 @@ class Planner:
         matching.read_ahead(entry, ref, {**keys, **changes}, new=fresh)  # its candidates
 
         def emit(tx: Transaction, item: int | None) -> None:
+            provenance = of_lineage(self.state, tx, stated, ranks)  # the lowest cited
             here = matching.met(self.state, tx.conn, ref)  # a merged duplicate: its survivor
             landing = matching.land(
                 self.state, tx.conn, entry, here.ref, here.row, changes, new=fresh
@@ -194,7 +195,7 @@ class Planner:
             )
             written = NodeWritten(
                 node=target,
-                properties=changes,
+                properties=restated(self.state, tx.conn, held, changes, provenance, keys),
                 created=existing is None,
                 stub_resolved=bool(existing and existing.stub),
                 superseded=superseded or None,
@@ -217,7 +218,7 @@ class Planner:
                 )
             )
 
-        return self._reviewable(emit, "write_node", raw, provenance, ref.identity, entry)
+        return self._reviewable(emit, "write_node", raw, stated, ref.identity, entry)
 
     def write_relationship(
         self, request: WriteRelationshipRequest, snapshot: LoadedSchema, raw: Mapping[str, Any]
@@ -225,7 +226,7 @@ class Planner:
         checks.check_names(request.from_keys, "from_keys")
         checks.check_names(request.to_keys, "to_keys")
         checks.check_names(request.properties, "properties")
-        provenance = self.provenance(request, snapshot)
+        stated, ranks = self.provenance(request, snapshot), snapshot.authority
         rtype, start, end, identity = self._relationship_target(request, snapshot)
         entry = rtype.entry
         unknown = checks.check_properties(
@@ -240,6 +241,7 @@ class Planner:
         request_json = dict(raw)
 
         def emit(tx: Transaction, item: int | None) -> None:
+            provenance = of_lineage(self.state, tx, stated, ranks)
             ends = endpoints.settle(  # a merged duplicate's survivor; stubs resolved as any node
                 self.state, tx.conn, ((start.ref, start.entry), (end.ref, end.entry)), create=merge
             )
@@ -260,7 +262,7 @@ class Planner:
                 self.state, tx.conn, held, changes, entry, provenance, hold=not self.reviewed
             )
             if entry.functional:
-                claim = (rid, head.identity, rtype.type, entry.conflict, provenance, request_json)
+                claim = (rid, head.identity, rtype.type, entry, provenance, request_json)
                 replacing = conflicts.Replacing(*claim, hold=not self.reviewed)
                 superseded += conflicts.end_replaced(self.state, tx, item, replacing)
             written = RelationshipWritten(
@@ -269,7 +271,7 @@ class Planner:
                 remapped_from=rtype.remapped_from,
                 from_node=head,
                 to_node=tail,
-                properties=changes,
+                properties=restated(self.state, tx.conn, held, changes, provenance, {}),
                 created=not exists,
                 stubs_created=absent,
                 superseded=superseded or None,
@@ -287,7 +289,7 @@ class Planner:
                 )
             )
 
-        return self._reviewable(emit, "write_relationship", raw, provenance, identity, entry)
+        return self._reviewable(emit, "write_relationship", raw, stated, identity, entry)
 
     def _reviewable(
         self,
@@ -384,6 +386,3 @@ class Planner:
             )
 
         return emit
-
-
-__all__: Sequence[str] = ("Emitter", "Planner")

@@ -69,7 +69,7 @@ def proposing(
     ]
 
     def run(tx: Transaction, item: int | None) -> None:
-        ruled = _ruled(rules, method, state, tx) if rules else None
+        ruled, said = _ruled(rules, method, state, tx) if rules else None, provenance
         if floor is not None and provenance.confidence < floor:
             reason = f"confidence {provenance.confidence:g} is below the review floor {floor:g}"
         elif ruled is not None:
@@ -79,7 +79,7 @@ def proposing(
                 emit(tx, item)
                 return
             except Held as held:
-                reason = held.reason
+                reason, said = held.reason, held.provenance or provenance
         arguments = {k: v for k, v in raw.items() if k != "idempotency_key"}
         proposed = WriteProposed(
             proposal=uuid4().hex,
@@ -89,7 +89,7 @@ def proposing(
             reason=f"held for review: {reason}",
             batch_item=item,
         )
-        tx.emit(draft(proposed, [proposed.stream], provenance=provenance, request=raw))
+        tx.emit(draft(proposed, [proposed.stream], provenance=said, request=raw))
 
     return run
 

@@ -198,10 +198,12 @@ class WriteOperations:
         idempotency_key: str | None = None,
         actor: Actor | None = None,
         guard: WriteGuard | None = None,
+        observations: Sequence[str] | None = None,
     ) -> ObservationResult | Rejected:
         """Keep the text an agent read or heard as an observation (``gate.observations``):
         its id, which writes cite, is its content's, so recording it again is ``unchanged``;
-        ``scope`` is the one it is kept in (default: the implicit one)."""
+        ``scope`` is the one it is kept in (default: the implicit one); ``observations``
+        the ones it was extracted from (its authority is no higher: ``gate.authority``)."""
         arguments = _given(
             text=text,
             source=source,
@@ -211,6 +213,7 @@ class WriteOperations:
             session=session,
             scope=scope,
             idempotency_key=idempotency_key,
+            observations=list(observations) if observations else None,
         )
         actor = actor or self.default_actor
         return Observations(self.writer).record_observation(arguments, actor, guard)

@@ -8,7 +8,13 @@ builds these models; projections, audit, reads and regating read them — nobody
 payload by string key or compares event-type strings outside this package.
 """
 
-from writegate.language.base import GraphPayload, Payload, Superseded, WriteProvenance
+from writegate.language.base import (
+    Authority,
+    GraphPayload,
+    Payload,
+    Superseded,
+    WriteProvenance,
+)
 from writegate.language.corroborations import (
     Corroborated,
     NodeCorroborated,
@@ -90,6 +96,7 @@ __all__ = [
     "OUTCOMES",
     "PSEUDONYM",
     "TARGETS",
+    "Authority",
     "Corroborated",
     "FactRecord",
     "FeedbackGiven",

@@ -38,6 +38,18 @@ class Payload(BaseModel):
         return ""
 
 
+class Authority(BaseModel):
+    """How far the schema's ``authority`` ranks a write, computed by the gate when it was
+    written (``gate.authority``): the lowest rank along its lineage, and what set it."""
+
+    model_config = MODEL
+
+    rank: int  # higher: more authority
+    by: str  # what set it: ``method <m>`` or ``source <s>``
+    # the cited observation it came through (unset: the write's own method or source)
+    via: str | None = Field(default=None, exclude_if=unset)
+
+
 class Superseded(BaseModel):
     """A fact a write replaced, kept in the event that replaced it: the value (a property's,
     or for a functional relationship the superseded relationship's identity) and who had
@@ -52,6 +64,8 @@ class Superseded(BaseModel):
     confidence: float | None
     source: str | None
     extraction_method: str | None
+    # the authority it was written with (unset: the schema ranked none when it was written)
+    authority: Authority | None = Field(default=None, exclude_if=unset)
 
 
 class GraphPayload(Payload):
@@ -75,6 +89,9 @@ class WriteProvenance(BaseModel):
     schema_version: str
     # the observations (``language.observations``) the claim was extracted from, as cited
     observations: list[str] | None = Field(default=None, exclude_if=unset)
+    # the lowest authority along its lineage (``gate.authority``; unset: the schema ranks
+    # none), so neither replay nor a read recomputes it, and a later schema rewrites nothing
+    authority: Authority | None = Field(default=None, exclude_if=unset)
 
     def stored(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -83,4 +100,7 @@ class WriteProvenance(BaseModel):
     def read(cls, stored: Mapping[str, Any]) -> WriteProvenance:
         """The provenance the log stored, without validating it again (the log wrote and
         hashed it); a field left out when unset reads as None."""
-        return trusted(cls, {name: stored.get(name) for name in cls.model_fields})
+        values = {name: stored.get(name) for name in cls.model_fields}
+        if values["authority"] is not None:  # rare: validated, it is small
+            values["authority"] = Authority.model_validate(values["authority"])
+        return trusted(cls, values)

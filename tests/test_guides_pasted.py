@@ -41,6 +41,7 @@ PASTED_BY = {
     Block("docs/postgresql.md", "## Roles: who runs what", "sql", 1): "tests/eventlog/test_postgres_roles.py::test_the_role_setup_runs_as_the_roles_it_names",
     Block("docs/python-api.md", "# The Python API", "python", 0): "tests/test_guides_pasted.py::test_the_python_examples_print_what_they_show",
     Block("docs/python-api.md", "# The Python API", "python", 1): "tests/test_guides_pasted.py::test_the_python_examples_print_what_they_show",
+    Block("docs/schemas.md", "### Authority along the lineage", "yaml", 0): "tests/gate/test_authority.py::test_the_guides_section_is_a_schema_that_ranks_as_it_says",
     Block("docs/schemas.md", "### The review lane", "yaml", 0): "tests/gate/test_review_rules.py::test_the_readme_rules_are_a_schema",
     Block("docs/schemas.md", "### The review lane", "sh", 0): "tests/test_readme_pasted.py::test_the_review_commands_work_as_pasted",
     Block("docs/schemas.md", "### Duplicate entities", "yaml", 0): "tests/gate/test_resolution_gate.py::test_the_readme_example_is_a_schema",

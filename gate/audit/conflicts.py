@@ -27,7 +27,11 @@ from writegate.language import (
 )
 
 _OUT = ConfigDict(extra="forbid", frozen=True)
-CONFLICT_CODES = (ErrorCode.CONFLICT.value, ErrorCode.CONFLICT_LOWER_CONFIDENCE.value)
+CONFLICT_CODES = (
+    ErrorCode.CONFLICT.value,
+    ErrorCode.CONFLICT_LOWER_CONFIDENCE.value,
+    ErrorCode.AUTHORITY_CONFLICT.value,
+)
 
 
 class ConflictEntry(BaseModel):

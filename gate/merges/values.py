@@ -6,7 +6,9 @@ node (``gate.merges.plan``):
 - ``supersede``: the later-written value (by log position) wins;
 - ``keep_higher_confidence`` (and ``review``: a merge is itself a reviewer's act): the
   value written at the higher confidence wins, the survivor's on a tie;
-- ``reject``: the merge is refused with ``CONFLICT`` naming both values.
+- ``reject``: the merge is refused with ``CONFLICT`` naming both values;
+- but for ``reject``, where the schema ranks authority (``gate.authority``) and the two
+  values were written at different authorities, the one of higher authority wins.
 
 Many-valued properties take the union. The facts (who set each value) travel with the
 values, so an unmerge can restore them.
@@ -23,7 +25,7 @@ from writegate.gate.conflicts import superseded_value
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.schema.registry import RelationshipEntry, SchemaEntry
 from writegate.language import FactRecord, Superseded
-from writegate.projections.state import EdgeRow, NodeRow, StateReader
+from writegate.projections.state import EdgeRow, Fact, NodeRow, StateReader
 
 Entry = SchemaEntry | RelationshipEntry
 
@@ -76,7 +78,10 @@ def combine(
         if policy == "reject":
             refused.append({"property": name, "survivor": old, "duplicate": value})
             continue
-        if policy == "supersede":
+        outranks = _outranks(other, ours)
+        if outranks is not None:  # the value of higher authority wins (``gate.authority``)
+            wins = outranks
+        elif policy == "supersede":
             wins = (other.seq if other else 0) > (ours.seq if ours else held.updated_seq)
         else:  # keep_higher_confidence, review
             wins = _confidence(other) > _confidence(ours)
@@ -94,6 +99,14 @@ def combine(
             {"subject": held.identity, "conflicts": refused},
         )
     return out
+
+
+def _outranks(other: Fact | None, ours: Fact | None) -> bool | None:
+    """Whether the duplicate's value outranks the survivor's (None: as high, or unranked)."""
+    theirs, mine = (f.provenance.authority if f and f.provenance else None for f in (other, ours))
+    if theirs is None or mine is None or theirs.rank == mine.rank:
+        return None
+    return theirs.rank > mine.rank
 
 
 def _confidence(fact: Any) -> float:

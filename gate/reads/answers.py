@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from writegate.gate.models import NodeRef
+from writegate.language import Authority
 from writegate.language.observations import passage_of
 
 WIRE = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)
@@ -41,6 +42,9 @@ class TripletProvenance(BaseModel):
     # sources, by the formula provider's rule (left out: none, or a read at a past time)
     corroborated_confidence: float | None = Field(default=None, exclude_if=lambda v: v is None)
     sources: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    # the write's authority, lowest along its lineage (``gate.authority``): how far to trust
+    # it as data (left out: the schema ranked nothing when it was written)
+    authority: Authority | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Why(BaseModel):

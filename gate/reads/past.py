@@ -32,6 +32,7 @@ from writegate.gate.reads.views import (
     supported,
 )
 from writegate.language import (
+    Authority,
     NodeDeleted,
     NodeRef,
     NodeWritten,
@@ -68,6 +69,8 @@ class RelationshipAsOf(BaseModel):
     # its corroborations heard by then, as the other reads show them (``views.supported``)
     corroborated_confidence: float | None = Field(default=None, exclude_if=lambda v: v is None)
     sources: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    # its last write's authority (``gate.authority``; left out: nothing ranked)
+    authority: Authority | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class NodeAsOf(BaseModel):
@@ -87,6 +90,7 @@ class NodeAsOf(BaseModel):
     confidence: float | None
     corroborated_confidence: float | None = Field(default=None, exclude_if=lambda v: v is None)
     sources: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    authority: Authority | None = Field(default=None, exclude_if=lambda v: v is None)
     relationships: list[RelationshipAsOf] = []  # those present then, starting or ending here
 
 
@@ -131,6 +135,7 @@ def node_then(
         last_agent=writer_of(last, payload_of(last)) if last else None,
         last_source=source,
         confidence=provenance.confidence if provenance else None,
+        authority=provenance.authority if provenance else None,
         relationships=[
             r.model_copy(update=_heard_by(r.last_source, heard.get(r.identity), r.version, as_of))
             for r in relationships
@@ -207,6 +212,7 @@ def relationship_then(
         last_agent=writer_of(spell.last, payload_of(spell.last)),
         last_source=provenance.source if provenance else None,
         confidence=provenance.confidence if provenance else None,
+        authority=provenance.authority if provenance else None,
     )
 
 

@@ -353,6 +353,7 @@ def _triplet(
                     "valid_to": link.valid_to or (stated.valid_to if stated else None),
                     "corroborated_confidence": None,
                     "sources": None,
+                    "authority": provenance.authority if provenance else None,
                 },
             ),
             "why": trusted(

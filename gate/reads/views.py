@@ -23,6 +23,7 @@ from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.formulas.decay import decayed
 from writegate.gate.models import NodeRef
 from writegate.language import (
+    Authority,
     NodeWritten,
     RelationshipWritten,
     WriteProvenance,
@@ -62,6 +63,8 @@ class Provenance(BaseModel):
     # corroboration landed (left out: the fact has none)
     corroborated_confidence: float | None = Field(default=None, exclude_if=lambda v: v is None)
     sources: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    # its authority, lowest along its lineage (``gate.authority``; left out: none ranked)
+    authority: Authority | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 @dataclass(frozen=True)
@@ -230,6 +233,7 @@ def _provenance(
             "observations": p.observations if p else None,
             "corroborated_confidence": None,
             "sources": None,
+            "authority": p.authority if p else None,
         },
     )
 

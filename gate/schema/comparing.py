@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, JsonValue, TypeAdapter
 
 from writegate.gate.limits import Limits
+from writegate.gate.schema.authority import AuthorityDoc
 from writegate.gate.schema.changes import Change, ChangeKind, Of
 from writegate.gate.schema.document import (
     EvidenceDoc,
@@ -241,6 +242,7 @@ FIELDS: dict[tuple[type[BaseModel], str], Compare] = {
             "half_lives",
             "personal_observations",
             "observation_retention",
+            "authority",
         )
     },
     (SchemaDocument, "description"): _description,
@@ -284,6 +286,13 @@ FIELDS: dict[tuple[type[BaseModel], str], Compare] = {
     (PropertyDoc, "searchable"): _whole("searchable_changed"),
 }
 """How each field of the schema language is compared. Models compared whole (a review
-rule, a resolution policy, a relationship property's edge) are in ``WHOLE``."""
+rule, a resolution policy, a relationship property's edge, the authority ranks) are in
+``WHOLE``."""
 
-WHOLE: tuple[type[BaseModel], ...] = (ReviewRule, ResolutionDoc, EvidenceDoc, RelationshipRef)
+WHOLE: tuple[type[BaseModel], ...] = (
+    ReviewRule,
+    ResolutionDoc,
+    EvidenceDoc,
+    RelationshipRef,
+    AuthorityDoc,
+)

@@ -33,6 +33,7 @@ from pydantic_core import ErrorDetails
 from writegate.eventlog import canonical_json
 from writegate.gate.limits import Limits
 from writegate.gate.resolution.normalize import fold
+from writegate.gate.schema.authority import AuthorityDoc
 from writegate.gate.schema.rules import (
     Positions,
     Problem,
@@ -81,8 +82,7 @@ class SchemaDocumentError(ValueError):
 
 
 class _Problems(ValueError):
-    """Carries the model validator's problems out through pydantic (which keeps the
-    exception it wrapped in the error's context)."""
+    """Carries the model validator's problems out through pydantic (in the error's context)."""
 
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__("; ".join(p.message for p in problems))
@@ -252,8 +252,7 @@ class RelationshipTypeDoc(BaseModel):
 
 class SchemaDocument(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    # fields added after the first format: left out of the version digest while unset, so
-    # a document that does not use them keeps the version it always had
+    # fields added later: out of the version digest while unset (a version stays as it was)
     _LATER_FIELDS: ClassVar[tuple[str, ...]] = ("limits",)
 
     name: str = "schema"
@@ -269,8 +268,7 @@ class SchemaDocument(BaseModel):
     conflict: ConflictPolicy | None = Field(default=None, exclude_if=_unset)
     # writes held for review by who sent them and how (a confidence floor is per label)
     review_rules: list[ReviewRule] | None = Field(default=None, exclude_if=_unset)
-    # labels naming one kind of thing (Person and user_profile): entity resolution looks
-    # across a group's labels, and merges join them — never beyond; declared, never guessed
+    # labels of one kind of thing (Person, user_profile): resolution and merges look across
     identity_groups: dict[str, list[str]] | None = Field(default=None, exclude_if=_unset)
     # read-time decay: a confidence halves every half-life of its extraction method
     # (ISO 8601 durations, e.g. llm: P30D); never written into the log
@@ -280,6 +278,8 @@ class SchemaDocument(BaseModel):
     personal_observations: bool = Field(default=False, exclude_if=_unset)
     # personal observations' text is forgotten this long after it was recorded (``retain``)
     observation_retention: timedelta | None = Field(default=None, exclude_if=_unset)
+    # how far methods and sources are trusted (``gate.schema.authority``; unset: no ranks)
+    authority: AuthorityDoc | None = Field(default=None, exclude_if=_unset)
 
     @field_validator("half_lives")
     @classmethod

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
 from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.schema.authority import Lower, on_lower
 from writegate.gate.schema.document import (
     ConflictPolicy,
     PropertyDoc,
@@ -58,6 +59,7 @@ class SchemaEntry:
     scopes: tuple[str, ...] = ()  # the scopes a write may choose among (none: only ``scope``)
     personal: bool = False  # its nodes are subjects (``gate.personal``)
     self_review: bool = False  # a writer may decide its own held writes (``gate.review``)
+    lower_authority: Lower = "refuse"  # a write of lower authority (``gate.authority``)
 
     @cached_property
     def unsearchable(self) -> list[str]:
@@ -80,6 +82,7 @@ class RelationshipEntry:
     review_below: float | None = None
     review_rules: tuple[ReviewRule, ...] = ()
     self_review: bool = False
+    lower_authority: Lower = "refuse"
 
 
 @runtime_checkable
@@ -145,6 +148,7 @@ class Schema:
                 scopes=tuple(n.scopes or ()),
                 personal=n.personal,
                 self_review=n.self_review,
+                lower_authority=on_lower(document.authority, label),
             )
             for label, n in document.nodes.items()
         }
@@ -163,6 +167,7 @@ class Schema:
                 review_below=r.review_below,
                 review_rules=_rules_for(document, rtype),
                 self_review=r.self_review,
+                lower_authority=on_lower(document.authority, rtype),
             )
             for rtype, r in document.relationships.items()
         }

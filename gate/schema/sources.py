@@ -14,6 +14,7 @@ from typing import Protocol
 
 from writegate.eventlog import Log
 from writegate.gate.limits import Limits
+from writegate.gate.schema.authority import AuthorityDoc
 from writegate.gate.schema.document import SchemaDocumentError, parse_document
 from writegate.gate.schema.loading import load_document
 from writegate.gate.schema.registry import Schema, SchemaRegistry
@@ -45,6 +46,7 @@ class LoadedSchema:
     stream_version: int | None = None
     # read-time confidence decay per extraction method (the document's ``half_lives``)
     half_lives: Mapping[str, timedelta] = field(default_factory=dict)
+    authority: AuthorityDoc | None = None  # the document's ranks (``gate.schema.authority``)
 
 
 class SchemaSource(Protocol):
@@ -61,6 +63,7 @@ def loaded(schema: Schema) -> LoadedSchema:
         schema.unknown_label_policy,
         document.limits,
         half_lives=document.half_lives or {},
+        authority=document.authority,
     )
 
 

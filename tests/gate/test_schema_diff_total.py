@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from writegate.gate.limits import Limits
 from writegate.gate.schema import parse_document
+from writegate.gate.schema.authority import AuthorityDoc
 from writegate.gate.schema.comparing import FIELDS, WHOLE, diff_documents
 from writegate.gate.schema.document import (
     EvidenceDoc,
@@ -43,6 +44,7 @@ RICH = yaml.safe_load(
       - {extraction_methods: [llm], labels: [Person], until_approved: 2}
     identity_groups: {people: [Person, Member]}
     half_lives: {llm: P30D}
+    authority: {methods: {manual: 3, llm: 1}, sources: {hr.csv: 3}, hold: [Person]}
     nodes:
       Person:
         description: a person
@@ -129,6 +131,11 @@ def _geo(doc: Doc) -> Doc:
     return geo
 
 
+def _authority(doc: Doc) -> Doc:
+    authority: Doc = doc["authority"]
+    return authority
+
+
 def _rule(doc: Doc) -> Doc:
     rule: Doc = doc["review_rules"][0]
     return rule
@@ -181,6 +188,11 @@ CHANGES: dict[tuple[type[BaseModel], str], Callable[[Doc], None]] = {
     (SchemaDocument, "identity_groups"): _set(_top, "identity_groups", None),
     (SchemaDocument, "half_lives"): _set(_top, "half_lives", {"llm": "P10D"}),
     (SchemaDocument, "personal_observations"): _set(_top, "personal_observations", True),
+    (SchemaDocument, "authority"): _set(_top, "authority", None),
+    (AuthorityDoc, "methods"): _set(_authority, "methods", {"manual": 2}),
+    (AuthorityDoc, "sources"): _set(_authority, "sources", None),
+    (AuthorityDoc, "agents"): _set(_authority, "agents", {"chat-agent": 1}),
+    (AuthorityDoc, "hold"): _set(_authority, "hold", ["KNOWS"]),
     (SchemaDocument, "observation_retention"): _retained_observations,
     **{
         (Limits, f): _set(_limits, f, v)
