@@ -34,6 +34,7 @@ UNITS = {
     "import": "items",
     "retain": "values",
     "optimize": "parts",
+    "retract": "facts",
 }  # what a job's done and total count
 
 

@@ -307,6 +307,7 @@ def retained(result: RetainResult) -> str:
 def log_kinds(gate: Gate, seen: Seen | None = None) -> dict[str, Kind]:
     """Every kind on the log, for a server's ``job_start`` and ``writegate jobs resume``."""
     from writegate.cli.optimize import optimize_kind  # a command's module: read on use
+    from writegate.cli.retract import retract_kind
 
     return {
         "backup": backup_kind(gate.log, seen),
@@ -314,4 +315,5 @@ def log_kinds(gate: Gate, seen: Seen | None = None) -> dict[str, Kind]:
         "import": import_kind(gate, seen),
         "retain": retain_kind(gate),
         "optimize": optimize_kind(gate),
+        "retract": retract_kind(gate),
     }

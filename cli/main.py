@@ -78,6 +78,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "retain:retain",
         "Forget superseded personal values and personal observations' text past retention.",
     ),
+    "retract": (
+        "retract:retract",
+        "Take back what a source, agent, method or observation said (undo with unretract).",
+    ),
+    "unretract": (
+        "retract:unretract",
+        "Undo a retraction: each fact it changed put back, values, supports and confidences.",
+    ),
     "migrate": (
         "migrate:migrate",
         "Write the log again into DEST with its personal values sealed, as the schema declares.",

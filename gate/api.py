@@ -37,6 +37,7 @@ from writegate.gate.reads.scoped import ScopedReader
 from writegate.gate.rejections import RejectionLog
 from writegate.gate.results import rejected
 from writegate.gate.retention import RetainResult, retain
+from writegate.gate.retraction_api import RetractionOperations
 from writegate.gate.review import Reviews
 from writegate.gate.schema import (
     FileSchemaSource,
@@ -62,7 +63,7 @@ POLICY_ENV = "WRITE_GATE_UNKNOWN_LABEL_POLICY"
 POLICIES = ("remap", "reject")
 
 
-class Gate(WriteOperations, FeedbackOperations):
+class Gate(WriteOperations, FeedbackOperations, RetractionOperations):
     """The gate over one log. Thread-safe; share one per process."""
 
     def __init__(

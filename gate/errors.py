@@ -47,6 +47,9 @@ class ErrorCode(StrEnum):
     JOB_TARGET_BUSY = "JOB_TARGET_BUSY"
     OBSERVATION_NOT_FOUND = "OBSERVATION_NOT_FOUND"
     FEEDBACK_ALREADY_GIVEN = "FEEDBACK_ALREADY_GIVEN"
+    SOURCE_RETRACTED = "SOURCE_RETRACTED"
+    OBSERVATION_RETRACTED = "OBSERVATION_RETRACTED"
+    RETRACTION_NOT_FOUND = "RETRACTION_NOT_FOUND"
 
 
 # One line each: what the code means and what the caller should do. The README's table and
@@ -90,6 +93,9 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.JOB_TARGET_BUSY: "Another job holds the target (running, or interrupted and waiting to be resumed or cancelled); details.job names it.",
     ErrorCode.OBSERVATION_NOT_FOUND: "A write cites an observation (or a passage ID#START of one) the log does not hold (details.missing lists the ids); record it first with record_observation.",
     ErrorCode.FEEDBACK_ALREADY_GIVEN: "graph_improve: you gave other feedback on this sessionId (and answerId) already, and feedback counts once per answer; details name the earlier event. Name the answer with answerId to rate another one.",
+    ErrorCode.SOURCE_RETRACTED: "The write names a source a retraction took back (details.retraction names it): a write restating it is refused unless it names a new source, one no retraction took back (write_node's source argument); unretract the retraction to write it again.",
+    ErrorCode.OBSERVATION_RETRACTED: "The write cites an observation a retraction took back (details.observation, details.retraction): cite another, or name a new source that says it (one no retraction took back).",
+    ErrorCode.RETRACTION_NOT_FOUND: "unretract names no retraction the log holds, or one already undone (details.undone names the event).",
 }
 
 

@@ -304,7 +304,7 @@ class Planner:
             emit = review.proposing(
                 emit, operation, dict(raw), provenance, target, entry, self.state
             )
-        return citations.checked(self.state, provenance.observations, emit)
+        return citations.checked(self.state, provenance.observations, emit, provenance.source)
 
     def delete_node(
         self, request: DeleteNodeRequest, snapshot: LoadedSchema, raw: Mapping[str, Any]

@@ -31,6 +31,7 @@ from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import ItemResult, Rejected, parse_request
 from writegate.gate.personal import planned
 from writegate.gate.results import REFUSALS, rejected, result_of
+from writegate.gate.retraction import UNMERGE
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.document import ReviewRule
 from writegate.gate.schema.registry import RelationshipEntry, SchemaEntry
@@ -207,6 +208,8 @@ class Reviews:
                     reviewer=reviewer.agent,
                     seq=outcome.events[-1].seq,
                 )
+            if held.operation == UNMERGE:  # a retraction's proposal to undo a merge
+                return self._unmerge(proposal, held, reviewer, record)
             operation = writer.operation(held.operation)
             request = parse_request(operation.request, held.arguments)
             planner = writer.planner.approving()
@@ -238,6 +241,33 @@ class Reviews:
             return rejected(_not_pending(proposal, "it was decided meanwhile"))
         except REFUSALS as exc:
             return rejected(exc)
+
+    def _unmerge(
+        self, proposal: str, held: WriteProposed, reviewer: Actor, record: Any
+    ) -> ReviewDecision | Rejected:
+        """Approving a retraction's proposal undoes the merge, as the reviewer's own call,
+        then records the decision (a refused undoing leaves the proposal pending)."""
+        arguments = dict(held.arguments)
+        undone = self.gate.unmerge_nodes(
+            merge=str(arguments["merge"]),
+            source=str(arguments.get("source", "review")),
+            extraction_method=str(arguments.get("extraction_method", "manual")),
+            reason=str(arguments.get("reason", "")),
+            actor=reviewer,
+        )
+        if isinstance(undone, Rejected):
+            return undone
+
+        def deciding(snapshot: LoadedSchema) -> Any:
+            return lambda tx: tx.emit(record)
+
+        outcome = self.gate.writer.append_planned(deciding, reviewer, None, None)
+        return ReviewDecision(
+            decision="approved",
+            proposal=proposal,
+            reviewer=reviewer.agent,
+            seq=outcome.events[-1].seq,
+        )
 
     def _own_allowed(self, held: WriteProposed) -> bool:
         """Whether the schema lets a writer decide its own held write to this label or type

@@ -84,6 +84,17 @@ from writegate.language.payloads import (
     provenance_of,
     writer_of,
 )
+from writegate.language.retractions import (
+    FactImage,
+    RetractedFact,
+    Retraction,
+    SetBy,
+    SourceRetracted,
+    SourceUnretracted,
+    SupportRecord,
+    Withdrawal,
+    retraction_stream,
+)
 from writegate.language.scopes import DEFAULT_SCOPE, scope_or_default
 
 __all__ = [
@@ -98,6 +109,7 @@ __all__ = [
     "TARGETS",
     "Authority",
     "Corroborated",
+    "FactImage",
     "FactRecord",
     "FeedbackGiven",
     "GraphPayload",
@@ -119,10 +131,17 @@ __all__ = [
     "RelationshipCorroborated",
     "RelationshipDeleted",
     "RelationshipWritten",
+    "RetractedFact",
+    "Retraction",
     "SchemaPublished",
+    "SetBy",
+    "SourceRetracted",
+    "SourceUnretracted",
     "Superseded",
+    "SupportRecord",
     "UnknownPayload",
     "UsedRelationship",
+    "Withdrawal",
     "WriteProposed",
     "WriteProvenance",
     "cited_observations",
@@ -145,6 +164,7 @@ __all__ = [
     "relationship_identity",
     "relationship_stream",
     "resolution_stream",
+    "retraction_stream",
     "said_of",
     "scope_or_default",
     "search_stream",

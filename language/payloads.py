@@ -25,6 +25,7 @@ from writegate.language.identities import NodeRef, relationship_stream
 from writegate.language.indexing import LabelSearchable, NodesIndexed
 from writegate.language.merges import NodesMerged, NodesUnmerged
 from writegate.language.observations import ObservationRecorded
+from writegate.language.retractions import SourceRetracted, SourceUnretracted
 
 
 class NodeWritten(GraphPayload):
@@ -225,6 +226,8 @@ ALL_PAYLOADS: tuple[type[Payload], ...] = (
     FeedbackGiven,
     NodeCorroborated,
     RelationshipCorroborated,
+    SourceRetracted,
+    SourceUnretracted,
 )
 PAYLOADS: dict[str, type[Payload]] = {model.event_type: model for model in ALL_PAYLOADS}
 EVENT_TYPES: tuple[str, ...] = tuple(PAYLOADS)

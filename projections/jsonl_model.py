@@ -19,8 +19,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +33,8 @@ from writegate.language import (
     RelationshipCorroborated,
     RelationshipDeleted,
     RelationshipWritten,
-    WriteProvenance,
+    SourceRetracted,
+    SourceUnretracted,
     payload_of,
     provenance_of,
     writer_of,
@@ -46,6 +45,13 @@ from writegate.projections.jsonl_lines import (
     origin_lines,
     plain_name,
     property_lines,
+)
+from writegate.projections.jsonl_records import (
+    EdgeRecord,
+    NodeRecord,
+    cited,
+    edge_record,
+    node_record,
 )
 from writegate.projections.state import merge_properties
 
@@ -94,38 +100,6 @@ EDGE_ROWS = (
 )
 NodeRow = tuple[str, str, bytes, int]  # name, label, lines, clash
 EdgeRow = tuple[str, str, bytes, str | None, str | None, int, str | None, str | None, int]
-
-
-@dataclass(slots=True)
-class NodeRecord:
-    """A node as a batch left it, before it is written back."""
-
-    label: str
-    keys: dict[str, Any]
-    properties: dict[str, Any]
-    cited: tuple[Any, ...]
-    stub: bool
-    remapped_from: str | None
-    resolved_from: str | None
-    updated_at: datetime
-    updated_by: str
-    heard: list[str] | None = None  # its corroboration's strings (``heard_lines``)
-
-
-@dataclass(slots=True)
-class EdgeRecord:
-    type: str
-    start: str
-    end: str
-    properties: dict[str, Any]
-    confidence: Any
-
-
-def cited(provenance: WriteProvenance | None) -> tuple[Any, ...]:
-    """The provenance a snapshot shows (``jsonl_lines.CITED``), in that order."""
-    if provenance is None:
-        return (None, None, None)
-    return (provenance.confidence, provenance.source, provenance.extraction_method)
 
 
 def _shape(conn: sqlite3.Connection) -> dict[str, list[str]]:
@@ -219,6 +193,15 @@ class GraphModel:
                 if edge is not None:  # its weight: the corroborated confidence
                     edge.confidence = heard.corroborated_confidence
                     self.edges[identity] = edge
+            case SourceRetracted() | SourceUnretracted() as retraction:
+                for fact in retraction.facts:  # each as its image after says
+                    self.heard.pop(fact.identity, None)
+                    if fact.kind == "relationship":
+                        self.edges[fact.identity] = edge_record(fact)
+                    else:
+                        held = self._node(fact.identity)
+                        resolved = held[2] if held is not None else None
+                        self.nodes[fact.identity] = node_record(fact, resolved)
             case NodeDeleted(node=node):
                 self.nodes[node.identity] = None
             case RelationshipDeleted(identity=identity):

@@ -25,6 +25,7 @@ PASTED_BY = {
     Block("README.md", "## Asking the graph", "sh", 0): "tests/test_readme_pasted.py::test_the_asking_commands_work_as_pasted",
     Block("README.md", "## Asking the graph", "sh", 1): "tests/test_readme_pasted.py::test_the_asking_commands_work_as_pasted",
     Block("README.md", "## Forgetting a person", "sh", 0): "tests/test_readme_pasted.py::test_the_forgetting_commands_work_as_pasted",
+    Block("README.md", "## Take back a source", "sh", 0): "tests/test_readme_pasted.py::test_the_retraction_commands_work_as_pasted",
     Block("README.md", CLIENTS, "sh", 0): "tests/server/test_readme_clients.py::test_the_claude_code_commands_work_as_written",
     Block("README.md", CLIENTS, "json", 0): "tests/server/test_readme_clients.py::test_the_stdio_configuration_works_as_written",
     Block("README.md", CLIENTS, "sh", 1): "tests/server/test_readme_clients.py::test_the_http_configuration_works_as_written",

@@ -180,3 +180,16 @@ def test_the_forgetting_commands_work_as_pasted(tmp_path: Path) -> None:
     assert done.stdout.rstrip().endswith("verified up to seq 3")
     held = b"".join(f.read_bytes() for f in tmp_path.glob("people.db*"))
     assert b"ada@example.org" not in held
+
+
+def test_the_retraction_commands_work_as_pasted(tmp_path: Path) -> None:
+    """The README's retraction, pasted into bash as it stands: the report, the retraction,
+    verify, and the undoing."""
+    [script] = blocks(section("## Take back a source"), "sh")
+    (tmp_path / "fixtures").symlink_to(ROOT / "fixtures")
+    done = pasted(script, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "would take back 2 facts: 0 reverted, 1 retracted, 1 kept" in done.stdout
+    assert "unretracted r-" in done.stdout
+    verified = run("--db", "claims.db", "verify", cwd=tmp_path)
+    assert verified.returncode == 0, verified.stderr

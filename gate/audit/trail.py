@@ -26,6 +26,9 @@ from writegate.language import (
     RelationshipCorroborated,
     RelationshipDeleted,
     RelationshipWritten,
+    SourceRetracted,
+    SourceUnretracted,
+    SupportRecord,
     WriteProvenance,
     corroboration_stream,
     node_stream,
@@ -167,6 +170,11 @@ def trail(log: Log, identity: str, kind: Kind = "node") -> Trail:
                 exists, supports = False, []
             case NodeCorroborated() | RelationshipCorroborated():
                 supports += _support(entry, "corroborated", payload.corroborated_confidence)
+            case SourceRetracted() | SourceUnretracted():  # the fact as its image after says
+                for fact in payload.facts:
+                    if fact.identity == identity:
+                        exists = fact.after is not None
+                        supports = _supports_of(fact.after.support if fact.after else [])
             case _:
                 pass
     return Trail(
@@ -177,6 +185,22 @@ def trail(log: Log, identity: str, kind: Kind = "node") -> Trail:
         relationships=related,
         supported_by=supports,
     )
+
+
+def _supports_of(records: list[SupportRecord]) -> list[Support]:
+    return [
+        Support(
+            seq=r.seq,
+            occurred_at=r.occurred_at,
+            kind="written" if r.kind == "written" else "corroborated",
+            agent=r.agent,
+            source=r.source,
+            extraction_method=r.method,
+            confidence=r.confidence,
+            corroborated_confidence=r.corroborated,
+        )
+        for r in records
+    ]
 
 
 def _support(

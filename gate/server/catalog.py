@@ -18,6 +18,7 @@ from writegate.gate.server.label_tools import label_tools
 from writegate.gate.server.merge_tools import MERGE_TOOLS
 from writegate.gate.server.observation_tools import OBSERVATION_TOOLS
 from writegate.gate.server.read_tools import READ_TOOLS
+from writegate.gate.server.retract_tools import RETRACT_TOOLS
 from writegate.gate.server.review_tools import REVIEW_TOOLS
 from writegate.gate.server.tools import ToolSpec, Vocabulary, families
 from writegate.gate.server.write_tools import WRITE_TOOLS
@@ -28,6 +29,7 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     + READ_TOOLS
     + AUDIT_TOOLS
     + REVIEW_TOOLS
+    + RETRACT_TOOLS
     + MERGE_TOOLS
     + JOB_TOOLS
     + FEEDBACK_TOOLS

@@ -27,6 +27,8 @@ from writegate.language import (
     RelationshipCorroborated,
     RelationshipDeleted,
     RelationshipWritten,
+    SourceRetracted,
+    SourceUnretracted,
     WriteProposed,
     payload_of,
     writer_of,
@@ -37,6 +39,7 @@ from writegate.projections.state import (
     merging,
     observations,
     remembered,
+    retracting,
     scoping,
     searchable,
     support,
@@ -297,5 +300,7 @@ def apply_to_state(conn: Sql, event: EventCore, *, texts: bool) -> None:
             feedback.given(conn, event, given)
         case ObservationRecorded() as observed:
             observations.recorded(conn, event, observed)
+        case SourceRetracted() | SourceUnretracted() as retraction:
+            retracting.applied(conn, retraction, texts=texts)
         case _:
             pass

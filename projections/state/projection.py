@@ -37,6 +37,7 @@ from writegate.projections.state.changes import apply_to_state
 from writegate.projections.state.forgetting import forget_located
 from writegate.projections.state.observations import ObservationQueries
 from writegate.projections.state.queries import StateReader
+from writegate.projections.state.retraction_queries import RetractionQueries
 from writegate.projections.state.support import SupportQueries
 from writegate.projections.state.tables import (
     EVIDENCE_UNINDEXED,
@@ -57,7 +58,7 @@ from writegate.projections.state.tables import (
 _SCRATCH_CACHE_KIB = 32 * 1024  # the replay's page cache: bounded, whatever the log's length
 
 
-class StateProjection(StateReader, ObservationQueries, SupportQueries):
+class StateProjection(StateReader, ObservationQueries, SupportQueries, RetractionQueries):
     name = "state"
     tables = (*STATE_TABLES, "projection_checkpoints", *SqliteTextIndex.tables)
 

@@ -25,12 +25,12 @@ from writegate.language import Corroborated, provenance_of
 from writegate.projections.state.tables import SUPPORT_LAYOUT, layout_of
 
 _CHUNK = 500  # identities per IN (...) lookup
-_COLUMNS = (
+COLUMNS = (
     "identity, seq, kind, version, agent, source, method, reliability, confidence, "
     "corroborated, observations, valid_from, valid_to, occurred_at"
 )
 _INSERT = (
-    f"INSERT INTO state_support ({_COLUMNS}) VALUES ({','.join('?' * 14)}) "
+    f"INSERT INTO state_support ({COLUMNS}) VALUES ({','.join('?' * 14)}) "
     "ON CONFLICT (identity, seq) DO NOTHING"
 )
 # PostgreSQL's only: the identities a JSON array, each looked up by its key and its rows
@@ -151,6 +151,11 @@ def corroborated(conn: Sql, event: EventCore, payload: Corroborated) -> None:
     )
 
 
+def put(conn: Sql, row: tuple[object, ...]) -> None:
+    """One support row as a retraction's image holds it (``retracting``)."""
+    conn.execute(_INSERT, row)
+
+
 def forget(conn: Sql, identity: str) -> None:
     conn.execute("DELETE FROM state_support WHERE identity = ?", (identity,))
 
@@ -183,7 +188,7 @@ class SupportQueries:
         if layout_of(conn) < SUPPORT_LAYOUT:
             return []
         rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM state_support WHERE identity = ? ORDER BY seq", (identity,)
+            f"SELECT {COLUMNS} FROM state_support WHERE identity = ? ORDER BY seq", (identity,)
         )
         return [_support(row) for row in rows]
 
@@ -198,7 +203,7 @@ class SupportQueries:
             chunk = wanted[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
             rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM state_support WHERE identity IN ({marks}) "
+                f"SELECT {COLUMNS} FROM state_support WHERE identity IN ({marks}) "
                 "AND kind = 'corroborated' ORDER BY identity, seq",
                 chunk,
             )

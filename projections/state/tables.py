@@ -25,6 +25,7 @@ from writegate.projections.search import Rows
 # that wrote it and each corroboration since, with who, from what, how and how sure
 # state_counts: how many nodes of each label, relationships of each type and stubs (``tallies``)
 # state_passages: where each passage of a document starts in its text, and how long (``passages``)
+# state_retracted: the sources and observations a standing retraction took back (``retracting``)
 _NODE_FIELDS = """
     label TEXT NOT NULL,
     keys TEXT NOT NULL,
@@ -182,6 +183,12 @@ CREATE TABLE IF NOT EXISTS state_counts (
     count INTEGER NOT NULL,
     PRIMARY KEY (kind, name)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS state_retracted (
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    retraction TEXT NOT NULL,
+    PRIMARY KEY (kind, name, retraction)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
     name TEXT PRIMARY KEY,
     seq INTEGER NOT NULL
@@ -198,7 +205,8 @@ VALUE_COUNTS_LAYOUT = 15  # the first with the value counts of evidence fields
 SUPPORT_LAYOUT = 16  # the first with each fact's supporting writes (corroboration)
 COUNTS_LAYOUT = 18  # the first with the counts of labels, types and stubs
 PASSAGES_LAYOUT = 23  # the first with a document's passages
-LAYOUT = 23  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
+RETRACTED_LAYOUT = 24  # the first with the sources and observations retractions took back
+LAYOUT = 24  # 7: the resolution index's keys are ranges' rows (``blocking``); 8: the text
 # index; 9: the feedback weights; 10: observations and the writes citing them (and their
 # words in the text index); 11: the text index stems its words (``projections.search``);
 # 12: each node's scope, and both ends' in the text index (``scoping``); 13: each
@@ -212,7 +220,8 @@ LAYOUT = 23  # 7: the resolution index's keys are ranges' rows (``blocking``); 8
 # in its row (``searchable``: a column added, nothing rebuilt); 21: on SQLite, a node's
 # text in its own row, numbered for FTS5 (``nodetext``: the table made again in place);
 # 22: a node's evidence keys counted, not indexed (``blocking.probed``: rows deleted in place);
-# 23: a document's passages (``passages``: a table added, nothing rebuilt)
+# 23: a document's passages (``passages``: a table added, nothing rebuilt); 24: what standing
+# retractions took back (``retracting``: a table added, nothing rebuilt)
 EVIDENCE_UNINDEXED = 22
 REBUILT_BELOW = 19  # a read model of an older layout is rebuilt; from it, columns are added
 LAYOUT_MARK = "state.layout"  # a row of projection_checkpoints: the tables' layout
@@ -231,7 +240,9 @@ STATE_TABLES = {  # every table of the read model (but its checkpoints), by its 
     "state_support": ("identity", "seq"),
     "state_counts": ("kind", "name"),
     "state_passages": ("observation", "start"),
+    "state_retracted": ("kind", "name", "retraction"),
 }
+_UNTIL_RETRACTED = tuple(t for t in STATE_TABLES if t != "state_retracted")
 LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model of each has
     1: ("state_nodes", "state_relationships"),
     2: ("state_facts", "state_nodes", "state_relationships"),
@@ -272,15 +283,18 @@ LAYOUT_TABLES = {  # the layouts that added tables, and the tables a read model 
     ),
     OBSERVATIONS_LAYOUT: tuple(
         t
-        for t in STATE_TABLES
+        for t in _UNTIL_RETRACTED
         if t not in ("state_value_counts", "state_support", "state_counts", "state_passages")
     ),
     VALUE_COUNTS_LAYOUT: tuple(
-        t for t in STATE_TABLES if t not in ("state_support", "state_counts", "state_passages")
+        t for t in _UNTIL_RETRACTED if t not in ("state_support", "state_counts", "state_passages")
     ),
-    SUPPORT_LAYOUT: tuple(t for t in STATE_TABLES if t not in ("state_counts", "state_passages")),
-    COUNTS_LAYOUT: tuple(t for t in STATE_TABLES if t != "state_passages"),
-    PASSAGES_LAYOUT: tuple(STATE_TABLES),
+    SUPPORT_LAYOUT: tuple(
+        t for t in _UNTIL_RETRACTED if t not in ("state_counts", "state_passages")
+    ),
+    COUNTS_LAYOUT: tuple(t for t in _UNTIL_RETRACTED if t != "state_passages"),
+    PASSAGES_LAYOUT: _UNTIL_RETRACTED,
+    RETRACTED_LAYOUT: tuple(STATE_TABLES),
 }
 
 

@@ -38,7 +38,8 @@ class Steps(Counter[tuple[str, str]]):
         return [(_STEP, list(steps)), (_GONE, [(k, n) for k, n, step in steps if step < 0])]
 
 
-def _moved(conn: Sql, delta: Counter[tuple[str, str]]) -> None:
+def moved(conn: Sql, delta: Counter[tuple[str, str]]) -> None:
+    """Counts moved by ``delta`` (a retraction's batch of rows gone at once)."""
     steps = held(conn, Steps)
     if steps is not None:
         steps.update(delta)
@@ -57,7 +58,7 @@ def node(conn: Sql, before: tuple[str, bool] | None, after: tuple[str, bool] | N
             delta[(LABEL, label)] += step
             if stub:
                 delta[(STUBS, "")] += step
-    _moved(conn, delta)
+    moved(conn, delta)
 
 
 def relationship(conn: Sql, before: str | None, after: str | None) -> None:
@@ -67,7 +68,7 @@ def relationship(conn: Sql, before: str | None, after: str | None) -> None:
         delta[(TYPE, before)] -= 1
     if after is not None:
         delta[(TYPE, after)] += 1
-    _moved(conn, delta)
+    moved(conn, delta)
 
 
 def kept(conn: Sql) -> tuple[dict[str, int], dict[str, int], int]:

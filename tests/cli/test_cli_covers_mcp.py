@@ -54,6 +54,8 @@ COMMANDS: dict[str, tuple[str, ...] | None] = {
     "audit_feedback": ("audit", "feedback"),
     "export_subject": ("export", "subject"),
     "forget_subject": ("forget",),
+    "retract_source": ("retract",),
+    "unretract_source": ("unretract",),
 }
 
 # (tool, argument) -> the click parameter spelling it, where the names differ
@@ -114,6 +116,8 @@ SPELLED: dict[tuple[str, str], str] = {
     ("audit_feedback", "after"): "after_seq",
     ("forget_subject", "label"): "node",  # LABEL KEY=VALUE...
     ("forget_subject", "keys"): "node",
+    ("retract_source", "confirm"): "dry_run",  # the report until confirmed; --dry-run: it alone
+    ("unretract_source", "retraction"): "retraction",
 }
 JOBS = {  # each kind of job: its command, and its target's spelling there (import: the log)
     "rebuild": (("rebuild",), "name"),

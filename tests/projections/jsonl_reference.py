@@ -23,7 +23,7 @@ from writegate.language import (
     provenance_of,
 )
 from writegate.projections.jsonl_lines import origin_lines, property_lines, text
-from writegate.projections.jsonl_model import cited
+from writegate.projections.jsonl_records import cited
 from writegate.projections.state import merge_properties
 
 

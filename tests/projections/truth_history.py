@@ -4,7 +4,7 @@ valid time, a write held for review then approved and another rejected, entity r
 landing a write on an existing node, a merge and its undoing, a detached deletion, an
 observation and the writes citing it, feedback on an answer, a fact said again (unchanged,
 and corroborated), resolution switched on for a label with nodes, a property kept out of
-the text index — written through the real gate, a step a minute on a frozen clock.
+the text index, a source taken back and put back — written through the real gate, a step a minute on a frozen clock.
 
 Recorded once (``python -m tests.projections.truth_history FILE``; steps added later are
 appended with ``--extend FILE STEP``, so the events recorded before keep their ids), shipped
@@ -30,6 +30,7 @@ from freezegun import freeze_time
 from writegate.eventlog import Actor
 from writegate.eventlog.tables import EVENT_COLUMNS
 from writegate.gate import EdgeKey, Gate, ObservationResult
+from writegate.gate.retraction import RetractResult
 from writegate.language import node_identity
 from writegate.projections.testing import history
 
@@ -318,6 +319,17 @@ def write_property_kept_out(gate: Gate, step: Callable[[], None]) -> None:
     step()
 
 
+def write_retraction(gate: Gate, step: Callable[[], None]) -> None:
+    """The step added with retraction: the reviewer takes back what the navy's records said
+    (Ada Lovelace keeps her other support), then puts it back."""
+    done = gate.retract(source="navy", reason="a misfiled record", actor=REVIEWER)
+    assert isinstance(done, RetractResult), done
+    assert done.retraction is not None
+    step()
+    assert gate.unretract(done.retraction, reason="refiled", actor=REVIEWER).status == "ok"
+    step()
+
+
 # steps added after the first recording, in order: ``--extend FILE NAME`` appends one
 LATER_STEPS = (
     write_observations,
@@ -325,6 +337,7 @@ LATER_STEPS = (
     write_corroborations,
     write_resolution_switched_on,
     write_property_kept_out,
+    write_retraction,
 )
 
 
