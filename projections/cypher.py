@@ -58,7 +58,7 @@ def scope_label(scope: str) -> str:
     return f"`scope:{quoted(scope)[1:-1]}`"
 
 
-def _scoped(variable: str, scope: str | None) -> str:
+def scoped(variable: str, scope: str | None) -> str:
     """The ``SET`` item giving a node its scope's label (none while the scope is unset or
     the implicit one)."""
     return f", {variable}:{scope_label(scope)}" if scope not in (None, DEFAULT_SCOPE) else ""
@@ -85,7 +85,7 @@ def _named(variable: str, ref: NodeRef, source: str) -> str:
     return f", {variable} += {source}" if pseudonymous(ref.identity) else ""
 
 
-def _pattern(variable: str, label: str, keys: Sequence[str], source: str) -> str:
+def pattern(variable: str, label: str, keys: Sequence[str], source: str) -> str:
     fields = ", ".join(f"{quoted(k)}: {source}.{quoted(k)}" for k in keys)
     return f"({variable}:{quoted(label)} {{{fields}}})"
 
@@ -98,7 +98,7 @@ _STAMP = (
 )
 
 
-def _stamp(variable: str) -> str:
+def stamp(variable: str) -> str:
     return _STAMP.format(v=variable)
 
 
@@ -126,9 +126,9 @@ def _node_written(event: EventCore, written: NodeWritten) -> Built:
     node = written.node
     keys = sorted(found_by(node))
     cypher = (
-        f"UNWIND $rows AS r MERGE {_pattern('n', node.label, keys, 'r.keys')} "
-        f"SET n += r.props{_named('n', node, 'r.named')}, {_stamp('n')}, "
-        f"n._stub = null{_scoped('n', written.scope)}, "
+        f"UNWIND $rows AS r MERGE {pattern('n', node.label, keys, 'r.keys')} "
+        f"SET n += r.props{_named('n', node, 'r.named')}, {stamp('n')}, "
+        f"n._stub = null{scoped('n', written.scope)}, "
         "n._schema_remap_from = coalesce(r.remap, n._schema_remap_from), "
         "n._resolved_from = coalesce(r.resolved, n._resolved_from)"
         f"{_unscoped('n', written.moved_from)}"
@@ -161,14 +161,14 @@ def _relationship_written(event: EventCore, written: RelationshipWritten) -> Bui
     )
     cypher = (
         f"UNWIND $rows AS r "
-        f"MERGE {_pattern('a', start.label, start_keys, 'r.from')} "
-        f"ON CREATE SET a._stub = true, {_stamp('a')}{_scoped('a', start_scope)}"
+        f"MERGE {pattern('a', start.label, start_keys, 'r.from')} "
+        f"ON CREATE SET a._stub = true, {stamp('a')}{scoped('a', start_scope)}"
         f"{_named('a', start, 'r.from_named')} "
-        f"MERGE {_pattern('b', end.label, end_keys, 'r.to')} "
-        f"ON CREATE SET b._stub = true, {_stamp('b')}{_scoped('b', end_scope)}"
+        f"MERGE {pattern('b', end.label, end_keys, 'r.to')} "
+        f"ON CREATE SET b._stub = true, {stamp('b')}{scoped('b', end_scope)}"
         f"{_named('b', end, 'r.to_named')} "
         f"MERGE (a)-[x:{quoted(written.type)}]->(b) "
-        f"SET x += r.props, {_stamp('x')}, "
+        f"SET x += r.props, {stamp('x')}, "
         "x._schema_remap_from = coalesce(r.remap, x._schema_remap_from), "
         # as stated; a write stating none keeps what the relationship had (as SET += does)
         "x.valid_from = coalesce(r.valid_from, x.valid_from), "
@@ -191,7 +191,7 @@ def _relationship_written(event: EventCore, written: RelationshipWritten) -> Bui
 def _node_deleted(deleted: NodeDeleted) -> Built:
     node = deleted.node
     keys = sorted(found_by(node))
-    match = _pattern("n", node.label, keys, "r.keys")
+    match = pattern("n", node.label, keys, "r.keys")
     cypher = f"UNWIND $rows AS r MATCH {match} DETACH DELETE n"
     return ("delnode", node.label, tuple(keys)), cypher, {"keys": found_by(node)}
 
@@ -201,8 +201,8 @@ def _relationship_deleted(deleted: RelationshipDeleted) -> Built:
     start_keys, end_keys = sorted(found_by(start)), sorted(found_by(end))
     key = ("delrel", deleted.type, start.label, tuple(start_keys), end.label, tuple(end_keys))
     cypher = (
-        f"UNWIND $rows AS r MATCH {_pattern('a', start.label, start_keys, 'r.from')}"
-        f"-[x:{quoted(deleted.type)}]->{_pattern('b', end.label, end_keys, 'r.to')} DELETE x"
+        f"UNWIND $rows AS r MATCH {pattern('a', start.label, start_keys, 'r.from')}"
+        f"-[x:{quoted(deleted.type)}]->{pattern('b', end.label, end_keys, 'r.to')} DELETE x"
     )
     return key, cypher, {"from": found_by(start), "to": found_by(end)}
 
@@ -213,7 +213,7 @@ _HEARD = "SET {v}._supported_by = r.sources, {v}._corroborated_confidence = r.co
 def _node_corroborated(heard: NodeCorroborated) -> Built:
     node = heard.node
     keys = sorted(found_by(node))
-    match = _pattern("n", node.label, keys, "r.keys")
+    match = pattern("n", node.label, keys, "r.keys")
     cypher = f"UNWIND $rows AS r MATCH {match} {_HEARD.format(v='n')}"
     row = {
         "keys": found_by(node),
@@ -228,8 +228,8 @@ def _relationship_corroborated(heard: RelationshipCorroborated) -> Built:
     start_keys, end_keys = sorted(found_by(start)), sorted(found_by(end))
     key = ("heardrel", heard.type, start.label, tuple(start_keys), end.label, tuple(end_keys))
     cypher = (
-        f"UNWIND $rows AS r MATCH {_pattern('a', start.label, start_keys, 'r.from')}"
-        f"-[x:{quoted(heard.type)}]->{_pattern('b', end.label, end_keys, 'r.to')} "
+        f"UNWIND $rows AS r MATCH {pattern('a', start.label, start_keys, 'r.from')}"
+        f"-[x:{quoted(heard.type)}]->{pattern('b', end.label, end_keys, 'r.to')} "
         f"{_HEARD.format(v='x')}"
     )
     row = {

@@ -56,6 +56,7 @@ from writegate.projections.cypher import (
     quoted,
     statements,
 )
+from writegate.projections.cypher_retractions import RETRACTIONS, retraction_statements
 from writegate.projections.forgotten import expired_keys, forgetting, index_rebuilds
 
 Dialect = Literal["memgraph", "neo4j"]
@@ -253,7 +254,8 @@ class GraphProjector:
     def _statements(
         self, events: Sequence[EventCore], erased: dict[str, set[str]]
     ) -> Iterator[Statement]:
-        """The batch's statements, a forgetting's patch in its place (``projections.forgotten``)."""
+        """The batch's statements, a forgetting's patch in its place (``projections.forgotten``)
+        and a retraction's facts in theirs (``projections.cypher_retractions``)."""
         start = 0
         for at, event in enumerate(events):
             if event.type == EXPIRED:  # no value of it is live: only an index holds them
@@ -262,6 +264,10 @@ class GraphProjector:
             if event.type == FORGOTTEN:
                 yield from statements(events[start:at])
                 yield from forgetting(self.name, self.log, event, erased)
+                start = at + 1
+            elif event.type in RETRACTIONS:
+                yield from statements(events[start:at])
+                yield from retraction_statements(event)
                 start = at + 1
         yield from statements(events[start:])
 
