@@ -22,8 +22,9 @@ from writegate.projections.state.tables import (
 _CHUNK = 500  # identities an IN (...) names
 
 
-def _where(withdrawal: Withdrawal) -> tuple[str, list[object]]:
-    """The supports ``withdrawal`` names, as SQL over ``state_support``."""
+def _named(withdrawal: Withdrawal) -> tuple[list[str], list[object]]:
+    """The source, agent and method ``withdrawal`` names, as SQL equalities (columns of
+    ``state_support`` and ``state_observations`` alike)."""
     clauses: list[str] = []
     params: list[object] = []
     for column, value in (
@@ -34,6 +35,12 @@ def _where(withdrawal: Withdrawal) -> tuple[str, list[object]]:
         if value is not None:
             clauses.append(f"{column} = ?")
             params.append(value)
+    return clauses, params
+
+
+def _where(withdrawal: Withdrawal) -> tuple[str, list[object]]:
+    """The supports ``withdrawal`` names, as SQL over ``state_support``."""
+    clauses, params = _named(withdrawal)
     if withdrawal.observation is not None:  # the observation or a passage of it
         clauses.append("(observations LIKE ? OR observations LIKE ?)")
         params += [f'%"{withdrawal.observation}"%', f'%"{withdrawal.observation}#%']
@@ -109,15 +116,7 @@ class RetractionQueries:
     def observations_given(self, conn: Sql, withdrawal: Withdrawal) -> list[str]:
         """The observations recorded from the source, by the agent and method named (the
         window by when they were recorded); the one named, if the log holds it."""
-        clauses, params = [], []
-        for column, value in (
-            ("source", withdrawal.source),
-            ("agent", withdrawal.agent),
-            ("method", withdrawal.method),
-        ):
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                params.append(value)
+        clauses, params = _named(withdrawal)
         if withdrawal.observation is not None:
             clauses.append("id = ?")
             params.append(withdrawal.observation)
