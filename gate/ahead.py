@@ -5,7 +5,8 @@ each planner says so (``want``) while ``naming`` collects them, and ``read_ahead
 them all in the transaction in one round trip (``projections.state.remembered``), so the
 checks' own reads find them there — and, with them, the resolution index's candidates of
 each name a write may create a node of (``want_probe``: the ranges are made there, only
-where they are read). Nothing changes where reads cost no round trip (SQLite): there
+where they are read) and the standing retractions of the sources and observations it
+comes from (``want_retraction``). Nothing changes where reads cost no round trip (SQLite): there
 ``read_ahead`` does nothing. Planning outside ``naming`` (a personal write planned again
 inside the transaction) collects nothing.
 """
@@ -28,10 +29,12 @@ Probing = Callable[[], tuple[Probe, int] | None]
 
 @dataclass
 class Named:
-    """What the planning inside ``naming`` names: nodes, in order, and index probes."""
+    """What the planning inside ``naming`` names: nodes, in order, index probes, and the
+    sources and observations (``(kind, name)``) whose retraction its checks ask."""
 
     nodes: list[str] = field(default_factory=list)
     probes: list[Probing] = field(default_factory=list)
+    retractions: list[tuple[str, str]] = field(default_factory=list)
 
 
 _named: ContextVar[Named | None] = ContextVar("writegate_named", default=None)
@@ -62,15 +65,24 @@ def want_probe(probing: Probing) -> None:
         names.probes.append(probing)
 
 
+def want_retraction(kind: str, names: list[str]) -> None:
+    """The write being planned is checked against the retractions of these sources or
+    observations (``kind``)."""
+    named = _named.get()
+    if named is not None:
+        named.retractions.extend((kind, name) for name in names)
+
+
 def ahead(tx: Transaction, names: Named) -> None:
     """Read the named nodes' rows, and their streams' versions where the transaction reads
     them, and the probes' index rows, in ``tx`` at once: one round trip on PostgreSQL,
     where a node's stream's version is read in the statement that reads its row (a
     statement of its own cost psycopg as much as the rest of a commit group's member)."""
-    if not (names.nodes or names.probes):
+    if not (names.nodes or names.probes or names.retractions):
         return
     streams = tx.unread_versions([node_stream(name) for name in names.nodes])
-    found = read_ahead(tx.conn, names.nodes, names.probes, (node_stream(""), set(streams)))
+    versions = (node_stream(""), set(streams))
+    found = read_ahead(tx.conn, names.nodes, names.probes, versions, names.retractions)
     if found is None:  # nothing is read ahead here (SQLite): the versions are read now
         tx.versions_later(streams)()
         return
@@ -78,4 +90,4 @@ def ahead(tx: Transaction, names: Named) -> None:
     tx.versions_later([s for s in streams if s not in found])()  # rows known, not versions
 
 
-__all__ = ["Named", "ahead", "naming", "want", "want_probe"]
+__all__ = ["Named", "ahead", "naming", "want", "want_probe", "want_retraction"]

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from writegate.eventlog import Transaction
 from writegate.eventlog.sql import Sql
+from writegate.gate.ahead import want_retraction
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import Declared, WriteNodeRequest, WriteRelationshipRequest
 from writegate.language.observations import document_of
@@ -30,7 +31,11 @@ def checked(
     (``SOURCE_RETRACTED``), if any cited observation is missing from the read model
     (``OBSERVATION_NOT_FOUND``), or if one was taken back and the write's source is the
     observation's own (``OBSERVATION_RETRACTED``: a write naming a new source — one no
-    retraction took back, not the observation's — vouches for it afresh)."""
+    retraction took back, not the observation's — vouches for it afresh). The retractions
+    are read ahead with the nodes the write names (``gate.ahead``)."""
+    want_retraction("source", [source])
+    if observations:
+        want_retraction("observation", [document_of(o) for o in observations])
 
     def check(tx: Transaction, item: int | None) -> None:
         if taken := state.retracted(tx.conn, "source", [source]):

@@ -48,6 +48,11 @@ _AHEAD = (
     "ON true"
 )
 _WIDTH = 2 + len(NODE_COLUMNS.split(","))
+# the first standing retraction of each (kind, name) pair named, as a JSON array of pairs
+_TAKEN = (
+    "SELECT r.kind, r.name, MIN(r.retraction) FROM json_array_elements(?::json) AS w(v) "
+    "JOIN state_retracted AS r ON r.kind = w.v->>0 AND r.name = w.v->>1 GROUP BY r.kind, r.name"
+)
 # each node's stream's version, where the append reads them (``Transaction.unread_versions``)
 _VERSIONS = ", " + stream_version_of("? || named.v")
 
@@ -60,6 +65,7 @@ class Seen:
         self.aliases: dict[str, tuple[str, str] | None] = {}
         self.node_documents: dict[str, str | None] = {}  # a node's text document's scope
         self.probes: dict[tuple[Probe, int], list[tuple[str, str]]] = {}  # ranges, limit
+        self.retracted: dict[tuple[str, str], str | None] = {}  # (kind, name): retraction
 
     def node(self, conn: Sql, identity: str) -> NodeTuple | None:
         if identity not in self.nodes:
@@ -94,6 +100,7 @@ def forget(conn: Sql) -> None:
         kept.aliases.clear()
         kept.node_documents.clear()
         kept.probes.clear()
+        kept.retracted.clear()
 
 
 def index_changed(conn: Sql) -> None:
@@ -108,15 +115,27 @@ def probed(conn: Sql, ranges: Probe, limit: int) -> list[tuple[str, str]] | None
     return kept.probes.get((ranges, limit)) if kept is not None else None
 
 
+def taken_back(conn: Sql, kind: str, names: Sequence[str]) -> dict[str, str | None] | None:
+    """The standing retraction of each of ``names`` as read ahead (None: one was not)."""
+    kept = seen(conn)
+    if kept is None or any((kind, name) not in kept.retracted for name in names):
+        return None
+    return {name: kept.retracted[(kind, name)] for name in names}
+
+
 def read_ahead(
     conn: Sql,
     identities: Sequence[str],
     probes: Sequence[Callable[[], tuple[Probe, int] | None]] = (),
     versions: tuple[str, Collection[str]] | None = None,
+    retractions: Sequence[tuple[str, str]] = (),
 ) -> dict[str, int] | None:
     """Read the rows, aliases and text documents' scopes of the nodes ``identities`` name
-    that are not known yet, and the index rows of each of ``probes`` (made only here: a
-    write's ranges, or None), all in one round trip (nothing where rows are not kept).
+    that are not known yet, the index rows of each of ``probes`` (made only here: a write's
+    ranges, or None) and the standing retractions of the sources and observations
+    ``retractions`` names (``(kind, name)``: a write's checks ask each), all in one round
+    trip (nothing where rows are not kept; an append's read model is in the current layout,
+    so the table is there).
     ``versions``: the prefix of a node's stream and the streams whose versions are wanted;
     those of the nodes read here are read with their rows, in the same statement, and
     returned (a stream none has written: 0). None where rows are not kept."""
@@ -126,7 +145,8 @@ def read_ahead(
     wanted = [i for i in dict.fromkeys(identities) if i not in kept.nodes]
     asked = [p for p in dict.fromkeys(probe() for probe in probes) if p is not None]
     asked = [p for p in asked if p not in kept.probes and p[0]]
-    if not wanted and not asked:
+    taken = [r for r in dict.fromkeys(retractions) if r not in kept.retracted]
+    if not wanted and not asked and not taken:
         return {}
     nodes = None  # every statement sent, then each read: one round trip on PostgreSQL
     prefix, streams = versions if versions is not None else ("", ())
@@ -139,9 +159,13 @@ def read_ahead(
         named = orjson.dumps(wanted).decode()
         nodes = conn.execute(ahead, (prefix, named) if versioned else (named,))
     reads = [conn.execute(*probe_statement(*probe)) for probe in asked]
+    standing = conn.execute(_TAKEN, (orjson.dumps(taken).decode(),)) if taken else None
     found = {str(row[0]): row for row in nodes.fetchall()} if nodes is not None else {}
     for probe, read in zip(asked, reads, strict=True):
         kept.probes[probe] = [(str(row[0]), str(row[1])) for row in read.fetchall()]
+    kept.retracted.update(dict.fromkeys(taken))
+    for kind, name, retraction in standing.fetchall() if standing is not None else ():
+        kept.retracted[(str(kind), str(name))] = str(retraction)
     read_versions: dict[str, int] = {}
     for identity in wanted:
         row = found[identity]
@@ -163,5 +187,6 @@ __all__ = [
     "probed",
     "read_ahead",
     "seen",
+    "taken_back",
     "wrote_node",
 ]

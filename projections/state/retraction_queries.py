@@ -11,7 +11,7 @@ import orjson
 
 from writegate.eventlog.sql import Sql
 from writegate.language import FactImage, SetBy, SupportRecord, Withdrawal
-from writegate.projections.state import blocking, support
+from writegate.projections.state import blocking, remembered, support
 from writegate.projections.state.tables import (
     NODE_COLUMNS,
     REL_COLUMNS,
@@ -96,9 +96,13 @@ class RetractionQueries:
 
     def retracted(self, conn: Sql, kind: str, names: Sequence[str]) -> dict[str, str]:
         """Which of ``names`` (sources or observations, by ``kind``) a standing retraction
-        took back, and the first such retraction's id (a probe of a key each; a read
-        model of a layout before retractions: none)."""
-        if not names or layout_of(conn) < RETRACTED_LAYOUT:
+        took back, and the first such retraction's id (a probe of a key each, unless an
+        append read them ahead; a read model of a layout before retractions: none)."""
+        if not names:
+            return {}
+        if (ahead := remembered.taken_back(conn, kind, names)) is not None:
+            return {name: taken for name, taken in ahead.items() if taken is not None}
+        if layout_of(conn) < RETRACTED_LAYOUT:
             return {}
         marks = ",".join("?" * len(names))
         rows = conn.execute(

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from writegate.eventlog.events import trusted
 from writegate.gate.models import NodeRef
 from writegate.gate.reads.views import NodeView, Provenance
+from writegate.language import Authority
 
 
 def _provenance() -> dict[str, object]:
@@ -23,6 +24,7 @@ def _provenance() -> dict[str, object]:
         "observations": ["o1"],
         "corroborated_confidence": None,
         "sources": None,
+        "authority": Authority(rank=2, by="method api"),  # trusted: nested as its model
     }
 
 

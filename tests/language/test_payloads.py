@@ -65,6 +65,8 @@ NEWER = {
     "relationship.corroborated",
     "nodes.indexed",
     "label.searchable",
+    "source.retracted",
+    "source.unretracted",
 }  # after the old log
 
 
