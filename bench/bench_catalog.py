@@ -75,7 +75,9 @@ async def main() -> None:
                 measured[choice, labels] = await writegate(db, choice)
         baseline = await memory_server(scratch)
     print("tools/list a writer reads (stdio; bytes of the result as compact JSON):")
-    print(f"  {'catalogue':<28} {'labels':>6} {'tools':>6} {'bytes':>9} {'~tokens':>8} {'a label':>8}")
+    print(
+        f"  {'catalogue':<28} {'labels':>6} {'tools':>6} {'bytes':>9} {'~tokens':>8} {'a label':>8}"
+    )
     for choice in CHOICES:
         first = measured[choice, sizes[0]][1]
         for labels in sizes:

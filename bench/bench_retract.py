@@ -2,9 +2,11 @@
 
 A SQLite log holds ``--facts`` nodes written by one source S (in batches of 500, as an
 import writes them) and as many by another, T, a tenth of S's corroborated by T. Prints
-plain writes/s (the baseline), the impact report (``--dry-run``) and the retraction in
-facts/s, and, while the retraction runs, the wait of single writes from another thread
-(p50, p99, max: a write waits for at most one batch's transaction). Then ``unretract``.
+plain writes/s (the baseline), the impact report (``--dry-run``), the retraction in facts/s
+and ``unretract``; then another source U's as many facts while another thread writes, with
+the wait of its single writes (p50, p99, max) beside the longest batch (a write waits for
+at most the batch running when it arrived); then S again, whose facts now all have
+histories to search (the retraction and its undoing).
 Nothing asserts: benchmarks print numbers.
 
 usage: python bench/bench_retract.py [--facts 10000] [--batch 500]
@@ -49,6 +51,23 @@ def written(gate: Gate, names: list[str], source: str, method: str = "manual") -
     return time.perf_counter() - start
 
 
+def timed_retraction(
+    gate: Gate, batch: int, batches: list[float], source: str = "S"
+) -> RetractResult:
+    """Retract ``source``, each batch's time (from one batch's commit to the next's) in ``batches``."""
+    last = [time.perf_counter()]
+
+    def progress(done: int, total: int) -> None:
+        now = time.perf_counter()
+        batches.append(now - last[0])
+        last[0] = now
+
+    done = gate.retract(source=source, reason="bench", batch=batch, progress=progress)
+    assert isinstance(done, RetractResult)
+    assert done.retraction is not None
+    return done
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--facts", type=int, default=10_000)
@@ -61,6 +80,7 @@ def main() -> None:
         seconds = written(gate, s_names, "S")
         written(gate, [f"t{i:06}" for i in range(args.facts)], "T")
         written(gate, s_names[::10], "T", "api")  # corroborated: kept at T's confidence
+        written(gate, [f"u{i:06}" for i in range(args.facts)], "U")  # taken back beside a writer
         print(f"plain writes (baseline): {args.facts / seconds:,.0f} facts/s")
 
         start = time.perf_counter()
@@ -68,6 +88,20 @@ def main() -> None:
         dry = time.perf_counter() - start
         assert isinstance(report, RetractResult)
         print(f"impact report: {report.facts:,} facts in {dry:.2f}s ({report.facts / dry:,.0f}/s)")
+
+        batches: list[float] = []
+        done = timed_retraction(gate, args.batch, batches)
+        print(
+            f"retraction: {done.facts:,} facts ({len(done.kept):,} kept, "
+            f"{len(done.retracted):,} retracted) in {done.batches} batches, {sum(batches):.2f}s: "
+            f"{done.facts / sum(batches):,.0f} facts/s (a batch: p50 "
+            f"{statistics.median(batches) * 1000:.0f} ms, max {max(batches) * 1000:.0f} ms)"
+        )
+        start = time.perf_counter()
+        undone = gate.unretract(done.retraction or "", batch=args.batch)
+        took = time.perf_counter() - start
+        assert not isinstance(undone, Rejected), undone.message
+        print(f"unretract: {len(undone.restored) / took:,.0f} facts/s")
 
         waits: list[float] = []
         stop = threading.Event()
@@ -83,31 +117,24 @@ def main() -> None:
 
         side = threading.Thread(target=writer)
         side.start()
-        start = time.perf_counter()
-        done = gate.retract(source="S", reason="bench", batch=args.batch)
-        took = time.perf_counter() - start
+        batches.clear()
+        beside = timed_retraction(gate, args.batch, batches, "U")
         stop.set()
         side.join()
-        assert isinstance(done, RetractResult)
-        assert done.retraction is not None
+        ordered = sorted(waits)
+        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
         print(
-            f"retraction: {done.facts:,} facts ({len(done.kept):,} kept, "
-            f"{len(done.retracted):,} retracted) in {done.batches} batches, {took:.2f}s: "
-            f"{done.facts / took:,.0f} facts/s"
+            f"source U beside a writer: {beside.facts / sum(batches):,.0f} facts/s; its writes "
+            f"waited p50 {statistics.median(ordered) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, "
+            f"max {ordered[-1] * 1000:.1f} ms ({len(ordered)} writes) against the longest "
+            f"batch's {max(batches) * 1000:.0f} ms"
         )
-        if waits:
-            ordered = sorted(waits)
-            p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-            print(
-                f"a concurrent write waited: p50 {statistics.median(ordered) * 1000:.1f} ms, "
-                f"p99 {p99 * 1000:.1f} ms, max {ordered[-1] * 1000:.1f} ms "
-                f"({len(ordered)} writes)"
-            )
-        start = time.perf_counter()
-        undone = gate.unretract(done.retraction, batch=args.batch)
-        took = time.perf_counter() - start
-        assert not isinstance(undone, Rejected), undone.message
-        print(f"unretract: {len(undone.restored) / took:,.0f} facts/s")
+        batches.clear()
+        again = timed_retraction(gate, args.batch, batches)  # each fact's history replayed
+        print(
+            f"S again after its undoing (every fact reverted from its history): "
+            f"{again.facts / sum(batches):,.0f} facts/s"
+        )
         start = time.perf_counter()
         ok = gate.verify().ok
         print(f"verify: {'ok' if ok else 'FAILED'} in {time.perf_counter() - start:.2f}s")

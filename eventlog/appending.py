@@ -150,6 +150,7 @@ class Appending(LogReader):
         *,
         idempotency_key: str | None = None,
         request: Any = None,
+        apart: bool = False,
     ) -> AppendOutcome:
         """Run ``decide`` in a write transaction and commit what it emitted.
 
@@ -158,11 +159,11 @@ class Appending(LogReader):
         same key is returned instead of running ``decide`` again; the same key with a
         different ``request`` raises ``IdempotencyKeyReused``. Appends from several threads
         at once commit together (``grouping``); ``decide`` may then run on another thread,
-        with the transaction it is handed.
+        with the transaction it is handed; ``apart`` (a long append) in a group of its own.
         """
         if self.readonly:
             raise EventLogError(f"{self.describe()} is open read-only")
-        pending = Pending(actor, decide, idempotency_key, bound(request))
+        pending = Pending(actor, decide, idempotency_key, bound(request), apart)
         if not self.group_commit or self._alone():
             self._commit_group([pending])
             return pending.result()

@@ -86,6 +86,7 @@ class Log(Protocol):
         *,
         idempotency_key: str | None = None,
         request: Any = None,
+        apart: bool = False,
     ) -> AppendOutcome: ...
 
     def append_existing(

@@ -8,6 +8,9 @@ runs them in one write transaction — each in its own savepoint, so one that is
 rolled back alone — commits once, and hands each caller its own outcome. Callers that
 arrive meanwhile wait, and the first of them leads the next group. Nothing is acknowledged
 before the commit that holds it: a crash loses only appends nobody was told succeeded.
+A long append (a retraction's batch) is ``apart``: it commits in a group of its own, after
+the appends queued before it, so a write waits for at most the one long append running
+when it arrived, not also the next one its author queues the moment the first commits.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class Pending:
     decide: Decide
     idempotency_key: str | None
     digest: Callable[[Sql], str]  # taken in the transaction (``transaction.bound``)
+    apart: bool = False  # committed in a group of its own (a long append)
     outcome: AppendOutcome | None = None
     error: BaseException | None = None
     _ready: threading.Event = field(default_factory=threading.Event)
@@ -77,7 +81,7 @@ class CommitGroups:
 
     def _lead(self, run: Callable[[list[Pending]], Any]) -> None:
         with self._lock:
-            group, self._queue = self._queue, []
+            group, self._queue = _next_group(self._queue)
         try:
             run(group)
         except BaseException as exc:  # the group failed as a whole: its members with it
@@ -96,3 +100,11 @@ class CommitGroups:
             if successor is not None:  # the next group is led by the first who waits for it
                 successor._leads = True
                 successor._ready.set()
+
+
+def _next_group(queue: list[Pending]) -> tuple[list[Pending], list[Pending]]:
+    """The group to run now, and the rest queued: those before the first apart append, or
+    that one alone if it comes first."""
+    cut = next((n for n, member in enumerate(queue) if member.apart), len(queue))
+    cut = cut or 1
+    return queue[:cut], queue[cut:]

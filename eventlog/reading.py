@@ -51,6 +51,15 @@ def cores_at(conn: Sql, seqs: Iterable[int]) -> dict[int, EventCore]:
     return {e.seq: e for e in map(row_to_core, open_rows(conn, rows, CORE_SEALED))}
 
 
+def stream_seqs(conn: Sql, streams: Sequence[str]) -> list[int]:
+    """The seqs of the events on any of ``streams``, in order, read on ``conn``."""
+    if not streams:
+        return []
+    marks = ", ".join("?" * len(streams))
+    query = f"SELECT DISTINCT seq FROM event_streams WHERE stream IN ({marks}) ORDER BY seq"
+    return [int(row[0]) for row in conn.execute(query, list(streams))]
+
+
 class LogReader:
     """The reading half of the log contract (see ``writegate.eventlog.contract``)."""
 

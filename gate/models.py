@@ -119,6 +119,7 @@ def _citable(cited: str) -> str:
         raise ValueError("an observation id is obs_ and 32 hex digits, a passage's then #START")
     return cited
 
+
 # an observation, or a passage of a document (``<id>#<start>``, as its search answered it):
 # the schema says how one begins (tools/list stays small), the validator the whole of it
 ObservationId = Annotated[

@@ -167,7 +167,8 @@ def retract(
                 observations=observations if first else [],
             )
             made = _Batch(cursor, batch)
-            outcome = log.append(actor, _retracting(state, planner, payload, asked, made))
+            retracting = _retracting(state, planner, payload, asked, made)
+            outcome = log.append(actor, retracting, apart=True)  # a write waits one batch
             names, planned = made.names, made.planned
             if outcome.events:
                 last = outcome.events[-1]
@@ -180,6 +181,7 @@ def retract(
         done += [p.fact for p in planned]
         if progress is not None:
             progress(len(done), len(done))
+    planner.history.close()
     result = _result(done, withdrawal, merges, observations, number, dry_run, retraction, last)
     return result.model_copy(update={"proposals": proposals})
 

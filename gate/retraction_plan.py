@@ -7,9 +7,10 @@ the supports the withdrawal names taken from it, and
   formula provider's corroboration rule gives the fact with the supports up to it (over
   distinct sources, each at its best, as ``gate.corroboration`` computes it);
 * none left: the fact's history (its stream's events and its corroborations') replayed
-  into a scratch read model up to each earlier version, latest first, until one holds a
-  support not withdrawn (``reverted`` to it, as a new version), or none (``retracted``:
-  gone, or a stub where the node still has relationships not withdrawn).
+  into a scratch read model (``gate.retraction_history``), and its versions before, latest
+  first, searched for one that holds a support not withdrawn (``reverted`` to it, as a
+  new version), or none (``retracted``: gone, or a stub where the node still has
+  relationships not withdrawn).
 
 A real retraction plans each batch inside the transaction that appends it (reading the
 rows, a few statements a batch, and the streams' versions in one), so nothing can land
@@ -18,13 +19,13 @@ between the plan and the event; a dry run plans on a read snapshot.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from writegate.eventlog import EventCore, Log
+from writegate.eventlog import Log
 from writegate.eventlog.sql import Sql
 from writegate.gate.formula import FormulaProvider, corroborated
+from writegate.gate.retraction_history import History
 from writegate.language import (
     FactImage,
     RetractedFact,
@@ -91,6 +92,10 @@ class Planner:
     withdrawal: Withdrawal
     removed: set[str]  # the facts this retraction has planned gone so far
     touching: dict[str, set[str]] = field(default_factory=dict)  # the batch's nodes' edges
+    history: History = field(init=False)  # the facts' earlier versions, replayed
+
+    def __post_init__(self) -> None:
+        self.history = History(self.state)
 
     def batch(self, conn: Sql, names: Sequence[str], versions: Versions) -> list[Planned]:
         """What the retraction makes of each of ``names`` a support it names holds up."""
@@ -131,7 +136,10 @@ class Planner:
             )
             return Planned(fact, corroboration_stream(stream))
         version = held + 1  # the version the batch's event gives it
-        earlier = self._earlier(kind, identity, stream) if held > 1 else None
+        streams = [stream, corroboration_stream(stream)]
+        earlier = (
+            self.history.earlier(conn, identity, kind, streams, self._left) if held > 1 else None
+        )
         after: FactImage | None
         if earlier is not None:
             support = [s.model_copy(update={"version": version}) for s in earlier.support]
@@ -169,39 +177,10 @@ class Planner:
             }
         )
 
-    def _earlier(self, kind: str, identity: str, stream: str) -> FactImage | None:
-        """The latest earlier version some support not withdrawn holds, reweighed, as a
-        replay of the fact's own events leaves it; None: there is none."""
-        events = list(self.log.iter_events(stream=[stream, corroboration_stream(stream)]))
-        makers = [e.seq for e in events if stream in e.streams]
-        for cut in reversed(makers[1:]):
-            image = _replayed(self.state, [e for e in events if e.seq < cut], identity, kind)
-            if image is None:
-                return None
-            left = [s for s in image.support if not withdraws(self.withdrawal, s)]
-            if left:
-                return image.model_copy(update={"support": reweighed(self.formula, left)})
-        return None
-
-
-def _replayed(
-    state: StateProjection, events: Sequence[EventCore], identity: str, kind: str
-) -> FactImage | None:
-    """The fact's image after ``events`` (its own), in a scratch read model."""
-    scratch = sqlite3.connect(":memory:", isolation_level=None)
-    try:
-        fresh = StateProjection()
-        fresh.install(scratch)
-        scratch.execute("BEGIN")
-        for event in events:
-            fresh.apply_event(scratch, event)
-        found = state.fact_image(scratch, identity)
-        scratch.execute("COMMIT")
-    finally:
-        scratch.close()
-    if found is None or found[0] != kind:
-        return None
-    return found[1]
+    def _left(self, image: FactImage) -> FactImage | None:
+        """``image`` supported by what the withdrawal leaves, reweighed (None: nothing)."""
+        left = [s for s in image.support if not withdraws(self.withdrawal, s)]
+        return image.model_copy(update={"support": reweighed(self.formula, left)}) if left else None
 
 
 def _confidence(image: FactImage | None) -> float | None:

@@ -85,7 +85,8 @@ def unretract(
         at = len(batches) + number
         box: list[tuple[list[Planned], list[str]]] = []
 
-        last = log.append(actor, _putting_back(state, chunk, payload, at, box)).events[-1]
+        putting = _putting_back(state, chunk, payload, at, box)
+        last = log.append(actor, putting, apart=True).events[-1]
         planned, left = box[-1]
         number += 1
         restored += [p.fact.identity for p in planned]

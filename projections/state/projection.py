@@ -125,6 +125,11 @@ class StateProjection(StateReader, ObservationQueries, SupportQueries, Retractio
             searchable.reword(conn, self.text_index(conn), changed)
         self._index_text(conn, event)
 
+    def apply_untexted(self, conn: Sql, event: EventCore) -> None:
+        """An event's effect on the tables alone, the text index left as it is: a scratch
+        model's, which reads no text (a retraction's replay of one fact's history)."""
+        apply_to_state(conn, event, texts=False)
+
     def forget_subjects(
         self, conn: Sql, located: Sequence[tuple[str, str]], replay: Replay
     ) -> dict[str, int]:

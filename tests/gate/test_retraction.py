@@ -82,6 +82,31 @@ def test_a_retraction_in_many_batches_takes_back_every_fact(gate: Gate) -> None:
         assert gate.state.equals_replay(gate.log, conn)
 
 
+def test_a_retraction_after_its_undoing_takes_back_the_same(gate: Gate) -> None:
+    """Each fact's history then holds the batches of the first retraction and its undoing,
+    each naming many facts: the second reverts and retracts exactly what the first did,
+    reading each fact's entry alone (``gate.retraction_history``)."""
+    world(gate)
+    for i in range(12):  # a fact T said first and S said again: reverted to T's
+        gate.write_node(**person(f"Q{i:02}", properties={"age": i}, source="T"))
+        gate.write_node(**person(f"Q{i:02}", properties={"age": i + 40}, source="S"))
+    first = gate.retract(source="S", reason="hoax", batch=5)
+    assert isinstance(first, RetractResult)
+    taken = {name: said(gate, name) for name in [*NAMES, *(f"Q{i:02}" for i in range(12))]}
+    assert taken["Q03"] == {"properties": {"name": "Q03", "age": 3}, "confidence": 0.675}
+    assert isinstance(gate.unretract(first.retraction or "", batch=4), UnretractResult)
+    again = gate.retract(source="S", reason="hoax again", batch=3)
+    assert isinstance(again, RetractResult)
+    assert (sorted(again.reverted), sorted(again.retracted)) == (
+        sorted(first.reverted),
+        sorted(first.retracted),
+    )
+    assert {name: said(gate, name) for name in taken} == taken
+    assert gate.verify().ok
+    with gate.log.snapshot() as conn:
+        assert gate.state.equals_replay(gate.log, conn)
+
+
 def test_bad_input_is_refused_naming_it(gate: Gate) -> None:
     nothing = gate.retract(reason="why")
     assert isinstance(nothing, Rejected)
