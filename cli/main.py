@@ -254,11 +254,12 @@ INTERRUPTED = (
 )
 
 
-def main() -> None:
-    """The command line, its errors one line each: click's own (usage) as click shows them,
-    and Ctrl-C as what became of the work — click's ``Aborted!`` says nothing of it."""
+def main(args: list[str] | None = None) -> None:
+    """The command line (``args``, else ``sys.argv``), its errors one line each: click's own
+    (usage) as click shows them, and Ctrl-C as what became of the work — click's
+    ``Aborted!`` says nothing of it."""
     try:
-        code = cli.main(standalone_mode=False)
+        code = cli.main(args, prog_name="writegate", standalone_mode=False)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

@@ -351,11 +351,6 @@ class _Deferred:
         return iter(self.fetchall())
 
 
-def remembered(conn: Any, kind: type[M]) -> M | None:
-    """``conn``'s ``PgConnection.remembered`` (None on any other connection: SQLite reads in
-    its own process, and a read there costs no round trip)."""
-    return conn.remembered(kind) if isinstance(conn, PgConnection) else None
-
 
 def _aborted(conn: Raw) -> bool:
     """Whether a statement of the transaction on ``conn`` failed. Such a pipelined one ends

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+M = TypeVar("M")
 
 
 class Cursor(Protocol):
@@ -54,6 +56,14 @@ def inserted(conn: Sql, sql: str, rows: Iterable[tuple[Any, ...]], /) -> None:
         add(sql, rows)
     else:
         conn.executemany(sql, rows)
+
+
+def remembered(conn: Sql, kind: type[M], /) -> M | None:
+    """What the open pipelined transaction keeps of a read model's rows
+    (``PgConnection.remembered``); None on SQLite, which reads in its own process, where a
+    read costs no round trip."""
+    keep = getattr(conn, "remembered", None)
+    return keep(kind) if keep is not None else None
 
 
 def statements(script: str) -> Iterator[str]:

@@ -22,8 +22,7 @@ from typing import Any
 
 import orjson
 
-from writegate.eventlog.pgsql import remembered
-from writegate.eventlog.sql import Sql
+from writegate.eventlog.sql import Sql, remembered
 from writegate.eventlog.tables import stream_version_of
 from writegate.projections.search import text_index_for
 from writegate.projections.state.blocking import Probe, probe_statement

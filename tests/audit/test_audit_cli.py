@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import SEED_SCHEMA
-from tests.server.harness import WRITEGATE
+from tests.console import run as writegate_run
 from writegate.eventlog import EventLog
 from writegate.gate.schema import load_document
 
@@ -22,9 +21,7 @@ def run(db: Path, *args: str) -> Any:
 
 
 def run_text(db: Path, *args: str) -> str:
-    done = subprocess.run(
-        [WRITEGATE, "--db", str(db), *args], capture_output=True, text=True, timeout=60, check=False
-    )
+    done = writegate_run(["--db", str(db), *args])
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -26,6 +26,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 AGENTS = 20
 RUNS = 4
+PACE = 0.02
 VERIFIED = re.compile(r"^verified up to seq (\d+)$", re.MULTILINE)
 
 
@@ -36,8 +37,11 @@ def anyio_backend() -> str:
 
 @contextmanager
 def agents_writing(db: Path) -> Iterator[list[int]]:
-    """Twenty agents (threads sharing one Gate) writing until the block ends; yields each
-    agent's count of accepted writes, and re-raises anything that went wrong in one."""
+    """Twenty agents (threads sharing one Gate) writing until the block ends, each at an
+    agent's pace (a write, then ``PACE`` seconds); yields each agent's count of accepted
+    writes, and re-raises anything that went wrong in one. Flat out, they would grow the log
+    by thousands of events during each ``verify``, which then reads them all: the time a
+    run takes would be the log's size, not the concurrency under test."""
     stop = threading.Event()
     written = [0] * AGENTS
     failures: list[BaseException] = []
@@ -50,6 +54,7 @@ def agents_writing(db: Path) -> Iterator[list[int]]:
                     result = gate.write_node(actor=actor, **person(f"a{index}-{written[index]}"))
                     assert result.status == "written", result
                     written[index] += 1
+                    stop.wait(PACE)
             except BaseException as exc:
                 failures.append(exc)
 

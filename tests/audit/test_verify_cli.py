@@ -6,19 +6,13 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from tests.server.harness import WRITEGATE
+from tests.console import run as writegate_run
 from writegate.eventlog.tables import APPEND_ONLY_TRIGGERS
 
 
 def verify(db: Path, *args: str, config: Path | None = None) -> subprocess.CompletedProcess[str]:
     options = ["--config", str(config)] if config else []
-    return subprocess.run(
-        [WRITEGATE, "--db", str(db), *options, "verify", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return writegate_run(["--db", str(db), *options, "verify", *args])
 
 
 def tamper(db: Path, sql: str, *params: object) -> None:
@@ -78,12 +72,7 @@ def test_a_hand_edited_state_table_is_caught(audited: Path) -> None:
 def test_a_projection_ahead_of_the_log_is_caught(audited: Path, tmp_path: Path) -> None:
     toml = tmp_path / "writegate.toml"
     toml.write_text(f'[projections.snapshot]\nkind = "jsonl"\npath = "{tmp_path / "g.jsonl"}"\n')
-    replayed = subprocess.run(
-        [WRITEGATE, "--db", str(audited), "--config", str(toml), "replay", "snapshot"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    replayed = writegate_run(["--db", str(audited), "--config", str(toml), "replay", "snapshot"])
     assert replayed.returncode == 0, replayed.stderr
     assert verify(audited, config=toml).returncode == 0
     (tmp_path / "g.jsonl.checkpoint.json").write_text('{"checkpoint": 99}')

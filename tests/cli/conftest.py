@@ -1,5 +1,6 @@
 """A history to read back (written once per module: the read commands change nothing), and
-the console script run as an operator would run it."""
+the ``writegate`` command run on a log: in the test's process (``tests.console``), or as the
+installed console script in a process of its own where the process itself is under test."""
 
 from __future__ import annotations
 
@@ -14,12 +15,21 @@ import pytest
 from freezegun import freeze_time
 
 from tests.conftest import SEED_SCHEMA
+from tests.console import run
 from tests.projections.history import ADA, T0, build_history, prov
 from tests.server.harness import WRITEGATE
 from writegate.gate import Gate
 
 
 def writegate(
+    db: Path | str, *args: str, code: int = 0, env: dict[str, str] | None = None, **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    done = run(["--db", str(db), *args], env=env, **kwargs)
+    assert done.returncode == code, (args, done.stdout, done.stderr)
+    return done
+
+
+def writegate_process(
     db: Path | str, *args: str, code: int = 0, env: dict[str, str] | None = None, **kwargs: Any
 ) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(

@@ -12,19 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLE_SCHEMA
+from tests.console import run as writegate_run
 from writegate.cli.main import COMMANDS, load_command
 
 WRITEGATE = shutil.which("writegate") or str(Path(sys.executable).with_name("writegate"))
 
 
 def run(db: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [WRITEGATE, "--db", str(db), "--as", "tester", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    proc = writegate_run(["--db", str(db), "--as", "tester", *args])
     if ok:
         assert proc.returncode == 0, proc.stderr
     return proc

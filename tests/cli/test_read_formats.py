@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import click
 import pytest
 
+from tests.console import run as writegate_run
 from tests.readme import section
-from tests.server.harness import WRITEGATE
 from writegate.cli.main import COMMANDS
 
 READ_COMMANDS = (
@@ -62,9 +61,7 @@ def test_the_readme_names_the_read_commands_with_format() -> None:
 
 
 def run(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [WRITEGATE, "--db", str(db), *args], capture_output=True, text=True, timeout=60, check=False
-    )
+    return writegate_run(["--db", str(db), *args])
 
 
 def test_verify_status_and_schema_show_answer_in_json(history: Path) -> None:
@@ -104,14 +101,7 @@ TABLES = (
 
 @pytest.mark.parametrize("args", TABLES, ids=" ".join)
 def test_tables_fit_the_terminal_and_show_no_python(history: Path, args: tuple[str, ...]) -> None:
-    out = subprocess.run(
-        [WRITEGATE, "--db", str(history), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "COLUMNS": "60"},
-    )
+    out = writegate_run(["--db", str(history), *args], env={"COLUMNS": "60"})
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines
@@ -121,7 +111,5 @@ def test_tables_fit_the_terminal_and_show_no_python(history: Path, args: tuple[s
 
 
 def test_the_reports_histogram_draws_bars(history: Path) -> None:
-    report = subprocess.run(
-        [WRITEGATE, "--db", str(history), "report"], capture_output=True, text=True, check=True
-    ).stdout
+    report = writegate_run(["--db", str(history), "report"]).stdout
     assert "█" in report.split("onfidence", 1)[1]

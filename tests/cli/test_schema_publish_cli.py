@@ -13,13 +13,11 @@ import pytest
 import yaml
 
 from tests.conftest import EXAMPLE_SCHEMA, SEED_SCHEMA, seed_document
-from tests.server.harness import WRITEGATE
+from tests.console import run as writegate_run
 
 
 def run(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [WRITEGATE, "--db", str(db), *args], capture_output=True, text=True, timeout=60, check=False
-    )
+    return writegate_run(["--db", str(db), *args])
 
 
 @pytest.fixture

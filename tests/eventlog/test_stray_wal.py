@@ -18,7 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.cli.conftest import writegate
+from tests.cli.conftest import writegate, writegate_process
 from tests.conftest import AGENT, SEED_SCHEMA, person
 from writegate.eventlog import ChainBroken, EventLog
 from writegate.eventlog.canonical import chain_hash, stored_body
@@ -83,7 +83,7 @@ def test_a_write_onto_a_stray_wal_is_refused_and_touches_nothing(
         assert refused.stderr.startswith(f"error: {a}: its newest events cannot be read ("), (
             refused.stderr
         )
-    served = writegate(a, "serve", code=1, stdin=subprocess.DEVNULL)  # a server never starts
+    served = writegate_process(a, "serve", code=1, stdin=subprocess.DEVNULL)  # a server never starts
     assert served.stderr == refused.stderr
 
     assert (digest(a), digest(wal)) == files

@@ -6,7 +6,6 @@ it and at what confidence, is in the event that replaced it, in ``audit node`` a
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,8 +14,9 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT
+from tests.console import run as writegate_run
 from tests.server.conftest import published
-from tests.server.harness import WRITEGATE, Agent, Served
+from tests.server.harness import Agent, Served
 from writegate.eventlog import EventLog
 from writegate.gate import Gate
 from writegate.language import NodeWritten, RelationshipDeleted, payload_of
@@ -90,12 +90,8 @@ def head(db: Path) -> int:
 
 
 def cli(db: Path, *args: str) -> Any:
-    done = subprocess.run(
-        [WRITEGATE, "--db", str(db), *args, "--format", "json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    done = writegate_run(["--db", str(db), *args, "--format", "json"])
+    assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 

@@ -5,7 +5,6 @@ trail; agents without the reviewer role cannot see or call the review tools."""
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,8 +14,9 @@ import yaml
 from mcp import MCPError
 
 from tests.conftest import ROOT
+from tests.console import run as writegate_run
 from tests.server.conftest import published
-from tests.server.harness import WRITEGATE, Agent, Served
+from tests.server.harness import Agent, Served
 from writegate.eventlog import EventLog
 from writegate.gate import Gate
 from writegate.language import ProposalDecided, WriteProposed, payload_of
@@ -130,12 +130,8 @@ async def test_a_rejected_write_leaves_the_graph_and_keeps_the_trail(
         kinds = [type(payload_of(e)) for e in gate.log.read().events]
         assert gate.reviews.queue().pending == 0
     assert kinds[-2:] == [WriteProposed, ProposalDecided]  # in the trail, not in the graph
-    out = subprocess.run(
-        [WRITEGATE, "--db", str(served.db), "review", "list", "--all", "--format", "json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = writegate_run(["--db", str(served.db), "review", "list", "--all", "--format", "json"])
+    assert out.returncode == 0, out.stderr
     [listed] = json.loads(out.stdout)["proposals"]
     assert (listed["status"], listed["agent"]) == ("rejected", "hr-import")
 
@@ -173,19 +169,10 @@ async def test_auditors_read_the_review_queue_in_the_report(served: Served) -> N
     assert queued["target"] == 'Person{"name":"Ada"}'
     assert queued["proposed_at"]
     assert "below the review floor" in queued["reason"]
-    out = subprocess.run(
-        [WRITEGATE, "--db", str(served.db), "report", "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = writegate_run(["--db", str(served.db), "report", "--json"])
+    assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["review_queue"] == found.data["review_queue"]
-    markdown = subprocess.run(
-        [WRITEGATE, "--db", str(served.db), "report", "--markdown"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    markdown = writegate_run(["--db", str(served.db), "report", "--markdown"]).stdout
     assert held.data["proposal"] in markdown
     for role in ("writer", "reviewer", "reader"):
         async with served.agent(f"{role}-1", roles=(role,)) as other:
