@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tests.conftest import SEED_SCHEMA, person
+from tests.console import run as writegate_run
 from tests.readme import blocks, lines, section
 from tests.server.harness import WRITEGATE
 from writegate.eventlog import Actor, EventLog
@@ -23,13 +24,7 @@ AGENT = Actor(agent="agent-1", session="s-1")
 
 
 def writegate(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [WRITEGATE, "--db", str(db), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return writegate_run(["--db", str(db), *args])
 
 
 def hashes(db: Path) -> list[str]:

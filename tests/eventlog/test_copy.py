@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLE_SCHEMA, FIXTURES
-from tests.server.harness import WRITEGATE
+from tests.console import run as writegate_run
 from writegate.eventlog import Actor, EventLog
 from writegate.eventlog.copying import copy_log
 from writegate.eventlog.errors import EventLogError
@@ -52,10 +52,7 @@ def test_a_copy_into_another_history_is_refused(tmp_path: Path) -> None:
 
 
 def cli(*words: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [WRITEGATE, "--as", "op", *words],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = writegate_run(["--as", "op", *words], cwd=cwd)
     assert done.returncode == 0, (words, done.stdout, done.stderr)
     return done
 

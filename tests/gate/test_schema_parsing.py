@@ -4,7 +4,6 @@ and what a log already holds keeps loading (and keeps its version)."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ import pytest
 import yaml
 
 from tests.conftest import EXAMPLE_SCHEMA, SEED_SCHEMA, plain_example, seed_document
-from tests.server.harness import WRITEGATE
+from tests.console import run as writegate_run
 from writegate.eventlog import Actor, Transaction
 from writegate.gate import Gate, Rejected
 from writegate.gate.schema import SchemaDocumentError, load_document, parse_document
@@ -211,16 +210,10 @@ def test_a_schema_published_under_older_rules_still_loads(db_path: Path) -> None
 def test_the_cli_names_the_file_and_line_in_one_line(tmp_path: Path) -> None:
     path = write(tmp_path, "s.yaml", "nodes:\n  Person: {merge_keys: [name], required: [email]}\n")
     db = str(tmp_path / "l.db")
-    subprocess.run([WRITEGATE, "--db", db, "init"], capture_output=True, timeout=60, check=True)
+    assert writegate_run(["--db", db, "init"]).returncode == 0
     where = f"{path}:2:43: nodes.Person.required.0: 'email' is not a declared property"
     for command, prefix in (("publish", "error: SCHEMA_INVALID: "), ("diff", "error: ")):
-        out = subprocess.run(
-            [WRITEGATE, "--db", db, "schema", command, str(path)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        out = writegate_run(["--db", db, "schema", command, str(path)])
         assert out.returncode == 1
         assert out.stderr.count("\n") == 1, out.stderr
         assert out.stderr.startswith(prefix + where), out.stderr

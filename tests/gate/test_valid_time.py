@@ -4,7 +4,6 @@ true at a moment, as the log knew it at another."""
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +13,7 @@ import pytest
 from freezegun import freeze_time
 
 from tests.conftest import ROOT
-from tests.server.harness import WRITEGATE
+from tests.console import run as writegate_run
 from writegate.eventlog import Actor
 from writegate.gate import Gate, Rejected, WriteNodeResult
 from writegate.gate.models import ProposedResult
@@ -146,12 +145,8 @@ def test_show_node_answers_valid_at_and_as_of(tmp_path: Path) -> None:
 
 def show_json(db: Path, *args: str) -> dict[str, Any]:
     """``writegate show ARGS --format json``, parsed."""
-    out = subprocess.run(
-        [WRITEGATE, "--db", str(db), "show", *args, "--format", "json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = writegate_run(["--db", str(db), "show", *args, "--format", "json"])
+    assert out.returncode == 0, out.stderr
     shown: dict[str, Any] = json.loads(out.stdout)
     return shown
 

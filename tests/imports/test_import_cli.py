@@ -7,19 +7,13 @@ import subprocess
 from pathlib import Path
 
 from tests.conftest import FIXTURES
-from tests.server.harness import WRITEGATE
+from tests.console import run as writegate_run
 
 MESH = FIXTURES / "memorymesh"
 
 
 def run(db: Path, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [WRITEGATE, "--db", str(db), "--as", "migrator", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = writegate_run(["--db", str(db), "--as", "migrator", *args])
     assert done.returncode == code, done.stderr
     return done
 

@@ -15,7 +15,8 @@ import anyio
 import yaml
 
 from tests.conftest import FIXTURES
-from tests.server.harness import WRITEGATE, stdio_agent
+from tests.console import run as writegate_run
+from tests.server.harness import stdio_agent
 from writegate.gate import Gate
 from writegate.gate.imports import import_file
 from writegate.gate.memorymesh import memorymesh_schema
@@ -25,9 +26,7 @@ ROBOT = 'Robot{"name":"R2"}'
 
 
 def run(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [WRITEGATE, "--db", str(db), *args], capture_output=True, text=True, timeout=60, check=False
-    )
+    done = writegate_run(["--db", str(db), *args])
     assert done.returncode == 0, done.stderr
     return done
 

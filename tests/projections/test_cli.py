@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 from tests.conftest import SEED_SCHEMA
+from tests.console import run as writegate_run
 from tests.projections.history import T0, build_history
-from tests.server.harness import WRITEGATE
 from writegate.gate import Gate
 from writegate.projections.graph import BoltTarget
 
@@ -17,14 +16,7 @@ from writegate.projections.graph import BoltTarget
 def run(
     db: Path, toml: Path, *args: str, env: dict[str, str] | None = None, ok: bool = True
 ) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [WRITEGATE, "--db", str(db), "--config", str(toml), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, **(env or {})},
-    )
+    proc = writegate_run(["--db", str(db), "--config", str(toml), *args], env=env)
     if ok:
         assert proc.returncode == 0, proc.stderr
     return proc

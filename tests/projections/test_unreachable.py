@@ -4,14 +4,14 @@ and ``verify`` still gives the log's own checks. (Nothing listens on the port: n
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import SEED_SCHEMA, person
-from tests.server.harness import WRITEGATE, free_port
+from tests.console import run as writegate_run
+from tests.server.harness import free_port
 from writegate.eventlog import Actor
 from writegate.gate import Gate
 
@@ -34,13 +34,7 @@ def down(tmp_path: Path, db_path: Path) -> tuple[Path, Path, str]:
 
 
 def run(db: Path, toml: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [WRITEGATE, "--db", str(db), "--config", str(toml), *args],
-        capture_output=True,
-        text=True,
-        timeout=HANG,
-        check=False,
-    )
+    return writegate_run(["--db", str(db), "--config", str(toml), *args])
 
 
 def test_replay_says_each_retry_then_fails_in_one_line(
@@ -119,14 +113,6 @@ def test_a_schema_source_set_only_by_environment_is_still_read(
     args = ["write", "node", "Person:name=Eve", "--source", "s", "--method", "llm"]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    out = subprocess.run(
-        [WRITEGATE, "--db", str(db), *args],
-        cwd=elsewhere,  # no writegate.toml here
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=HANG,
-        check=False,
-    )
+    out = writegate_run(["--db", str(db), *args], cwd=elsewhere, env=env)  # no writegate.toml
     assert out.returncode == 1
     assert out.stderr.startswith("error: SCHEMA_SOURCE_UNAVAILABLE: graph:")

@@ -4,25 +4,17 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
-from tests.conftest import ROOT, SEED_SCHEMA
+from tests.conftest import SEED_SCHEMA
+from tests.console import run as writegate_run
 from tests.projections.history import build_history
-from tests.server.harness import WRITEGATE
 from writegate.gate import Gate
 
 
 def run(db: Path, toml: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [WRITEGATE, "--db", str(db), "--config", str(toml), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},  # the tests' embedder, by dotted path
-    )
+    return writegate_run(["--db", str(db), "--config", str(toml), *args])
 
 
 def configured(tmp_path: Path, db: Path, embeddings: str) -> Path:

@@ -3,8 +3,6 @@ answers costs a scrape a short wait (its lag NaN, its ``up`` 0) and nobody else 
 
 from __future__ import annotations
 
-import os
-import subprocess
 import threading
 from pathlib import Path
 
@@ -12,9 +10,10 @@ import httpx2
 import pytest
 
 from tests.conftest import person
+from tests.console import run as writegate_run
 from tests.hung import hung_server
 from tests.server.conftest import published
-from tests.server.harness import WRITEGATE, http_server
+from tests.server.harness import http_server
 from writegate.eventlog import Actor
 from writegate.gate import Gate
 
@@ -64,14 +63,8 @@ def test_metrics_give_each_projections_lag_behind_the_log(db_path: Path, tmp_pat
     with http_server(db_path, env=env, extra=("--metrics",)) as server:
         base = server.url.removesuffix("/mcp")
         behind = httpx2.get(f"{base}/metrics", timeout=HANG).text
-        replayed = subprocess.run(
-            [WRITEGATE, "--db", str(db_path), "replay", "snap"],
-            env={**os.environ, **env},
-            capture_output=True,
-            text=True,
-            timeout=HANG,
-            check=True,
-        )
+        replayed = writegate_run(["--db", str(db_path), "replay", "snap"], env=env)
+        assert replayed.returncode == 0, replayed.stderr
         caught_up = httpx2.get(f"{base}/metrics", timeout=HANG).text
     assert "applied 3 events" in replayed.stdout
     assert 'writegate_projection_lag{projection="snap"} 3.0' in behind

@@ -13,8 +13,9 @@ import psycopg
 import pytest
 
 from tests.conftest import EXAMPLE_SCHEMA
+from tests.console import run as writegate_run
 from tests.postgres import create_app_role
-from tests.server.harness import WRITEGATE, http_agent, http_server
+from tests.server.harness import http_agent, http_server
 from writegate.gate.server.tokens import create_token
 
 pytestmark = pytest.mark.anyio
@@ -22,10 +23,7 @@ CLAIM = ("--source", "hr.csv", "--method", "parsed", "--reliability", "0.9")
 
 
 def cli(dsn: str, *words: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [WRITEGATE, "--db", dsn, "--as", "op", *words],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    return writegate_run(["--db", dsn, "--as", "op", *words])
 
 
 def one_line_error(done: subprocess.CompletedProcess[str]) -> str:

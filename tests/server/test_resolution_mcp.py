@@ -4,7 +4,6 @@ duplicates, with the score and the reasons, and may insist with ``resolution: "n
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,8 +11,9 @@ import pytest
 import yaml
 
 from tests.conftest import seed_document
+from tests.console import run as writegate_run
 from tests.server.conftest import published
-from tests.server.harness import WRITEGATE, Served
+from tests.server.harness import Served
 
 pytestmark = pytest.mark.anyio
 
@@ -49,10 +49,8 @@ async def test_a_probable_duplicate_is_named_and_new_is_honoured(served: Served)
     [proposal] = found.data["entries"]
     assert proposal["agent"] == "agent-1"
     assert 'Person{"name":"Ada Lovelace"}' in proposal["message"]
-    listed = subprocess.run(
-        [WRITEGATE, "--db", str(served.db), "audit", "duplicates", "--format", "json"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+    listed = writegate_run(["--db", str(served.db), "audit", "duplicates", "--format", "json"])
+    assert listed.returncode == 0, listed.stderr
     assert json.loads(listed.stdout) == found.data  # the CLI answers as the tool does
 
 

@@ -14,8 +14,9 @@ from typing import Any
 import jwt
 import pytest
 
+from tests.console import run as writegate_run
 from tests.server.conftest import published
-from tests.server.harness import WRITEGATE, http_agent, http_server, stdio_agent
+from tests.server.harness import http_agent, http_server, stdio_agent
 from tests.server.test_scope_grants import A1, B1, scoped_log
 from writegate.gate.server.grants import IMPLICIT, call_grant
 from writegate.gate.server.oauth import OAuthVerifier
@@ -35,13 +36,7 @@ GRAPH_TOOLS: dict[str, dict[str, Any]] = {
 
 
 def writegate(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [WRITEGATE, "--db", str(db), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return writegate_run(["--db", str(db), *args])
 
 
 def test_token_create_records_the_grant_and_token_list_shows_it(tmp_path: Path) -> None:
