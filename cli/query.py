@@ -15,12 +15,12 @@ from writegate.cli.common import Context, parse_time, pass_ctx
 from writegate.cli.nodes import NodeName
 from writegate.cli.read import reading, schema_or_none
 from writegate.cli.render import (
+    believed,
     console,
     counted,
     emit_json,
     emit_jsonl,
     format_option,
-    plain,
     withheld_line,
 )
 from writegate.cli.tables import Rows
@@ -118,7 +118,7 @@ def _show(found: QueryResult) -> None:
             " ".join(t.why.terms),
             str(t.why.hops),
             f"{p.agent}, seq {p.seq}",
-            plain(p.confidence if p.corroborated_confidence is None else p.corroborated_confidence),
+            believed(p),
         )
     out.print(table)
     seeds = Rows(

@@ -21,12 +21,12 @@ from writegate.cli.grants import read_grant
 from writegate.cli.nodes import NODE, NodeName, ends, node_or_old, old_endpoints
 from writegate.cli.render import (
     assignments,
+    believed,
     console,
     counted,
     emit_json,
     emit_jsonl,
     format_option,
-    plain,
     withheld_line,
 )
 from writegate.cli.tables import Rows
@@ -224,7 +224,7 @@ def _nodes_table(nodes: list[NodeView]) -> Rows:
                 else ""
             ),
             assignments(node.properties),
-            plain(p.confidence if p.corroborated_confidence is None else p.corroborated_confidence),
+            believed(p),
             f"{p.source} / {p.extraction_method}",
             f"{p.agent}, seq {p.seq}",
         )
@@ -244,7 +244,7 @@ def _edges_table(edges: list[EdgeView]) -> Rows:
             edge.type,
             _ref_name(edge.to_node),
             assignments(edge.properties),
-            plain(p.confidence),
+            believed(p),
             f"{p.source} / {p.extraction_method}",
         )
     return table

@@ -14,7 +14,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 import orjson
@@ -70,9 +70,9 @@ def format_option(*choices: str, default: str = "table") -> Callable[..., Any]:
     return decorate
 
 
-def counted(count: int, noun: str) -> str:
-    """``1 write``, ``2 writes``, ``1,024 events``."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 write``, ``2 writes``, ``1,024 events``, ``3 batches`` (a ``plural`` given)."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
 # what a forgetting or a retention let go of, per store it counts, in words
@@ -147,6 +147,21 @@ def plain(value: Any) -> str:
     if isinstance(value, str):
         return value
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+class _Confident(Protocol):
+    @property
+    def confidence(self) -> float: ...
+
+    @property
+    def corroborated_confidence(self) -> float | None: ...
+
+
+def believed(provenance: _Confident) -> str:
+    """The confidence cell: corroborated where independent sources support the fact, else
+    the write's own — what the JSON answers weigh, so a table never says less."""
+    corroborated = provenance.corroborated_confidence
+    return plain(provenance.confidence if corroborated is None else corroborated)
 
 
 def assignments(values: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from writegate.cli.common import Context, emit_result, fail, opened, pass_ctx, refusal_line
 from writegate.cli.jobs import bring_along
+from writegate.cli.render import counted
 from writegate.cli.written import write_format
 from writegate.eventlog import Actor
 from writegate.gate import Gate, Rejected
@@ -191,13 +192,13 @@ def retracted_lines(result: RetractResult) -> list[str]:
         f"{len(result.kept):,} kept at their other support"
     )
     if result.dry_run:
-        head = f"would take back {result.facts:,} facts: {counts}"
+        head = f"would take back {counted(result.facts, 'fact')}: {counts}"
     elif result.retraction is None:
         head = "nothing to take back"
     else:
         head = (
-            f"retraction {result.retraction}: {result.facts:,} facts in {result.batches} "
-            f"batches: {counts}; seq {result.seq}"
+            f"retraction {result.retraction}: {counted(result.facts, 'fact')} in "
+            f"{counted(result.batches, 'batch', 'batches')}: {counts}; seq {result.seq}"
         )
     lines = [head]
     for identity in result.reverted[:_SHOWN]:

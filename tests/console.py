@@ -19,14 +19,15 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
-from contextlib import chdir, nullcontext
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import chdir, contextmanager, nullcontext
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from writegate.cli.main import main
 
+_OWN_LOGGERS = {"writegate", "uvicorn"}  # the loggers ``serve`` configures
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)  # what ``follow`` and ``log --follow`` take over
 
 
@@ -45,19 +46,50 @@ def run(
         chdir(cwd) if cwd is not None else nullcontext(),
         CliRunner().isolation(input=input, env=_changed(env)) as (out, err, _),
     ):
-        said = logging.StreamHandler(sys.stderr)  # a process's warnings, with no handler set
-        said.setLevel(logging.WARNING)
-        logging.getLogger().addHandler(said)
         try:
-            main(words)
+            with _fresh_logging():
+                main(words)
         except SystemExit as exc:
             code = _exit_code(exc.code)
         finally:
-            logging.getLogger().removeHandler(said)
             for number, handler in handlers:
                 signal.signal(number, handler)
         stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
     return subprocess.CompletedProcess(["writegate", *words], code, stdout, stderr)
+
+
+@contextmanager
+def _fresh_logging() -> Iterator[None]:
+    """Logging as a new process has it, for the command's run: what a command or test
+    configured before of writegate's loggers (``serve`` sets their handlers) is put aside,
+    and what this run configures does not outlive it; a warning no handler takes is said
+    on stderr, as Python's last-resort handler says it."""
+    kept = [(logger, logger.handlers[:], logger.level, logger.propagate) for logger in _own()]
+    for logger, *_ in kept:
+        _bare(logger)
+    said = logging.StreamHandler(sys.stderr)
+    said.setLevel(logging.WARNING)
+    logging.getLogger().addHandler(said)
+    try:
+        yield
+    finally:
+        logging.getLogger().removeHandler(said)
+        for logger in _own():
+            _bare(logger)
+        for logger, handlers, level, propagate in kept:
+            logger.handlers, logger.level, logger.propagate = handlers, level, propagate
+
+
+def _own() -> list[logging.Logger]:
+    return [
+        logger
+        for name, logger in logging.Logger.manager.loggerDict.items()
+        if isinstance(logger, logging.Logger) and name.partition(".")[0] in _OWN_LOGGERS
+    ]
+
+
+def _bare(logger: logging.Logger) -> None:
+    logger.handlers, logger.level, logger.propagate = [], logging.NOTSET, True
 
 
 def _changed(env: Mapping[str, str] | None) -> dict[str, str | None] | None:

@@ -40,3 +40,22 @@ def test_show_node_before_the_corroboration_has_none(tmp_path: Path) -> None:
     then = as_json(db, "show", "node", "Person:name=Ada", "--as-of", first, "--format", "json")
     assert "corroborated_confidence" not in then
     assert "sources" not in then
+
+
+def test_a_corroborated_relationships_table_row_says_what_its_json_says(tmp_path: Path) -> None:
+    """The relationship rows of ``neighbors`` and ``open`` showed the last write's
+    confidence (0.8) where their JSON gives the corroborated one (0.96)."""
+    db = tmp_path / "m.db"
+    writegate(db, "init", "--schema", str(EXAMPLE_SCHEMA))
+    for source in ("a.md", "b.md"):
+        writegate(
+            db, "write", "relationship", "WORKS_AT", "Person:name=Ada", "Company:name=Initech",
+            "--merge-endpoints", "--source", source, "--method", "api", "--reliability", "0.8",
+        )  # fmt: skip
+    for command in ("neighbors", "open"):
+        [edge] = as_json(db, command, "Person:name=Ada", "--format", "json")["edges"]
+        said = edge["provenance"]
+        assert said["corroborated_confidence"] > said["confidence"]
+        table = writegate(db, command, "Person:name=Ada", env={"COLUMNS": "150"}).stdout
+        [row] = [line for line in table.splitlines() if "WORKS_FOR" in line]
+        assert f"│ {said['corroborated_confidence']} " in row, row

@@ -8,6 +8,7 @@ second stdio server or ``writegate write`` sharing the file would hold it."""
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from tests.server.conftest import published
 from tests.server.harness import Agent, http_agent, http_server, stdio_agent
 from writegate.eventlog import EventLog
 from writegate.gate.rejections import RejectionLog
+from writegate.gate.server.observe import configure_logging
 from writegate.gate.server.tokens import create_token
 
 pytestmark = pytest.mark.anyio
@@ -168,6 +170,23 @@ async def test_an_http_server_answers_a_refusal_while_another_process_holds_the_
     assert "internal error" not in server.last_said
 
 
+@pytest.fixture(params=["fresh", "after serve"])
+def logging_before(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The test's process as it is, or as ``serve`` left its logging (its own handlers on
+    writegate's loggers): a command run in the test's process must say what a new process
+    would either way (``tests.console``; a warning went to serve's handler, unseen)."""
+    if request.param == "fresh":
+        yield
+        return
+    loggers = [logging.getLogger(name) for name in ("writegate", "uvicorn")]
+    kept = [(logger.handlers[:], logger.level, logger.propagate) for logger in loggers]
+    configure_logging("warning", "plain")
+    yield
+    for logger, (handlers, level, propagate) in zip(loggers, kept, strict=True):
+        logger.handlers, logger.level, logger.propagate = handlers, level, propagate
+
+
+@pytest.mark.usefixtures("logging_before")
 def test_a_cli_write_refused_while_the_lock_is_held_is_answered_at_once(
     db_path: Path, tmp_path: Path
 ) -> None:
