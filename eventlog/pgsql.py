@@ -351,7 +351,6 @@ class _Deferred:
         return iter(self.fetchall())
 
 
-
 def _aborted(conn: Raw) -> bool:
     """Whether a statement of the transaction on ``conn`` failed. Such a pipelined one ends
     with its connection: psycopg's record of the statements it prepared on the server can

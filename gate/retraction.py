@@ -149,39 +149,41 @@ def retract(
         observations = state.observations_given(conn, withdrawal)
     done: list[RetractedFact] = []
     cursor, number, last, proposals = "", 0, None, []
-    while True:
-        if dry_run:
-            with log.snapshot() as conn:
-                names = state.withdrawn_facts(conn, withdrawal, cursor, batch)
-                planned = planner.batch(conn, names, partial(_versions_read, log))
-        else:
-            first = number == 0
-            asked = _proposed(merges, retraction) if first else []
-            payload = SourceRetracted(
-                retraction=retraction,
-                withdrawal=withdrawal,
-                reason=reason,
-                batch=number + 1,
-                facts=[],
-                merges_proposed=merges if first else [],
-                observations=observations if first else [],
-            )
-            made = _Batch(cursor, batch)
-            retracting = _retracting(state, planner, payload, asked, made)
-            outcome = log.append(actor, retracting, apart=True)  # a write waits one batch
-            names, planned = made.names, made.planned
-            if outcome.events:
-                last = outcome.events[-1]
-                proposals += [p.proposal for p in asked]
-        if not names:
-            number += int(last is not None and number == 0)  # a batch of no facts, said
-            break
-        number += 1
-        cursor = names[-1]
-        done += [p.fact for p in planned]
-        if progress is not None:
-            progress(len(done), len(done))
-    planner.history.close()
+    try:
+        while True:
+            if dry_run:
+                with log.snapshot() as conn:
+                    names = state.withdrawn_facts(conn, withdrawal, cursor, batch)
+                    planned = planner.batch(conn, names, partial(_versions_read, log))
+            else:
+                first = number == 0
+                asked = _proposed(merges, retraction) if first else []
+                payload = SourceRetracted(
+                    retraction=retraction,
+                    withdrawal=withdrawal,
+                    reason=reason,
+                    batch=number + 1,
+                    facts=[],
+                    merges_proposed=merges if first else [],
+                    observations=observations if first else [],
+                )
+                made = _Batch(cursor, batch)
+                retracting = _retracting(state, planner, payload, asked, made)
+                outcome = log.append(actor, retracting, apart=True)  # a write waits one batch
+                names, planned = made.names, made.planned
+                if outcome.events:
+                    last = outcome.events[-1]
+                    proposals += [p.proposal for p in asked]
+            if not names:
+                number += int(last is not None and number == 0)  # a batch of no facts, said
+                break
+            number += 1
+            cursor = names[-1]
+            done += [p.fact for p in planned]
+            if progress is not None:
+                progress(len(done), len(done))
+    finally:
+        planner.history.close()  # the scratch model, even when a batch fails
     result = _result(done, withdrawal, merges, observations, number, dry_run, retraction, last)
     return result.model_copy(update={"proposals": proposals})
 

@@ -15,7 +15,6 @@ would be a traceback, which a command must never print.
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import subprocess
 import sys
@@ -39,12 +38,12 @@ def run(
     cwd: Path | str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``writegate ARGS`` as a finished process would report it (its exit code and the text
-    it printed on each stream)."""
+    it printed on each stream), with ``env``'s variables set for the run."""
     words = [str(word) for word in args]
     code, handlers = 0, [(number, signal.getsignal(number)) for number in _SIGNALS]
     with (
         chdir(cwd) if cwd is not None else nullcontext(),
-        CliRunner().isolation(input=input, env=_changed(env)) as (out, err, _),
+        CliRunner().isolation(input=input, env=env) as (out, err, _),
     ):
         try:
             with _fresh_logging():
@@ -90,19 +89,6 @@ def _own() -> list[logging.Logger]:
 
 def _bare(logger: logging.Logger) -> None:
     logger.handlers, logger.level, logger.propagate = [], logging.NOTSET, True
-
-
-def _changed(env: Mapping[str, str] | None) -> dict[str, str | None] | None:
-    """What ``env`` (a whole environment, as ``subprocess`` takes it, or some variables)
-    changes of this process's: variables it lacks are removed only if it is whole."""
-    if env is None:
-        return None
-    changed: dict[str, str | None] = {
-        name: value for name, value in env.items() if os.environ.get(name) != value
-    }
-    if "PATH" in env:  # a whole environment: what it leaves out is unset
-        changed.update({name: None for name in os.environ if name not in env})
-    return changed
 
 
 def _exit_code(code: object) -> int:

@@ -83,7 +83,9 @@ def test_a_write_onto_a_stray_wal_is_refused_and_touches_nothing(
         assert refused.stderr.startswith(f"error: {a}: its newest events cannot be read ("), (
             refused.stderr
         )
-    served = writegate_process(a, "serve", code=1, stdin=subprocess.DEVNULL)  # a server never starts
+    served = writegate_process(
+        a, "serve", code=1, stdin=subprocess.DEVNULL
+    )  # a server never starts
     assert served.stderr == refused.stderr
 
     assert (digest(a), digest(wal)) == files
