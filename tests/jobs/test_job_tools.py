@@ -15,7 +15,7 @@ import pytest
 from tests.cli.conftest import write_history
 from tests.conftest import SEED_SCHEMA
 from tests.jobs.test_rebuild_jobs import NODES, half_way, job_on
-from tests.server.harness import Agent, Outcome, http_agent, http_server
+from tests.server.harness import WRITEGATE, Agent, Outcome, http_agent, http_server
 from writegate.eventlog import open_log
 from writegate.gate import Gate
 from writegate.gate.server.policy import DEFAULT_POLICY_FILE
@@ -181,7 +181,7 @@ async def test_a_server_resumes_the_agents_jobs_a_server_that_died_left_interrup
     env = configured(tmp_path)
     tokens = Path(str(db) + ".tokens.json")
     token = create_token(tokens, "ops", ("admin",))
-    with http_server(db, env=env) as first:
+    with http_server(db, env=env, command=WRITEGATE) as first:  # its pid is killed
         async with http_agent(first.url, token) as admin:
             started = await admin.call("job_start", {"kind": "rebuild", "target": "snapshot"})
             assert not started.is_error, started.data

@@ -1,8 +1,10 @@
 """Real MCP peers for the tests: ``writegate serve`` as a subprocess, the official SDK as client.
 
-Nothing here is mocked: stdio tests launch the console script and speak to it over
-its pipes; HTTP tests start ``writegate serve --http`` on a free loopback port and
-connect with the SDK's Streamable HTTP client and a real bearer token.
+Nothing here is mocked: stdio tests launch a server and speak to it over its pipes; HTTP
+tests start ``writegate serve --http`` on a free loopback port and connect with the SDK's
+Streamable HTTP client and a real bearer token. A server is forked from a process that has
+imported writegate already (``tests.forked``) unless a test names the ``command`` to run —
+``WRITEGATE``, the console script, where the process itself is what it tests.
 """
 
 from __future__ import annotations
@@ -25,9 +27,15 @@ import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from tests import forked
 from writegate.gate.server.tokens import create_token
 
 WRITEGATE = str(Path(sys.executable).with_name("writegate"))
+
+
+def _starting(command: str | None) -> list[str]:
+    """The words that start a server: ``command``, else a fork of the suite's zygote."""
+    return [command] if command is not None else forked.ZYGOTE.command()
 
 
 def free_port() -> int:
@@ -79,13 +87,14 @@ async def stdio_agent(
     roles: tuple[str, ...] = ("writer",),
     env: dict[str, str] | None = None,
     mode: str = "auto",
-    command: str = WRITEGATE,
+    command: str | None = None,
     extra: tuple[str, ...] = (),
 ) -> AsyncIterator[Agent]:
-    args = ["--db", str(db), "serve", "--agent-id", agent_id, *extra]
+    program, *args = [*_starting(command), "--db", str(db), "serve", "--agent-id", agent_id]
+    args += extra
     for role in roles:
         args += ["--role", role]
-    params = StdioServerParameters(command=command, args=args, env={**os.environ, **(env or {})})
+    params = StdioServerParameters(command=program, args=args, env={**os.environ, **(env or {})})
     notes: list[str] = []
     async with Client(params, mode=mode, message_handler=_message_handler(notes)) as client:
         yield Agent(client, notes)
@@ -146,14 +155,14 @@ def http_server(
     db: Path | str,
     env: dict[str, str] | None = None,
     extra: tuple[str, ...] = (),
-    command: str = WRITEGATE,
+    command: str | None = None,
 ) -> Iterator[HttpServer]:
     """``writegate serve --http`` (``command``: another install's) on the free port it takes
     (``--port 0``) and names, stopped (and reaped) afterwards: a port picked here and bound
     there could be taken in between."""
     with tempfile.TemporaryFile() as stderr:
         process = subprocess.Popen(
-            [command, "--db", str(db), "serve", "--http", "--port", "0", *extra],
+            [*_starting(command), "--db", str(db), "serve", "--http", "--port", "0", *extra],
             env={**os.environ, **(env or {})},
             stdout=subprocess.DEVNULL,
             stderr=stderr,

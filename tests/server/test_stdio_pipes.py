@@ -36,7 +36,7 @@ def threads(pid: int) -> int:
 
 
 async def test_a_write_over_stdio_wakes_no_worker_thread(db_path: Path) -> None:
-    async with stdio_agent(published(db_path)) as agent:
+    async with stdio_agent(published(db_path), command=WRITEGATE) as agent:
         for name in ("P1", "P2", "P3"):
             assert not (await agent.call("write_node", person(name))).is_error
         pid = served_by(db_path)
@@ -49,7 +49,7 @@ async def test_a_write_over_stdio_wakes_no_worker_thread(db_path: Path) -> None:
 async def test_a_deletion_over_stdio_runs_on_a_worker_thread(db_path: Path) -> None:
     """A detach may delete many relationships: not on the loop, which answers pings and
     cancellations meanwhile."""
-    async with stdio_agent(published(db_path)) as agent:
+    async with stdio_agent(published(db_path), command=WRITEGATE) as agent:
         assert not (await agent.call("write_node", person("P1"))).is_error
         pid = served_by(db_path)
         assert threads(pid) == 1
