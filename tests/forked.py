@@ -19,6 +19,7 @@ usage (the zygote; ``ZYGOTE.command()`` starts it): python -m tests.forked SOCKE
 from __future__ import annotations
 
 import atexit
+import gc
 import importlib
 import json
 import os
@@ -101,6 +102,7 @@ def zygote(path: str) -> list[str]:
     for name in PRELOADED:
         importlib.import_module(name)
     assert threading.active_count() == 1, threading.enumerate()
+    gc.freeze()  # what every server shares: no collection of theirs copies its pages
     parent = os.getppid()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path + ".binding")
