@@ -5,8 +5,8 @@ and environment swapped by click's ``CliRunner.isolation``: the same parsing, th
 one-line errors and exit codes, the same files. What it saves is the process — about a
 second of start-up each, over a thousand times a run. A test that needs the process
 boundary (a kill, a signal, a lock held by another process, a server, the installed
-script's start-up, a pasted shell line) or that runs until signalled (``serve``,
-``follow``) starts ``tests.server.harness.WRITEGATE`` instead.
+script's start-up, a pasted shell line) or that runs until signalled (``follow``) starts
+``tests.server.harness.WRITEGATE`` instead; a server is forked (``tests.forked``).
 
 An exception escaping ``main`` is raised, not turned into an exit code: in a process it
 would be a traceback, which a command must never print.
