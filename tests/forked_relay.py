@@ -22,6 +22,8 @@ LOST = 70  # EX_SOFTWARE: the zygote went away without saying how the server end
 
 def main() -> None:
     path, args = sys.argv[1], sys.argv[2:]
+    # a signal sent before the server's pid is known waits, and is passed on once it is
+    signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
     said = os.dup(2)  # our own last word, should the zygote fail us
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.connect(path)
@@ -36,6 +38,7 @@ def main() -> None:
     pid = int(reader.readline().split()[1])
     for number in FORWARDED:
         signal.signal(number, lambda n, _frame: os.kill(pid, n))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
     ended = reader.readline().split()
     if not ended:
         os.write(said, b"tests.forked: the zygote went away before its server ended\n")

@@ -10,6 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import httpx2
+
 from tests.forked import ZYGOTE
 from tests.server.conftest import published
 from tests.server.harness import WRITEGATE, http_server
@@ -33,6 +35,8 @@ def test_a_forked_command_exits_and_speaks_as_the_console_script(tmp_path: Path)
 
 def test_a_signal_reaches_the_server_and_its_end_is_the_relays(db_path: Path) -> None:
     with http_server(published(db_path)) as server:
+        # once it answers, it has taken SIGTERM over (before, the signal's default ends it)
+        assert httpx2.get(server.url.removesuffix("/mcp") + "/healthz").status_code == 200
         server.process.send_signal(signal.SIGTERM)
         assert server.process.wait(timeout=30) == 0
     assert "writegate MCP on http://" in server.last_said
