@@ -25,6 +25,7 @@ import json
 import os
 import random
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -55,7 +56,8 @@ PRELOADED = (
     "uvicorn",
 )
 """What ``serve`` imports on SQLite and PostgreSQL, over stdio and HTTP — not numpy, whose
-import starts threads (a server's first question imports it, in the server)."""
+import starts threads (a server's first question imports it, in the server). A module left
+out is imported by the server that needs it: slower, not different."""
 
 
 class Zygote:
@@ -83,7 +85,7 @@ class Zygote:
             stdout=subprocess.DEVNULL,
             stderr=said,
         )
-        atexit.register(process.terminate)
+        atexit.register(_stop, process, Path(self._path).parent)
         deadline = time.monotonic() + 60
         while not os.path.exists(self._path):
             if process.poll() is not None or time.monotonic() > deadline:
@@ -94,6 +96,12 @@ class Zygote:
 
 
 ZYGOTE = Zygote()
+
+
+def _stop(process: subprocess.Popen[bytes], folder: Path) -> None:
+    process.terminate()
+    process.wait()
+    shutil.rmtree(folder, ignore_errors=True)  # its socket
 
 
 def zygote(path: str) -> list[str]:
