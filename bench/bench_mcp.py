@@ -30,7 +30,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.conftest import plain_example  # noqa: E402
-from tests.server.harness import http_agent, http_server, stdio_agent  # noqa: E402
+from tests.server.harness import (  # noqa: E402
+    WRITEGATE,
+    http_agent,
+    http_server,
+    stdio_agent,
+)
 from writegate.eventlog import Actor  # noqa: E402
 from writegate.gate import Gate  # noqa: E402
 from writegate.gate.server.tokens import create_token  # noqa: E402
@@ -116,7 +121,7 @@ def node(prefix: str, i: int) -> dict[str, Any]:
 
 
 async def writegate_stdio(db: Path, size: int, calls: int) -> str:
-    async with stdio_agent(db, "bench-stdio") as agent:
+    async with stdio_agent(db, "bench-stdio", command=WRITEGATE) as agent:
 
         async def one(i: int) -> None:
             assert not (await agent.call("write_node", node("stdio", i))).is_error
@@ -127,7 +132,7 @@ async def writegate_stdio(db: Path, size: int, calls: int) -> str:
 
 async def writegate_http(db: Path, size: int, calls: int) -> str:
     token = create_token(Path(str(db) + ".tokens.json"), "bench-http", ("writer",))
-    with http_server(db) as server:
+    with http_server(db, command=WRITEGATE) as server:
         async with http_agent(server.url, token) as agent:
 
             async def one(i: int) -> None:

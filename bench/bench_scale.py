@@ -43,10 +43,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_mcp import MEMORY_SERVER, memory_server_timed, node  # noqa: E402
 from bench.bench_projections import cached_log  # noqa: E402
-from tests.server.harness import stdio_agent  # noqa: E402
+from tests.server.harness import WRITEGATE, stdio_agent  # noqa: E402
 from writegate.gate import Gate  # noqa: E402
 
-WRITEGATE = str(Path(sys.executable).with_name("writegate"))
 NOOP = ROOT / "bench" / "noop_server.py"  # the SDK's smallest server, for the floor
 WRITES = 1000  # timed single writes in process (a quarter of it through MCP)
 COLUMNS = ("payload", "provenance", "request", "actor", "streams", "hash", "prev_hash")
@@ -120,7 +119,7 @@ def server_start(command: list[str], runs: int = 5) -> float:
 
 
 async def _stdio_writes(db: Path) -> tuple[float, float]:
-    async with stdio_agent(db, "bench-scale") as agent:
+    async with stdio_agent(db, "bench-scale", command=WRITEGATE) as agent:
         latencies = []
         for i in range(-20, WRITES // 4):  # the first 20 warm up, untimed
             began = time.perf_counter()
