@@ -249,9 +249,11 @@ class Appending(LogReader):
             events: list[Event] = []
             seen: dict[str, int] = {}  # stream versions as the group leaves them
             left: list[Head | None] = []  # the head as the group leaves it, once read
+            alone = careful and len(group) == 1  # refused, the transaction is rolled back
+            saving = careful and not alone
             for member in group:
                 mark = None if careful else self._lean_mark(conn)
-                if careful:
+                if saving:
                     conn.execute("SAVEPOINT append")
                 try:
                     outcome, tx = self._append_one(conn, member, (left[0], seen) if left else None)
@@ -267,12 +269,16 @@ class Appending(LogReader):
                         self._from_database(exc) or not self._lean_undo(conn, mark)
                     ):
                         raise _Careful from exc
+                    if alone:
+                        conn.execute("ROLLBACK")
+                        member.settle(None, exc)
+                        return
                     if careful:
                         conn.execute("ROLLBACK TO append")
                         conn.execute("RELEASE append")
                     member.settle(None, exc)
                     continue
-                if careful:
+                if saving:
                     conn.execute("RELEASE append")
                 member.settle(outcome, None)
                 if not outcome.replayed:

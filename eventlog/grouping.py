@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from writegate.eventlog.events import Actor
@@ -36,7 +36,7 @@ class Pending:
     apart: bool = False  # committed in a group of its own (a long append)
     outcome: AppendOutcome | None = None
     error: BaseException | None = None
-    _ready: threading.Event = field(default_factory=threading.Event)
+    _ready: threading.Event | None = None  # made for a member that waits: most lead alone
     _leads: bool = False
 
     def settle(self, outcome: AppendOutcome | None, error: BaseException | None) -> None:
@@ -72,7 +72,9 @@ class CommitGroups:
             self._queue.append(pending)
             leads = not self._running
             self._running = True
-        if not leads:
+            if not leads:  # made before the leader can take it from the queue
+                pending._ready = threading.Event()
+        if pending._ready is not None:
             pending._ready.wait()
             if not pending._leads:
                 return pending.result()
@@ -96,8 +98,10 @@ class CommitGroups:
                 successor = self._queue[0] if self._queue else None
                 self._running = successor is not None
             for member in group:
-                member._ready.set()
+                if member._ready is not None:
+                    member._ready.set()
             if successor is not None:  # the next group is led by the first who waits for it
+                assert successor._ready is not None  # it queued while a group ran
                 successor._leads = True
                 successor._ready.set()
 

@@ -59,11 +59,38 @@ def inserted(conn: Sql, sql: str, rows: Iterable[tuple[Any, ...]], /) -> None:
 
 
 def remembered(conn: Sql, kind: type[M], /) -> M | None:
-    """What the open pipelined transaction keeps of a read model's rows
-    (``PgConnection.remembered``); None on SQLite, which reads in its own process, where a
-    read costs no round trip."""
+    """What the open append's transaction keeps of a read model's rows
+    (``PgConnection.remembered``, ``SqliteConnection.remembered``); None outside one."""
     keep = getattr(conn, "remembered", None)
     return keep(kind) if keep is not None else None
+
+
+class SqliteConnection(sqlite3.Connection):
+    """sqlite3's connection, keeping what an append's transaction has read of a read
+    model's rows from its ``BEGIN`` (``keep``) to its end, as ``PgConnection`` does: a node
+    write asks for its node's row four times (the checks, the state's update, its scope,
+    its text), each a statement and a row built, though no round trip. Forgotten on
+    ``COMMIT`` or ``ROLLBACK``, and on ``ROLLBACK TO`` a savepoint (what was read since
+    may be undone)."""
+
+    _memo: dict[type[Any], Any] | None = None
+
+    def keep(self) -> None:
+        """An append's transaction has begun: rows read from now on are kept."""
+        self._memo = {}
+
+    def remembered(self, kind: type[M]) -> M | None:
+        if self._memo is None:
+            return None
+        kept = self._memo.get(kind)
+        if kept is None:
+            kept = self._memo[kind] = kind()
+        return kept
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        if self._memo is not None and sql.startswith(("COMMIT", "ROLLBACK")):
+            self._memo = {} if sql.startswith("ROLLBACK TO") else None
+        return super().execute(sql, parameters)
 
 
 def statements(script: str) -> Iterator[str]:

@@ -30,7 +30,7 @@ from writegate.eventlog.errors import (
 )
 from writegate.eventlog.grouping import CommitGroups
 from writegate.eventlog.permissions import make_private_database
-from writegate.eventlog.sql import Sql
+from writegate.eventlog.sql import Sql, SqliteConnection
 from writegate.eventlog.tables import (
     HEAD,
     create_tables,
@@ -176,6 +176,7 @@ class EventLog(Appending):
                 isolation_level=None,
                 timeout=self.busy_timeout,
                 check_same_thread=False,
+                factory=SqliteConnection,
             )
 
         if not self.readonly:
@@ -275,6 +276,11 @@ class EventLog(Appending):
                 f"{self.path}: the write lock was not free within {self.busy_timeout:g} s "
                 "(another process is writing to the file); nothing was appended, retry"
             ) from exc
+
+    def _begin_append(self, conn: Sql) -> None:
+        self._begin_write(conn)
+        if isinstance(conn, SqliteConnection):
+            conn.keep()
 
     def _alone(self) -> bool:
         return bool(getattr(self._local, "no_wait", False))

@@ -1,15 +1,15 @@
 """The node rows an append's transaction has read and written, kept while it is open.
 
-On PostgreSQL every read is a round trip, and one node write asks for the same row several
-times: the gate's checks (is it there, merged away, in which scope), then the state's own
-update (its properties before, its scope) and the text index (what it now says). Inside an
-append's pipelined transaction (``eventlog.pgsql.remembered``) the first read keeps the row,
-every write here keeps what it wrote, and the rest are answered from that; ``read_ahead``
-reads the rows of every node a write (or a whole batch) names in one round trip before its
-checks run, with the resolution index's candidates of each new name it may create (kept
-until the transaction changes the index: ``index_changed``), and, where the append reads
-them, the versions of those nodes' streams, in the statement that reads their rows.
-Elsewhere — SQLite, or no append open — each question is asked as before.
+One node write asks for the same row several times: the gate's checks (is it there, merged
+away, in which scope), then the state's own update (its properties before, its scope) and
+the text index (what it now says). Inside an append's transaction (``sql.remembered``) the
+first read keeps the row, every write here keeps what it wrote, and the rest are answered
+from that. On PostgreSQL, where every read is a round trip, ``read_ahead`` also reads the
+rows of every node a write (or a whole batch) names in one round trip before its checks
+run, with the resolution index's candidates of each new name it may create (kept until the
+transaction changes the index: ``index_changed``), and, where the append reads them, the
+versions of those nodes' streams, in the statement that reads their rows. Outside an
+append each question is asked as it comes.
 
 Only this package and the text index write the rows kept here: a write that does not say
 what it wrote (a merge's aliases, a forgetting, a reset) forgets what is kept (``forget``).
@@ -17,6 +17,7 @@ what it wrote (a merge's aliases, a forgetting, a reset) forgets what is kept (`
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
@@ -139,7 +140,7 @@ def read_ahead(
     those of the nodes read here are read with their rows, in the same statement, and
     returned (a stream none has written: 0). None where rows are not kept."""
     kept = seen(conn)
-    if kept is None:
+    if kept is None or isinstance(conn, sqlite3.Connection):  # in process: no round trips
         return None
     wanted = [i for i in dict.fromkeys(identities) if i not in kept.nodes]
     asked = [p for p in dict.fromkeys(probe() for probe in probes) if p is not None]

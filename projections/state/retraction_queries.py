@@ -97,12 +97,13 @@ class RetractionQueries:
     def retracted(self, conn: Sql, kind: str, names: Sequence[str]) -> dict[str, str]:
         """Which of ``names`` (sources or observations, by ``kind``) a standing retraction
         took back, and the first such retraction's id (a probe of a key each, unless an
-        append read them ahead; a read model of a layout before retractions: none)."""
+        append read them ahead; a read model of a layout before retractions: none — an
+        append's is always of the current layout)."""
         if not names:
             return {}
         if (ahead := remembered.taken_back(conn, kind, names)) is not None:
             return {name: taken for name, taken in ahead.items() if taken is not None}
-        if layout_of(conn) < RETRACTED_LAYOUT:
+        if remembered.seen(conn) is None and layout_of(conn) < RETRACTED_LAYOUT:
             return {}
         marks = ",".join("?" * len(names))
         rows = conn.execute(
