@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 AGENTS = 20
 RUNS = 4
-PACE = 0.02
+PACE = 0.1
 VERIFIED = re.compile(r"^verified up to seq (\d+)$", re.MULTILINE)
 
 

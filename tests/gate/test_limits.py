@@ -92,10 +92,11 @@ def test_batches_are_bounded_in_items_and_in_bytes(gate: Gate) -> None:
 def test_a_batch_limit_set_above_the_default_is_the_limit(gate: Gate) -> None:
     """Issue 42, defect 4: a fixed bound of 10,000 items applied whatever the setting."""
     raised = Gate(gate.log, gate.schema, limits=Limits(max_batch_items=50_000))
-    items = [{"op": "write_node", **person(f"p{i}")} for i in range(20_000)]
+    over = DEFAULT_LIMITS.max_batch_items + 1  # one more than the default allows
+    items = [{"op": "write_node", **person(f"p{i}")} for i in range(over)]
     written = raised.write_batch(items=items)
     assert written.status == "written", written
-    assert len(written.results) == 20_000
+    assert len(written.results) == over
     refused(raised.write_batch(items=[]), "INVALID_ARGUMENT")
 
 
