@@ -18,7 +18,7 @@ from writegate.projections.graph import BoltTarget, GraphProjector
 from writegate.projections.runner import rebuild
 
 pytestmark = pytest.mark.slow
-PEOPLE = 6000
+PEOPLE = 3000  # 6,000 events: some 24 batches of 250 a replay, each kill lands inside one
 
 
 def big_log(db: Path) -> int:
