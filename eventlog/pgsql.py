@@ -38,7 +38,7 @@ from psycopg.pq import TransactionStatus
 
 from writegate.eventlog.errors import LogPermissionDenied, LogUnavailable, one_line
 from writegate.eventlog.pgheld import Held, Merged
-from writegate.eventlog.sql import Cursor
+from writegate.eventlog.sql import Cursor, one_of
 
 WRITE_BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED"
 _UNREAD = ("COMMIT", "SAVEPOINT", "RELEASE")  # a pipelined transaction's statements of no result
@@ -313,12 +313,7 @@ class PgConnection:
     def remembered(self, kind: type[M]) -> M | None:
         """What the open pipelined transaction keeps of a read model's rows: one ``kind()``
         per transaction, made on first ask (None outside such a transaction)."""
-        if self._memo is None:
-            return None
-        kept = self._memo.get(kind)
-        if kept is None:
-            kept = self._memo[kind] = kind()
-        return kept
+        return one_of(self._memo, kind)
 
 
 class _Deferred:

@@ -65,6 +65,17 @@ def remembered(conn: Sql, kind: type[M], /) -> M | None:
     return keep(kind) if keep is not None else None
 
 
+def one_of(memo: dict[type[Any], Any] | None, kind: type[M]) -> M | None:
+    """The one ``kind()`` an open transaction's ``memo`` keeps, made on first ask (None:
+    no transaction keeps one)."""
+    if memo is None:
+        return None
+    kept = memo.get(kind)
+    if kept is None:
+        kept = memo[kind] = kind()
+    return kept
+
+
 class SqliteConnection(sqlite3.Connection):
     """sqlite3's connection, keeping what an append's transaction has read of a read
     model's rows from its ``BEGIN`` (``keep``) to its end, as ``PgConnection`` does: a node
@@ -80,12 +91,7 @@ class SqliteConnection(sqlite3.Connection):
         self._memo = {}
 
     def remembered(self, kind: type[M]) -> M | None:
-        if self._memo is None:
-            return None
-        kept = self._memo.get(kind)
-        if kept is None:
-            kept = self._memo[kind] = kind()
-        return kept
+        return one_of(self._memo, kind)
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         if self._memo is not None and sql.startswith(("COMMIT", "ROLLBACK")):

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from writegate.eventlog.sql import Sql
+from writegate.eventlog.sql import Sql, inserted
 from writegate.projections.state.blocking import text_of
 
 MARKER = "ev:"
@@ -52,7 +52,8 @@ def rekey(conn: Sql, keys: Iterable[str], old: Iterable[str]) -> None:
     delta.update(dict.fromkeys(before - new, -1))
     if not delta:
         return
-    conn.executemany(
+    inserted(  # on PostgreSQL held, to go with the append's other rows as one statement
+        conn,
         "INSERT INTO state_value_counts (key, count) VALUES (?, ?) ON CONFLICT (key) "
         "DO UPDATE SET count = state_value_counts.count + excluded.count",
         sorted(delta.items()),
