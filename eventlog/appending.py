@@ -20,12 +20,7 @@ from writegate.eventlog.existing import append_existing
 from writegate.eventlog.expiring import ExpirePlan, Expiring, Finder, expiring
 from writegate.eventlog.grouping import CommitGroups, Pending
 from writegate.eventlog.reading import LogReader
-from writegate.eventlog.sealing import (
-    TABLES,
-    ForgetPlan,
-    SealBundle,
-    plan_forget,
-)
+from writegate.eventlog.sealing import TABLES, ForgetPlan, SealBundle, plan_forget
 from writegate.eventlog.sql import Sql, sent
 from writegate.eventlog.tables import INSERT_IDEMPOTENCY
 from writegate.eventlog.tail import check_tail
@@ -249,8 +244,7 @@ class Appending(LogReader):
             events: list[Event] = []
             seen: dict[str, int] = {}  # stream versions as the group leaves them
             left: list[Head | None] = []  # the head as the group leaves it, once read
-            alone = careful and len(group) == 1  # refused, the transaction is rolled back
-            saving = careful and not alone
+            saving = careful and len(group) > 1  # one alone, refused, rolls back it all
             for member in group:
                 mark = None if careful else self._lean_mark(conn)
                 if saving:
@@ -269,7 +263,7 @@ class Appending(LogReader):
                         self._from_database(exc) or not self._lean_undo(conn, mark)
                     ):
                         raise _Careful from exc
-                    if alone:
+                    if careful and not saving:
                         conn.execute("ROLLBACK")
                         member.settle(None, exc)
                         return
