@@ -21,7 +21,7 @@ from writegate.gate import Gate
 from writegate.gate.jobs import Job, JobTable
 from writegate.gate.jobs.runner import REPORT_SECONDS
 
-NODES = 10_000  # a rebuild of this many events takes long enough to be caught half way
+NODES = 8_000  # four of a staged model's 2,000-row commits: room to be caught half way twice
 
 
 @pytest.fixture(scope="module")
