@@ -81,8 +81,9 @@ class SqliteConnection(sqlite3.Connection):
     model's rows from its ``BEGIN`` (``keep``) to its end, as ``PgConnection`` does: a node
     write asks for its node's row four times (the checks, the state's update, its scope,
     its text), each a statement and a row built, though no round trip. Forgotten on
-    ``COMMIT`` or ``ROLLBACK``, and on ``ROLLBACK TO`` a savepoint (what was read since
-    may be undone)."""
+    ``COMMIT`` or ``ROLLBACK``, on ``ROLLBACK TO`` a savepoint (what was read since may be
+    undone), and once no transaction is open (SQLite rolls one back itself on a full disk
+    or an I/O error)."""
 
     _memo: dict[type[Any], Any] | None = None
 
@@ -91,6 +92,8 @@ class SqliteConnection(sqlite3.Connection):
         self._memo = {}
 
     def remembered(self, kind: type[M]) -> M | None:
+        if self._memo is not None and not self.in_transaction:
+            self._memo = None
         return one_of(self._memo, kind)
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:

@@ -1,7 +1,8 @@
 """On SQLite an append's transaction keeps the rows it has read, as PostgreSQL's does: a
 node write asks for its node's row once, though its checks, the state's update, its scope
-and its text each want it; a lone write opens no savepoint, and a refused one leaves
-nothing. Counted from SQLite's own trace of the statements run, on a real file."""
+and its text each want it, and nothing is kept once its transaction has ended; a lone
+write opens no savepoint, and a refused one leaves nothing. Counted from SQLite's own
+trace of the statements run, on a real file."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import person
+from writegate.eventlog.sql import SqliteConnection
 from writegate.gate import Gate, Rejected
 from writegate.language import node_identity
+from writegate.projections.state.remembered import Seen
 
 NODE_ROW = re.compile(r"^SELECT .* FROM state_nodes WHERE identity = ")
 
@@ -44,6 +47,18 @@ def test_a_node_write_reads_its_row_once(gate: Gate, name: str) -> None:
     assert len([s for s in said if NODE_ROW.match(s)]) == 1, said
     assert not any(s.startswith("SAVEPOINT") for s in said), said
     assert age(gate, name) == 36
+
+
+def test_rows_are_kept_only_while_the_transaction_is_open(gate: Gate) -> None:
+    """A transaction SQLite ended itself (it rolls one back on a full disk or an I/O
+    error, with no ``ROLLBACK`` sent) leaves nothing kept for the reads after it."""
+    conn = gate.log.connection()
+    assert isinstance(conn, SqliteConnection)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.keep()
+    assert conn.remembered(Seen) is not None
+    sqlite3.Connection.execute(conn, "ROLLBACK")  # not through the connection's own words
+    assert conn.remembered(Seen) is None
 
 
 def test_a_refused_lone_write_leaves_nothing_and_the_next_reads_afresh(gate: Gate) -> None:
