@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.server.grown_schema import grown  # noqa: E402
-from tests.server.harness import WRITEGATE, stdio_agent  # noqa: E402
+from tests.server.harness import stdio_agent  # noqa: E402
 from writegate.gate import Gate  # noqa: E402
 
 MEMORY_SERVER = ROOT / "tests" / "peers" / "node_modules" / ".bin" / "mcp-server-memory"
@@ -44,7 +44,7 @@ def size(tools: list[Any]) -> int:
 
 
 async def writegate(db: Path, choice: str) -> tuple[int, int]:
-    async with stdio_agent(db, extra=("--tools", choice), command=WRITEGATE) as agent:
+    async with stdio_agent(db, extra=("--tools", choice)) as agent:
         listed = await agent.client.list_tools()
     return len(listed.tools), size(listed.tools)
 

@@ -43,7 +43,7 @@ from bench.bench_backends import cpu_seconds  # noqa: E402
 from bench.bench_gate import gate_sql_ceiling  # noqa: E402
 from bench.bench_gate import node as gate_node  # noqa: E402
 from bench.bench_mcp import SCHEMA, node  # noqa: E402
-from tests.server.harness import WRITEGATE, http_agent, http_server  # noqa: E402
+from tests.server.harness import http_agent, http_server  # noqa: E402
 from writegate.eventlog import Actor  # noqa: E402
 from writegate.gate import Gate  # noqa: E402
 from writegate.gate.server.tokens import create_token  # noqa: E402
@@ -220,7 +220,7 @@ def main() -> None:
         print(gil_ceiling(singles[-1], sql_per_write(Path(folder))))
         token = create_token(Path(str(db) + ".tokens.json"), "bench-http", ("writer",))
         print("over Streamable HTTP, one `writegate serve --http` (group commit on):")
-        with http_server(db, command=WRITEGATE) as server:
+        with http_server(db) as server:
             pid = server.process.pid
             text, one, one_server, one_client = http_run(
                 server.url, token, pid, 1, 1, args.writes * 2

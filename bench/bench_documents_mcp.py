@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.conftest import EXAMPLE_SCHEMA  # noqa: E402
-from tests.server.harness import WRITEGATE, Agent, stdio_agent  # noqa: E402
+from tests.server.harness import Agent, stdio_agent  # noqa: E402
 from writegate.eventlog import Actor  # noqa: E402
 from writegate.eventlog.bulk import bulk  # noqa: E402
 from writegate.gate import Gate  # noqa: E402
@@ -90,14 +90,14 @@ async def ask(agent: Agent, tool: str, question: str) -> float:
 async def first_calls(db: Path, question: str) -> dict[str, float]:
     firsts = {}
     for tool in TOOLS:
-        async with stdio_agent(db, "bench-reader", roles=("reader",), command=WRITEGATE) as agent:
+        async with stdio_agent(db, "bench-reader", roles=("reader",)) as agent:
             firsts[tool] = await ask(agent, tool, question)
     return firsts
 
 
 async def steady(db: Path, asked: list[str]) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {tool: [] for tool in TOOLS}
-    async with stdio_agent(db, "bench-reader", roles=("reader",), command=WRITEGATE) as agent:
+    async with stdio_agent(db, "bench-reader", roles=("reader",)) as agent:
         for question in asked[:10]:  # warm-up, not timed
             for tool in TOOLS:
                 await ask(agent, tool, question)

@@ -31,7 +31,6 @@ sys.path.insert(0, str(ROOT))
 
 from tests.conftest import plain_example  # noqa: E402
 from tests.server.harness import (  # noqa: E402
-    WRITEGATE,
     http_agent,
     http_server,
     stdio_agent,
@@ -121,7 +120,7 @@ def node(prefix: str, i: int) -> dict[str, Any]:
 
 
 async def writegate_stdio(db: Path, size: int, calls: int) -> str:
-    async with stdio_agent(db, "bench-stdio", command=WRITEGATE) as agent:
+    async with stdio_agent(db, "bench-stdio") as agent:
 
         async def one(i: int) -> None:
             assert not (await agent.call("write_node", node("stdio", i))).is_error
@@ -132,7 +131,7 @@ async def writegate_stdio(db: Path, size: int, calls: int) -> str:
 
 async def writegate_http(db: Path, size: int, calls: int) -> str:
     token = create_token(Path(str(db) + ".tokens.json"), "bench-http", ("writer",))
-    with http_server(db, command=WRITEGATE) as server:
+    with http_server(db) as server:
         async with http_agent(server.url, token) as agent:
 
             async def one(i: int) -> None:

@@ -42,7 +42,6 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_mcp import PROVENANCE, node, writegate_db  # noqa: E402
 from tests.server.harness import (  # noqa: E402
-    WRITEGATE,
     free_port,
     http_agent,
     http_server,
@@ -132,7 +131,7 @@ def noop_http() -> Any:
 
 async def writes(db: Path, calls: int, size: int) -> None:
     async with (
-        stdio_agent(db, "floor-stdio", command=WRITEGATE) as agent,
+        stdio_agent(db, "floor-stdio") as agent,
         noop_stdio() as noop,
         noop_stdio("--pipes") as piped,
     ):
@@ -145,7 +144,7 @@ async def writes(db: Path, calls: int, size: int) -> None:
     report("stdio", size, noop_times, write_times)
     report_pipes(piped_times, write_times)
     token = create_token(Path(str(db) + ".tokens.json"), "floor-http", ("writer",))
-    with http_server(db, command=WRITEGATE) as server, noop_http() as (url, _):
+    with http_server(db) as server, noop_http() as (url, _):
         async with http_agent(server.url, token) as agent, _client(url) as noop:
             noop_times, write_times = await alternate(
                 calls,
@@ -210,7 +209,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             db = cached_nodes(Path(folder), 1000)
             token = create_token(Path(str(db) + ".tokens.json"), "sessions", ("reader",))
-            with http_server(db, command=WRITEGATE) as server:
+            with http_server(db) as server:
                 anyio.run(
                     sessions, "writegate", server.url, server.process.pid, args.sessions, token
                 )

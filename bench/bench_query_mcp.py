@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_mcp_floor import alternate, noop_stdio  # noqa: E402
 from bench.bench_query import log_of, questions  # noqa: E402
-from tests.server.harness import WRITEGATE, stdio_agent  # noqa: E402
+from tests.server.harness import stdio_agent  # noqa: E402
 from writegate.gate import Gate  # noqa: E402
 
 TOOLS = {  # tool -> its arguments for a question (the no-op's noop_read takes the same)
@@ -71,7 +71,7 @@ async def over_mcp(
     """Per tool: the no-op's latencies, the same-size no-op's, and the tool's."""
     found: dict[str, tuple[list[float], list[float], list[float]]] = {}
     async with (
-        stdio_agent(db, "bench-reader", roles=("reader",), command=WRITEGATE) as agent,
+        stdio_agent(db, "bench-reader", roles=("reader",)) as agent,
         noop_stdio() as noop,
     ):
         for tool, arguments in TOOLS.items():

@@ -119,7 +119,7 @@ def server_start(command: list[str], runs: int = 5) -> float:
 
 
 async def _stdio_writes(db: Path) -> tuple[float, float]:
-    async with stdio_agent(db, "bench-scale", command=WRITEGATE) as agent:
+    async with stdio_agent(db, "bench-scale") as agent:
         latencies = []
         for i in range(-20, WRITES // 4):  # the first 20 warm up, untimed
             began = time.perf_counter()

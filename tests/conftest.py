@@ -13,6 +13,7 @@ import freezegun
 import pytest
 import yaml
 
+from tests.forked import ZYGOTE
 from tests.postgres import Server, postgres_server
 from writegate.eventlog import Actor
 from writegate.gate import Gate
@@ -40,6 +41,12 @@ def plain_example() -> dict[str, Any]:
     for label in document["nodes"].values():
         label.pop("resolution", None)
     return document
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite's servers are forks of one process that has imported writegate
+    (``tests.forked``): a test that needs the process itself names the console script."""
+    ZYGOTE.serving = True
 
 
 @pytest.fixture(autouse=True)

@@ -61,9 +61,13 @@ out is imported by the server that needs it: slower, not different."""
 
 
 class Zygote:
-    """The zygote of this test process, started on first use and stopped at its exit."""
+    """The zygote of this test process, started on first use and stopped at its exit.
+    ``serving``: whether the harness's servers are its forks — the suite's choice
+    (``tests/conftest.py``), so a bench timing a server through the harness runs the
+    console script, as a user does."""
 
     def __init__(self) -> None:
+        self.serving = False
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._path = ""

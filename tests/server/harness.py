@@ -2,9 +2,10 @@
 
 Nothing here is mocked: stdio tests launch a server and speak to it over its pipes; HTTP
 tests start ``writegate serve --http`` on a free loopback port and connect with the SDK's
-Streamable HTTP client and a real bearer token. A server is forked from a process that has
-imported writegate already (``tests.forked``) unless a test names the ``command`` to run —
-``WRITEGATE``, the console script, where the process itself is what it tests.
+Streamable HTTP client and a real bearer token. In the suite a server is forked from a
+process that has imported writegate already (``tests.forked``) unless a test names the
+``command`` to run — ``WRITEGATE``, the console script, where the process itself is what it
+tests; outside it (a bench) a server is the console script.
 """
 
 from __future__ import annotations
@@ -34,8 +35,11 @@ WRITEGATE = str(Path(sys.executable).with_name("writegate"))
 
 
 def _starting(command: str | None) -> list[str]:
-    """The words that start a server: ``command``, else a fork of the suite's zygote."""
-    return [command] if command is not None else forked.ZYGOTE.command()
+    """The words that start a server: ``command``, else a fork of the suite's zygote where
+    the suite serves from one (``Zygote.serving``), else the console script."""
+    if command is not None:
+        return [command]
+    return forked.ZYGOTE.command() if forked.ZYGOTE.serving else [WRITEGATE]
 
 
 def free_port() -> int:
