@@ -53,7 +53,9 @@ another entity, whatever the identity); the p50 of a record's first write. Targe
 precision at least 0.99, propose's refusals naming a right candidate at least 70% of the time
 (people and organisations), recall with evidence no lower than names-only, no silent
 override or wrong landing by key. The evidence constants are the gate's own
-(``gate.resolution.evidence``), not tuned here; a missed target is printed with what missed.
+(``gate.resolution.evidence``), not tuned here; a missed target is printed with what missed
+(a share of proposals naming a right candidate with the most any scorer could reach: the writes
+whose thing had a node, over the proposals).
 
 usage: python bench/bench_resolution_evidence.py [--limit N] [--sets febrl,restaurants,...]
 """
@@ -255,10 +257,12 @@ def verdicts(data: DataSet, results: dict[tuple[str, str, str], Tally]) -> None:
             and data.category in ("people", "organisations")
             and t.named() < 0.70
         ):
+            proposals = t.refused - t.conflicts
             print(
                 f"  MISSED {run} refusals naming a right candidate {t.named():.3f}: "
-                f"{t.refused - t.conflicts - t.refused_right} of {t.refused - t.conflicts}"
-                " named only others"
+                f"{proposals - t.refused_right} of {proposals} named only others; at most "
+                f"{min(1.0, t.duplicates / proposals):.3f} could: only the {t.duplicates} writes"
+                " whose thing had a node have a right one to name"
             )
         if scorer == "evidence":
             today = results["names", policy, keys]
