@@ -96,6 +96,7 @@ class Tally:
     found: int = 0
     overrides: int = 0  # landed on a node holding another identity value
     wrong_by_key: int = 0
+    twins: int = 0  # wrong landings on a node whose first record equals the record in every field
     wrong: list[str] = field(default_factory=list)
     missed: set[str] = field(default_factory=set)  # duplicates not found: their records' keys
     crashes: list[str] = field(default_factory=list)  # records the gate raised on
@@ -134,6 +135,11 @@ def _key(merge_keys: dict[str, Any]) -> str:
     return str(next(iter(merge_keys.values())))
 
 
+def _folded(record: Record) -> dict[str, str]:
+    """A record's fields as a reader compares them: case and spacing aside."""
+    return {k: " ".join(str(v).casefold().split()) for k, v in record.properties.items()}
+
+
 def _node(details: dict[str, Any]) -> str | None:
     """The node a conflict refusal names, if it names one."""
     keys = details.get("merge_keys") or (details.get("node") or {}).get("merge_keys")
@@ -147,6 +153,7 @@ class Runner:
         self.data, self.keys, self.tally = data, keys, Tally()
         self.entity_of: dict[str, str] = {}  # a node's merge key -> its first record's entity
         self.held: dict[str, dict[str, Any]] = {}  # a node -> the identity values it holds
+        self.first: dict[str, dict[str, str]] = {}  # a node -> its first record's fields, folded
         self.seen: set[str] = set()  # entities with a node
 
     def args(self, record: Record) -> dict[str, Any]:
@@ -194,6 +201,7 @@ class Runner:
         node = _key(out.merge_keys)
         self.entity_of[node] = record.entity
         self.held[node] = self.identity(record)
+        self.first[node] = _folded(record)
         self.seen.add(record.entity)
 
     def identity(self, record: Record) -> dict[str, Any]:
@@ -213,6 +221,7 @@ class Runner:
             t.wrong_by_key += not right
         if not right:
             t.wrong.append(f"{record.key} -> {node}")
+            t.twins += self.first[node] == _folded(record)
         held, written = self.held[node], self.identity(record)
         t.overrides += any(held.get(k, v) != v for k, v in written.items())
         held.update(written)  # supersede: the later value stands
@@ -251,7 +260,10 @@ def verdicts(data: DataSet, results: dict[tuple[str, str, str], Tally]) -> None:
     for (scorer, policy, keys), t in results.items():
         run = f"{scorer}/{policy}/{keys}"
         if policy == "auto" and t.landed >= 20 and t.precision() < 0.99:
-            print(f"  MISSED {run} precision {t.precision():.3f}: wrong landings {t.wrong[:6]}")
+            print(
+                f"  MISSED {run} precision {t.precision():.3f}: {len(t.wrong)} wrong landings, "
+                f"{t.twins} of them on a record equal in every field the set has: {t.wrong[:6]}"
+            )
         if (
             policy == "propose"
             and data.category in ("people", "organisations")
