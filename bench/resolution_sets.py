@@ -262,7 +262,7 @@ def citations() -> DataSet:
     evidence: dict[str, dict[str, Any]] = {
         "year": {"compare": "numeric", "tolerance": 0},
         "venue": {"compare": "similar"},
-        "authors": {"compare": "similar", "veto": False},
+        "authors": {"compare": "similar"},
     }
     return DataSet("DBLP-ACM (citations)", "works", "organisation", records, [], evidence)
 

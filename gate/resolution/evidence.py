@@ -77,6 +77,7 @@ MIN_TYPO = 4
 """An ``exact`` value this long or longer is nearly agreed with by a one-character typo;
 a shorter one ("nsw"/"vic", "B"/"C") disagrees."""
 _MAX_U = 0.5
+_WORDS = re.compile(r"[^\W_]+")
 
 
 class Contribution(BaseModel):
@@ -215,8 +216,18 @@ def compare(doc: EvidenceDoc, a: object, b: object) -> Outcome:
             if min(len(one), len(two)) >= MIN_TYPO and OSA.distance(one, two) <= 1
             else "disagree"
         )
+    sorted_one, sorted_two = _in_order(one), _in_order(two)
+    if sorted_one == sorted_two:  # the same words in another order: a list, a surname first
+        return "agree"
     close = JaroWinkler.similarity(one, two) >= SIMILAR or Levenshtein.distance(one, two) <= 1
+    close = close or JaroWinkler.similarity(sorted_one, sorted_two) >= SIMILAR
     return "near" if close or _initials_of(one, two) or _initials_of(two, one) else "disagree"
+
+
+def _in_order(text: str) -> str:
+    """A text's words sorted: how a ``similar`` value is compared besides as written, so a
+    list of names or a name given surname first compares by its words, not their order."""
+    return " ".join(sorted(_WORDS.findall(text)))
 
 
 def _initials_of(short: str, long: str) -> bool:
