@@ -234,20 +234,10 @@ def test_a_phone_several_nodes_hold_is_asked_about_never_landed(gate: Gate) -> N
         (EvidenceDoc(compare="similar"), "New York City", "NYC", "near"),
         (EvidenceDoc(compare="similar"), "NYC", "Los Angeles", "disagree"),
         # a list in another order (DBLP holds one paper's authors both ways), a surname first
-        (
-            EvidenceDoc(compare="similar"),
-            "G. Gottlob, C. Koch, R. Pichler",
-            "R. Pichler, C. Koch, G. Gottlob",
-            "agree",
-        ),
+        (EvidenceDoc(compare="similar"), "Gottlob, Koch, Ross", "Ross, Gottlob, Koch", "agree"),
         (EvidenceDoc(compare="similar"), "Smith, John", "John Smith", "agree"),
         (EvidenceDoc(compare="similar"), "Koch, Gottlob, Pichlr", "Pichler, Gottlob, Koch", "near"),
-        (
-            EvidenceDoc(compare="similar"),
-            "V. Atluri, A. Joshi, Y. Yesha",
-            "Y. Ioannidis, R. Ramakrishnan, P. Bernstein",
-            "disagree",
-        ),
+        (EvidenceDoc(compare="similar"), "Atluri, Joshi", "Bernstein, Ross", "disagree"),
     ],
 )
 def test_each_kind_of_comparison_tells_agreement_a_near_miss_and_disagreement(
