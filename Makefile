@@ -1,7 +1,7 @@
 # The two quick-start targets: `make run` (the main job on the embedded SQLite log) and
 # `make test` (lint, types and the whole test suite). Both set up .venv on first use:
 # `make run` installs only what running needs; `make test` adds the dev extras (pytest,
-# ruff, mypy, and ArcadeDB with its own Java runtime for the graph tests).
+# ruff, mypy, ArcadeDB with its own Java runtime for the graph tests, and both embedders).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -10,6 +10,7 @@ DEMO   := var/demo.db
 PEERS  := tests/peers/node_modules/.bin/mcp-inspector
 DESK_JS := gate/desk/static/vendor/cytoscape.min.js
 WG     := $(BIN)/writegate --db $(DEMO) --as demo-operator
+TORCH  ?= torch==2.13.0  # the CPU build (this machine has its file); elsewhere add --index-url https://download.pytorch.org/whl/cpu
 TEST_WORKERS ?= 3  # pytest-xdist workers: the suite waits on servers and processes as much as it computes
 
 .PHONY: run test lint bench docs clean postgres chromium desk-vendor
@@ -21,6 +22,7 @@ $(BIN)/writegate: pyproject.toml
 	touch $@
 
 $(DEV): $(BIN)/writegate
+	$(BIN)/pip install --quiet $(TORCH)  # first: writegate[minilm]'s torch>=2.2 then takes nothing more
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 

@@ -1,8 +1,9 @@
 """Meaning's costs, in one run, nothing asserted: the shipped embedder's speed, the vector
 follower's, k-NN over its store, and what a follower running beside the gate does to a write.
 
-  * embed: WordLlama's load time and resident memory, texts a second in batches, one
-    short text's p50 (what a query costs to embed);
+  * embed, for each embedder side by side (WordLlama, the ``embeddings`` extra, and MiniLM,
+    the ``minilm`` extra; each in a process of its own): load time and resident memory,
+    texts a second in batches, one short text's p50 (what a query costs to embed);
   * for each size, a SQLite log of that many Person nodes (bench_search's), then the
     follower replayed over it (documents a second), then ``nearest`` p50 / p99 from a
     reader in another connection: the exact scan alone (a vector given) and with the query
@@ -11,11 +12,13 @@ follower's, k-NN over its store, and what a follower running beside the gate doe
     with ``writegate follow`` running the vectors in another process, then with none again.
 
 usage: python bench/bench_embeddings.py [--sizes 10000,100000] [--queries 300] [--writes 400]
+                                       [--embedders wordllama,minilm]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import resource
 import shutil
@@ -33,14 +36,26 @@ from bench.bench_search import WORDS, build, p, person  # noqa: E402
 from writegate.eventlog import Actor  # noqa: E402
 from writegate.gate import Gate  # noqa: E402
 from writegate.projections import runner  # noqa: E402
+from writegate.projections.vectors.embedders import load_embedder  # noqa: E402
 from writegate.projections.vectors.projector import VectorProjector  # noqa: E402
 from writegate.projections.vectors.wordllama import WordLlamaEmbedder  # noqa: E402
 
 WRITEGATE = Path(sys.executable).parent / "writegate"
 
 
-def embedding() -> dict[str, str]:
-    embedder = WordLlamaEmbedder()
+def embedding(name: str) -> dict[str, str]:
+    """One embedder's costs, measured in a child process: resident memory is its own."""
+    child = subprocess.run(
+        [sys.executable, __file__, "--embed-one", name], check=False, capture_output=True, text=True
+    )
+    if child.returncode != 0:
+        return {"unavailable": child.stderr.strip().splitlines()[-1]}
+    measured: dict[str, str] = json.loads(child.stdout)
+    return measured
+
+
+def embed_one(name: str) -> dict[str, str]:
+    embedder = load_embedder(name)
     started = time.perf_counter()
     embedder.embed(["warm"])
     loaded = time.perf_counter() - started
@@ -152,11 +167,21 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--writes", type=int, default=400)
+    parser.add_argument("--embedders", default="wordllama,minilm")
+    parser.add_argument("--embed-one", help=argparse.SUPPRESS)  # the child embedding() runs
     args = parser.parse_args()
+    if args.embed_one:
+        print(json.dumps(embed_one(args.embed_one)))
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
-    print("WordLlama (l2_supercat, 256 dimensions, from its wheel)")
-    for label, value in embedding().items():
-        print(f"  {label}: {value}")
+    names = args.embedders.split(",")
+    measured = {name: embedding(name) for name in names}
+    width = max(len(label) for rows in measured.values() for label in rows)
+    print(f"{'embed':<{width}}  " + "  ".join(f"{n:>12}" for n in names))
+    for label in dict.fromkeys(label for rows in measured.values() for label in rows):
+        cells = (measured[n].get(label, "-") for n in names)
+        print(f"{label:<{width}}  " + "  ".join(f"{c:>12}" for c in cells))
+    print("the follower and its reads: WordLlama (l2_supercat, 256 dimensions, from its wheel)")
     table: dict[str, list[str]] = {}
     written: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as scratch:

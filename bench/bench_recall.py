@@ -28,7 +28,8 @@ context that yields ``question -> dia_ids``, so adding one is a few lines):
     ``ObservationReader.search_observations``: the words alone.
   * writegate graph_query: the same memory through ``GraphReader.graph_query``, its default
     recipe (the words, the people the question names, each hit's session context), and
-    with WordLlama's meaning beside the words (the ``embeddings`` extra).
+    with meaning beside the words: WordLlama's (the ``embeddings`` extra) or MiniLM's (the
+    ``minilm`` extra); and each model's nearest alone.
 
 usage: python bench/bench_recall.py [--data PATH] [--realtalk PATH] [--limit N]
                                     [--systems NAME,NAME] [--set NAME] [--memory NAME]

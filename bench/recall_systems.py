@@ -23,6 +23,8 @@ from writegate.gate.reads.query import DEFAULT
 from writegate.gate.reads.reader import GraphReader
 from writegate.projections import runner
 from writegate.projections.search.contract import STOP_WORDS
+from writegate.projections.vectors.contract import Embedder
+from writegate.projections.vectors.minilm import MiniLMEmbedder
 from writegate.projections.vectors.projector import VectorProjector
 from writegate.projections.vectors.wordllama import WordLlamaEmbedder
 
@@ -269,9 +271,16 @@ def graph_query(conversation: Conversation, folder: Path) -> Iterator[Searcher]:
         yield _answers(gate.reader(ANSWERING), dia)
 
 
+EMBEDDERS: dict[str, Callable[[], Embedder]] = {
+    "WordLlama": WordLlamaEmbedder,  # the ``embeddings`` extra
+    "MiniLM": MiniLMEmbedder,  # the ``minilm`` extra
+}
+
+
 @contextmanager
-def _embedded(gate: Gate, folder: Path, name: str) -> Iterator[VectorProjector]:
-    vectors = VectorProjector(gate.log, WordLlamaEmbedder(), path=folder / f"{name}-vectors.db")
+def _embedded(gate: Gate, folder: Path, name: str, model: str) -> Iterator[VectorProjector]:
+    path = folder / f"{name}-{model.lower()}-vectors.db"
+    vectors = VectorProjector(gate.log, EMBEDDERS[model](), path=path)
     runner.replay(gate.log, vectors, batch=2000)
     try:
         yield vectors
@@ -288,29 +297,37 @@ def _answers(reader: GraphReader, dia: dict[str, str]) -> Searcher:
     return search
 
 
-@contextmanager
-def semantic_only(conversation: Conversation, folder: Path) -> Iterator[Searcher]:
-    """Meaning only: WordLlama's nearest observations (the ``embeddings`` extra)."""
-    with (
-        observed(conversation, folder) as (gate, dia),
-        _embedded(gate, folder, conversation.sample_id) as vectors,
-    ):
-        yield lambda q: [dia[s.identity] for s in vectors.nearest(q, DEPTH, "observation")]
+def semantic_only(model: str) -> Build:
+    """Meaning only: the model's nearest observations."""
+
+    @contextmanager
+    def build(conversation: Conversation, folder: Path) -> Iterator[Searcher]:
+        with (
+            observed(conversation, folder) as (gate, dia),
+            _embedded(gate, folder, conversation.sample_id, model) as vectors,
+        ):
+            yield lambda q: [dia[s.identity] for s in vectors.nearest(q, DEPTH, "observation")]
+
+    return build
 
 
-@contextmanager
-def graph_query_embedded(conversation: Conversation, folder: Path) -> Iterator[Searcher]:
-    """``graph_query`` with WordLlama: words and meaning fused by reciprocal rank, then the
-    context lent."""
-    with (
-        observed(conversation, folder) as (gate, dia),
-        _embedded(gate, folder, conversation.sample_id) as vectors,
-    ):
+def graph_query_embedded(model: str) -> Build:
+    """``graph_query`` with the model's meaning beside the words (``gate.reads.recall``:
+    weighed by its agreement with them), then the context lent."""
 
-        def nearest(text: str, k: int, kind: str) -> list[tuple[str, float]]:
-            return [(s.identity, s.similarity) for s in vectors.nearest(text, k, kind)]
+    @contextmanager
+    def build(conversation: Conversation, folder: Path) -> Iterator[Searcher]:
+        with (
+            observed(conversation, folder) as (gate, dia),
+            _embedded(gate, folder, conversation.sample_id, model) as vectors,
+        ):
 
-        yield _answers(gate.reader(ANSWERING, nearest), dia)
+            def nearest(text: str, k: int, kind: str) -> list[tuple[str, float]]:
+                return [(s.identity, s.similarity) for s in vectors.nearest(text, k, kind)]
+
+            yield _answers(gate.reader(ANSWERING, nearest), dia)
+
+    return build
 
 
 SYSTEMS: dict[str, Build] = {
@@ -319,6 +336,8 @@ SYSTEMS: dict[str, Build] = {
     "writegate search_nodes (turns as nodes)": search_nodes,
     "writegate search_observations (lexical only)": search_observations,
     "writegate graph_query (default: words + session context)": graph_query,
-    "WordLlama nearest (semantic only)": semantic_only,
-    "writegate graph_query + WordLlama (fused)": graph_query_embedded,
+    "WordLlama nearest (semantic only)": semantic_only("WordLlama"),
+    "writegate graph_query + WordLlama (fused)": graph_query_embedded("WordLlama"),
+    "MiniLM nearest (semantic only)": semantic_only("MiniLM"),
+    "writegate graph_query + MiniLM (fused)": graph_query_embedded("MiniLM"),
 }

@@ -29,7 +29,8 @@ feedback_floor = 0.5                # a ranking multiplies relevance by at least
 rrf_k = 60                          # graph_query fuses rankings by 1/(rrf_k + rank)
 
 [embeddings]                        # optional: vectors of meaning, made by a follower
-provider = "wordllama"              # adds the projection `vectors` (status, follow, rebuild)
+provider = "wordllama"              # adds the projection `vectors` (status, follow, rebuild);
+                                    # "minilm" (writegate[minilm], on torch) finds more
 
 [rejections]
 max_age_days = 30                   # refused requests older than this are dropped (a count

@@ -1,5 +1,5 @@
 """The vector follower and its embedders: the contract cases
-(``writegate.projections.vectors.testing``) for the test embedder and the shipped one, the
+(``writegate.projections.vectors.testing``) for the test embedder and the shipped two, the
 projector contract for the follower, on SQLite and PostgreSQL and both recorded histories."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from writegate.projections.contract import Projector
 from writegate.projections.state import StateProjection
 from writegate.projections.testing import TRUTH_HISTORY, MarkedContractTestCase
 from writegate.projections.vectors.contract import Embedder
+from writegate.projections.vectors.minilm import MiniLMEmbedder
 from writegate.projections.vectors.projector import VectorProjector
 from writegate.projections.vectors.testing import (
     EmbedderContractTestCase,
@@ -41,6 +42,13 @@ class TestWordLlamaEmbedder(EmbedderContractTestCase):
         return WordLlamaEmbedder()
 
 
+class TestMiniLMEmbedder(EmbedderContractTestCase):
+    __test__ = True
+
+    def create_embedder(self) -> Embedder:
+        return MiniLMEmbedder()
+
+
 class TestSqliteVectors(VectorsContractTestCase):
     __test__ = True
 
@@ -63,6 +71,13 @@ class TestSqliteVectorsWordLlama(TestSqliteVectors):
 
     def create_embedder(self) -> Embedder:
         return WordLlamaEmbedder()
+
+
+class TestSqliteVectorsMiniLM(TestSqliteVectors):
+    """The stronger model through the whole follower."""
+
+    def create_embedder(self) -> Embedder:
+        return MiniLMEmbedder()
 
 
 @pytest.fixture(scope="class")

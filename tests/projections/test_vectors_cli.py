@@ -107,3 +107,15 @@ def test_query_fuses_the_configured_embedders_nearest_with_the_words(
     assert [(o["observationId"], o["foundBy"]) for o in after] == [
         (kept, ["observation_text", "observation_meaning"])
     ]
+
+
+def test_the_stronger_embedder_finds_what_the_words_do_not(tmp_path: Path, db_path: Path) -> None:
+    toml = configured(tmp_path, db_path, '[embeddings]\nprovider = "minilm"\n')
+    said = run(db_path, toml, "observe", "Ada adopted a puppy from the shelter", "--source",
+               "chat", "--method", "parsed", "--format", "json")  # fmt: skip
+    kept = json.loads(said.stdout)["observation_id"]
+    assert run(db_path, toml, "replay", "vectors").returncode == 0
+    asked = json.loads(run(db_path, toml, "query", "her new dog", "--format", "json").stdout)
+    assert [(o["observationId"], o["foundBy"]) for o in asked["observations"]] == [
+        (kept, ["observation_meaning"])
+    ]
