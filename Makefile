@@ -10,7 +10,9 @@ DEMO   := var/demo.db
 PEERS  := tests/peers/node_modules/.bin/mcp-inspector
 DESK_JS := gate/desk/static/vendor/cytoscape.min.js
 WG     := $(BIN)/writegate --db $(DEMO) --as demo-operator
-TORCH  ?= torch==2.13.0  # the CPU build (this machine has its file); elsewhere add --index-url https://download.pytorch.org/whl/cpu
+# torch's CPU build, before the dev extras, so writegate[minilm]'s torch>=2.2 takes nothing
+# more (this machine holds its file; elsewhere add --index-url https://download.pytorch.org/whl/cpu)
+TORCH  ?= torch==2.13.0
 TEST_WORKERS ?= 3  # pytest-xdist workers: the suite waits on servers and processes as much as it computes
 
 .PHONY: run test lint bench docs clean postgres chromium desk-vendor
@@ -22,7 +24,7 @@ $(BIN)/writegate: pyproject.toml
 	touch $@
 
 $(DEV): $(BIN)/writegate
-	$(BIN)/pip install --quiet $(TORCH)  # first: writegate[minilm]'s torch>=2.2 then takes nothing more
+	$(BIN)/pip install --quiet $(TORCH)
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
