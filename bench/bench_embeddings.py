@@ -49,7 +49,8 @@ def embedding(name: str) -> dict[str, str]:
         [sys.executable, __file__, "--embed-one", name], check=False, capture_output=True, text=True
     )
     if child.returncode != 0:
-        return {"unavailable": child.stderr.strip().splitlines()[-1]}
+        said = child.stderr.strip().splitlines() or [f"exit code {child.returncode}"]
+        return {"unavailable": said[-1]}
     measured: dict[str, str] = json.loads(child.stdout)
     return measured
 

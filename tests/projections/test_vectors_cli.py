@@ -69,6 +69,18 @@ def test_an_embedder_whose_package_is_missing_is_one_line(tmp_path: Path, db_pat
     assert "cannot load embedder 'not_installed.models:Embedder'" in replayed.stderr
 
 
+def test_a_question_whose_embedder_is_missing_is_one_line(tmp_path: Path, db_path: Path) -> None:
+    toml = configured(
+        tmp_path, db_path, '[embeddings]\nprovider = "not_installed.models:Embedder"\n'
+    )
+    asked = run(db_path, toml, "query", "Ada")
+    assert asked.returncode != 0
+    assert asked.stderr.splitlines() == [
+        "error: cannot load embedder 'not_installed.models:Embedder': "
+        "No module named 'not_installed'"
+    ]
+
+
 def test_a_dotted_path_names_an_embedder_that_is_not_registered(
     tmp_path: Path, db_path: Path
 ) -> None:
