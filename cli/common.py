@@ -25,18 +25,22 @@ import orjson
 if TYPE_CHECKING:  # loaded when a command opens the log, not for --help
     from writegate.cli.config import Settings
     from writegate.cli.declared import Declared
-    from writegate.eventlog import Actor
+    from writegate.eventlog import Actor, Log
     from writegate.gate import Gate, Rejected
+    from writegate.gate.reads.recall import Nearest
+    from writegate.projections.vectors.settings import EmbeddingSettings
 
 DB_ENV = "WRITEGATE_DB"
 DEFAULT_CONFIG = Path("writegate.toml")  # read by ``cli.config`` when no --config is given
-SETTINGS_ENV = (  # the variables ``cli.config.Settings`` reads
+SETTINGS_ENV = (  # the variables ``cli.config.Settings`` reads, one per field (a test keeps it)
     "WRITEGATE_PROJECTIONS",
     "WRITEGATE_SCHEMA_SOURCE",
     "WRITEGATE_SERVE",
     "WRITEGATE_LIMITS",
     "WRITEGATE_LOG__",
     "WRITEGATE_RECALL__",
+    "WRITEGATE_EMBEDDINGS",
+    "WRITEGATE_SCOPES__",
     "WRITEGATE_REJECTIONS__",
 )
 
@@ -98,7 +102,7 @@ class Context:
         if settings is not None:
             gate.query = replace(gate.query, rrf_k=settings.recall.rrf_k)
             if settings.embeddings is not None:  # meaning, optionally
-                gate.nearest = settings.embeddings.searcher(gate.log)
+                gate.nearest = _meaning(settings.embeddings, gate.log)
             kept = settings.rejections
             if kept.keep is not None:
                 gate.rejections.retention = kept.keep
@@ -144,6 +148,25 @@ class Context:
             busy_timeout=busy,
             feedback=feedback,
         )
+
+
+def _meaning(embeddings: EmbeddingSettings, log: Log) -> Nearest:
+    """The embedder's search as ``graph_query`` asks it. Its model loads at the first
+    question; one that cannot be had then is that question refused ``EMBEDDER_UNAVAILABLE``
+    (a tool's result with its code over MCP, one line on the command line)."""
+    from writegate.gate.errors import ErrorCode, GateRejection
+    from writegate.projections.vectors.settings import EmbedderUnavailable
+
+    search = embeddings.searcher(log)
+
+    def nearest(text: str, k: int, kind: str) -> Sequence[tuple[str, float]]:
+        try:
+            return search(text, k, kind)
+        except EmbedderUnavailable as exc:
+            details = {"provider": embeddings.provider}
+            raise GateRejection(ErrorCode.EMBEDDER_UNAVAILABLE, str(exc), details) from exc
+
+    return nearest
 
 
 def _os_user() -> str:

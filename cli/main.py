@@ -269,10 +269,8 @@ def main(args: list[str] | None = None) -> None:
         fail(INTERRUPTED if exc.__cause__ or isinstance(exc, KeyboardInterrupt) else "aborted", 130)
     except Exception as exc:  # the log failing mid-command (a PostgreSQL grant missing, ...)
         from writegate.eventlog.errors import EventLogError
-        from writegate.projections.vectors.settings import EmbedderUnavailable
 
-        # or the configured embedder not to be had at a question's first use of it
-        if not isinstance(exc, EventLogError | EmbedderUnavailable):
+        if not isinstance(exc, EventLogError):
             raise
         fail(str(exc))
     sys.exit(code if isinstance(code, int) else 0)

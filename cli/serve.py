@@ -171,6 +171,7 @@ def serve(ctx: Context, /, **flags: Any) -> None:
         fail(str(exc), 2)
     configure_logging(options["log_level"], options["log_format"])
     say_through(lambda message, kind: say(message, level=_LEVELS[kind]))
+    _check_embedder(ctx)
     sock = _bind(options) if options["http"] else None  # a taken port: one line, no banner
     with opened(ctx) as gate:  # a mistyped --db is refused, never served as a new log
         if flags["rejections_max_age"] is not None:
@@ -203,6 +204,20 @@ def serve(ctx: Context, /, **flags: Any) -> None:
         # calls (stdio serves one client on one thread: its first such question waits)
         threading.Thread(target=warm, name="writegate-warm", daemon=True).start()
         _serve_http(ctx, server, sock, options)
+
+
+def _check_embedder(ctx: Context) -> None:
+    """A configured embedder that cannot be had stops the server at start, one line naming
+    it: found at a question instead, every ``graph_query`` would be refused. Its model still
+    loads at the first question (seconds for ``minilm``), not here."""
+    from writegate.projections.vectors.settings import EmbedderUnavailable
+
+    embeddings = ctx.settings().embeddings if ctx.configured() else None
+    if embeddings is not None:
+        try:
+            embeddings.embedder()
+        except EmbedderUnavailable as exc:
+            fail(f"[embeddings] {exc}", 2)
 
 
 def _jobs(ctx: Context, gate: Gate) -> Jobs:

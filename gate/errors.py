@@ -50,6 +50,7 @@ class ErrorCode(StrEnum):
     SOURCE_RETRACTED = "SOURCE_RETRACTED"
     OBSERVATION_RETRACTED = "OBSERVATION_RETRACTED"
     RETRACTION_NOT_FOUND = "RETRACTION_NOT_FOUND"
+    EMBEDDER_UNAVAILABLE = "EMBEDDER_UNAVAILABLE"
 
 
 # One line each: what the code means and what the caller should do. The README's table and
@@ -96,6 +97,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.SOURCE_RETRACTED: "The write names a source a retraction took back (details.retraction names it): a write restating it is refused unless it names a new source, one no retraction took back (write_node's source argument); unretract the retraction to write it again.",
     ErrorCode.OBSERVATION_RETRACTED: "The write cites an observation a retraction took back (details.observation, details.retraction): cite another, or name a new source that says it (one no retraction took back).",
     ErrorCode.RETRACTION_NOT_FOUND: "unretract names no retraction the log holds, or one already undone (details.undone names the event).",
+    ErrorCode.EMBEDDER_UNAVAILABLE: "graph_query's meaning search ([embeddings] provider) could not load its embedder on this server (details.provider names it, the message says what is missing); the operator's to fix. search_observations and search_nodes answer by words meanwhile.",
 }
 
 

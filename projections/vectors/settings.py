@@ -20,12 +20,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from writegate.eventlog import Log
 
 if TYPE_CHECKING:  # numpy and the model load only when vectors are opened
+    from writegate.projections.vectors.contract import Embedder
     from writegate.projections.vectors.projector import VectorProjector
 
 
 class EmbedderUnavailable(ValueError):
     """The configured embedder cannot be had (unknown name, its package not installed, not
-    an embedder): one line saying which and what to do."""
+    an embedder, its model files missing): one line saying which and what to do."""
 
 
 VECTORS = "vectors"  # the projection [embeddings] adds: status, follow, replay, rebuild
@@ -41,17 +42,22 @@ class EmbeddingSettings(BaseModel):
     def open(self, name: str, log: Log) -> VectorProjector:
         """The vectors of ``log`` (made by this provider), as a projector and a reader; an
         embedder that cannot be had raises ``EmbedderUnavailable`` (a ValueError)."""
+        embedder = self.embedder()
+        from writegate.projections.vectors.projector import VectorProjector  # noqa: PLC0415
+
+        return VectorProjector(log, embedder, path=self.path, name=name)
+
+    def embedder(self) -> Embedder:
+        """The provider's embedder, its model not yet loaded (that waits for the first text):
+        what ``serve`` checks at start, so that a server never answers questions with an
+        embedder it cannot have."""
         try:
             from writegate.projections.vectors.embedders import load_embedder  # noqa: PLC0415
-            from writegate.projections.vectors.projector import (  # noqa: PLC0415
-                VectorProjector,
-            )
         except ImportError as exc:  # numpy: writegate[embeddings] was not installed
             raise EmbedderUnavailable(
                 f"embeddings need {exc.name or 'numpy'}: pip install 'writegate[embeddings]'"
             ) from exc
-
-        return VectorProjector(log, load_embedder(self.provider), path=self.path, name=name)
+        return load_embedder(self.provider)
 
     def searcher(self, log: Log) -> NearestSearch:
         """The search ``graph_query`` fuses with its words (``gate.reads.recall.Nearest``):

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.server.harness import WRITEGATE
-from writegate.cli.config import ConfigError, load_settings
+from writegate.cli.common import SETTINGS_ENV
+from writegate.cli.config import ConfigError, Settings, load_settings
 
 
 @pytest.fixture(autouse=True)
@@ -128,3 +129,11 @@ def test_a_key_at_the_top_that_is_no_table_is_no_setting(tmp_path: Path) -> None
         f"invalid configuration: {config}: projectons is not a setting "
         "(did you mean projections or rejections?)",
     )
+
+
+@pytest.mark.parametrize("field", sorted(Settings.model_fields))
+def test_every_setting_is_read_from_the_environment_alone(field: str) -> None:
+    """``WRITEGATE_EMBEDDINGS__PROVIDER`` with no config file was ignored: the CLI reads
+    settings only when a variable it knows is set, and the list lacked two sections."""
+    variable = f"WRITEGATE_{field.upper()}__X"
+    assert any(variable.startswith(prefix) for prefix in SETTINGS_ENV), variable

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from writegate.projections.vectors.contract import Vectors, unit_rows
+from writegate.projections.vectors.contract import EmbedderUnavailable, Vectors, unit_rows
 
 _WORD = re.compile(r"[^\W_]+")
 
@@ -41,3 +41,11 @@ class WideHashingEmbedder(HashingEmbedder):
 
     def __init__(self) -> None:
         super().__init__(96)
+
+
+class FilesGoneEmbedder(HashingEmbedder):
+    """Installed, but its model's files are not (as ``wordllama`` says when its wheel lacks
+    them): it loads, and refuses its first text."""
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        raise EmbedderUnavailable("embedder 'files-gone': its model files are not installed")

@@ -76,7 +76,7 @@ def test_a_question_whose_embedder_is_missing_is_one_line(tmp_path: Path, db_pat
     asked = run(db_path, toml, "query", "Ada")
     assert asked.returncode != 0
     assert asked.stderr.splitlines() == [
-        "error: cannot load embedder 'not_installed.models:Embedder': "
+        "error: EMBEDDER_UNAVAILABLE: cannot load embedder 'not_installed.models:Embedder': "
         "No module named 'not_installed'"
     ]
 
@@ -131,3 +131,25 @@ def test_the_stronger_embedder_finds_what_the_words_do_not(tmp_path: Path, db_pa
     assert [(o["observationId"], o["foundBy"]) for o in asked["observations"]] == [
         (kept, ["observation_meaning"])
     ]
+
+
+def test_serve_with_an_embedder_it_cannot_have_stops_at_start(tmp_path: Path, db_path: Path) -> None:
+    """It served, and refused every graph_query with an internal error."""
+    toml = configured(
+        tmp_path, db_path, '[embeddings]\nprovider = "not_installed.models:Embedder"\n'
+    )
+    served = writegate_run(["--db", str(db_path), "--config", str(toml), "serve"], input="")
+    assert served.returncode == 2
+    assert served.stderr.splitlines() == [
+        "error: [embeddings] cannot load embedder 'not_installed.models:Embedder': "
+        "No module named 'not_installed'"
+    ]
+
+
+def test_the_environment_alone_configures_embeddings(tmp_path: Path, db_path: Path) -> None:
+    """``[embeddings]`` set by its variables, with no config file, was not read."""
+    (configured(tmp_path, db_path, "")).unlink()
+    env = {"WRITEGATE_EMBEDDINGS__PROVIDER": "word-llama"}
+    asked = writegate_run(["--db", str(db_path), "query", "Ada"], env=env, cwd=tmp_path)
+    assert asked.returncode != 0  # it answered by the words alone
+    assert "no embedder named 'word-llama'" in asked.stderr

@@ -92,3 +92,22 @@ async def test_graph_query_answers_as_many_observations_as_asked_within_a_bound(
     assert len(default.data["observations"]) == 10
     assert len(more.data["observations"]) == 25
     assert beyond.is_error
+
+
+async def test_a_question_whose_embedder_fails_is_refused_with_its_code(tmp_path: Path) -> None:
+    """An embedder that loads but cannot embed (its model's files gone) was answered as an
+    internal error naming only the exception's class."""
+    history = write_history(tmp_path / "history.db")
+    spec = "tests.projections.hashing_embedder:FilesGoneEmbedder"
+    env = {"WRITEGATE_EMBEDDINGS__PROVIDER": spec}
+    async with stdio_agent(history, "reader-1", ("reader",), env) as agent:
+        asked = await agent.call("graph_query", {"query": "Alice Initech"})
+        searched = await agent.call("search_nodes", {"query": "Alice"})
+    assert asked.is_error
+    assert asked.data == {
+        "status": "rejected",
+        "error_code": "EMBEDDER_UNAVAILABLE",
+        "message": "embedder 'files-gone': its model files are not installed",
+        "details": {"provider": spec},
+    }
+    assert not searched.is_error  # the words still answer
