@@ -183,18 +183,15 @@ def _with_edges(
     they make as every face writes it (``gate.relationship_properties``); None when it
     names none (a plain ``write_node``)."""
     from writegate.eventlog.events import format_timestamp
-    from writegate.gate.relationship_properties import request_batch
+    from writegate.gate.relationship_properties import written_with_edges
 
-    key = given.pop("idempotency_key", None)
     for moment in ("valid_from", "valid_to"):
         if moment in given:
             given[moment] = format_timestamp(given[moment])
     if "observations" in given:
         given["observations"] = list(given["observations"])
     request = {"label": name.label, "merge_keys": name.keys, "properties": properties, **given}
-    if (items := request_batch(gate, request)) is None:
-        return None
-    return gate.write_batch(items=items, idempotency_key=key, actor=ctx.actor)
+    return written_with_edges(gate, request, ctx.actor, None)
 
 
 @write.command("relationship")

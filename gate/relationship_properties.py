@@ -3,8 +3,8 @@
 A property declared with a ``relationship`` names another node: writing it also writes the
 edge to that node (a stub if absent), and changing it moves the edge. The per-label MCP
 tools, the generic ``write_node`` tool and ``writegate write node`` all build their batch
-here (``request_batch`` from a ``write_node`` request as sent), so a node written from any
-face makes the same edges and appends the same events.
+here (``request_batch`` from a ``write_node`` request as sent; ``written_with_edges`` writes
+it), so a node written from any face makes the same edges and appends the same events.
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ from writegate.gate.schema.registry import SchemaEntry, SchemaRegistry
 from writegate.language import relationship_identity
 
 if TYPE_CHECKING:
+    from writegate.eventlog import Actor
     from writegate.gate.api import Gate
+    from writegate.gate.models import BatchResult, Rejected
+    from writegate.gate.writing import WriteGuard
     from writegate.projections.state import NodeRow
 
 # what an edge carries of its node's write: its provenance and valid time
@@ -99,6 +102,21 @@ def node_with_edges(
 def touches_links(entry: SchemaEntry | None, properties: Mapping[str, Any]) -> bool:
     """Whether a write of ``properties`` names another node through a relationship property."""
     return entry is not None and any(p in properties for p in links_of(entry))
+
+
+def written_with_edges(
+    gate: Gate, request: Mapping[str, Any], actor: Actor, guard: WriteGuard | None
+) -> BatchResult | Rejected | None:
+    """A ``write_node`` request (as sent, its idempotency key too) naming another node
+    through a relationship property, written as the batch it makes (``request_batch``);
+    None for a plain node write. The key is bound to the request, not to the batch: a retry
+    reads the graph its first try changed (the node's version, the edges it dropped) and
+    makes other items from the same request."""
+    asked = {k: v for k, v in request.items() if k != "idempotency_key"}
+    if (items := request_batch(gate, asked)) is None:
+        return None
+    key = request.get("idempotency_key")
+    return gate.writer.batch(items, key, actor, guard, asked=asked)
 
 
 def request_batch(gate: Gate, request: Mapping[str, Any]) -> list[dict[str, Any]] | None:

@@ -2,13 +2,15 @@
 
 Because results come from events alone, an idempotent retry — which reads the events of
 the first attempt back from the log — returns the identical result. A refusal is a value
-(``Rejected``), never an exception, so every transport returns it the same way.
+(``Rejected``), never an exception, so every transport returns it the same way; a batch
+item's refusal names its item (``ItemRefusal``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from writegate.eventlog import Event, IdempotencyKeyReused, LogUnavailable, VersionConflict
 from writegate.gate.errors import ErrorCode, GateRejection
@@ -195,3 +197,28 @@ def rejected(exc: Exception) -> Rejected:
         details = {"cause": exc.cause} if exc.cause else {}
         return Rejected(error_code=ErrorCode.LOG_UNAVAILABLE, message=str(exc), details=details)
     raise exc
+
+
+class ItemRefusal:
+    """Re-label a refusal raised while handling batch item ``index``."""
+
+    def __init__(self, index: int, item: Any) -> None:
+        self.index = index
+        self.op = item.get("op") if isinstance(item, dict) else None
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, GateRejection):
+            raise GateRejection(
+                exc.code,
+                f"item {self.index} ({self.op}): {exc.message}",
+                {"item": self.index, "op": self.op, **exc.details},
+            ) from exc
+        if isinstance(exc, VersionConflict):
+            raise GateRejection(
+                ErrorCode.VERSION_CONFLICT,
+                f"item {self.index} ({self.op}): {exc}",
+                {"item": self.index, "op": self.op, **conflict_details(exc)},
+            ) from exc

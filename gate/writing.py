@@ -25,8 +25,8 @@ from writegate.eventlog import (
     Log,
     LogUnavailable,
     Transaction,
-    VersionConflict,
 )
+from writegate.eventlog.sql import Sql
 from writegate.gate.ahead import ahead, naming
 from writegate.gate.corroboration import SINGLE, Unchanged, answered, answers, quietly
 from writegate.gate.errors import ErrorCode, GateRejection
@@ -53,7 +53,13 @@ from writegate.gate.personal import bound_request, planned
 from writegate.gate.planning import Emitter, Planner
 from writegate.gate.refusal_seals import sealing
 from writegate.gate.rejections import RejectionLog
-from writegate.gate.results import REFUSALS, batch_result, conflict_details, rejected, result_of
+from writegate.gate.results import (
+    REFUSALS,
+    ItemRefusal,
+    batch_result,
+    rejected,
+    result_of,
+)
 from writegate.gate.schema import LoadedSchema
 from writegate.gate.schema.sources import SCHEMA_STREAM
 
@@ -62,6 +68,7 @@ _log = logging.getLogger(__name__)
 # the last word on what an actor may append: sees the exact events a write would add and
 # raises GateRejection(POLICY_DENIED) to refuse them all (the transaction rolls back)
 WriteGuard = Callable[[Actor, Sequence[Event]], None]
+Refusing = Callable[[Sql], GateRejection]  # a batch item's refusal, made as the batch reaches it
 
 Req = TypeVar("Req", bound=Provenanced)
 Res = TypeVar("Res", bound=BaseModel)
@@ -187,11 +194,18 @@ class Writer:
         *,
         dry_run: bool = False,
         progress: Callable[[int, int], None] | None = None,
+        asked: Mapping[str, Any] | None = None,
+        unseen: Mapping[int, Refusing] | None = None,
     ) -> BatchResult | Rejected:
         """Several operations accepted or refused as one; a refusal names the failing item.
         ``progress(done, total)``: items written so far in the transaction (from 0 again
-        if it is retried)."""
+        if it is retried). ``asked``: the one write the items were made from, where making
+        them read the graph (a node's version, the edges to drop): the key is bound to it,
+        as a retry reads the graph its first try changed and makes other items. ``unseen``:
+        items refused, when the batch reaches them, by the refusal each makes (deletions
+        aimed at what the caller may not see, ``gate.server.unseen``)."""
         request = {"items": items, "idempotency_key": idempotency_key}
+        binding = request if asked is None else {"asked": asked, "idempotency_key": idempotency_key}
         try:
             check_request(request, self._limits())
             key = checked_key(idempotency_key)
@@ -202,7 +216,7 @@ class Writer:
                     {"field": "items"},
                 )
             json_safe(request)
-            earlier = self.earlier(actor, key, request)
+            earlier = self.earlier(actor, key, binding)
             if earlier is not None:
                 return batch_result(earlier)
 
@@ -212,14 +226,16 @@ class Writer:
                 emitters: list[Emitter] = []
                 with naming() as names:
                     for index, item in enumerate(items):
-                        with _Item(index, item):
+                        with ItemRefusal(index, item):
                             emitters.append(self._plan_item(item, snapshot))
 
                 def decide(tx: Transaction) -> None:
                     quiet.clear()
                     ahead(tx, names)  # every item's nodes in one round trip
                     for index, (emit, item) in enumerate(zip(emitters, items, strict=True)):
-                        with _Item(index, item):
+                        with ItemRefusal(index, item):
+                            if unseen and (refused := unseen.get(index)) is not None:
+                                raise refused(tx.conn)
                             quietly(emit, quiet)(tx, index)
                         if progress is not None:
                             progress(index + 1, len(items))
@@ -231,7 +247,7 @@ class Writer:
                 return decide
 
             try:
-                outcome = self.append_planned(plan, actor, key, request)
+                outcome = self.append_planned(plan, actor, key, binding)
             except _DryRun as rehearsal:
                 return batch_result(rehearsal.args[0], answers(self.log, quiet))
             return batch_result(outcome.events, answers(self.log, quiet))
@@ -371,29 +387,4 @@ class _DryRun(Exception):
     """A rehearsal's events (its one argument), carried out of the transaction it undoes."""
 
 
-class _Item:
-    """Re-label a refusal raised while handling batch item ``index``."""
-
-    def __init__(self, index: int, item: Any) -> None:
-        self.index = index
-        self.op = item.get("op") if isinstance(item, dict) else None
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
-        if isinstance(exc, GateRejection):
-            raise GateRejection(
-                exc.code,
-                f"item {self.index} ({self.op}): {exc.message}",
-                {"item": self.index, "op": self.op, **exc.details},
-            ) from exc
-        if isinstance(exc, VersionConflict):
-            raise GateRejection(
-                ErrorCode.VERSION_CONFLICT,
-                f"item {self.index} ({self.op}): {exc}",
-                {"item": self.index, "op": self.op, **conflict_details(exc)},
-            ) from exc
-
-
-__all__ = ["OPERATIONS", "ItemResult", "Operation", "WriteGuard", "Writer"]
+__all__ = ["OPERATIONS", "ItemResult", "Operation", "Refusing", "WriteGuard", "Writer"]

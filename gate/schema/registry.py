@@ -267,6 +267,13 @@ def _entry_view(entry: SchemaEntry | RelationshipEntry) -> dict[str, object]:
     }
 
 
+def _scoped(entry: SchemaEntry) -> dict[str, object]:
+    """Where a label's nodes are kept, as declared (nothing where it declares no scope):
+    a writer learns from the schema, not from a refusal, where it may write them."""
+    view: dict[str, object] = {"scope": entry.scope} if entry.scope else {}
+    return view | ({"scopes": list(entry.scopes)} if entry.scopes else {})
+
+
 def describe_registry(
     registry: SchemaRegistry, labels: Sequence[str] | None = None
 ) -> dict[str, object]:
@@ -278,7 +285,11 @@ def describe_registry(
         entry = registry.get_entry(label)
         if entry is None:
             continue
-        nodes[label] = {"merge_keys": list(entry.merge_keys), **_entry_view(entry)}
+        nodes[label] = {
+            "merge_keys": list(entry.merge_keys),
+            **_scoped(entry),
+            **_entry_view(entry),
+        }
     relationships = {}
     for rtype in relationship_types(registry):
         rel = registry.get_relationship_type(rtype)

@@ -134,7 +134,7 @@ def entity_model(entry: SchemaEntry, kind: Kind) -> type[BaseModel]:
 def arguments_model(entry: SchemaEntry, key: str, kind: Kind) -> type[BaseModel]:
     entity = entity_model(entry, kind)
     what = {"add": "The new", "update": "The changes to the", "delete": "Which"}[kind]
-    return create_model(  # type: ignore[call-overload, no-any-return]
+    return create_model(
         f"{kind.title()}{entry.label}Args",
         __config__=ConfigDict(extra="forbid", frozen=True),
         **{
@@ -160,8 +160,26 @@ def arguments_model(entry: SchemaEntry, key: str, kind: Kind) -> type[BaseModel]
                 Field(default=None, min_length=1, max_length=200, description=IDEMPOTENCY),
             ),
             **({} if kind == "delete" else {"observations": (Cited, cites())}),
+            **_scope_field(entry, kind),
         },
     )
+
+
+def _scope_field(entry: SchemaEntry, kind: Kind) -> dict[str, Any]:
+    """A label kept in one of several scopes lets the write choose (the first, unless
+    named); a write to another moves the node there, as ``write_node``'s ``scope`` does."""
+    if kind == "delete" or len(entry.scopes) < 2:
+        return {}
+    return {
+        "scope": (
+            Literal[tuple(entry.scopes)],  # absent: the default (never null, as a property)
+            Field(
+                default=None,
+                description=f"The scope to keep it in (default {entry.scopes[0]}).",
+                json_schema_extra=_no_default,
+            ),
+        )
+    }
 
 
 _TYPE_ERRORS = ("string_type", "int_type", "float_type", "bool_type", "list_type", "int_from_float")
@@ -219,9 +237,14 @@ class LabelTools:
         return keys, {k: v for k, v in entity.items() if k not in keys}
 
     def _submit(
-        self, call: ToolCall, parsed: Call, items: list[dict[str, Any]]
+        self,
+        call: ToolCall,
+        parsed: Call,
+        items: list[dict[str, Any]],
+        asked: dict[str, Any] | None = None,
     ) -> BatchResult | Rejected:
-        return call.gate.writer.batch(items, parsed.idempotency_key, call.actor, call.guard)
+        key = parsed.idempotency_key
+        return call.gate.writer.batch(items, key, call.actor, call.guard, asked=asked)
 
     def add(self, call: ToolCall, args: BaseModel) -> BaseModel:
         parsed = self._parse(args)
@@ -259,11 +282,11 @@ class LabelTools:
             "label": self.label,
             "merge_keys": keys,
             "properties": properties,
-            "if_version": current.version,  # nobody changed it since we read the old edges
             **prov,
         }
-        items = node_with_edges(call.gate, self.entry, node, current)
-        return self._submit(call, parsed, items)
+        at = {**node, "if_version": current.version}  # nobody changed it since we read its edges
+        items = node_with_edges(call.gate, self.entry, at, current)
+        return self._submit(call, parsed, items, asked=node)  # a retry reads the moved version
 
     def delete(self, call: ToolCall, args: BaseModel) -> BaseModel:
         parsed = self._parse(args)

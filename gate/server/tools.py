@@ -11,6 +11,7 @@ an ``anyOf`` of ``$ref``s costs clients that validate results ten times as much.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Sequence
 from copy import copy
@@ -29,7 +30,7 @@ from writegate.gate.errors import GateRejection
 from writegate.gate.jobs import Jobs
 from writegate.gate.models import CodeOf, ProposedResult, Rejected, parse_request
 from writegate.gate.reads.reader import GraphReader
-from writegate.gate.writing import WriteGuard
+from writegate.gate.writing import Refusing, WriteGuard
 
 Family = Literal["generic", "labels", "always"]  # which `serve --tools` choice shows it
 A = TypeVar("A", bound=BaseModel)
@@ -48,6 +49,8 @@ class ToolCall:
     jobs: Jobs | None = None  # the server's jobs (None: it runs none)
     scopes: frozenset[str] | None = None  # what ``reader`` sees (None: the whole graph)
     writes: frozenset[str] | None = None  # the scopes a write may touch (None: every one)
+    # a batch's items aimed at nodes outside ``writes``: refused as aimed at nothing
+    unseen: dict[int, Refusing] = dataclasses.field(default_factory=dict)
 
 
 Run = Callable[[ToolCall, Any], BaseModel]
@@ -265,10 +268,21 @@ def compact(schema: dict[str, Any], *, arguments: bool = True) -> dict[str, Any]
                 target = definitions[node["$ref"].rsplit("/", 1)[-1]]
                 return walk({**target, **{k: v for k, v in node.items() if k != "$ref"}})
             node = _plain(_without_null(node) if arguments else node)
-            return {k: walk(v) for k, v in node.items() if k not in ("title", "$defs")}
+            return {
+                k: named(v) if k == "properties" else walk(v)
+                for k, v in node.items()
+                if k not in ("title", "$defs")
+            }
         if isinstance(node, list):
             return [walk(item) for item in node]
         return node
+
+    def named(fields: Any) -> Any:
+        """An object's fields: their names are the schema's (a property called ``title``
+        too), never JSON Schema's own keywords."""
+        if not isinstance(fields, dict):
+            return walk(fields)
+        return {name: walk(field) for name, field in fields.items()}
 
     result: dict[str, Any] = walk({k: v for k, v in schema.items() if k != "description"})
     return result

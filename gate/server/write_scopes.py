@@ -35,7 +35,7 @@ from writegate.gate.personal import identity_in
 from writegate.gate.schema import LoadedSchema, SchemaSourceUnavailable
 from writegate.gate.scopes import Scopes, label_scope
 from writegate.gate.server.tools import ToolCall, ToolSpec
-from writegate.gate.server.unseen import unseen
+from writegate.gate.server.unseen import ENDS, unseen, unseen_items
 from writegate.language import (
     FeedbackGiven,
     NodeDeleted,
@@ -136,14 +136,13 @@ def _labels(arguments: Mapping[str, Any]) -> Iterable[str]:
             yield label.removeprefix(":")
 
 
-_ENDS = (("label", "merge_keys"), ("from_label", "from_keys"), ("to_label", "to_keys"))
 Named = tuple[str, Mapping[str, Any] | None, str | None]  # (label, keys, the scope asked)
 
 
 def _nodes(arguments: Mapping[str, Any]) -> Iterable[Named]:
     """The nodes one write's arguments name: label, keys, and the scope it asks its node in."""
     asked = arguments.get("scope")
-    for label_field, keys_field in _ENDS:
+    for label_field, keys_field in ENDS:
         if isinstance(label := arguments.get(label_field), str):
             keys = arguments.get(keys_field)
             yield (
@@ -214,6 +213,9 @@ def _outside(call: ToolCall, spec: ToolSpec, writes: frozenset[str]) -> GateReje
         return None
     if (absent := unseen(call, spec, snapshot)) is not None:
         return absent
+    if spec.name == "write_batch" and (aimed := unseen_items(call, snapshot, hidden)) is not None:
+        call.unseen.update(aimed)  # refused as the batch reaches them
+        return None
     return refusal(call.actor.agent, spec.name, {s for s in scopes if s and s not in writes})
 
 

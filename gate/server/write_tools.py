@@ -20,7 +20,7 @@ from writegate.gate.models import (
     WriteRelationshipRequest,
     WriteRelationshipResult,
 )
-from writegate.gate.relationship_properties import request_batch
+from writegate.gate.relationship_properties import written_with_edges
 from writegate.gate.server.tools import ToolCall, ToolSpec, tool
 from writegate.gate.writing import (
     DELETE_NODE,
@@ -73,8 +73,8 @@ def write_node(
     """Create or update one node by label and merge keys, checked against the schema
     (get_schema); confidence from reliability and extraction_method. Said again: unchanged
     or corroborated. A relationship property writes its edge."""
-    if (items := request_batch(call.gate, call.raw)) is not None:
-        return call.gate.writer.batch(items, args.idempotency_key, call.actor, call.guard)
+    if (done := written_with_edges(call.gate, call.raw, call.actor, call.guard)) is not None:
+        return done
     return call.gate.writer.single(WRITE_NODE, call.raw, call.actor, call.guard)
 
 
@@ -104,7 +104,8 @@ def delete_relationship(
 @tool("write", destructive=True, family="generic")
 def write_batch(call: ToolCall, args: WriteBatchArgs) -> BatchResult | Rejected:
     """Several writes as one, all or none; a refusal names the failing item."""
-    return call.gate.writer.batch(args.items, args.idempotency_key, call.actor, call.guard)
+    key, unseen = args.idempotency_key, call.unseen or None
+    return call.gate.writer.batch(args.items, key, call.actor, call.guard, unseen=unseen)
 
 
 @tool("schema")

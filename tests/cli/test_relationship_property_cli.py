@@ -4,6 +4,7 @@ same events."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -94,3 +95,16 @@ async def test_the_generic_write_node_tool_makes_the_same_edge(tmp_path: Path) -
         )
     assert owned_by(generic) == owned_by(per_label) == [("billing", "OWNED_BY", "Globex")]
     assert said(generic) == said(per_label)
+
+
+def test_moving_an_edge_again_with_its_key_writes_nothing_again(tmp_path: Path) -> None:
+    """The key was bound to the batch the write made, and a retry (after its first try had
+    moved the edge) made another: refused ``IDEMPOTENCY_KEY_REUSED``."""
+    db = tmp_path / "log.db"
+    writegate(db, "init", "--schema", str(EXAMPLE_SCHEMA))
+    billing = ("write", "node", "Service:name=billing", "-p", "tier=1", *CLI_PROV)
+    writegate(db, *billing, "-p", "owner=Initech")
+    moved = (*billing, "-p", "owner=Globex", "--idempotency-key", "move-1", "--format", "json")
+    first, again = (json.loads(writegate(db, *moved).stdout) for _ in range(2))
+    assert again == first
+    assert owned_by(db) == [("billing", "OWNED_BY", "Globex")]

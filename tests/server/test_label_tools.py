@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
-from tests.server.harness import Agent, Served
+from tests.conftest import EXAMPLE_SCHEMA, FIXTURES
+from tests.server.conftest import ALL_TOOLS, published
+from tests.server.harness import Agent, Served, stdio_agent
+from writegate.gate import Gate
+from writegate.language import node_identity
+from writegate.projections.state.scoping import scope_of
 
 pytestmark = pytest.mark.anyio
 
@@ -230,3 +237,63 @@ async def test_add_over_a_merged_away_name_names_the_node_it_meets(served_npc: S
     assert again.data["message"].startswith('Npc{"name":"Gandalf"} already exists')
     assert 'Npc{"name":"Gandalf the Grey"} already exists' not in again.data["message"]
     assert "update_npc" in again.data["message"]
+
+
+async def test_a_write_of_edges_sent_again_with_its_key_lands_once(served_npc: Served) -> None:
+    """An update (``update_npc``, or ``write_node`` of a relationship property) bound its key
+    to the batch it made from the graph: a retry read the version and the edges its first
+    try had moved, made another batch, and was refused ``IDEMPOTENCY_KEY_REUSED``."""
+    gandalf = npc(name="Gandalf", role="Wizard", status="Active", currentLocation="Rivendell")
+    moved = {**npc(name="Gandalf", currentLocation="Mordor"), "idempotency_key": "move-1"}
+    generic = {"label": "Npc", "merge_keys": {"name": "Gandalf"},
+               "properties": {"currentLocation": "Shire"}, **PROVENANCE, "idempotency_key": "move-2"}  # fmt: skip
+    async with served_npc.agent() as agent:
+        assert not (await agent.call("add_npc", gandalf)).is_error
+        first, again = [await agent.call("update_npc", moved) for _ in range(2)]
+        first_generic, again_generic = [await agent.call("write_node", generic) for _ in range(2)]
+        other = await agent.call(
+            "update_npc", {**moved, "npc": {"name": "Gandalf", "status": "Missing"}}
+        )
+        now = await located(agent, "Gandalf")
+    assert not first.is_error, first.data
+    assert again.data == first.data
+    assert not first_generic.is_error, first_generic.data
+    assert again_generic.data == first_generic.data
+    assert now == [("Gandalf", "LOCATED_IN", "Shire")]  # each retry wrote nothing again
+    assert other.data["error_code"] == "IDEMPOTENCY_KEY_REUSED"  # another write, the same key
+
+
+async def test_a_property_named_title_is_in_its_tool_s_published_arguments(
+    tmp_path: Path,
+) -> None:
+    """The catalogue dropped JSON Schema's ``title`` keyword everywhere, a property of that
+    name too: ``add_document`` required ``title`` and forbade it, so a client validating
+    its arguments against the published ``inputSchema`` could never call it."""
+    db = published(tmp_path / "docs.db", EXAMPLE_SCHEMA)
+    call = {"document": {"uri": "u:1", "title": "Hello"}, **PROVENANCE}
+    async with stdio_agent(db, extra=ALL_TOOLS) as agent:
+        tools = {t.name: t for t in (await agent.client.list_tools()).tools}
+        out = await agent.call("add_document", call)
+    document = tools["add_document"].input_schema["properties"]["document"]
+    assert document["properties"]["title"]["type"] == "string"
+    jsonschema.validate(call, tools["add_document"].input_schema)
+    assert not out.is_error, out.data
+
+
+async def test_a_label_kept_in_several_scopes_lets_its_tools_choose_one(tmp_path: Path) -> None:
+    """``add_ticket`` had no ``scope``: a writer granted only the label's second scope
+    could not add a ticket through it (the first was chosen, outside its grant)."""
+    db = published(tmp_path / "team.db", FIXTURES / "scoped_schema.yaml")
+    ticket = {"ticket": {"name": "T-9"}, **PROVENANCE}
+    async with stdio_agent(db, extra=(*ALL_TOOLS, "--scope", "eng")) as agent:
+        tools = {t.name: t for t in (await agent.client.list_tools()).tools}
+        first = await agent.call("add_ticket", ticket)
+        added = await agent.call("add_ticket", {**ticket, "scope": "eng"})
+        elsewhere = await agent.call("add_ticket", {**ticket, "scope": "hr"})
+    assert tools["add_ticket"].input_schema["properties"]["scope"]["enum"] == ["ops", "eng"]
+    assert "scope" not in tools["delete_ticket"].input_schema["properties"]
+    assert first.data["error_code"] == "POLICY_DENIED"  # ops, the label's first
+    assert not added.is_error, added.data
+    assert elsewhere.data["error_code"] == "POLICY_DENIED"  # outside the grant, first
+    with Gate.open(db) as gate:
+        assert scope_of(gate.log.connection(), node_identity("Ticket", {"name": "T-9"})) == "eng"

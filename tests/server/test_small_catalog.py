@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.conftest import EXAMPLE_SCHEMA
+from tests.conftest import EXAMPLE_SCHEMA, FIXTURES
 from tests.server.conftest import published
 from tests.server.grown_schema import grown
 from tests.server.harness import Agent, stdio_agent
@@ -85,6 +85,21 @@ async def test_get_schema_gives_one_label_s_detail_on_request(db_path: Path) -> 
     assert unknown.is_error
     assert unknown.data["error_code"] == "SCHEMA_UNKNOWN_LABEL"
     assert "Service" in unknown.data["message"]
+
+
+async def test_get_schema_says_where_a_label_s_nodes_are_kept(db_path: Path) -> None:
+    """A writer learned a label's scopes only from a refusal: the schema it was shown said
+    nothing of them, the resource neither."""
+    scoped = published(db_path, FIXTURES / "scoped_schema.yaml")
+    async with stdio_agent(scoped, extra=("--scope", "ops")) as agent:
+        shown = await agent.call("get_schema", {"labels": ["Ticket", "Employee"]})
+        resource = await agent.client.read_resource("writegate://schema")
+    nodes = shown.data["document"]["nodes"]
+    assert (nodes["Ticket"]["scopes"], nodes["Employee"]["scope"]) == (["ops", "eng"], "hr")
+    assert "scope" not in nodes["Ticket"]
+    assert "scopes" not in nodes["Employee"]
+    [text] = resource.contents
+    assert json.loads(getattr(text, "text", ""))["document"]["nodes"]["Employee"]["scope"] == "hr"
 
 
 async def test_every_answer_validates_against_the_published_output_schema(

@@ -48,6 +48,20 @@ def aimed_at(hidden: str, other: str) -> list[tuple[str, dict[str, Any]]]:
         ("delete_ticket", {"ticket": {"name": hidden}, **PROV}),
         ("update_ticket", {"ticket": {"name": hidden, "note": "x"}, **PROV}),
         ("delete_relationship", {**link, **PROV}),
+        *(("write_batch", {"items": items}) for items in _batches(hidden, other, link)),
+    ]
+
+
+def _batches(hidden: str, other: str, link: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """Batches that delete ``hidden``: alone, after another item, before one the batch
+    refuses while planning, and its relationship (a batch answered "may not write in scope
+    eng", naming where the node is kept)."""
+    gone = {"op": "delete_node", **keys(hidden), **PROV}
+    return [
+        [gone],
+        [{"op": "write_node", **keys(other), **PROV}, {**gone, "detach": True}],
+        [gone, {"op": "write_node", "label": "Ticket", "merge_keys": {}, **PROV}],
+        [{"op": "delete_relationship", **link, **PROV}],
     ]
 
 
