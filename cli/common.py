@@ -246,13 +246,15 @@ def opened(
         gate.close()
 
 
-def emit_result(result: Any) -> None:
+def emit_result(result: Any, *, text: bool = False) -> None:
     """Print a result as JSON — a rejection too, as the MCP tool returns it, so a script
     sees its details (the candidates, the disputed values) — and for a rejection one line
-    on stderr and exit 1."""
+    on stderr and exit 1. A command printing ``text`` prints no JSON for a rejection: its
+    line on stderr is all (``said=$(writegate observe …)`` must not capture a refusal)."""
     from writegate.gate import Rejected, dump
 
-    click.echo(orjson.dumps(dump(result)).decode())
+    if not (text and isinstance(result, Rejected)):
+        click.echo(orjson.dumps(dump(result)).decode())
     if isinstance(result, Rejected):
         fail(refusal_line(result))
 

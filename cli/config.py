@@ -63,6 +63,7 @@ from pydantic_settings import (
 from writegate.eventlog import Log
 from writegate.gate.feedback import DEFAULT_ALPHA, FeedbackSettings
 from writegate.gate.limits import Limits
+from writegate.gate.rejection_records import MAX_AGE_DAYS, MAX_KEPT
 from writegate.gate.server.oauth_settings import OAuthSettings
 from writegate.projections.state import DEFAULT_FLOOR
 from writegate.projections.vectors.settings import VECTORS, EmbeddingSettings
@@ -271,8 +272,8 @@ class RejectionSettings(BaseModel):
 
     model_config = _STRICT
 
-    keep: int | None = Field(default=None, ge=0)  # rows (0: none)
-    max_age_days: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    keep: int | None = Field(default=None, ge=0, le=MAX_KEPT)  # rows (0: none)
+    max_age_days: float | None = Field(default=None, gt=0, le=MAX_AGE_DAYS, allow_inf_nan=False)
 
 
 class ScopeSettings(BaseModel):

@@ -11,6 +11,7 @@ the MCP tools refuse it — unless the grant holds every scope.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from writegate.cli.common import Context, fail
@@ -18,6 +19,25 @@ from writegate.cli.common import Context, fail
 if TYPE_CHECKING:  # loaded when a command opens the log, not for --help
     from writegate.gate import Gate
     from writegate.gate.scopes import Scopes
+
+
+def declared_only(gate: Gate, scopes: Iterable[str]) -> None:
+    """Refuse a scope the log's schema does not name (``--scope`` of a read, of ``serve``, of
+    ``token create``): a mistyped one would grant nothing, and the agent would see an empty
+    graph without a word."""
+    from writegate.cli.read import schema_or_none
+    from writegate.gate.scopes import known_scopes
+    from writegate.language import DEFAULT_SCOPE
+
+    known = known_scopes(schema_or_none(gate))
+    if unknown := sorted(set(scopes) - set(known)):
+        named = [s for s in known if s != DEFAULT_SCOPE]
+        declared = (
+            f"the schema declares {', '.join(named)} (and the implicit {DEFAULT_SCOPE!r})"
+            if named
+            else "the schema declares no scopes (only the implicit 'default')"
+        )
+        fail(f"no such scope: {', '.join(unknown)}; {declared}", 2)
 
 
 def switched_off(ctx: Context) -> frozenset[str]:
@@ -36,6 +56,7 @@ def read_grant(ctx: Context, gate: Gate) -> Scopes:
     from writegate.cli.read import schema_or_none
     from writegate.gate.server.grants import call_grant, declared_scopes
 
+    declared_only(gate, ctx.scopes or ())
     grant = call_grant(ctx.scopes, declared_scopes(schema_or_none(gate)), disabled)
     if grant.disabled:
         off = ", ".join(sorted(disabled))

@@ -104,7 +104,7 @@ def emit_improved(result: Any, fmt: str, as_json: bool) -> None:
     from writegate.gate import ImproveResult
 
     if not isinstance(result, ImproveResult) or fmt == "json" or as_json:
-        emit_result(result)
+        emit_result(result, text=not (fmt == "json" or as_json))
         return
     if result.status == "unchanged":
         click.echo(f"unchanged: this feedback was given at seq {result.seq}")

@@ -28,7 +28,7 @@ def migrate(ctx: Context, /, dest: str, batch: int, fmt: str, as_json: bool) -> 
     with opened(ctx) as gate:
         result = gate.migrate(dest, batch=batch, actor=ctx.actor)
     if isinstance(result, Rejected) or fmt == "json" or as_json:
-        emit_result(result)
+        emit_result(result, text=not (fmt == "json" or as_json))
         return
     click.echo(
         f"migrated {result.source} to {result.dest}: {result.resealed} events sealed, "

@@ -95,8 +95,9 @@ def observe(
             idempotency_key=idempotency_key,
             observations=observations,
         )
-    if fmt == "json" or as_json or not isinstance(result, ObservationResult):
-        emit_result(result)
+    wanted = fmt == "json" or as_json
+    if wanted or not isinstance(result, ObservationResult):
+        emit_result(result, text=not wanted)
         return
     click.echo(result.observation_id)
     if result.status == "unchanged":

@@ -32,7 +32,7 @@ def retain(ctx: Context, /, dry_run: bool, fmt: str, as_json: bool) -> None:
         else:
             result = _as_job(ctx, gate)
         if isinstance(result, Rejected) or fmt == "json" or as_json:
-            emit_result(result)
+            emit_result(result, text=not (fmt == "json" or as_json))
         else:
             click.echo(retained(result))
         bring_along(ctx, gate, result.seq if isinstance(result, RetainResult) else None)

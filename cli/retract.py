@@ -87,7 +87,7 @@ def retract(
         else:
             result = _as_job(ctx, gate, options)
         if isinstance(result, Rejected) or fmt == "json" or as_json:
-            emit_result(result)
+            emit_result(result, text=not (fmt == "json" or as_json))
         else:
             for line in retracted_lines(result):
                 click.echo(line)
@@ -108,7 +108,7 @@ def unretract(ctx: Context, /, retraction: str, reason: str, fmt: str, as_json: 
     with opened(ctx) as gate:
         result = gate.unretract(retraction, reason=reason, actor=ctx.actor)
         if isinstance(result, Rejected) or fmt == "json" or as_json:
-            emit_result(result)
+            emit_result(result, text=not (fmt == "json" or as_json))
             return
         click.echo(
             f"unretracted {result.retraction}: {len(result.restored):,} facts put back"

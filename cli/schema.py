@@ -70,7 +70,7 @@ def publish(result: SchemaPublishResult | Rejected, fmt: str, as_json: bool = Fa
     if isinstance(result, Rejected):
         if result.error_code == ErrorCode.SCHEMA_CHANGE_UNSAFE:
             _describe(SchemaDiff.model_validate(result.details), err=True)
-        emit_result(result)
+        emit_result(result, text=not machine)
         return
     if machine:
         if result.diff is not None:

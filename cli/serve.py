@@ -15,7 +15,6 @@ import os
 import sys
 import threading
 from contextlib import suppress
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -174,8 +173,15 @@ def serve(ctx: Context, /, **flags: Any) -> None:
     _check_embedder(ctx)
     sock = _bind(options) if options["http"] else None  # a taken port: one line, no banner
     with opened(ctx) as gate:  # a mistyped --db is refused, never served as a new log
-        if flags["rejections_max_age"] is not None:
-            gate.rejections.max_age = timedelta(days=flags["rejections_max_age"])
+        from writegate.cli.grants import declared_only
+        from writegate.gate.rejection_records import max_age_of
+
+        declared_only(gate, options["scopes"])  # a mistyped --scope would grant nothing
+        try:
+            if (days := flags["rejections_max_age"]) is not None:
+                gate.rejections.max_age = max_age_of(days, "--rejections-max-age")
+        except ValueError as exc:
+            fail(str(exc), 2)
         _warn_without_schema(gate, ctx)
         from writegate.gate.server.app import WritegateServer
 

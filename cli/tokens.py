@@ -82,23 +82,11 @@ def token_create(
 
 
 def _declared(ctx: Context, scopes: tuple[str, ...]) -> None:
-    """Refuse a scope the log's schema does not name: a mistyped one would grant nothing,
-    and the agent would see an empty graph without a word."""
     from writegate.cli.common import opened
-    from writegate.cli.read import schema_or_none
-    from writegate.gate.scopes import known_scopes
-    from writegate.language import DEFAULT_SCOPE
+    from writegate.cli.grants import declared_only
 
     with opened(ctx, readonly=True) as gate:
-        known = known_scopes(schema_or_none(gate))
-    if unknown := sorted(set(scopes) - set(known)):
-        named = [s for s in known if s != DEFAULT_SCOPE]
-        declared = (
-            f"the schema declares {', '.join(named)} (and the implicit {DEFAULT_SCOPE!r})"
-            if named
-            else "the schema declares no scopes (only the implicit 'default')"
-        )
-        fail(f"no such scope: {', '.join(unknown)}; {declared}", 2)
+        declared_only(gate, scopes)
 
 
 @token.command("list")

@@ -113,6 +113,8 @@ class EventLog(Appending):
         self.readonly = readonly
         if (readonly or not create) and not self.path.exists():
             raise FileNotFoundError(f"no writegate log at {self.path} (run `writegate init`)")
+        if not create and self.path.stat().st_size == 0:  # a log's header is never unwritten
+            raise NotAnEventLog(f"{self.path} is empty (0 bytes), not a writegate log")
         self.inline = tuple(inline)
         self.durability = durability
         self.busy_timeout = busy_timeout

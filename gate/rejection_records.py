@@ -52,15 +52,32 @@ class Refused:
         return f"{self.operation} by {self.actor.agent} ({self.error_code}) at {self.at}"
 
 
+MAX_AGE_DAYS = 100_000  # an age limit's most: beyond it the cut-off falls before year 1
+MAX_KEPT = 2**63 - 1  # a count's most: SQLite's and PostgreSQL's largest integer
+
+
 def max_age_of(days: str | float | None, where: str) -> timedelta | None:
     """An age limit given in days (None or empty: none); a value that is no positive number
-    is a ``ValueError`` naming ``where``."""
+    of at most ``MAX_AGE_DAYS`` is a ``ValueError`` naming ``where``."""
     if days is None or days == "":
         return None
     with suppress(ValueError):
-        if 0 < (value := float(days)) < float("inf"):
+        if 0 < (value := float(days)) <= MAX_AGE_DAYS:
             return timedelta(days=value)
-    raise ValueError(f"{where} must be a positive number of days, not {days!r}")
+    raise ValueError(
+        f"{where} must be a positive number of days, at most {MAX_AGE_DAYS:,}, not {days!r}"
+    )
 
 
-__all__ = ["Refused", "Rejection", "max_age_of"]
+def kept_of(count: str | None, where: str, default: int) -> int:
+    """A count of rows to keep (0: none; None or empty: ``default``); anything else is a
+    ``ValueError`` naming ``where``."""
+    if count is None or count == "":
+        return default
+    with suppress(ValueError):
+        if 0 <= (value := int(count)) <= MAX_KEPT:
+            return value
+    raise ValueError(f"{where} must be a whole number of rows from 0 to {MAX_KEPT}, not {count!r}")
+
+
+__all__ = ["MAX_AGE_DAYS", "MAX_KEPT", "Refused", "Rejection", "kept_of", "max_age_of"]

@@ -36,7 +36,7 @@ from writegate.eventlog.sealing import MARK, sealed_subjects
 from writegate.eventlog.sql import Sql, create_once, has_column
 from writegate.eventlog.store import EventLog, WouldWait
 from writegate.gate.refusal_seals import Seal, opened, sealed
-from writegate.gate.rejection_records import Refused, Rejection, max_age_of
+from writegate.gate.rejection_records import Refused, Rejection, kept_of, max_age_of
 
 _log = logging.getLogger(__name__)
 RETENTION_ENV = "WRITEGATE_REJECTION_RETENTION"
@@ -77,8 +77,8 @@ class RejectionLog:
         self, log: Log, retention: int | None = None, max_age: timedelta | None = None
     ) -> None:
         self.log = log
-        env = os.environ.get(RETENTION_ENV)
-        self.retention = retention if retention is not None else int(env or DEFAULT_RETENTION)
+        kept = kept_of(os.environ.get(RETENTION_ENV), RETENTION_ENV, DEFAULT_RETENTION)
+        self.retention = retention if retention is not None else kept
         days = os.environ.get(MAX_AGE_ENV)
         self.max_age = max_age if max_age is not None else max_age_of(days, MAX_AGE_ENV)
         self._since_prune = -1  # the first write prunes: a process may write few

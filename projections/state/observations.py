@@ -193,12 +193,15 @@ class ObservationQueries:
     def citing(
         self, conn: Sql, observation: str, limit: int = MAX_CITATIONS, visible: Visible = None
     ) -> list[CitationRow]:
-        """The writes that cited ``observation``, oldest first, at most ``limit``."""
+        """The writes that cited ``observation``, oldest first, at most ``limit``: a
+        document's are those citing it or any of its passages (``ID#START``): one range,
+        the id and what follows it after ``#`` (``$`` sorts next; keys compare as bytes)."""
         seen, scopes = _seen(visible)
         rows = conn.execute(
-            f"{_CITATIONS}{_SCOPED_ENDS if seen else ''}WHERE c.observation = ?{seen} "
+            f"{_CITATIONS}{_SCOPED_ENDS if seen else ''}"
+            f"WHERE c.observation >= ? AND c.observation < ?{seen} "
             "ORDER BY c.seq, c.identity LIMIT ?",
-            [observation, *scopes, limit],
+            [observation, observation + "$", *scopes, limit],
         )
         return [_citation(row) for row in rows]
 

@@ -123,6 +123,22 @@ def test_errors_are_one_line_and_non_zero(
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    "command", [("serve",), ("write", "node", "Person:name=Ada", "--source", "s", "--method", "api")]
+)
+def test_an_empty_file_is_not_made_a_new_log(tmp_path: Path, command: tuple[str, ...]) -> None:
+    """A log truncated to nothing (a botched restore) was served as a new, empty one:
+    ``serve`` and ``write`` made their tables in it, and agents wrote on."""
+    empty = tmp_path / "memory.db"
+    empty.touch()
+    proc = run(empty, *command, ok=False)
+    assert (proc.returncode, proc.stderr.splitlines()) == (
+        1,
+        [f"error: {empty} is empty (0 bytes), not a writegate log"],
+    )
+    assert empty.stat().st_size == 0
+
+
 def test_missing_log_and_foreign_file(tmp_path: Path) -> None:
     proc = run(tmp_path / "absent.db", "log", ok=False)
     assert (proc.returncode, proc.stderr.strip()) == (
@@ -174,3 +190,25 @@ def test_the_command_registry_matches_each_command_it_names() -> None:
         command = load_command(name)
         assert command.name in (name, f"{name}_command", f"{name}_group"), name
         assert command.get_short_help_str(limit=1000) == help_line, name
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("observe", "", "--source", "s", "--method", "api"),
+        ("retract", "--source", "nobody-said-this"),
+        ("unretract", "r-nope"),
+    ],
+)
+def test_a_refusal_in_text_is_one_line_on_stderr_and_nothing_on_stdout(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """These printed the refusal's JSON on stdout: ``said=$(writegate observe …)`` took it
+    for an observation's id. With ``--format json`` the JSON is the answer, as before."""
+    db = tmp_path / "log.db"
+    run(db, "init", "--schema", str(EXAMPLE_SCHEMA))
+    refused = run(db, *command, ok=False)
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert len(refused.stderr.splitlines()) == 1, refused.stderr
+    as_json = run(db, *command, "--format", "json", ok=False)
+    assert json.loads(as_json.stdout)["status"] == "rejected"

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SEED_SCHEMA
+from tests.console import run as writegate_run
 from tests.server.harness import WRITEGATE
 from writegate.cli.common import SETTINGS_ENV
 from writegate.cli.config import ConfigError, Settings, load_settings
@@ -137,3 +139,41 @@ def test_every_setting_is_read_from_the_environment_alone(field: str) -> None:
     settings only when a variable it knows is set, and the list lacked two sections."""
     variable = f"WRITEGATE_{field.upper()}__X"
     assert any(variable.startswith(prefix) for prefix in SETTINGS_ENV), variable
+
+
+HUGE = "99999999999999999999"
+
+
+@pytest.mark.parametrize(
+    ("toml", "env", "flags", "said"),
+    [
+        ("[rejections]\nmax_age_days = 1000000\n", {}, (),
+         "writegate.toml: rejections.max_age_days should be less than or equal to 100000"),
+        (f"[rejections]\nkeep = {HUGE}\n", {}, (),
+         "writegate.toml: rejections.keep should be less than or equal to 9223372036854775807"),
+        ("", {"WRITEGATE_REJECTION_MAX_AGE_DAYS": "1000000"}, (),
+         "WRITEGATE_REJECTION_MAX_AGE_DAYS must be a positive number of days, at most 100,000"),
+        ("", {"WRITEGATE_REJECTION_RETENTION": "abc"}, (),
+         "WRITEGATE_REJECTION_RETENTION must be a whole number of rows from 0 to"),
+        ("", {"WRITEGATE_REJECTION_RETENTION": "-1"}, (),
+         "WRITEGATE_REJECTION_RETENTION must be a whole number of rows from 0 to"),
+        ("", {}, ("--rejections-max-age", "1e20"),
+         "--rejections-max-age must be a positive number of days, at most 100,000"),
+    ],
+)  # fmt: skip
+def test_a_refusal_log_bound_past_what_it_can_hold_is_one_line(
+    tmp_path: Path, toml: str, env: dict[str, str], flags: tuple[str, ...], said: str
+) -> None:
+    """These passed, and then every refused write crashed (a date before year 1, an integer
+    SQLite cannot hold) — over MCP an internal error, the refusal unrecorded — or the command
+    named no variable (``invalid literal for int()``)."""
+    db = tmp_path / "x.db"
+    assert writegate_run(["--db", str(db), "init", "--schema", str(SEED_SCHEMA)]).returncode == 0
+    if toml:
+        (tmp_path / "writegate.toml").write_text(toml)
+    command = ["serve", *flags] if flags else ["write", "node", "Person:name=Eve",
+               "-p", "confidence=1.0", "--source", "me", "--method", "llm"]  # fmt: skip
+    done = writegate_run(["--db", str(db), *command], env=env, cwd=tmp_path, input="")
+    [line] = done.stderr.splitlines()
+    assert done.returncode in (1, 2)
+    assert said in line, line

@@ -65,3 +65,15 @@ def test_the_reads_keep_to_the_scopes_named(tmp_path: Path) -> None:
     refused = writegate(db, *as_a, "show", "observation", kept, code=1)
     assert refused.stderr.startswith("error: OBSERVATION_NOT_FOUND")
     assert refused.stderr.count("\n") == 1
+
+
+def test_a_grant_of_a_scope_the_schema_does_not_declare_is_one_line(tmp_path: Path) -> None:
+    """``writegate --scope opz`` read an empty graph, and ``serve --scope opz`` served
+    one, without a word: a mistyped scope grants nothing."""
+    db = tmp_path / "log.db"
+    with Gate.open(db) as gate:
+        gate.publish_schema(SCHEMA)
+    said = "error: no such scope: opz; the schema declares a, b, c (and the implicit 'default')\n"
+    for command in (("--scope", "opz", "search", "harbour"), ("serve", "--scope", "opz")):
+        refused = writegate(db, *command, code=2, input="")
+        assert refused.stderr == said

@@ -80,7 +80,7 @@ def test_a_read_of_the_whole_log_is_refused_to_a_grant_of_some_scopes(
         "grant of every scope, and --scope a leave it fewer\n"
     )
     assert _leaked(refused.stdout) == []
-    every = (f"--scope={s}" for s in ("a", "b", "c", "default"))  # every declared, the implicit
+    every = (f"--scope={s}" for s in ("a", "b", "default"))  # every declared, the implicit
     assert "POLICY_DENIED" not in writegate(db, *every, *args, code=code).stderr
 
 

@@ -117,6 +117,7 @@ def test_a_question_about_the_middle_finds_its_passage_and_a_write_cites_it(gate
     assert whole.text == text
     assert whole.passages == result.passages
     assert whole.document is None
+    assert whole.facts == [OTTOLINE]  # a write citing a passage cites the document
 
 
 def test_a_passage_that_is_not_one_is_refused_by_a_code_of_its_own(gate: Gate) -> None:
