@@ -94,7 +94,11 @@ class Context:
         any configuration need not pay."""
         if self.config is not None or DEFAULT_CONFIG.exists():
             return True
-        return any(name.upper().startswith(SETTINGS_ENV) for name in os.environ)
+        return any(  # a section's variables, or one that may be a mistyped section's
+            name.upper().startswith(SETTINGS_ENV) or "__" in name.removeprefix("WRITEGATE_")
+            for name in os.environ
+            if name.startswith("WRITEGATE_")
+        )
 
     def gate(self, *, create: bool = False, readonly: bool = False) -> Gate:
         settings = self.settings() if self.configured() else None

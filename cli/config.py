@@ -48,6 +48,7 @@ nested environment variables); the password is a secret and never printed.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -351,11 +352,13 @@ def load_settings(path: Path | None = None) -> Settings:
     class Bound(Settings):
         model_config = SettingsConfigDict(**{**Settings.model_config, "toml_file": chosen})
 
+    from writegate.cli.config_errors import explain, mistyped_sections
+
     try:
         settings = Bound()
     except ValueError as exc:  # pydantic's ValidationError, TOML decode errors
-        from writegate.cli.config_errors import explain
-
         problems = explain(exc, Settings, chosen)
         raise ConfigError(*(f"invalid configuration: {p}" for p in problems)) from exc
+    if problems := mistyped_sections(os.environ, Settings.model_fields):
+        raise ConfigError(*(f"invalid configuration: {p}" for p in problems))
     return settings

@@ -12,6 +12,7 @@ import json
 import os
 import tomllib
 import types
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -19,6 +20,8 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from writegate.cli.render import did_you_mean
+
+ENV_PREFIX = "WRITEGATE_"
 
 PREFIX = "WRITEGATE_"
 Key = list[str | int]
@@ -187,3 +190,22 @@ def _dotted(key: Key) -> str:
     for part in key:
         text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else part
     return text
+
+
+def mistyped_sections(environ: Mapping[str, str], sections: Iterable[str]) -> list[str]:
+    """A variable ``WRITEGATE_<SECTION>__<KEY>`` whose section is none but close to one
+    (``WRITEGATE_SCOPE__DISABLED``): read, it would set nothing, and a switch meant to hide
+    a scope would silently not (others, far from any section, are someone else's)."""
+    known = list(sections)
+    problems = []
+    for name in sorted(environ):
+        section, nested, key = name.removeprefix(ENV_PREFIX).partition("__")
+        if not name.startswith(ENV_PREFIX) or not nested or section.lower() in known:
+            continue
+        if near := did_you_mean(section.lower(), known, said="{}"):
+            meant = f"{ENV_PREFIX}{near.split(' or ')[0].upper()}__{key}"
+            problems.append(
+                f"environment {name}: {section.lower()} is not a section (did you mean {meant}?)"
+            )
+    return problems
+

@@ -97,7 +97,7 @@ def _import_command(kind: Format, help_text: str) -> click.Command:
     ) -> None:
         with opened(ctx) as gate:
             if dry_run:  # writes nothing: no job holds the log for it
-                total = sum(1 for line in path.open(encoding="utf-8") if line.strip())
+                total = sum(1 for line in path.open("rb") if line.strip())
                 with progress_bar(total, f"rehearse {path.name}") as advance:
                     summary = import_file(
                         gate,

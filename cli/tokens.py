@@ -25,15 +25,18 @@ def token() -> None:
 
 def _token_file(ctx: Context, given: Path | None) -> Path:
     """The tokens file of the log at --db, which must exist (or --tokens, explicitly):
-    a token made for a log nobody serves is a token nobody can use."""
+    a token made for a log nobody serves is a token nobody can use. The one ``serve``
+    reads: ``[serve] tokens`` too."""
+    configured = ctx.settings().serve.tokens if ctx.configured() else None
     if (
         given is None
         and not os.environ.get(TOKENS_ENV)
+        and configured is None
         and ctx.db_file
         and not ctx.db_file.exists()
     ):
         fail(f"no writegate log at {ctx.db}: pass the --db you serve (or --tokens FILE)", 2)
-    return tokens_path(ctx, given)
+    return tokens_path(ctx, given, configured)
 
 
 @token.command("create")

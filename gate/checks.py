@@ -15,6 +15,7 @@ from typing import Any
 
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.identifiers import bare_label, check_identifier, is_protected
+from writegate.gate.limits import exceeded
 from writegate.gate.schema.document import value_has_type
 from writegate.gate.schema.registry import (
     PropertySpec,
@@ -130,7 +131,9 @@ def check_value_shape(name: str, value: Any, what: str) -> None:
     """What any graph store can hold: a scalar, a homogeneous list of scalars, or null (remove)."""
     if value is None or _scalar_ok(value):
         return
-    if isinstance(value, list) and len(value) <= MAX_LIST_ITEMS and all(map(_scalar_ok, value)):
+    if isinstance(value, list) and len(value) > MAX_LIST_ITEMS:  # a fixed bound, as the kinds
+        raise exceeded("max_list_items", MAX_LIST_ITEMS, len(value), f"{what}.{name}")
+    if isinstance(value, list) and all(map(_scalar_ok, value)):
         kinds = {
             bool if isinstance(v, bool) else (float if isinstance(v, int) else type(v))
             for v in value

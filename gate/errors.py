@@ -77,7 +77,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.RELATIONSHIP_NOT_FOUND: "The relationship to delete does not exist; for graph_improve, details.missing_relationships lists every used edge the graph does not hold.",
     ErrorCode.NODE_HAS_RELATIONSHIPS: "delete_node without detach on a node that still has relationships.",
     ErrorCode.POLICY_DENIED: "The agent's policy does not permit writing that label or relationship type; details name it.",
-    ErrorCode.LIMIT_EXCEEDED: "The request is larger than a configured limit (value bytes, properties per write, request bytes, batch items); details name the limit and its maximum.",
+    ErrorCode.LIMIT_EXCEEDED: "The request is larger than a configured limit (value bytes, properties per write, request bytes, batch items) or a fixed one (max_list_items: 10,000 values in one list property); details name the limit and its maximum.",
     ErrorCode.NODE_ALREADY_EXISTS: "A create-only write (add_<label>, or create_only=true) names a node that already exists; use update_<label> or write_node to change it.",
     ErrorCode.SCHEMA_CHANGE_UNSAFE: "Publishing would strand live nodes (a dropped label) or invalidate them (a new required property, a narrowed enum, ...); details hold the diff and its impact. Publish with force to do it anyway.",
     ErrorCode.CONFLICT: "The write would change a fact the graph holds (a property's value, or a functional relationship) and the schema's conflict policy is reject; details.conflicts hold both values with their provenance.",

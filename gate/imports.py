@@ -175,8 +175,15 @@ class _Translator:
 
 
 def _records(path: Path) -> Iterator[tuple[int, Any]]:
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    """Each line's record, or what is wrong with it (not UTF-8, not JSON): a line is
+    reported, never the whole file refused."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield number, ValueError(f"not UTF-8 (byte {exc.start + 1} of the line)")
+                continue
             if not line.strip():
                 continue
             try:

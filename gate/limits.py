@@ -63,7 +63,7 @@ def check_text(text: str, limits: Limits, field: str) -> None:
     """Raise ``LIMIT_EXCEEDED`` if a text kept whole (an observation's, a document perhaps:
     the text index holds it by passage) is larger than a document may be."""
     if (size := _size(text)) > limits.max_document_bytes:
-        raise _exceeded("max_document_bytes", limits.max_document_bytes, size, field)
+        raise exceeded("max_document_bytes", limits.max_document_bytes, size, field)
 
 
 def _check_depth(value: Any, bound: int) -> None:
@@ -90,7 +90,7 @@ def _check_sizes(arguments: Any, limits: Limits) -> None:
     items = arguments.get("items") if isinstance(arguments, dict) else None
     if isinstance(items, list):
         if len(items) > limits.max_batch_items:
-            raise _exceeded("max_batch_items", limits.max_batch_items, len(items), "items")
+            raise exceeded("max_batch_items", limits.max_batch_items, len(items), "items")
         writes = [(f"items.{i}.", item) for i, item in enumerate(items) if isinstance(item, dict)]
     else:
         writes = [("", arguments)] if isinstance(arguments, dict) else []
@@ -106,14 +106,14 @@ def _check_sizes(arguments: Any, limits: Limits) -> None:
                 size = _size(value)
                 total += size + len(str(name))
                 if size > limits.max_value_bytes:
-                    raise _exceeded(
+                    raise exceeded(
                         "max_value_bytes", limits.max_value_bytes, size, f"{prefix}{group}.{name}"
                     )
         if count > limits.max_properties:
-            raise _exceeded("max_properties", limits.max_properties, count, f"{prefix}properties")
+            raise exceeded("max_properties", limits.max_properties, count, f"{prefix}properties")
         total += sum(_size(v) for k, v in write.items() if k not in _PROPERTY_MAPS)
         if total > limits.max_request_bytes:
-            raise _exceeded("max_request_bytes", limits.max_request_bytes, total, "arguments")
+            raise exceeded("max_request_bytes", limits.max_request_bytes, total, "arguments")
 
 
 def _size(value: Any) -> int:
@@ -127,7 +127,8 @@ def _size(value: Any) -> int:
     return 24  # numbers, booleans, null: at most this much as JSON
 
 
-def _exceeded(limit: str, maximum: int, got: int, field: str) -> GateRejection:
+def exceeded(limit: str, maximum: int, got: int, field: str) -> GateRejection:
+    """``LIMIT_EXCEEDED`` naming the limit, its maximum, what was sent and where."""
     return GateRejection(
         ErrorCode.LIMIT_EXCEEDED,
         f"{field} is too large: {got:,} where {limit} is {maximum:,}",

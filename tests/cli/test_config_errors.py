@@ -177,3 +177,18 @@ def test_a_refusal_log_bound_past_what_it_can_hold_is_one_line(
     [line] = done.stderr.splitlines()
     assert done.returncode in (1, 2)
     assert said in line, line
+
+
+def test_a_variable_of_a_mistyped_section_is_one_line_naming_the_one_meant(
+    tmp_path: Path,
+) -> None:
+    """``WRITEGATE_SCOPE__DISABLED='["hr"]'`` was ignored: the switch meant to hide a scope
+    did not, and nothing said so (the file refused the same typo)."""
+    db = tmp_path / "x.db"
+    assert writegate_run(["--db", str(db), "init", "--schema", str(SEED_SCHEMA)]).returncode == 0
+    env = {"WRITEGATE_SCOPE__DISABLED": '["hr"]'}
+    done = writegate_run(["--db", str(db), "search", "Ada"], env=env, cwd=tmp_path)
+    assert (done.returncode, done.stderr.splitlines()) == (2, [
+        "error: invalid configuration: environment WRITEGATE_SCOPE__DISABLED: scope is not a "
+        "section (did you mean WRITEGATE_SCOPES__DISABLED?)"
+    ])  # fmt: skip

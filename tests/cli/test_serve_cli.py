@@ -41,6 +41,20 @@ def test_token_create_prints_once_and_stores_only_the_hash(tmp_path: Path) -> No
     assert again.stderr.startswith("error: no token for agent 'alice'")
 
 
+def test_token_create_keeps_the_token_in_the_file_serve_reads(tmp_path: Path) -> None:
+    """``[serve] tokens`` was read by ``serve`` only: ``token create`` kept the token beside
+    the log, and the server refused it (401) from the file it was told to read."""
+    db, agents = tmp_path / "t.db", tmp_path / "agents.json"
+    run(db, "init")
+    config = tmp_path / "writegate.toml"
+    config.write_text(f'[serve]\ntokens = "{agents}"\n')
+    token = run(db, "--config", str(config), "token", "create", "bot", "--role", "writer")
+    assert TokenStore(agents).principal(token.stdout.strip()) is not None
+    assert not (tmp_path / "t.db.tokens.json").exists()
+    listed = run(db, "--config", str(config), "token", "list", "--format", "json")
+    assert [t["agent"] for t in json.loads(listed.stdout)["tokens"]] == ["bot"]
+
+
 def test_a_token_for_a_log_that_does_not_exist_is_refused(tmp_path: Path) -> None:
     """Issue 10, newcomer 1: a token made beside the wrong log would give 401 forever."""
     missing = run(tmp_path / "writegate.db", "token", "create", "a", "--role", "writer", ok=False)

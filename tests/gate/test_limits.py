@@ -43,6 +43,19 @@ def test_deep_nesting_is_an_invalid_argument_at_once(gate: Gate, depth: int) -> 
     assert state_of(gate) == before
 
 
+def test_a_list_longer_than_a_property_holds_is_refused_by_its_limit(gate: Gate) -> None:
+    """A list of 13,000 short strings was told it was not a list of one kind."""
+    before = state_of(gate)
+    skills = [f"s{i}" for i in range(10_001)]
+    rejection = refused(gate.write_node(**person(properties={"skills": skills})), "LIMIT_EXCEEDED")
+    assert rejection.details == {
+        "limit": "max_list_items", "max": 10_000, "got": 10_001, "field": "properties.skills"
+    }  # fmt: skip
+    assert state_of(gate) == before
+    written = gate.write_node(**person(properties={"skills": skills[:10_000]}))
+    assert written.status == "written", written
+
+
 def test_a_five_megabyte_value_exceeds_the_value_limit(gate: Gate) -> None:
     before = state_of(gate)
     rejection = refused(

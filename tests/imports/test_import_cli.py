@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.conftest import FIXTURES
+from tests.conftest import EXAMPLE_SCHEMA, FIXTURES
 from tests.console import run as writegate_run
 
 MESH = FIXTURES / "memorymesh"
@@ -120,3 +120,23 @@ def test_a_memorymesh_import_whose_types_the_schema_lacks_writes_nothing(tmp_pat
     assert "writegate schema import-memorymesh" in last
     assert json.loads(run(db, "status", "--json").stdout.splitlines()[0])["head"] == head
     assert "0 jobs" in run(db, "jobs").stdout
+
+
+def test_a_line_that_is_not_utf8_is_one_malformed_line_and_the_rest_imports(
+    tmp_path: Path,
+) -> None:
+    """One byte of Latin-1 ("Caf\\xe9") refused the whole file, naming no line; with
+    ``--dry-run`` a traceback."""
+    db = tmp_path / "log.db"
+    run(db, "init", "--schema", str(EXAMPLE_SCHEMA))
+    memory = tmp_path / "mem.jsonl"
+    memory.write_bytes(
+        b'{"type":"entity","name":"Ada","entityType":"Person","observations":[]}\n'
+        b'{"type":"entity","name":"Caf\xe9","entityType":"Organization","observations":[]}\n'
+    )
+    args = ("import", "mcp-memory", str(memory), "--method", "llm")
+    for rehearsal in (("--dry-run",), ()):
+        done = run(db, *args, *rehearsal, code=1)
+        assert "Traceback" not in done.stderr
+        assert "line 2: MALFORMED_LINE: not UTF-8 (byte 29 of the line)" in done.stderr
+        assert "accepted 1" in done.stdout
