@@ -7,7 +7,7 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from writegate.cli.common import Context, fail, opened, pass_ctx
+from writegate.cli.common import SEQ, Context, fail, opened, pass_ctx
 from writegate.cli.nodes import NODE, NodeName
 from writegate.cli.render import console, emit_json, emit_jsonl, format_option, plain
 
@@ -20,7 +20,7 @@ from writegate.cli.render import console, emit_json, emit_jsonl, format_option, 
     metavar="TYPE FROM TO",
     help="Only this relationship's weight, by its type and ends.",
 )
-@click.option("--after", "after_seq", type=int, default=0, help="Continue after this seq.")
+@click.option("--after", "after_seq", type=SEQ, default=0, help="Continue after this seq.")
 @click.option("--limit", type=click.IntRange(1, 5000), default=500, show_default=True)
 @format_option()
 @pass_ctx

@@ -308,7 +308,15 @@ def parse_time(_ctx: Any, _param: Any, value: str | None) -> datetime | None:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise click.BadParameter(f"{value!r} is not an ISO 8601 time (or now)") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    try:
+        moment.astimezone(UTC)  # how the log compares and keeps it
+    except OverflowError:
+        raise click.BadParameter(f"{value!r} is outside the calendar in UTC") from None
+    return moment
+
+
+SEQ = click.IntRange(0, 2**63 - 1)  # a seq the log can hold: SQLite's largest integer
 
 
 pass_ctx = click.make_pass_decorator(Context)

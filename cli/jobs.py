@@ -14,7 +14,7 @@ from collections.abc import Callable
 import click
 from pydantic import BaseModel
 
-from writegate.cli.common import Context, fail, fail_each, note, opened, pass_ctx
+from writegate.cli.common import SEQ, Context, fail, fail_each, note, opened, pass_ctx
 from writegate.cli.job_kinds import kinds
 from writegate.cli.log_jobs import log_kinds
 from writegate.cli.render import (
@@ -36,6 +36,8 @@ UNITS = {
     "optimize": "parts",
     "retract": "facts",
 }  # what a job's done and total count
+
+JOB_ID = click.IntRange(1, SEQ.max)  # a job's id, as the log can hold it
 
 
 class Bar:
@@ -190,7 +192,7 @@ def jobs_list(ctx: Context, fmt: str, limit: int) -> None:
 
 
 @jobs.command("show")
-@click.argument("job_id", metavar="ID", type=int)
+@click.argument("job_id", metavar="ID", type=JOB_ID)
 @pass_ctx
 def jobs_show(ctx: Context, job_id: int) -> None:
     """One job as JSON."""
@@ -202,7 +204,7 @@ def jobs_show(ctx: Context, job_id: int) -> None:
 
 
 @jobs.command("cancel")
-@click.argument("job_id", metavar="ID", type=int)
+@click.argument("job_id", metavar="ID", type=JOB_ID)
 @pass_ctx
 def jobs_cancel(ctx: Context, job_id: int) -> None:
     """Stop a job: a running one stops at its next batch, an interrupted one at once. A
@@ -226,7 +228,7 @@ def jobs_cancel(ctx: Context, job_id: int) -> None:
 
 
 @jobs.command("resume")
-@click.argument("job_id", metavar="ID", type=int)
+@click.argument("job_id", metavar="ID", type=JOB_ID)
 @pass_ctx
 def jobs_resume(ctx: Context, job_id: int) -> None:
     """Continue an interrupted job here, from its last checkpoint, and wait for it."""

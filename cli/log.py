@@ -20,7 +20,7 @@ import click
 from pydantic import BaseModel, ConfigDict
 
 from writegate.cli.audit_show import identity_of
-from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
+from writegate.cli.common import SEQ, Context, fail, opened, parse_time, pass_ctx
 from writegate.cli.nodes import parse_node
 from writegate.cli.render import did_you_mean, emit_json, format_option, json_line, plain
 from writegate.eventlog import Event
@@ -58,10 +58,8 @@ def _event_types(_ctx: Any, _param: Any, values: tuple[str, ...]) -> tuple[str, 
 
 
 @click.command()
-@click.option(
-    "--after", "after_seq", type=click.IntRange(0), default=0, help="Start after this seq."
-)
-@click.option("--to-seq", type=click.IntRange(0), help="Stop at this seq (--reverse: start there).")
+@click.option("--after", "after_seq", type=SEQ, default=0, help="Start after this seq.")
+@click.option("--to-seq", type=SEQ, help="Stop at this seq (--reverse: start there).")
 @click.option(
     "-n",
     "--limit",

@@ -258,6 +258,9 @@ def main(args: list[str] | None = None) -> None:
     """The command line (``args``, else ``sys.argv``), its errors one line each: click's own
     (usage) as click shows them, and Ctrl-C as what became of the work — click's
     ``Aborted!`` says nothing of it."""
+    for word in sys.argv[1:] if args is None else args:
+        if not word.isascii() and _not_utf8(word):  # bytes the OS gave as they were
+            fail(f"{word.encode(errors='surrogateescape')!r} is not UTF-8: say it in UTF-8", 2)
     try:
         code = cli.main(args, prog_name="writegate", standalone_mode=False)
     except click.ClickException as exc:
@@ -274,3 +277,11 @@ def main(args: list[str] | None = None) -> None:
             raise
         fail(str(exc))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _not_utf8(word: str) -> bool:
+    try:
+        word.encode()
+    except UnicodeEncodeError:
+        return True
+    return False

@@ -26,7 +26,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from writegate.cli.common import Context, fail, opened, parse_time, pass_ctx
+from writegate.cli.common import SEQ, Context, fail, opened, parse_time, pass_ctx
 from writegate.cli.config import GraphConfig, ProjectionConfig, Settings
 from writegate.cli.render import console, counted, format_option
 from writegate.cli.tables import Rows
@@ -195,8 +195,10 @@ def _row(settings: Settings, row: ProjectionStatus) -> dict[str, Any]:
 
 @click.command("replay")
 @click.argument("name")
-@click.option("--from-seq", type=click.IntRange(1), help="Re-apply from this seq (idempotent).")
-@click.option("--to-seq", type=click.IntRange(0), help="Stop at this seq.")
+@click.option(
+    "--from-seq", type=click.IntRange(1, SEQ.max), help="Re-apply from this seq (idempotent)."
+)
+@click.option("--to-seq", type=SEQ, help="Stop at this seq.")
 @click.option("--as-of", callback=parse_time, help="Build the store as it was at this time.")
 @pass_ctx
 def replay_command(

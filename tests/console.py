@@ -24,6 +24,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from writegate.cli import common
 from writegate.cli.main import main
 
 _OWN_LOGGERS = {"writegate", "uvicorn"}  # the loggers ``serve`` configures
@@ -45,12 +46,14 @@ def run(
         chdir(cwd) if cwd is not None else nullcontext(),
         CliRunner().isolation(input=input, env=env) as (out, err, _),
     ):
+        said = common._lines.said  # ``serve`` sends its lines through its logging
         try:
             with _fresh_logging():
                 main(words)
         except SystemExit as exc:
             code = _exit_code(exc.code)
         finally:
+            common.say_through(said)
             for number, handler in handlers:
                 signal.signal(number, handler)
         stdout, stderr = out.getvalue().decode(), err.getvalue().decode()

@@ -212,3 +212,32 @@ def test_a_refusal_in_text_is_one_line_on_stderr_and_nothing_on_stdout(
     assert len(refused.stderr.splitlines()) == 1, refused.stderr
     as_json = run(db, *command, "--format", "json", ok=False)
     assert json.loads(as_json.stdout)["status"] == "rejected"
+
+
+HUGE = "99999999999999999999"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("log", "--after", HUGE),
+        ("log", "--to-seq", HUGE),
+        ("replay", "state", "--from-seq", HUGE),
+        ("jobs", "show", HUGE),
+        ("audit", "feedback", "--after", HUGE),
+        ("log", "--since", "0001-01-01T00:00:00+05:00"),
+        ("query", "Ada", "--as-of", "9999-12-31T23:00:00-05:00"),
+        ("log", "--agent", "\udcff"),  # the byte 0xff, as Python is given it
+    ],
+)
+def test_a_value_past_what_the_log_holds_is_a_usage_error(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """Each was a traceback: an integer SQLite cannot hold, a time that leaves the calendar
+    once in UTC, an argument that is not UTF-8."""
+    db = tmp_path / "log.db"
+    run(db, "init", "--schema", str(EXAMPLE_SCHEMA))
+    refused = run(db, *command, ok=False)
+    assert refused.returncode == 2
+    assert "Traceback" not in refused.stderr
+    assert refused.stderr.strip().splitlines()[-1].startswith(("Error: Invalid value", "error:"))
