@@ -21,8 +21,6 @@ from pydantic_core import ErrorDetails
 
 from writegate.cli.render import did_you_mean
 
-ENV_PREFIX = "WRITEGATE_"
-
 PREFIX = "WRITEGATE_"
 Key = list[str | int]
 
@@ -196,16 +194,15 @@ def mistyped_sections(environ: Mapping[str, str], sections: Iterable[str]) -> li
     """A variable ``WRITEGATE_<SECTION>__<KEY>`` whose section is none but close to one
     (``WRITEGATE_SCOPE__DISABLED``): read, it would set nothing, and a switch meant to hide
     a scope would silently not (others, far from any section, are someone else's)."""
+    from difflib import get_close_matches
+
     known = list(sections)
     problems = []
-    for name in sorted(environ):
-        section, nested, key = name.removeprefix(ENV_PREFIX).partition("__")
-        if not name.startswith(ENV_PREFIX) or not nested or section.lower() in known:
-            continue
-        if near := did_you_mean(section.lower(), known, said="{}"):
-            meant = f"{ENV_PREFIX}{near.split(' or ')[0].upper()}__{key}"
+    for name in sorted(n for n in environ if n.startswith(PREFIX)):
+        section, nested, key = name.removeprefix(PREFIX).lower().partition("__")
+        if nested and section not in known and (near := get_close_matches(section, known, 1)):
+            meant = f"{PREFIX}{near[0]}__{key}".upper()
             problems.append(
-                f"environment {name}: {section.lower()} is not a section (did you mean {meant}?)"
+                f"environment {name}: {section} is not a section (did you mean {meant}?)"
             )
     return problems
-
