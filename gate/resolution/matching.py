@@ -29,6 +29,7 @@ from rapidfuzz import fuzz, process
 from writegate.eventlog.sql import Sql
 from writegate.gate.ahead import want_probe
 from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.resolution.commonness import unidentifying
 from writegate.gate.resolution.disputes import disputes
 from writegate.gate.resolution.evidence import Contribution
 from writegate.gate.resolution.keys import keys_of, probes_of
@@ -322,6 +323,7 @@ def _scored(
     named = [i for i, node_keys, theirs in near if theirs.name is not None or not node_keys]
     found = {row.identity: row for row in state.nodes(conn, named)} if named else {}
     rows.update({identity: found.get(identity) for identity in named})
+    common: str | None = None  # why the name alone does not identify ("": it does)
     for identity, node_keys, theirs in near:
         row = rows.get(identity)
         stored, keys = (row.properties, node_keys or row.keys) if row else (node_keys, node_keys)
@@ -332,6 +334,11 @@ def _scored(
         if judged == "same" and shared and texts[identity] == written.text:
             judged = "possible"  # which of the nodes holding it? asked, never landed
             reasons.append(f"never auto-resolves: {VETO_REASONS['name_shared']}")
+        if judged == "same" and common is None:  # read once, if the name alone would land
+            common = unidentifying(state, conn, ref.label, written, rules) or ""
+        if judged == "same" and common:
+            judged = "possible"
+            reasons.append(common)
         if judged != "different":
             scored.append((match.score, judged, NodeRef.parse(identity), reasons, []))
     return scored, rows

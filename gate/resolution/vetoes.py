@@ -3,7 +3,8 @@
 A veto is a reason, whatever the score, that only a person may decide a pair is one thing:
 the name's own (``score``: short names, acronyms, initials, a word one side lacks, words
 holding digits that differ) and the evidence's (``weighing``: a field that disagrees or
-only nearly agrees, an identity disputed, a name several nodes hold).
+only nearly agrees, an identity disputed, a name several nodes hold) and the graph's
+(``commonness``: a person's name whose words are common).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ Veto = Literal[
     "codes_differ",
     "field_nearly",
     "name_shared",
+    "name_common",
 ]
 
 SHORT_WORD = 3
@@ -43,6 +45,9 @@ VETO_REASONS: dict[Veto, str] = {
     "declared field that differs (a hotel's switchboard number on its restaurant)",
     "name_shared": "a name several nodes of the label hold already: here it does not "
     "identify (a column's title, a common name)",
+    "name_common": "a person's name whose first and last words many nodes of the label hold: "
+    "another person of this name is to be expected (among many Michaels and many Beckers, "
+    "two Michael Beckers)",
     "field_nearly": "a declared field that only nearly agrees (a character or a digit apart: "
     "a typo, or a sibling model's number)",
     "codes_differ": "words holding digits that differ (a model, a part or unit number, a "

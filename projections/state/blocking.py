@@ -147,6 +147,16 @@ def organisation_rows(distinctive: list[str], text: str) -> set[str]:
     return {row("o", one, two, text), row("o", two, one, text)}
 
 
+def holders(conn: Sql, prefix: str, word: str, cap: int) -> int:
+    """The nodes whose name holds ``word`` among the first ``cap`` index rows led by one
+    sound (``prefix``: ``Label/family:SOUND|``): how common a word is, in a bounded read."""
+    rows = conn.execute(
+        "SELECT key, identity FROM state_resolution_keys WHERE key >= ? AND key < ? LIMIT ?",
+        (prefix, after(prefix), cap),
+    )
+    return len({identity for key, identity in rows if word in (text_of(str(key)) or "").split()})
+
+
 def add_keys_column(conn: Sql) -> None:
     """``state_nodes.resolution_keys``, added to a read model made before it (rebuilt then)."""
     if not has_column(conn, "state_nodes", "resolution_keys"):
