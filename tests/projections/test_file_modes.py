@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import write_history, writegate
+from tests.cli.conftest import write_history, writegate, writegate_process
 
 
 def modes(folder: Path) -> dict[str, str]:
@@ -40,3 +40,17 @@ def test_every_file_projections_and_exports_write_is_owner_only(tmp_path: Path) 
     found = modes(out)
     assert {"graph.jsonl", "provenance.nt.declared", "state.db", "provenance.ttl"} <= set(found)
     assert set(found.values()) == {"0o600"}, found
+
+
+def test_a_pipe_named_as_the_log_is_refused_never_opened_or_narrowed(tmp_path: Path) -> None:
+    """``--db /dev/null init`` run as root narrowed /dev/null to 0600 (and a pipe's open for
+    writing waited for a reader forever): what is not a regular file is the system's."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    os.chmod(pipe, 0o644)
+    done = writegate_process(pipe, "init", code=1)
+    assert done.stderr.strip() == f"error: {pipe}: not a file (a device, a pipe or a socket)"
+    writes = ("write", "node", "Person:name=Ada", "--source", "s", "--method", "api")
+    assert str(pipe) in writegate_process(pipe, *writes, code=1).stderr
+    assert stat.S_IMODE(pipe.stat().st_mode) == 0o644
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
