@@ -12,11 +12,20 @@ as one line and exit 1.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 
 import click
 from pydantic import BaseModel, ConfigDict
 
-from writegate.cli.common import Context, emit_result, fail, opened, pass_ctx, refusal_line
+from writegate.cli.common import (
+    Context,
+    emit_result,
+    fail,
+    opened,
+    parse_time,
+    pass_ctx,
+    refusal_line,
+)
 from writegate.cli.jobs import bring_along
 from writegate.cli.render import counted
 from writegate.cli.written import write_format
@@ -35,8 +44,8 @@ class RetractOptions(BaseModel):
     agent: str | None = None
     method: str | None = None
     observation: str | None = None
-    since: str | None = None
-    until: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
     reason: str = ""
 
 
@@ -45,8 +54,12 @@ class RetractOptions(BaseModel):
 @click.option("--agent", help="Take back what this agent wrote.")
 @click.option("--method", help="Take back what this extraction method found.")
 @click.option("--observation", help="Take back what cites this observation (or its passages).")
-@click.option("--since", help="Only writes from this ISO 8601 time (UTC if no offset).")
-@click.option("--until", help="Only writes before this ISO 8601 time (UTC if no offset).")
+@click.option(
+    "--since", callback=parse_time, help="Only writes from this ISO 8601 time (UTC if no offset)."
+)
+@click.option(
+    "--until", callback=parse_time, help="Only writes before this ISO 8601 time (UTC if no offset)."
+)
 @click.option("--reason", default="", help="Why: kept in the retraction's events.")
 @click.option("--dry-run", is_flag=True, help="Print the impact report; change nothing.")
 @write_format
@@ -58,8 +71,8 @@ def retract(
     agent: str | None,
     method: str | None,
     observation: str | None,
-    since: str | None,
-    until: str | None,
+    since: datetime | None,
+    until: datetime | None,
     reason: str,
     dry_run: bool,
     fmt: str,

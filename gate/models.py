@@ -12,7 +12,6 @@ from typing import Annotated, Any, Literal, Self, TypeVar
 
 from pydantic import (
     AfterValidator,
-    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -27,13 +26,24 @@ from pydantic import (
 
 from writegate.eventlog.events import format_timestamp
 from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.moments import InCalendar
 from writegate.language import Superseded
 from writegate.language.observations import CITABLE_ID, OBSERVATION_ID
 
 Scalar = StrictStr | StrictBool | StrictInt | StrictFloat
+
+
+def _held(keys: dict[str, Scalar]) -> dict[str, Scalar]:
+    """Keys whose integers the log can hold (64 bits): every node's identity is their JSON."""
+    for name, value in keys.items():
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise ValueError(f"merge key {name} is past a 64-bit integer")
+    return keys
+
+
 # published as an object alone: its example shows the scalars, and the gate names a key
 # whose value is not one (the union, spelled on every node reference, cost more than it told)
-Keys = Annotated[dict[str, Scalar], WithJsonSchema({"type": "object"})]
+Keys = Annotated[dict[str, Scalar], AfterValidator(_held), WithJsonSchema({"type": "object"})]
 Reliability = Annotated[StrictFloat, Field(allow_inf_nan=False)]  # ints are accepted, bools not
 EndpointPolicy = Literal["fail_if_missing", "merge_endpoints"]
 
@@ -90,11 +100,11 @@ class ValidTime(BaseModel):
 
     model_config = _REQUEST
 
-    valid_from: AwareDatetime | None = Field(
+    valid_from: InCalendar | None = Field(
         default=None,
         description="When it became true (default: when written).",
     )
-    valid_to: AwareDatetime | None = Field(
+    valid_to: InCalendar | None = Field(
         default=None,
         description="When it stopped being true (default: never).",
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from writegate.eventlog import Actor, Event, EventCore, Transaction
 from writegate.eventlog.events import format_timestamp
@@ -27,6 +27,7 @@ from writegate.gate.authority import of_lineage
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.limits import check_request, check_text
 from writegate.gate.models import IDEMPOTENCY, Cited, Declared, Rejected, cites, parse_request
+from writegate.gate.moments import InCalendar
 from writegate.gate.passages import document_starts
 from writegate.gate.personal import (
     random_observation,
@@ -56,7 +57,7 @@ class RecordObservationRequest(Declared):
         min_length=1,
         description="The text as read or heard, kept whole.",
     )
-    said_at: AwareDatetime | None = Field(
+    said_at: InCalendar | None = Field(
         default=None,
         description="When it was said (default: when recorded).",
     )

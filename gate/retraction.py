@@ -36,6 +36,7 @@ from writegate.eventlog.events import format_timestamp
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.formula import FormulaProvider
+from writegate.gate.moments import in_utc, moment_of
 from writegate.gate.retraction_plan import Planned, Planner, Versions
 from writegate.language import (
     FactImage,
@@ -112,18 +113,15 @@ def withdrawal_of(
 
 
 def _moment(value: datetime | str | None, field: str) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
+    if isinstance(value, datetime):
         try:
-            value = datetime.fromisoformat(value)
-        except ValueError:
+            return format_timestamp(in_utc(value))
+        except ValueError as why:
             raise GateRejection(
-                ErrorCode.INVALID_ARGUMENT,
-                f"{field} {value!r} is not an ISO-8601 time (2026-01-31T12:00:00Z)",
-                {"field": field},
+                ErrorCode.INVALID_ARGUMENT, f"{field} {why}", {"field": field}
             ) from None
-    return format_timestamp(value)
+    moment = moment_of(value, field)
+    return None if moment is None else format_timestamp(moment)
 
 
 def retract(

@@ -25,7 +25,7 @@ from writegate.gate.desk.sessions import COOKIE, SIGNIN_COOKIE, SignedIn, fresh_
 from writegate.gate.merges.operations import MergeResult, UnmergeResult
 from writegate.gate.reads.reader import Subgraph
 from writegate.gate.reads.views import NodeView
-from writegate.gate.review import ReviewDecision, ReviewQueue
+from writegate.gate.review import Proposal, ReviewDecision, ReviewQueue
 from writegate.gate.server.merge_tools import MergeNodesArgs, UnmergeNodesArgs
 from writegate.gate.server.read_tools import NodeRefArgs, OpenNodesArgs
 from writegate.gate.server.review_tools import ReviewDecideArgs, ReviewQueueArgs
@@ -129,7 +129,7 @@ async def _queue(
     queue = await desk.asker.ask(principal, "review_queue", ReviewQueueArgs(), ReviewQueue)
     current: dict[str, NodeView] = {}
     if isinstance(queue, ReviewQueue) and desk.asker.may(principal, "open_nodes"):
-        current = await _standing(desk, principal, [p.target for p in queue.proposals])
+        current = await _standing(desk, principal, queue.proposals)
     proposals = queue.proposals if isinstance(queue, ReviewQueue) else []
     status = 200 if not isinstance(outcome, Refused) else 409
     return desk.render(
@@ -141,20 +141,25 @@ async def _queue(
         queue=queue,
         current=current,
         changes={p.proposal: proposal_changes(p, current.get(p.target)) for p in proposals},
+        named={
+            p.target: node_identity(r.label, r.merge_keys) for p in proposals if (r := _named(p))
+        },
         outcome=outcome,
         decide=desk.asker.may(principal, "review_decide"),
     )
 
 
-async def _standing(desk: Desk, principal: Any, targets: list[str]) -> dict[str, NodeView]:
-    """The nodes held writes would change, as they stand now (by identity)."""
+async def _standing(desk: Desk, principal: Any, proposals: list[Proposal]) -> dict[str, NodeView]:
+    """The nodes held writes would change, as they stand now (by each write's target). A
+    node is opened by the keys the write names (a personal node's target is its pseudonym,
+    which names none), so one such write never costs the others theirs."""
+    wanted: dict[str, str] = {}  # target: the node's identity by its keys
     refs = []
-    for target in dict.fromkeys(targets):
-        try:
-            label, keys = parse_node_identity(target)
-            refs.append(NodeRefArgs(label=label, merge_keys=keys))
-        except (ValueError, ValidationError):
-            continue  # a relationship, or no node
+    for proposal in proposals:
+        ref = _named(proposal)
+        if ref is not None and proposal.target not in wanted:
+            wanted[proposal.target] = node_identity(ref.label, ref.merge_keys)
+            refs.append(ref)
     if not refs:
         return {}
     opened = await desk.asker.ask(
@@ -162,7 +167,23 @@ async def _standing(desk: Desk, principal: Any, targets: list[str]) -> dict[str,
     )
     if isinstance(opened, Refused):
         return {}
-    return {node_identity(n.label, n.merge_keys): n for n in opened.nodes}
+    found = {node_identity(n.label, n.merge_keys): n for n in opened.nodes}
+    return {target: found[i] for target, i in wanted.items() if i in found}
+
+
+def _named(proposal: Proposal) -> NodeRefArgs | None:
+    """The node a held write names by its keys (None: a relationship, or no node)."""
+    asked = proposal.arguments
+    label, keys = asked.get("label"), asked.get("merge_keys")
+    if not isinstance(label, str) or not isinstance(keys, dict) or not keys:
+        try:
+            label, keys = parse_node_identity(proposal.target)
+        except ValueError:
+            return None
+    try:
+        return NodeRefArgs(label=label, merge_keys=keys) if keys else None
+    except ValidationError:
+        return None
 
 
 async def decide(desk: Desk, request: Request) -> Response:

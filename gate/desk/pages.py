@@ -22,6 +22,7 @@ from writegate.gate.desk.app import HEADERS, PREFIX, Desk, Who, node_href, princ
 from writegate.gate.desk.asks import NotPermitted, Refused
 from writegate.gate.desk.changes import history_changes
 from writegate.gate.desk.recent import RECENT, writers_now
+from writegate.gate.moments import MAX_SEQ, in_utc
 from writegate.gate.reads.observations import ObservationView
 from writegate.gate.reads.reader import MAX_DEPTH, NodeHistory, Subgraph
 from writegate.gate.reads.views import NodeView
@@ -203,6 +204,8 @@ def _graph(subgraph: Subgraph, center: NodeView, events: bool) -> dict[str, list
 async def event(desk: Desk, request: Request, who: Who) -> Response:
     """One event as the log holds it, and the observations its claim cites."""
     seq = int(request.path_params["seq"])
+    if seq > MAX_SEQ:  # past what a log can hold: no such event
+        return desk.missing(request, who)
     args = AuditEventsArgs(cursor=str(max(seq - 1, 0)), limit=1)
     page = await desk.asker.ask(principal_of(who), "audit_events", args, AuditEvents)
     if isinstance(page, Refused):
@@ -257,8 +260,10 @@ def _unread_time(request: Request) -> str | None:
         text = request.query_params.get(name) or ""
         try:
             if text:
-                datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
+                in_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
+        except ValueError as why:
+            if "calendar" in str(why):
+                return f"{box} {why}"
             return f"{box} {text!r} is not a time: ISO 8601, e.g. 2026-01-31T12:00Z"
     return None
 

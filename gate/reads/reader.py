@@ -18,6 +18,7 @@ from writegate.eventlog import Event, Log
 from writegate.eventlog.sql import Sql
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.identifiers import check_identifier
+from writegate.gate.moments import cursor_after
 from writegate.gate.personal import lookup
 from writegate.gate.reads.answers import QueryResult
 from writegate.gate.reads.around import MAX_EDGES, MAX_NEIGHBORS, NEIGHBORS, with_neighbours
@@ -325,14 +326,7 @@ class GraphReader:
         """Every event in the node's stream and its corroborations', oldest first: its
         provenance trail."""
         identity = self.identity(ref, schema, self._log)
-        try:
-            after = int(cursor) if cursor else 0
-        except ValueError:
-            raise GateRejection(
-                ErrorCode.INVALID_ARGUMENT,
-                "cursor is not one this tool returned",
-                {"field": "cursor"},
-            ) from None
+        after = cursor_after(cursor)
         page = self._log.read(
             after_seq=after, limit=_limit(limit), stream=said_of(node_stream(identity))
         )

@@ -8,8 +8,6 @@ granted some scopes audits only nodes it can see (``gate.server.audit_scopes``).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from writegate.gate.audit.auditor import AuditEvents, Auditor
@@ -19,7 +17,7 @@ from writegate.gate.audit.duplicates import DuplicateAudit
 from writegate.gate.audit.duplicates import audit_duplicates as duplicates_of
 from writegate.gate.audit.report import Report, gate_report
 from writegate.gate.audit.subject import SubjectExport
-from writegate.gate.errors import ErrorCode, GateRejection
+from writegate.gate.moments import cursor_after, moment_of
 from writegate.gate.server.audit_scopes import must_see, readable, whole_log
 from writegate.gate.server.read_tools import NodeRefArgs, schema_or_none
 from writegate.gate.server.tools import ToolCall, ToolSpec, tool
@@ -62,28 +60,11 @@ class IntegrityView(BaseModel):
     checks: list[Check]
 
 
-def _moment(text: str | None, field: str) -> datetime | None:
-    if text is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise GateRejection(
-            ErrorCode.INVALID_ARGUMENT, f"{field} is not an ISO 8601 time", {"field": field}
-        ) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 @tool("audit", read_only=True)
 def audit_events(call: ToolCall, args: AuditEventsArgs) -> AuditEvents:
     """The event log, filtered (agent, event types, one node, time range) and paged: every
     accepted write with its actor, provenance and hash."""
-    try:
-        after = int(args.cursor) if args.cursor else 0
-    except ValueError:
-        raise GateRejection(
-            ErrorCode.INVALID_ARGUMENT, "cursor is not one this tool returned", {"field": "cursor"}
-        ) from None
+    after = cursor_after(args.cursor)
     stream = None
     if args.node is not None:
         identity = call.reader.identity(args.node.ref(), schema_or_none(call), call.gate.log)
@@ -97,8 +78,8 @@ def audit_events(call: ToolCall, args: AuditEventsArgs) -> AuditEvents:
         agent=args.agent,
         types=args.types,
         stream=stream,
-        since=_moment(args.since, "since"),
-        until=_moment(args.until, "until"),
+        since=moment_of(args.since, "since"),
+        until=moment_of(args.until, "until"),
         shown=readable(call, stream),
     )
 
@@ -130,7 +111,7 @@ def audit_conflicts(call: ToolCall, args: ConflictsArgs) -> ConflictAudit:
     confidence) and every write a conflict policy refused, oldest first."""
     whole_log(call, "audit_conflicts")
     return conflicts_of(
-        call.gate.log, since=_moment(args.since, "since"), until=_moment(args.until, "until")
+        call.gate.log, since=moment_of(args.since, "since"), until=moment_of(args.until, "until")
     )
 
 
@@ -140,7 +121,7 @@ def audit_duplicates(call: ToolCall, args: ConflictsArgs) -> DuplicateAudit:
     refused as a probable duplicate, oldest first."""
     whole_log(call, "audit_duplicates")
     return duplicates_of(
-        call.gate.log, since=_moment(args.since, "since"), until=_moment(args.until, "until")
+        call.gate.log, since=moment_of(args.since, "since"), until=moment_of(args.until, "until")
     )
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
 from writegate.gate.errors import ErrorCode, GateRejection
 from writegate.gate.models import Keys
+from writegate.gate.moments import InCalendar
 from writegate.gate.reads.answers import QueryResult
 from writegate.gate.reads.around import MAX_NEIGHBORS, NEIGHBORS
 from writegate.gate.reads.query import DEFAULT as DEFAULT_QUERY
@@ -42,11 +43,11 @@ class OpenNodesArgs(BaseModel):
     model_config = _ARGS
 
     nodes: list[NodeRefArgs] = Field(min_length=1, max_length=500, description="The nodes to open.")
-    as_of: AwareDatetime | None = Field(
+    as_of: InCalendar | None = Field(
         default=None,
         description="Record time: the graph as the log knew it then.",
     )
-    valid_at: AwareDatetime | None = Field(
+    valid_at: InCalendar | None = Field(
         default=None,
         description="Valid time: what was true then.",
     )
@@ -125,11 +126,11 @@ class GraphQueryArgs(BaseModel):
         description="At most this many observations (texts kept).",
     )
     relationship_filter: StrictStr | None = Field(default=None, description=RTYPE)
-    as_of: AwareDatetime | None = Field(
+    as_of: InCalendar | None = Field(
         default=None,
         description="Record time: the graph as the log knew it then.",
     )
-    valid_at: AwareDatetime | None = Field(
+    valid_at: InCalendar | None = Field(
         default=None, description="Valid time: what was true then."
     )
 

@@ -227,6 +227,8 @@ HUGE = "99999999999999999999"
         ("audit", "feedback", "--after", HUGE),
         ("log", "--since", "0001-01-01T00:00:00+05:00"),
         ("query", "Ada", "--as-of", "9999-12-31T23:00:00-05:00"),
+        ("retract", "--source", "s", "--since", "9999-12-31T23:59:59-01:00", "--dry-run"),
+        ("retract", "--source", "s", "--until", "0001-01-01T00:00:00+01:00", "--reason", "x"),
         ("log", "--agent", "\udcff"),  # the byte 0xff, as Python is given it
     ],
 )
