@@ -21,8 +21,9 @@ from writegate.cli.stores import projection_checkpoints
 def verify(ctx: Context, anchor: bool, expect_head: str | None, fmt: str) -> None:
     """Check that the history is what was written.
 
-    The hash chain, the append-only triggers, the state read model against a replay and
-    every configured projection's checkpoint, all read from one snapshot of the log (agents
+    The hash chain, the append-only triggers, the history index a node's trail is read
+    through against the events, the state read model against a replay and every
+    configured projection's checkpoint, all read from one snapshot of the log (agents
     may keep writing); exit non-zero naming the first failure. A projection that cannot be
     reached, or whose file does not match its checkpoint (cut short, edited), fails its
     check after the log's own checks have run and printed. A projection that follows

@@ -26,7 +26,7 @@ from writegate.eventlog.tables import (
     STREAM_VERSION,
 )
 from writegate.eventlog.transaction import bound
-from writegate.eventlog.verify import VerifyReport, verify_rows
+from writegate.eventlog.verify import VerifyReport, index_problem, verify_rows
 
 CORE_SEALED = (6, 7)  # the columns of a ``CORE_COLUMNS`` row that may hold sealed values
 EVENT_SEALED = (6, 7, 8)  # and of an ``EVENT_COLUMNS`` row
@@ -102,6 +102,12 @@ class LogReader:
         with self.snapshot() as conn:
             report = verify_rows(rows(conn))
             return report.with_seals(*audit.result()) if report.ok else report
+
+    def verify_index(self, *, batch: int = 5000) -> str | None:
+        """What the history index says that the events do not, as of one commit (None:
+        nothing; ``verify.index_problem``)."""
+        with self.snapshot() as conn:
+            return index_problem(conn, batch)
 
     def export_seals(self) -> SealBundle:
         """The subjects and clear values the log holds (a copy takes them with its events)."""

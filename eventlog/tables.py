@@ -94,6 +94,11 @@ def file_format(conn: sqlite3.Connection, path: Path) -> int:
         raise NotAnEventLog(f"{path}: {exc}") from exc
     if has_tables and app_id != APPLICATION_ID:
         raise NotAnEventLog(f"{path} is a SQLite file but not a writegate log")
+    if has_tables and version == 0:  # a log's tables, its format unset: by hand, not by us
+        raise NotAnEventLog(
+            f"{path} holds a log's tables but no log format (PRAGMA user_version 0): changed "
+            "outside writegate? not opened, nothing made again"
+        )
     if version > FORMAT_VERSION:
         raise NotAnEventLog(
             f"{path} has log format {version}; this writegate reads up to {FORMAT_VERSION}"

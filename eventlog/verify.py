@@ -1,4 +1,4 @@
-"""Recomputing the hash chain over stored rows."""
+"""Recomputing the hash chain over stored rows, and the history index from the events."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
+
 from writegate.eventlog.canonical import GENESIS_HASH, chain_hash, stored_body
+from writegate.eventlog.sql import Sql
 
 
 @dataclass(frozen=True)
@@ -90,3 +93,47 @@ def verify_rows(rows: Iterable[Sequence[Any]]) -> VerifyReport:
         expected_seq += 1
         checked += 1
     return VerifyReport(True, checked, expected_seq - 1, prev_hash)
+
+
+_INDEX_PAGE = (
+    "SELECT stream, version, seq FROM event_streams WHERE stream > ? OR (stream = ? AND "
+    "version > ?) ORDER BY stream, version LIMIT ?"
+)
+_EVENTS_PAGE = "SELECT seq, streams FROM events WHERE seq > ? ORDER BY seq LIMIT ?"
+
+
+def _streams(text: object) -> dict[str, int]:
+    found = orjson.loads(text) if isinstance(text, str | bytes) else text
+    return found if isinstance(found, dict) else {}
+
+
+def index_problem(conn: Sql, batch: int = 5000) -> str | None:
+    """What the history index (``event_streams``, which a node's history is read through)
+    says that the events' own hashed streams do not (None: it says exactly what they say).
+
+    The index is walked in its key order and each page's events read by seq, then the
+    streams the events name are counted: every entry matched by its event, and as many
+    entries as the events name, is the index made again. Memory stays flat."""
+    entries = 0
+    after: tuple[str, int] = ("", -1)
+    while chunk := conn.execute(_INDEX_PAGE, (after[0], after[0], after[1], batch)).fetchall():
+        seqs = sorted({int(row[2]) for row in chunk})
+        marks = ",".join("?" * len(seqs))
+        said = {
+            int(seq): _streams(text)
+            for seq, text in conn.execute(
+                f"SELECT seq, streams FROM events WHERE seq IN ({marks})", seqs
+            )
+        }
+        for stream, version, seq in chunk:
+            if said.get(int(seq), {}).get(str(stream)) != int(version):
+                return f"seq {seq} is listed as {stream} version {version}, which it is not"
+        entries += len(chunk)
+        after = (str(chunk[-1][0]), int(chunk[-1][1]))
+    named, last = 0, 0
+    while rows := conn.execute(_EVENTS_PAGE, (last, batch)).fetchall():
+        named += sum(len(_streams(text)) for _, text in rows)
+        last = int(rows[-1][0])
+    if named != entries:
+        return f"it lists {entries} stream versions; the events name {named}"
+    return None

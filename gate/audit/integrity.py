@@ -67,6 +67,9 @@ def check_integrity(
             )
         )
         if chain.ok:
+            wrong = log.verify_index()
+            said = f"equals the events' own streams up to seq {chain.head_seq}"
+            checks.append(IntegrityCheck("history index", wrong is None, wrong or said))
             checks.append(_state_check(log, state, conn, chain.head_seq))
         if checkpoints is not None or unreachable:
             checks.append(_projections(checkpoints or {}, unreachable or {}, chain.head_seq))

@@ -86,8 +86,9 @@ def audit_events(call: ToolCall, args: AuditEventsArgs) -> AuditEvents:
 
 @tool("audit", read_only=True)
 def integrity_report(call: ToolCall, args: NoArgs) -> IntegrityView:
-    """Recompute the hash chain, check the append-only triggers and compare the read model
-    with a replay, all on one snapshot; returns each check and the head it verified."""
+    """Recompute the hash chain, check the append-only triggers, the history index against
+    the events and the read model against a replay, all on one snapshot; returns each
+    check and the head it verified."""
     whole_log(call, "integrity_report")
     report = call.gate.verify()
     return IntegrityView(

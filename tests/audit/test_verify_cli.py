@@ -28,9 +28,10 @@ def test_a_clean_log_verifies_and_anchors(audited: Path) -> None:
     clean = verify(audited, "--anchor")
     assert clean.returncode == 0, clean.stderr
     lines = clean.stdout.splitlines()
-    assert [line.split(":")[0] for line in lines[:3]] == [
+    assert [line.split(":")[0] for line in lines[:4]] == [
         "ok    hash chain",
         "ok    append-only triggers",
+        "ok    history index",
         "ok    state read model",
     ]
     anchor = lines[-1]
@@ -89,3 +90,42 @@ def test_an_anchor_that_does_not_match_fails(audited: Path) -> None:
     assert out.stderr.startswith("error: anchor: event 3 has hash")
     bad = verify(audited, "--expect-head", "three")
     assert bad.returncode == 2
+
+
+def test_an_entry_added_to_the_history_index_is_named(audited: Path) -> None:
+    """No trigger stops an INSERT into ``event_streams``, the index a node's history is read
+    through: a forged entry named another node's event as Ada's, and verify passed."""
+    conn = sqlite3.connect(audited)
+    conn.execute("INSERT INTO event_streams VALUES (?, ?, ?)", ('node:Person{"name":"Ada"}', 99, 3))
+    conn.commit()
+    conn.close()
+    out = verify(audited)
+    assert out.returncode == 1
+    assert "FAIL  history index" in out.stdout
+    assert "seq 3" in out.stderr
+
+
+def test_an_entry_moved_in_the_history_index_is_named(audited: Path) -> None:
+    tamper(audited, "UPDATE event_streams SET stream = 'node:Person{\"name\":\"Zed\"}' WHERE seq = 2")
+    out = verify(audited)
+    assert out.returncode == 1
+    assert "FAIL  history index" in out.stdout
+
+
+def test_a_log_whose_format_was_unset_is_refused_never_repaired(audited: Path) -> None:
+    """With ``user_version`` set to 0 the next writer made the log's tables again, and with
+    them the append-only triggers someone had dropped: verify then passed."""
+    conn = sqlite3.connect(audited)
+    conn.execute("DROP TRIGGER events_no_delete")
+    conn.execute("PRAGMA user_version = 0")
+    conn.commit()
+    conn.close()
+    wrote = writegate_run(["--db", str(audited), "write", "node", "Person:name=Zed",
+                           "--source", "s", "--method", "api"])  # fmt: skip
+    assert wrote.returncode == 1
+    assert "no log format (PRAGMA user_version 0)" in wrote.stderr
+    assert "no log format (PRAGMA user_version 0)" in verify(audited).stderr
+    conn = sqlite3.connect(audited)
+    dropped = conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'events_no_delete'")
+    assert dropped.fetchone() == (0,)
+    conn.close()

@@ -67,9 +67,10 @@ def run(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_verify_status_and_schema_show_answer_in_json(history: Path) -> None:
     verified = json.loads(run(history, "verify", "--format", "json").stdout)
     assert verified["ok"] is True
-    assert [c["name"] for c in verified["checks"]][:3] == [
+    assert [c["name"] for c in verified["checks"]][:4] == [
         "hash chain",
         "append-only triggers",
+        "history index",
         "state read model",
     ]
     assert verified["head_seq"] > 0

@@ -73,7 +73,7 @@ def test_a_backup_taken_while_an_agent_appends_is_a_verified_prefix(
     assert lines[0].startswith(f"backed up {db_path} to {dest} (")
     seq, digest = lines[-1].split(":")
     assert lines[1] == (
-        f"the copy verifies (hash chain, append-only triggers, state read model) up to seq {seq}"
+        f"the copy verifies (hash chain, append-only triggers, history index, state read model) up to seq {seq}"
     )
     assert lines[2] == f"tokens: copied to {dest}.tokens.json"
 

@@ -88,12 +88,13 @@ def test_verify_still_checks_the_log_when_a_projection_is_down(
     assert [line.split(":")[0] for line in lines] == [
         "ok    hash chain",
         "ok    append-only triggers",
+        "ok    history index",
         "ok    state read model",
         "FAIL  projection checkpoints",
         "ok    forgotten values in projections",
         "verified up to seq 2",
     ]
-    assert "g could not be read (g: graph server" in lines[3]
+    assert "g could not be read (g: graph server" in lines[4]
     assert out.stderr.count("\n") == 1
     assert out.stderr.startswith("error: projection checkpoints: g could not be read")
 

@@ -112,5 +112,6 @@ async def test_audit_tools_are_for_auditors_only(served: Served) -> None:
     assert [c["name"] for c in report.data["checks"]] == [
         "hash chain",
         "append-only triggers",
+        "history index",
         "state read model",
     ]
