@@ -50,11 +50,18 @@ def moment_of(text: str | None, field: str) -> datetime | None:
     if text is None:
         return None
     try:
-        return in_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
-    except ValueError as why:
-        said = str(why) if "calendar" in str(why) else f"{text!r} is not an ISO 8601 time"
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
         raise GateRejection(
-            ErrorCode.INVALID_ARGUMENT, f"{field} {said}", {"field": field}
+            ErrorCode.INVALID_ARGUMENT,
+            f"{field} {text!r} is not an ISO 8601 time",
+            {"field": field},
+        ) from None
+    try:
+        return in_utc(moment)
+    except ValueError as why:
+        raise GateRejection(
+            ErrorCode.INVALID_ARGUMENT, f"{field} {why}", {"field": field}
         ) from None
 
 

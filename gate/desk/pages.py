@@ -259,12 +259,14 @@ def _unread_time(request: Request) -> str | None:
     for name, box in (("since", "From"), ("until", "To")):
         text = request.query_params.get(name) or ""
         try:
-            if text:
-                in_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
-        except ValueError as why:
-            if "calendar" in str(why):
-                return f"{box} {why}"
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+        except ValueError:
             return f"{box} {text!r} is not a time: ISO 8601, e.g. 2026-01-31T12:00Z"
+        try:
+            if moment is not None:
+                in_utc(moment)
+        except ValueError as why:
+            return f"{box} {why}"
     return None
 
 

@@ -8,7 +8,7 @@ given names and surnames, so namesakes are in their nature (an organisation's na
 title, is made to tell it apart, and its words past the two its index rows keep carry that;
 this is not asked of them). So when — and only when — a person's name alone would land a
 write, the words leading its index rows (its last word and its first, unless an initial:
-``blocking.person_rows``) are counted among the label's nodes: the rows of each word's sound
+``blocking.person_leads``) are counted among the label's nodes: the rows of each word's sound
 are read, at most ``CAP`` of them, and the nodes whose name holds the word counted (a
 creating write, and the index, do nothing more). From the counts, the namesakes another
 person of the name would have by chance are estimated the Fellegi-Sunter way, the words
@@ -28,7 +28,7 @@ from writegate.gate.resolution.normalize import NormalizedName
 from writegate.gate.resolution.vetoes import VETO_REASONS
 from writegate.gate.schema.document import ResolutionDoc
 from writegate.projections.state import StateReader
-from writegate.projections.state.blocking import SEP, holders, sound
+from writegate.projections.state.blocking import SEP, holders, person_leads, sound
 
 CAP = 500
 """Index rows read a word at most: a word more nodes hold counts as held by this many, so
@@ -61,9 +61,11 @@ def unidentifying(
     words = written.tokens
     if rules.kind != "person" or not words:
         return None
-    family = "p" if len(words) > 1 else "m"
-    leading = dict.fromkeys([words[-1], *(words[:1] if len(words[0]) > 1 else [])])
-    held = [holders(conn, f"{label}/{family}:{sound(word)}{SEP}", word, CAP) for word in leading]
+    family, leads = person_leads(words)
+    held = [
+        holders(conn, f"{label}/{family}:{sound(word)}{SEP}", word, CAP)
+        for word in dict.fromkeys(leads)
+    ]
     expected = namesakes(state.counts(conn).labels.get(label, 0), held)
     if identifies(expected, rules.auto_threshold):
         return None

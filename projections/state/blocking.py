@@ -128,15 +128,21 @@ def _in_order(words: list[str], bodies: list[str]) -> list[str]:
     return list((agreeing or fits or [tuple(words)])[0])
 
 
-def person_rows(words: list[str], text: str) -> set[str]:
-    """A person's rows: the last word led, then the first word led (not an initial)."""
+def person_leads(words: Sequence[str]) -> tuple[str, list[str]]:
+    """The family of a person's rows and the words leading them: one word alone (``m``),
+    else the last word and then the first, unless an initial (``p``)."""
     if len(words) == 1:
+        return "m", [words[0]]
+    return "p", [words[-1], *([words[0]] if len(words[0]) > 1 else [])]
+
+
+def person_rows(words: list[str], text: str) -> set[str]:
+    """A person's rows: each lead (``person_leads``) followed by the name's other end."""
+    family, leads = person_leads(words)
+    if family == "m":
         return {row("m", words[0], "", text)}
-    first, last = words[0], words[-1]
-    rows = {row("p", last, first, text)}
-    if len(first) > 1:
-        rows.add(row("p", first, last, text))
-    return rows
+    others = (words[0], words[-1])  # the last word leads the first, the first the last
+    return {row("p", lead, other, text) for lead, other in zip(leads, others, strict=False)}
 
 
 def organisation_rows(distinctive: list[str], text: str) -> set[str]:
